@@ -1,0 +1,74 @@
+# tweetkeeper. Two halves in one file:
+#  - the PostgreSQL extension, built by PGXS (this file re-invokes itself with TK_PGXS=1, because
+#    PGXS needs pg_config, which a fresh machine only has after `make deps`);
+#  - the project targets: deps, build, install, check, demo, bench.
+EXTENSION := tweetkeeper
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
+
+ifdef TK_PGXS
+MODULE_big = tweetkeeper
+OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
+       extension/next_delay.o extension/bgworker.o extension/policy.o
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = $(wildcard sql/$(EXTENSION)--*--*.sql)
+EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
+              -Wno-register -Wno-sign-compare
+SHLIB_LINK = -lstdc++
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+# PostgreSQL is built with JIT: PGXS also compiles each .cpp to bitcode with clang, which does
+# not see PG_CXXFLAGS unless told.
+COMPILE.cxx.bc += $(PG_CXXFLAGS) -Wno-unknown-warning-option
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+else
+
+JOBS ?= 2
+BUILD_DIR ?= build
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build build-ext build-cpp install check demo bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps build-ext build-cpp
+
+build-ext:
+	$(MAKE) TK_PGXS=1 -j$(JOBS)
+
+build-cpp:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# The extension goes into the system PostgreSQL (that is where CREATE EXTENSION looks), the
+# worker and the mock API into /usr/local/bin (PREFIX to change).
+PREFIX ?= /usr/local
+install: build
+	$(MAKE) TK_PGXS=1 install
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX) >/dev/null
+
+# Tests need the extension installed where the throwaway clusters find it.
+check: build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/run-all.sh
+
+demo: build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	scripts/demo.sh
+
+bench: build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/run.sh
+
+clean:
+	-$(MAKE) TK_PGXS=1 clean 2>/dev/null
+	rm -rf $(BUILD_DIR)
+
+endif

@@ -1,0 +1,134 @@
+// tweetkeeper.next_delay(created_at): the original specification's Config.getTweetUpdateDelay.
+// The age policy is read from tweetkeeper.age_policy once per backend and cached; a statement
+// trigger on that table invalidates the cache in every backend (through the relcache
+// invalidation machinery, so it is transactional and reaches other sessions at commit).
+#include "pg_bridge.hpp"
+#include "policy.hpp"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+}
+
+#include <vector>
+
+namespace tweetkeeper {
+namespace {
+
+struct PolicyCache {
+  bool valid = false;
+  Oid relid = InvalidOid;
+  AgePolicy policy;
+  std::vector<Interval> delays;  // original intervals, indexed by PolicyRow::payload
+};
+
+PolicyCache cache;
+bool callback_registered = false;
+
+void InvalidatePolicy(Datum, Oid relid) {
+  // InvalidOid means "everything": a full cache reset.
+  if (relid == InvalidOid || relid == cache.relid) cache.valid = false;
+}
+
+Oid PolicyRelid() {
+  return pg::PgCall([] {
+    Oid nsp = get_namespace_oid("tweetkeeper", true);
+    return OidIsValid(nsp) ? get_relname_relid("age_policy", nsp) : InvalidOid;
+  });
+}
+
+void LoadPolicy(bool read_only) {
+  if (!callback_registered) {
+    CacheRegisterRelcacheCallback(InvalidatePolicy, (Datum)0);
+    callback_registered = true;
+  }
+  Oid relid = PolicyRelid();
+  if (!OidIsValid(relid))
+    throw SqlError(ERRCODE_UNDEFINED_TABLE, "tweetkeeper.age_policy does not exist",
+                   "Run CREATE EXTENSION tweetkeeper in this database.");
+
+  struct Raw {
+    Interval max_age;
+    Interval delay;
+  };
+  // Read through SPI into a plain array first: no C++ objects live across the PG calls.
+  Raw* raw = nullptr;
+  uint64 n = 0;
+  pg::PgCall([&] {
+    SPI_connect();
+    SPI_execute("SELECT max_age, delay FROM tweetkeeper.age_policy", read_only, 0);
+    n = SPI_processed;
+    raw = static_cast<Raw*>(MemoryContextAlloc(TopTransactionContext, sizeof(Raw) * (n ? n : 1)));
+    for (uint64 i = 0; i < n; ++i) {
+      bool null_age = false, null_delay = false;
+      HeapTuple tup = SPI_tuptable->vals[i];
+      Datum a = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &null_age);
+      Datum d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &null_delay);
+      if (null_age || null_delay) elog(ERROR, "tweetkeeper.age_policy has a NULL column");
+      raw[i].max_age = *DatumGetIntervalP(a);
+      raw[i].delay = *DatumGetIntervalP(d);
+    }
+    SPI_finish();
+  });
+
+  std::vector<PolicyRow> rows;
+  std::vector<Interval> delays;
+  for (uint64 i = 0; i < n; ++i) {
+    const Interval& a = raw[i].max_age;
+    const Interval& d = raw[i].delay;
+    rows.push_back({IntervalToUsec(a.month, a.day, a.time), IntervalToUsec(d.month, d.day, d.time),
+                    delays.size()});
+    delays.push_back(d);
+  }
+  try {
+    cache.policy = AgePolicy(std::move(rows));
+  } catch (const PolicyError& e) {
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what(),
+                   "Fix the rows of tweetkeeper.age_policy.");
+  }
+  cache.delays = std::move(delays);
+  cache.relid = relid;
+  cache.valid = true;
+}
+
+}  // namespace
+}  // namespace tweetkeeper
+
+using namespace tweetkeeper;
+
+// next_delay(created_at timestamptz) -> interval, NULL once the tweet is past the last bucket.
+TK_FUNCTION(tk_next_delay) {
+  TimestampTz created_at = PG_GETARG_TIMESTAMPTZ(0);
+  if (TIMESTAMP_NOT_FINITE(created_at))
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "created_at must be a finite timestamp");
+  if (!cache.valid) LoadPolicy(true);
+  int64_t age = 0;
+  if (__builtin_sub_overflow(GetCurrentTransactionStartTimestamp(), created_at, &age))
+    throw SqlError(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE, "created_at is out of range");
+  std::optional<PolicyRow> row = cache.policy.ForAge(age);
+  if (!row) PG_RETURN_NULL();
+  Interval* result = static_cast<Interval*>(palloc(sizeof(Interval)));
+  *result = cache.delays[row->payload];
+  PG_RETURN_INTERVAL_P(result);
+}
+
+// Statement trigger on tweetkeeper.age_policy: drop every backend's cached policy at commit.
+TK_FUNCTION(tk_age_policy_changed) {
+  if (!CALLED_AS_TRIGGER(fcinfo))
+    throw SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+                   "tweetkeeper.age_policy_changed() must be called as a trigger");
+  auto* trigdata = reinterpret_cast<TriggerData*>(fcinfo->context);
+  Oid relid = RelationGetRelid(trigdata->tg_relation);
+  pg::PgCall([&] { CacheInvalidateRelcacheByRelid(relid); });
+  // The invalidation reaches this backend at the end of the command; the policy must be valid
+  // now, so that a bad edit fails the statement that made it.
+  // read_only = false: see the rows the triggering statement wrote.
+  cache.valid = false;
+  LoadPolicy(false);
+  return PointerGetDatum(nullptr);
+}

@@ -1,0 +1,45 @@
+#include "settings.hpp"
+
+#include "pg_bridge.hpp"
+
+extern "C" {
+#include "utils/guc.h"
+}
+
+namespace tweetkeeper::settings {
+
+int buffer_ttl_ms = 5000;
+int lease_ttl_ms = 120000;
+int tick_interval_ms = 1000;
+int batch_retention_s = 3600;
+char* database = nullptr;
+
+void Define(bool preloading) {
+  DefineCustomIntVariable(
+      "tweetkeeper.buffer_ttl",
+      "How long the oldest due tweet may wait for a batch to fill up before a partial batch is sent.",
+      "Batches of fewer than 100 tweets are handed out only after their oldest tweet has been "
+      "due this long.",
+      &buffer_ttl_ms, 5000, 0, 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.lease_ttl",
+      "How long a claimed batch belongs to its worker before it is handed out again.",
+      "Must be longer than a worker's HTTP timeout.", &lease_ttl_ms, 120000, 1000,
+      24 * 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("tweetkeeper.batch_retention",
+                          "How long finished batches are kept in tweetkeeper.batches for the stats.",
+                          nullptr, &batch_retention_s, 3600, 60, 30 * 86400, PGC_SIGHUP,
+                          GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("tweetkeeper.tick_interval",
+                          "How often the background worker does its housekeeping.", nullptr,
+                          &tick_interval_ms, 1000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS,
+                          nullptr, nullptr, nullptr);
+  // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
+  DefineCustomStringVariable("tweetkeeper.database",
+                             "The database in which the background worker runs.", nullptr,
+                             &database, "postgres", preloading ? PGC_POSTMASTER : PGC_SUSET, 0,
+                             nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("tweetkeeper");
+}
+
+}  // namespace tweetkeeper::settings

@@ -1,0 +1,14 @@
+// The extension's GUCs (tweetkeeper.*), defined once in _PG_init.
+#pragma once
+
+namespace tweetkeeper::settings {
+
+extern int buffer_ttl_ms;
+extern int lease_ttl_ms;
+extern int tick_interval_ms;
+extern int batch_retention_s;
+extern char* database;
+
+void Define(bool preloading);
+
+}  // namespace tweetkeeper::settings

@@ -1,0 +1,50 @@
+// Module entry: settings, the background worker's registration, small SQL helpers.
+#include "bgworker.hpp"
+#include "pg_bridge.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+using namespace tweetkeeper;
+
+void _PG_init(void) {
+  if (IsBinaryUpgrade) return;
+  settings::Define(process_shared_preload_libraries_in_progress);
+  // Without shared_preload_libraries the SQL API still works (workers need nothing more), but
+  // nothing runs on a clock; CREATE EXTENSION warns about it, see sql/tweetkeeper.sql.
+  if (process_shared_preload_libraries_in_progress) bgworker::Register();
+}
+
+namespace {
+Interval* MsToInterval(int ms) {
+  auto* iv = static_cast<Interval*>(palloc0(sizeof(Interval)));
+  iv->time = static_cast<int64>(ms) * 1000;
+  return iv;
+}
+}  // namespace
+
+// lease_settings() -> (buffer_ttl, lease_ttl, batch_retention): the GUCs as intervals, so that
+// SQL code reads them through the module (which guarantees they are defined).
+TK_FUNCTION(tk_lease_settings) {
+  TupleDesc tupdesc;
+  if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
+    throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "lease_settings must return a record");
+  Datum values[3] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
+                     IntervalPGetDatum(MsToInterval(settings::lease_ttl_ms)),
+                     IntervalPGetDatum(MsToInterval(settings::batch_retention_s * 1000))};
+  bool nulls[3] = {false, false, false};
+  HeapTuple tuple = pg::PgCall([&] { return heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls); });
+  PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+}
+
+// preloaded() -> bool: whether the module was loaded through shared_preload_libraries.
+TK_FUNCTION(tk_preloaded) { PG_RETURN_BOOL(bgworker::Registered()); }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project builds, tests or demos with. Idempotent: asks apt
+# only for what is missing, and refreshes the package lists only then.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config clang-14 llvm-14
+  postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+  libtap-parser-sourcehandler-pgtap-perl
+  libpqxx-dev libcurl4-openssl-dev rapidjson-dev libgtest-dev libgmock-dev
+  libcpp-httplib-dev libcli11-dev libspdlog-dev
+  curl jq
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]} (run as root, or install them)" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,512 @@
+\echo Use "CREATE EXTENSION tweetkeeper" to load this file. \quit
+
+-- tweetkeeper: a queue inside PostgreSQL that keeps tweets' engagement metrics fresh, each tweet
+-- on a schedule set by its age. Workers (tweetkeeper-worker) claim due tweets in batches of up to
+-- 100, make one API request per batch, and complete the batch in one transaction.
+--
+-- Lease design (design.md, option 2: visibility timeout). claim_batch() pushes each claimed
+-- tweet's due_at forward by tweetkeeper.lease_ttl and stamps it with a lease id, in a short
+-- transaction; complete_batch() stores the results only for rows that still carry that lease id.
+-- Why this one and not "hold the row locks during the API call":
+--  * no connection and no open transaction is held during the HTTP request, so a worker can
+--    keep many batches in flight on few connections and slow API calls do not hold back vacuum;
+--  * expiry needs no code at all: an expired lease is simply a due tweet, claimable again;
+--  * the lease id is a fencing token: a worker that was paused past its lease and completes
+--    late changes nothing once another worker has claimed the tweet.
+-- The price is two writes per tweet per refresh (claim, complete) instead of one; make bench
+-- measures it.
+
+--------------------------------------------------------------------------------------------------
+-- C functions
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION next_delay(created_at timestamptz) RETURNS interval
+  AS 'MODULE_PATHNAME', 'tk_next_delay' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION next_delay(timestamptz) IS
+  'How long until a tweet created at created_at is refreshed again, by tweetkeeper.age_policy '
+  'and its age now; NULL once it is older than the largest max_age (no more refreshes).';
+
+CREATE FUNCTION age_policy_changed() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'tk_age_policy_changed' LANGUAGE C;
+COMMENT ON FUNCTION age_policy_changed() IS
+  'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
+
+CREATE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+                               OUT batch_retention interval)
+  AS 'MODULE_PATHNAME', 'tk_lease_settings' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION lease_settings() IS
+  'The settings tweetkeeper.buffer_ttl, tweetkeeper.lease_ttl and tweetkeeper.batch_retention '
+  'as intervals.';
+
+CREATE FUNCTION preloaded() RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION preloaded() IS
+  'Whether tweetkeeper was loaded through shared_preload_libraries (its background worker runs).';
+
+--------------------------------------------------------------------------------------------------
+-- The age policy
+--------------------------------------------------------------------------------------------------
+
+CREATE TABLE age_policy (
+  max_age interval NOT NULL,
+  delay interval NOT NULL,
+  CONSTRAINT age_policy_one_row_per_max_age PRIMARY KEY (max_age),
+  CONSTRAINT age_policy_max_age_positive CHECK (max_age > interval '0'),
+  CONSTRAINT age_policy_max_age_at_most_100_years CHECK (max_age <= interval '100 years'),
+  CONSTRAINT age_policy_delay_positive CHECK (delay > interval '0'),
+  CONSTRAINT age_policy_delay_at_most_1_year CHECK (delay <= interval '1 year')
+);
+COMMENT ON TABLE age_policy IS
+  'Tweets younger than max_age are refreshed every delay (the smallest max_age that is larger '
+  'than the tweet''s age wins); tweets older than the largest max_age are no longer refreshed.';
+
+-- The original specification's buckets. Young tweets change fast (a tweet's "prime" is about
+-- 18 minutes, most retweets come in the first hour); after 30 days we stop.
+INSERT INTO age_policy (max_age, delay) VALUES
+  (interval '18 minutes', interval '2 minutes'),
+  (interval '60 minutes', interval '5 minutes'),
+  (interval '1 day',      interval '30 minutes'),
+  (interval '7 days',     interval '6 hours'),
+  (interval '30 days',    interval '1 day');
+
+CREATE TRIGGER age_policy_changed
+  AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON age_policy
+  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_changed();
+
+SELECT pg_catalog.pg_extension_config_dump('age_policy', '');
+
+--------------------------------------------------------------------------------------------------
+-- Tracked tweets, their history, and the batches in flight
+--------------------------------------------------------------------------------------------------
+
+CREATE TYPE tweet_state AS ENUM (
+  'scheduled',    -- refreshed on its schedule (due_at says when next)
+  'done',         -- older than the largest max_age: no more refreshes
+  'deleted',      -- the API says it does not exist (resource-not-found)
+  'unavailable'   -- the API will not show it (protected or suspended author, ...)
+);
+
+CREATE TABLE tweets (
+  tweet_id bigint NOT NULL,
+  created_at timestamptz NOT NULL,
+  state tweet_state NOT NULL DEFAULT 'scheduled',
+  due_at timestamptz,            -- next refresh (or lease expiry while claimed); NULL when not scheduled
+  lease_id bigint,               -- the batch that holds the tweet, if any
+  scheduled_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz,        -- last observation
+  update_count integer NOT NULL DEFAULT 0,
+  retweet_count bigint,
+  reply_count bigint,
+  like_count bigint,
+  quote_count bigint,
+  bookmark_count bigint,
+  impression_count bigint,
+  problem_type text,             -- the API's last per-id problem (after /2/problems/), if any
+  problem_detail text,
+  problem_at timestamptz,
+  CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
+  CONSTRAINT tweets_id_positive CHECK (tweet_id > 0),
+  CONSTRAINT tweets_scheduled_iff_due CHECK ((state = 'scheduled') = (due_at IS NOT NULL))
+) WITH (fillfactor = 70);
+-- Every claim and every completion rewrites due_at, so no update is HOT; the spare room per page
+-- (fillfactor) at least keeps the new row version on the same heap page.
+COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.';
+
+-- The claim's index: oldest due first. Partial, so finished tweets cost nothing here.
+CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL;
+
+CREATE TABLE metric_history (
+  tweet_id bigint NOT NULL,
+  lease_id bigint NOT NULL,      -- the batch that observed it: at most one observation per lease
+  observed_at timestamptz NOT NULL,
+  retweet_count bigint,
+  reply_count bigint,
+  like_count bigint,
+  quote_count bigint,
+  bookmark_count bigint,
+  impression_count bigint,
+  CONSTRAINT metric_history_pkey PRIMARY KEY (tweet_id, lease_id)
+);
+COMMENT ON TABLE metric_history IS
+  'Every observation of a tweet''s metrics. Lease ids grow with time, so the primary key also '
+  'reads a tweet''s history in order.';
+
+CREATE SEQUENCE lease_id_seq;
+
+CREATE TABLE batches (
+  lease_id bigint NOT NULL,
+  worker text NOT NULL,
+  tweet_ids bigint[] NOT NULL,
+  size integer NOT NULL,
+  oldest_due_at timestamptz NOT NULL,
+  claimed_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  finished_at timestamptz,
+  outcome text,                  -- NULL while in flight; completed, released or expired
+  stored integer,                -- tweets whose result was stored
+  reason text,                   -- why a batch was released
+  CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
+  CONSTRAINT batches_outcome_known CHECK (outcome IN ('completed', 'released', 'expired'))
+);
+CREATE INDEX batches_in_flight_idx ON batches (expires_at) WHERE outcome IS NULL;
+CREATE INDEX batches_finished_idx ON batches (finished_at);
+COMMENT ON TABLE batches IS
+  'One row per claimed batch: in flight, then how it ended. Kept for tweetkeeper.batch_retention.';
+
+--------------------------------------------------------------------------------------------------
+-- Scheduling
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION snowflake_time(tweet_id bigint) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN to_timestamp(((tweet_id >> 22) + 1288834974657) / 1000.0);
+COMMENT ON FUNCTION snowflake_time(bigint) IS
+  'The creation time encoded in a Snowflake tweet id: (id >> 22) + 1288834974657 ms.';
+
+-- Checks one tweet's input; raises the error a caller should see. Shared by every way in.
+CREATE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF tweet_id IS NULL THEN
+    RAISE EXCEPTION 'tweet_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF tweet_id <= 0 THEN
+    RAISE EXCEPTION 'tweet_id must be positive, got %', tweet_id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF created_at IS NULL THEN
+    RAISE EXCEPTION 'created_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- One minute of grace for clocks that disagree with Twitter's.
+  IF created_at > now() + interval '1 minute' THEN
+    RAISE EXCEPTION 'tweet % has created_at % in the future', tweet_id, created_at
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Check the id (a Snowflake id encodes its creation time) or the created_at.';
+  END IF;
+  IF created_at < timestamptz '2006-03-21 20:50:14+00' THEN
+    RAISE EXCEPTION 'tweet % has created_at % before the first tweet (2006-03-21)',
+      tweet_id, created_at USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+END $$;
+
+-- The delay before a new tweet's first refresh: the youngest bucket's (spec: delay I1).
+CREATE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  d interval := tweetkeeper.next_delay(now());
+BEGIN
+  IF d IS NULL THEN
+    RAISE EXCEPTION 'tweetkeeper.age_policy is empty: no tweet would ever be refreshed'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'INSERT INTO tweetkeeper.age_policy (max_age, delay) VALUES (...).';
+  END IF;
+  RETURN d;
+END $$;
+
+-- Ids from before Snowflake (November 2010) encode no time: their derived time falls within a
+-- day of Twitter's epoch, where no Snowflake id exists.
+CREATE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF tweet_id IS NOT NULL AND tweet_id > 0 AND (tweet_id >> 22) < 86400000 THEN
+    RAISE EXCEPTION 'tweet id % predates Snowflake ids and encodes no creation time', tweet_id
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass created_at: tweetkeeper.schedule_tweet(id, created_at).';
+  END IF;
+  RETURN tweetkeeper.snowflake_time(tweet_id);
+END $$;
+
+CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
+  RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+BEGIN
+  PERFORM tweetkeeper.check_tweet(tweet_id, c);
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay())
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
+  'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
+  'the Snowflake id when NULL). Returns false, changing nothing, if it is tracked already.';
+
+CREATE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql AS $$
+DECLARE
+  n_null bigint;
+  lo bigint;
+  hi bigint;
+  added bigint;
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
+  -- times grow with the id, so checking the smallest and the largest id checks them all.
+  SELECT count(*) FILTER (WHERE id IS NULL), min(id), max(id) INTO n_null, lo, hi
+    FROM unnest(tweet_ids) AS id;
+  IF n_null > 0 THEN
+    RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF lo IS NULL THEN
+    RETURN 0;
+  END IF;
+  PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
+  PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
+  -- Duplicates inside the array are scheduled once, like a repeated schedule_tweet call.
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at)
+  SELECT id, c, c + d
+    FROM (SELECT DISTINCT id FROM unnest(tweet_ids) AS id) AS ids,
+         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t,
+         (SELECT tweetkeeper.first_delay() AS d) AS f
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  GET DIAGNOSTICS added = ROW_COUNT;
+  RETURN added;
+END $$;
+COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
+  'schedule_tweet for many Snowflake ids in one statement; returns how many were new.';
+
+-- For a trigger on the user's own table: AFTER INSERT ... FOR EACH ROW EXECUTE FUNCTION
+-- tweetkeeper.schedule_from_trigger('id_column'[, 'created_at_column']).
+CREATE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  row jsonb := to_jsonb(NEW);
+  id_column text := coalesce(TG_ARGV[0], 'tweet_id');
+BEGIN
+  IF NOT row ? id_column THEN
+    RAISE EXCEPTION 'schedule_from_trigger: table %.% has no column "%"',
+      TG_TABLE_SCHEMA, TG_TABLE_NAME, id_column USING ERRCODE = 'undefined_column';
+  END IF;
+  PERFORM tweetkeeper.schedule_tweet((row ->> id_column)::bigint,
+                                     (row ->> TG_ARGV[1])::timestamptz);
+  RETURN NULL;
+END $$;
+
+--------------------------------------------------------------------------------------------------
+-- Claim, complete, release: the worker's API
+--------------------------------------------------------------------------------------------------
+
+-- Hands out up to max_size due tweets, oldest due first, under a new lease. Returns no row when
+-- nothing is due, or when fewer than max_size are due and the oldest of them has been due for
+-- less than tweetkeeper.buffer_ttl (a partial batch waits that long for company).
+CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[])
+  LANGUAGE plpgsql AS $$
+DECLARE
+  s record := tweetkeeper.lease_settings();
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Index scan on tweets_due_idx, stopping after max_size rows; rows another worker is claiming
+  -- right now are skipped, not waited for.
+  SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
+    FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
+           WHERE t.due_at <= now()
+           ORDER BY t.due_at
+           LIMIT max_size
+           FOR UPDATE SKIP LOCKED) AS c;
+  IF ids IS NULL OR (cardinality(ids) < max_size AND oldest > now() - s.buffer_ttl) THEN
+    RETURN;
+  END IF;
+  lease := nextval('tweetkeeper.lease_id_seq');
+  UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+   WHERE t.tweet_id = ANY (ids);
+  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                   expires_at)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl);
+  RETURN QUERY SELECT lease, ids;
+END $$;
+COMMENT ON FUNCTION claim_batch(text, integer) IS
+  'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl).';
+
+-- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
+-- hands back the batch's tweets that appear in neither list. Only tweets still held by this
+-- lease are touched (fencing), so a late worker cannot overwrite a newer claim's work.
+--   observations: [{"id":1,"retweet_count":..,"reply_count":..,"like_count":..,"quote_count":..,
+--                   "bookmark_count":..,"impression_count":..}, ...]
+--   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
+-- Returns how many tweets of the batch got a result stored.
+CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]')
+  RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  b record;
+  n_observed integer;
+  n_problems integer;
+BEGIN
+  IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
+    RAISE EXCEPTION 'lease, observations and problems must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF jsonb_typeof(observations) <> 'array' OR jsonb_typeof(problems) <> 'array' THEN
+    RAISE EXCEPTION 'observations and problems must be JSON arrays'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
+  END IF;
+
+  WITH obs AS (
+    SELECT DISTINCT ON (o.id) o.*
+      FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
+             reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
+             impression_count bigint)
+     WHERE o.id = ANY (b.tweet_ids)
+  ), upd AS (
+    UPDATE tweetkeeper.tweets t
+       SET retweet_count = o.retweet_count, reply_count = o.reply_count,
+           like_count = o.like_count, quote_count = o.quote_count,
+           bookmark_count = o.bookmark_count, impression_count = o.impression_count,
+           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL,
+           due_at = now() + tweetkeeper.next_delay(t.created_at),
+           state = CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                        THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
+           problem_type = NULL, problem_detail = NULL, problem_at = NULL
+      FROM obs o
+     WHERE t.tweet_id = o.id AND t.lease_id = lease
+    RETURNING t.*
+  )
+  INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+              reply_count, like_count, quote_count, bookmark_count, impression_count)
+  SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+         u.bookmark_count, u.impression_count
+    FROM upd u;
+  GET DIAGNOSTICS n_observed = ROW_COUNT;
+
+  -- Per-id problems. Gone for good or hidden: stop, keep the last metrics. Anything else is
+  -- recorded and the tweet stays on its schedule.
+  WITH p AS (
+    SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
+           CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
+                WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
+                                'disallowed-resource') THEN 'unavailable'
+           END AS terminal
+      FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
+     WHERE x.id = ANY (b.tweet_ids)
+  )
+  UPDATE tweetkeeper.tweets t
+     SET state = coalesce(p.terminal,
+                          CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                               THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
+         due_at = CASE WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
+         lease_id = NULL,
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
+    FROM p
+   WHERE t.tweet_id = p.id AND t.lease_id = lease;
+  GET DIAGNOSTICS n_problems = ROW_COUNT;
+
+  IF n_observed + n_problems < b.size THEN
+    -- Ids the API said nothing about, or a lease taken over: hand back what is still ours.
+    UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  END IF;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
+   WHERE batches.lease_id = lease;
+  RETURN n_observed + n_problems;
+END $$;
+COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb) IS
+  'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '
+  'tweets were stored (fewer than claimed if the lease expired and was taken over).';
+
+-- Hands a whole batch back (due again now), e.g. when the API call failed.
+CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL) RETURNS integer
+  LANGUAGE plpgsql AS $$
+DECLARE
+  b record;
+  n integer;
+BEGIN
+  IF lease IS NULL THEN
+    RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
+         reason = release_batch.reason
+   WHERE batches.lease_id = lease;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION release_batch(bigint, text) IS
+  'Hands a claimed batch back unharmed (its tweets are due again now); returns how many tweets '
+  'were still held by the lease.';
+
+--------------------------------------------------------------------------------------------------
+-- Housekeeping (called by the background worker on every tick)
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION maintenance() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  s record := tweetkeeper.lease_settings();
+BEGIN
+  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
+  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
+   WHERE outcome IS NULL AND expires_at < now();
+  DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention;
+END $$;
+COMMENT ON FUNCTION maintenance() IS
+  'Marks expired leases and purges old batch records; run by the background worker each tick.';
+
+--------------------------------------------------------------------------------------------------
+-- Stats
+--------------------------------------------------------------------------------------------------
+
+CREATE VIEW queue_stats AS
+SELECT s.state,
+       count(t.tweet_id) AS tweets,
+       count(t.tweet_id) FILTER (WHERE t.due_at <= now()) AS due_now,
+       count(t.tweet_id) FILTER (WHERE t.lease_id IS NOT NULL AND t.due_at > now()) AS in_flight,
+       max(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS max_lateness,
+       avg(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS avg_lateness,
+       min(t.due_at) FILTER (WHERE t.due_at > now() AND t.lease_id IS NULL) AS next_due_at
+  FROM unnest(enum_range(NULL::tweetkeeper.tweet_state)) AS s(state)
+  LEFT JOIN tweetkeeper.tweets t ON t.state = s.state
+ GROUP BY s.state
+ ORDER BY s.state;
+COMMENT ON VIEW queue_stats IS
+  'Tracked tweets by state: how many, how many are due now, how many are claimed by a worker, '
+  'and how late the overdue ones are.';
+
+CREATE VIEW batch_stats AS
+SELECT w.window_name,
+       count(b.lease_id) AS batches,
+       coalesce(sum(b.stored), 0) AS tweets_stored,
+       round(coalesce(sum(b.stored), 0) / extract(epoch FROM w.span), 1) AS tweets_per_second,
+       round(avg(b.size), 1) AS avg_batch_size,
+       count(b.lease_id) FILTER (WHERE b.size = 100) AS full_batches,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
+       count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight
+  FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
+         AS w(window_name, span)
+  LEFT JOIN tweetkeeper.batches b ON b.claimed_at > now() - w.span
+ GROUP BY w.window_name, w.span
+ ORDER BY w.span;
+COMMENT ON VIEW batch_stats IS
+  'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
+  'batches released by workers or expired.';
+
+-- Without shared_preload_libraries everything above works, but the background worker does not.
+DO $$
+BEGIN
+  IF NOT tweetkeeper.preloaded() THEN
+    RAISE WARNING 'tweetkeeper is not in shared_preload_libraries: its background worker '
+                  '(housekeeping of expired leases and batch records) is not running'
+      USING HINT = 'Add tweetkeeper to shared_preload_libraries in postgresql.conf, set '
+                   'tweetkeeper.database to this database, and restart PostgreSQL.';
+  END IF;
+END $$;
