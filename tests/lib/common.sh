@@ -1,0 +1,59 @@
+# Shared by the test, demo and benchmark scripts: binaries, a throwaway cluster, the mock API.
+# Source it; it sets TK_ROOT, TK_BUILD, TK_WORKER, TK_MOCK and defines the helpers below.
+TK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TK_BUILD=${TK_BUILD:-$TK_ROOT/build}
+TK_WORKER=$TK_BUILD/worker/tweetkeeper-worker
+TK_MOCK=$TK_BUILD/tests/mock_api/tweetkeeper-mock-api
+TK_PIDS=()
+
+# tk_tmpdir NAME: a fresh directory that the postgres user can use.
+tk_tmpdir() {
+  local d
+  d=$(mktemp -d "/tmp/tweetkeeper-$1.XXXXXX")
+  chmod 755 "$d"
+  echo "$d"
+}
+
+# tk_pg_start DIR [postgres -c options...]: start a cluster there; sets PGHOST/PGPORT/... so that
+# psql and the worker's DSN reach it.
+tk_pg_start() {
+  local dir=$1
+  shift
+  "$TK_ROOT/scripts/pg-cluster.sh" start "$dir/pg" 5432 "$@"
+  export PGHOST=$dir/pg PGPORT=5432 PGUSER=postgres PGDATABASE=tweetkeeper
+  TK_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=tweetkeeper"
+}
+
+tk_pg_stop() { "$TK_ROOT/scripts/pg-cluster.sh" stop "$1/pg" "${2:-fast}"; }
+
+tk_psql() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
+
+# tk_mock_start LOGFILE [mock options...]: start the mock API on a free port; sets TK_MOCK_URL
+# and TK_MOCK_PID.
+tk_mock_start() {
+  local log=$1
+  shift
+  "$TK_MOCK" --port 0 "$@" >"$log.out" 2>"$log" &
+  TK_MOCK_PID=$!
+  TK_PIDS+=("$TK_MOCK_PID")
+  local i
+  for i in $(seq 1 100); do
+    if grep -q 'listening on' "$log.out" 2>/dev/null; then
+      TK_MOCK_URL=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log.out" | head -1)
+      return 0
+    fi
+    kill -0 "$TK_MOCK_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "mock API did not start:" >&2
+  cat "$log" "$log.out" >&2
+  return 1
+}
+
+# tk_cleanup: stop every background process we started.
+tk_cleanup() {
+  local p
+  for p in "${TK_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${TK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  TK_PIDS=()
+}

@@ -1,0 +1,46 @@
+-- queue_stats, batch_stats, maintenance(), settings, install facts.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION tweetkeeper;
+SELECT plan(16);
+
+SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
+SELECT row_eq($$SELECT * FROM tweetkeeper.lease_settings()$$,
+  ROW(interval '5 seconds', interval '2 minutes', interval '1 hour'), 'default settings');
+SET LOCAL tweetkeeper.buffer_ttl = '250ms';
+SELECT is((SELECT buffer_ttl FROM tweetkeeper.lease_settings()), interval '0.25 seconds', 'settings follow SET');
+SELECT throws_ok($$SET tweetkeeper.buffer_ttl = '-1s'$$, '22023', NULL, 'a negative buffer_ttl is refused');
+SELECT throws_ok($$SET tweetkeeper.lease_ttl = '10ms'$$, '22023', NULL, 'a lease_ttl under a second is refused');
+
+SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM generate_series(1, 10) g;
+SELECT tweetkeeper.schedule_tweet(2000 + g, now() - interval '1 minute') FROM generate_series(1, 5) g;
+UPDATE tweetkeeper.tweets SET state = 'deleted', due_at = NULL WHERE tweet_id = 1010;
+SELECT results_eq($$SELECT state::text, tweets, due_now, in_flight FROM tweetkeeper.queue_stats$$,
+  $$VALUES ('scheduled', 14::bigint, 9::bigint, 0::bigint), ('done', 0, 0, 0), ('deleted', 1, 0, 0), ('unavailable', 0, 0, 0)$$,
+  'queue_stats counts tweets by state and what is due');
+SELECT is((SELECT max_lateness FROM tweetkeeper.queue_stats WHERE state = 'scheduled'),
+  interval '1 hour 58 minutes', 'max_lateness is the oldest overdue tweet''s wait');
+SELECT is((SELECT next_due_at FROM tweetkeeper.queue_stats WHERE state = 'scheduled'),
+  now() + interval '1 minute', 'next_due_at is the next tweet not yet due');
+
+CREATE TEMP TABLE c AS SELECT * FROM tweetkeeper.claim_batch('w1', 4);
+SELECT is((SELECT in_flight FROM tweetkeeper.queue_stats WHERE state = 'scheduled'), 4::bigint, 'claimed tweets are in flight');
+SELECT row_eq($$SELECT batches, in_flight, full_batches FROM tweetkeeper.batch_stats WHERE window_name = 'last minute'$$,
+  ROW(1::bigint, 1::bigint, 0::bigint), 'batch_stats sees the batch in flight');
+
+-- maintenance() marks expired leases and purges old records.
+UPDATE tweetkeeper.batches SET expires_at = now() - interval '1 second';
+INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at, expires_at, finished_at, outcome, stored)
+VALUES (-1, 'old', '{1}', 1, now() - interval '3 hours', now() - interval '3 hours', now() - interval '3 hours',
+        now() - interval '2 hours', 'completed', 1);
+SELECT lives_ok($$SELECT tweetkeeper.maintenance()$$, 'maintenance runs');
+SELECT is((SELECT outcome FROM tweetkeeper.batches WHERE lease_id = (SELECT lease_id FROM c)), 'expired', 'an expired lease is recorded as expired');
+SELECT is((SELECT count(*) FROM tweetkeeper.batches WHERE lease_id = -1), 0::bigint, 'records older than batch_retention are purged');
+SELECT is((SELECT expired FROM tweetkeeper.batch_stats WHERE window_name = 'last minute'), 1::bigint, 'batch_stats counts expired batches');
+
+SELECT has_index('tweetkeeper', 'tweets', 'tweets_due_idx', 'the claim index exists');
+SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.tweets'::regclass), ARRAY['fillfactor=70'],
+  'tweets leaves room for non-HOT updates on the same page');
+
+SELECT * FROM finish();
+ROLLBACK;
