@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# make demo: a throwaway PostgreSQL with tweetkeeper, the mock X API (or the real one), two
+# workers, a few hundred sample tweets, and a live view of them being refreshed.
+#   DEMO_SECONDS   how long to watch (default 60)
+#   TWEETKEEPER_API_URL + TWEETKEEPER_BEARER_TOKEN   use a real API instead of the mock; then
+#   DEMO_TWEET_IDS (comma-separated real ids) says which tweets to track.
+set -uo pipefail
+source "$(dirname "$0")/../tests/lib/common.sh"
+DEMO_SECONDS=${DEMO_SECONDS:-60}
+dir=$(tk_tmpdir demo)
+cleanup() { tk_cleanup; tk_pg_stop "$dir"; rm -rf "$dir"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+show() { printf '\033[2m%s\033[0m\n' "$1"; tk_psql -c "$1"; }
+
+say "Starting a throwaway PostgreSQL 15 with shared_preload_libraries = 'tweetkeeper' ($dir)"
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=2s || exit 1
+if [ -n "${TWEETKEEPER_API_URL:-}" ]; then
+  : "${TWEETKEEPER_BEARER_TOKEN:?set TWEETKEEPER_BEARER_TOKEN for the real API}"
+  : "${DEMO_TWEET_IDS:?set DEMO_TWEET_IDS to real tweet ids for the real API}"
+  api=$TWEETKEEPER_API_URL
+  say "Using the real API at $api"
+else
+  tk_mock_start "$dir/mock.log" || exit 1
+  api=$TK_MOCK_URL
+  export TWEETKEEPER_BEARER_TOKEN=demo-token
+  say "Started the mock X API at $api (no real token given)"
+fi
+
+say "CREATE EXTENSION and a demo-speed age policy (the real default refreshes every 2 minutes at best)"
+show "CREATE EXTENSION tweetkeeper"
+show "DELETE FROM tweetkeeper.age_policy"
+show "INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '10 seconds'), ('1 day', '20 seconds'), ('30 days', '1 hour')"
+
+say "Scheduling sample tweets"
+if [ -n "${TWEETKEEPER_API_URL:-}" ]; then
+  show "SELECT tweetkeeper.schedule_tweets('{$DEMO_TWEET_IDS}'::bigint[]) AS scheduled"
+else
+  # Snowflake ids made at a chosen age: (ms since Twitter's epoch) << 22, plus a sequence.
+  for spec in "3 minutes:250:0" "2 hours:120:1000" "45 days:30:2000"; do
+    IFS=: read -r age n from <<<"$spec"
+    show "SELECT tweetkeeper.schedule_tweets(ARRAY(SELECT (((extract(epoch FROM now() - interval '$age') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series($from, $from + $n - 1) g)) AS \"scheduled, $age old\""
+  done
+fi
+
+say "Starting two workers (tweetkeeper-worker --concurrency 2)"
+for w in 1 2; do
+  "$TK_WORKER" --dsn "$TK_DSN" --api-url "$api" --concurrency 2 --name "demo-worker-$w" \
+    >"$dir/worker-$w.log" 2>&1 &
+  TK_PIDS+=($!)
+done
+
+sample="SELECT tweet_id, state, update_count AS updates, like_count AS likes, retweet_count AS retweets,
+               impression_count AS impressions, to_char(updated_at, 'HH24:MI:SS') AS updated,
+               to_char(due_at, 'HH24:MI:SS') AS next_due
+          FROM tweetkeeper.tweets ORDER BY tweet_id % 97, tweet_id LIMIT 5"
+end=$((SECONDS + DEMO_SECONDS))
+while ((SECONDS < end)); do
+  sleep 10
+  say "t+$((DEMO_SECONDS - (end - SECONDS)))s"
+  psql -X -c "SELECT state, tweets, due_now, in_flight, max_lateness FROM tweetkeeper.queue_stats"
+  psql -X -c "SELECT window_name, batches, tweets_stored, tweets_per_second, avg_batch_size, full_batches FROM tweetkeeper.batch_stats"
+  psql -X -c "$sample"
+done
+
+say "History of one tweet (every observation is kept)"
+psql -X -c "SELECT observed_at, like_count, retweet_count, impression_count FROM tweetkeeper.metric_history
+             WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count DESC LIMIT 1)
+             ORDER BY lease_id"
+say "Stopping the workers (SIGTERM: they hand back what they hold and exit 0)"
+tk_cleanup
+tail -n 3 "$dir"/worker-*.log
+say "Done. Everything was throwaway; run 'make demo DEMO_SECONDS=300' to watch longer."

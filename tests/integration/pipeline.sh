@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# End to end: PostgreSQL + the mock X API + two workers. Schedules tweets of three ages under a
+# fast test policy, lets the workers run, stops them with SIGTERM, and checks that every tweet
+# was refreshed on its schedule, in full batches whenever 100 or more were due, that deleted and
+# protected tweets ended in the right state, and that nothing was lost or left leased.
+# Prints "ok"/"not ok" lines and "integration: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+RUN_SECONDS=${RUN_SECONDS:-40}
+BUFFER_TTL_S=1
+SLACK_S=3          # scheduling jitter we accept: poll interval, commit time, a busy 2-core box
+DELETED_EVERY=53   # the mock's rule: id % 53 = 7 is deleted ...
+PROTECTED_EVERY=61 # ... and id % 61 = 11 protected (deleted wins)
+
+dir=$(tk_tmpdir integration)
+cleanup() { tk_cleanup; tk_pg_stop "$dir"; [ -n "${KEEP:-}" ] || rm -rf "$dir"; }
+trap cleanup EXIT
+passed=0
+failed=0
+check() { # check NAME SQL-RETURNING-BOOLEAN [SQL-FOR-DETAIL]
+  if [ "$(tk_psql -c "$2")" = t ]; then
+    echo "ok - $1"; passed=$((passed + 1))
+  else
+    echo "not ok - $1"; failed=$((failed + 1))
+    [ -n "${3:-}" ] && tk_psql -c "$3" | head -5 | sed 's/^/#   /'
+  fi
+}
+
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=30s || exit 1
+tk_mock_start "$dir/mock.log" --deleted-every $DELETED_EVERY --protected-every $PROTECTED_EVERY || exit 1
+
+tk_psql <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+-- A fast policy so that a 40-second run sees many refreshes.
+DELETE FROM tweetkeeper.age_policy;
+INSERT INTO tweetkeeper.age_policy VALUES ('5 minutes', '6 seconds'), ('2 hours', '15 seconds'),
+                                          ('30 days', '1 day');
+-- Snowflake ids made at a given age: (ms since Twitter's epoch) << 22, plus a sequence.
+CREATE FUNCTION pg_temp.ids(age interval, n int, seq_from int) RETURNS bigint[] LANGUAGE sql AS \$\$
+  SELECT array_agg((((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g)
+    FROM generate_series(seq_from, seq_from + n - 1) g \$\$;
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 minute', 1050, 0));   -- every 6 s
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 hour', 130, 5000));   -- every 15 s
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('40 days', 20, 9000));   -- once, then done
+CREATE TABLE public.expected AS
+SELECT tweet_id,
+       CASE WHEN tweet_id % $DELETED_EVERY = 7 THEN 'deleted'
+            WHEN tweet_id % $PROTECTED_EVERY = 11 THEN 'unavailable'
+            WHEN created_at < now() - interval '30 days' THEN 'done'
+            ELSE 'scheduled' END AS state
+  FROM tweetkeeper.tweets;
+SQL
+total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
+echo "# scheduled $total tweets; running two workers for ${RUN_SECONDS}s against $TK_MOCK_URL"
+
+start=$(tk_psql -c "SELECT now()")
+export TWEETKEEPER_BEARER_TOKEN=integration-test-token
+for w in 1 2; do
+  "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency 2 --name "worker-$w" \
+    --poll-interval 200 >"$dir/worker-$w.log" 2>&1 &
+  eval "worker_$w=$!"
+  TK_PIDS+=($!)
+done
+sleep "$RUN_SECONDS"
+stop=$(tk_psql -c "SELECT now()")
+t0=$(date +%s.%N)
+kill -TERM "$worker_1" "$worker_2"
+wait "$worker_1"; rc1=$?
+wait "$worker_2"; rc2=$?
+t1=$(date +%s.%N)
+echo "# workers exited with $rc1 and $rc2 after SIGTERM in $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }")s"
+curl -s "$TK_MOCK_URL/mock/stats" >"$dir/mock-stats.json"
+
+slack="interval '$SLACK_S seconds'"
+buffer="interval '$BUFFER_TTL_S seconds'"
+[ "$rc1" = 0 ] && [ "$rc2" = 0 ] && r=t || r=f
+check "both workers exit 0 on SIGTERM" "SELECT '$r'::boolean"
+check "no tweet disappeared" "SELECT count(*) = $total FROM tweetkeeper.tweets"
+check "nothing is left leased after a graceful exit" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
+  "SELECT tweet_id, due_at, lease_id FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
+check "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
+check "every tweet ends in the state the mock's rules say (deleted, unavailable, done, scheduled)" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets t JOIN expected e USING (tweet_id) WHERE t.state::text <> e.state" \
+  "SELECT t.tweet_id, t.state, e.state AS expected FROM tweetkeeper.tweets t JOIN expected e USING (tweet_id) WHERE t.state::text <> e.state"
+check "deleted and protected tweets were not observed" \
+  "SELECT count(*) = 0 FROM tweetkeeper.metric_history h JOIN expected e USING (tweet_id) WHERE e.state IN ('deleted', 'unavailable')"
+check "tweets past the last bucket were observed exactly once" \
+  "SELECT bool_and(n = 1) FROM (SELECT count(h.tweet_id) n FROM expected e LEFT JOIN tweetkeeper.metric_history h USING (tweet_id) WHERE e.state = 'done' GROUP BY e.tweet_id) x"
+check "every overdue tweet was first refreshed within the first seconds" \
+  "SELECT max(first) <= timestamptz '$start' + interval '10 seconds' FROM (SELECT min(observed_at) first FROM tweetkeeper.metric_history GROUP BY tweet_id) x"
+# On schedule: between two observations of a tweet, at least its delay and at most delay +
+# buffer TTL + slack; and the last observation is no older than that at the end of the run.
+cat >"$dir/gaps.sql" <<SQL
+CREATE TEMP VIEW gaps AS
+SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap,
+       CASE WHEN t.created_at > now() - interval '5 minutes' THEN interval '6 seconds'
+            ELSE interval '15 seconds' END AS delay
+  FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id)
+ WHERE t.state = 'scheduled'
+WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);
+SQL
+check "scheduled tweets were refreshed several times" \
+  "SELECT min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'"
+check "no refresh came earlier than the tweet's delay" \
+  "$(cat "$dir/gaps.sql") SELECT coalesce(bool_and(gap >= delay - interval '50 ms'), false) FROM gaps WHERE gap IS NOT NULL" \
+  "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap < delay - interval '50 ms'"
+check "no refresh came later than delay + buffer TTL + ${SLACK_S}s" \
+  "$(cat "$dir/gaps.sql") SELECT coalesce(bool_and(gap <= delay + $buffer + $slack), false) FROM gaps WHERE gap IS NOT NULL" \
+  "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap > delay + $buffer + $slack ORDER BY gap DESC"
+check "no scheduled tweet was overdue by more than buffer TTL + ${SLACK_S}s when the run ended" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $buffer - $slack" \
+  "SELECT tweet_id, due_at, timestamptz '$stop' - due_at AS late FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $buffer - $slack"
+check "every partial batch waited the buffer TTL for its oldest tweet" \
+  "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer" \
+  "SELECT lease_id, size, claimed_at - oldest_due_at FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer"
+check "most batches were full (100 ids)" \
+  "SELECT count(*) FILTER (WHERE size = 100) >= 0.8 * count(*) FROM tweetkeeper.batches"
+check "history has one observation per tweet per lease" \
+  "SELECT count(*) = count(DISTINCT (tweet_id, lease_id)) FROM tweetkeeper.metric_history"
+check "metrics never went down between observations" \
+  "SELECT count(*) = 0 FROM (SELECT like_count - lag(like_count) OVER (PARTITION BY tweet_id ORDER BY lease_id) d FROM tweetkeeper.metric_history) x WHERE d < 0"
+# One API request per batch: the mock saw exactly the batches the database recorded.
+requests=$(jq '.status_counts["200"] // 0' "$dir/mock-stats.json")
+ids=$(jq '.ids_requested' "$dir/mock-stats.json")
+check "one API request per completed batch ($requests requests)" \
+  "SELECT count(*) = $requests FROM tweetkeeper.batches WHERE outcome = 'completed'"
+check "every id requested belongs to a completed batch ($ids ids)" \
+  "SELECT sum(size) = $ids FROM tweetkeeper.batches WHERE outcome = 'completed'"
+
+tk_psql -c "SELECT format('# %s refreshes in %s batches (%s full); %s requests to the mock',
+  (SELECT count(*) FROM tweetkeeper.metric_history), count(*), count(*) FILTER (WHERE size = 100), $requests)
+  FROM tweetkeeper.batches"
+tk_psql -F ' | ' -c "SELECT '#', state, tweets FROM tweetkeeper.queue_stats"
+if [ "$failed" -gt 0 ]; then
+  echo "# worker logs:"; tail -n 15 "$dir"/worker-*.log | sed 's/^/#   /'
+fi
+echo "integration: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every test suite, one after the other, then one summary line. Called by `make check` after the
+# build and the extension's install. Each suite prints its own "<suite>: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/lib/common.sh"
+cd "$TK_ROOT"
+log=$(mktemp /tmp/tweetkeeper-check.XXXXXX)
+trap 'rm -f "$log"' EXIT
+suites_failed=()
+
+run_suite() { # run_suite NAME COMMAND...
+  local name=$1
+  shift
+  echo "=== $name"
+  "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || suites_failed+=("$name")
+}
+
+unit() {
+  local out rc
+  out=$(cd "$TK_BUILD" && ctest --output-on-failure -j2 2>&1)
+  rc=$?
+  echo "$out" | tail -n 25
+  local total failed
+  total=$(echo "$out" | sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p')
+  failed=$(echo "$out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p')
+  echo "unit: $((${total:-0} - ${failed:-0})) passed, ${failed:-0} failed"
+  [ -n "$total" ] && [ "$total" -gt 0 ] && return $rc
+  return 1
+}
+
+run_suite unit unit
+run_suite pgtap tests/pgtap/run.sh
+run_suite integration tests/integration/pipeline.sh
+
+read -r passed failed < <(awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
+echo "==="
+if ((${#suites_failed[@]})); then
+  echo "failed suites: ${suites_failed[*]}"
+  [ "$failed" -gt 0 ] || failed=${#suites_failed[@]}
+fi
+echo "$passed passed, $failed failed"
+[ "${#suites_failed[@]}" -eq 0 ]
