@@ -1,0 +1,174 @@
+// Command line, API URL and token validation, and password redaction of database messages.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "queue/dsn.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+ParsedCommandLine Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "tweetkeeper-worker");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST(CommandLine, DefaultsWithOnlyDsn) {
+  ParsedCommandLine p = Parse({"--dsn", "dbname=tk"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->dsn, "dbname=tk");
+  EXPECT_EQ(p.options->api.base, "https://api.x.com");
+  EXPECT_EQ(p.options->api.host, "api.x.com");
+  EXPECT_EQ(p.options->concurrency, 2);
+  EXPECT_EQ(p.options->batch_size, 100);
+  EXPECT_EQ(p.options->name, "");
+  EXPECT_EQ(p.options->http_timeout_s, 30);
+  EXPECT_EQ(p.options->poll_interval_ms, 500);
+  EXPECT_EQ(p.options->exit_when_idle_s, 0);
+  EXPECT_EQ(p.options->log_level, "info");
+}
+
+TEST(CommandLine, AllOptions) {
+  ParsedCommandLine p = Parse({"--dsn", "postgresql:///tk", "--api-url", "http://127.0.0.1:8080/", "--concurrency",
+                               "64", "--batch-size", "1", "--name", "w1", "--http-timeout", "5", "--poll-interval",
+                               "50", "--exit-when-idle", "3", "--log-level", "debug"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->api.base, "http://127.0.0.1:8080");
+  EXPECT_EQ(p.options->concurrency, 64);
+  EXPECT_EQ(p.options->batch_size, 1);
+  EXPECT_EQ(p.options->name, "w1");
+  EXPECT_EQ(p.options->http_timeout_s, 5);
+  EXPECT_EQ(p.options->poll_interval_ms, 50);
+  EXPECT_EQ(p.options->exit_when_idle_s, 3);
+  EXPECT_EQ(p.options->log_level, "debug");
+}
+
+TEST(CommandLine, HelpMentionsTheTokenVariable) {
+  ParsedCommandLine p = Parse({"--help"});
+  EXPECT_FALSE(p.options);
+  EXPECT_EQ(p.exit_code, 0);
+  EXPECT_NE(p.out.find("TWEETKEEPER_BEARER_TOKEN"), std::string::npos);
+  EXPECT_NE(p.out.find("--exit-when-idle"), std::string::npos);
+  EXPECT_TRUE(p.err.empty());
+}
+
+TEST(CommandLine, UsageErrorsExit2WithOneLine) {
+  const std::vector<std::vector<const char*>> bad = {
+      {},
+      {"--dsn", ""},
+      {"--dsn", "x", "--concurrency", "0"},
+      {"--dsn", "x", "--concurrency", "65"},
+      {"--dsn", "x", "--batch-size", "101"},
+      {"--dsn", "x", "--batch-size", "ten"},
+      {"--dsn", "x", "--log-level", "verbose"},
+      {"--dsn", "x", "--api-url", "ftp://api.x.com"},
+      {"--dsn", "x", "--http-timeout", "0"},
+      {"--dsn", "x", "--exit-when-idle", "-1"},
+      {"--dsn", "x", "--bearer-token", "secret"},
+      {"--dsn", "x", "--name", "a\nb"},
+  };
+  for (const auto& args : bad) {
+    ParsedCommandLine p = Parse(args);
+    std::string shown;
+    for (const char* a : args) shown += std::string(a) + " ";
+    EXPECT_FALSE(p.options) << shown;
+    EXPECT_EQ(p.exit_code, 2) << shown;
+    EXPECT_EQ(p.err.find('\n'), std::string::npos) << p.err;
+    EXPECT_EQ(p.err.rfind("tweetkeeper-worker: ", 0), 0u) << p.err;
+  }
+  EXPECT_NE(Parse({}).err.find("--dsn"), std::string::npos);
+  EXPECT_NE(Parse({"--dsn", "x", "--api-url", "ftp://h"}).err.find("'ftp://h'"), std::string::npos);
+  // User info may hold a password: not echoed.
+  EXPECT_EQ(Parse({"--dsn", "x", "--api-url", "https://u:pw@h"}).err.find("pw"), std::string::npos);
+}
+
+TEST(ApiUrl, Accepted) {
+  struct Case {
+    const char* url;
+    const char* base;
+    const char* host;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"https://api.x.com", "https://api.x.com", "api.x.com"},
+           {"https://api.x.com/", "https://api.x.com", "api.x.com"},
+           {"HTTPS://API.X.COM", "HTTPS://API.X.COM", "API.X.COM"},
+           {"http://localhost:8080", "http://localhost:8080", "localhost"},
+           {"http://127.0.0.1:65535/mock/x/", "http://127.0.0.1:65535/mock/x", "127.0.0.1"},
+           {"http://[::1]:8080/p", "http://[::1]:8080/p", "[::1]"},
+           {"http://[::1]", "http://[::1]", "[::1]"},
+           {"http://mock_api", "http://mock_api", "mock_api"},
+       }) {
+    auto api = ParseApiUrl(c.url);
+    ASSERT_TRUE(api) << c.url;
+    EXPECT_EQ(api->base, c.base);
+    EXPECT_EQ(api->host, c.host);
+  }
+}
+
+TEST(ApiUrl, Rejected) {
+  for (const char* url : {"",
+                          "api.x.com",
+                          "ftp://api.x.com",
+                          "https://",
+                          "https:///path",
+                          "https://:80",
+                          "https://h:",
+                          "https://h:0",
+                          "https://h:65536",
+                          "https://h:123456",
+                          "https://h:8a",
+                          "https://u:p@h",
+                          "https://h/p?q=1",
+                          "https://h/#f",
+                          "https://h /p",
+                          "https://h\t",
+                          "https://[::1",
+                          "https://[]",
+                          "https://[::1]x",
+                          "https://[::1]:",
+                          "https://[zz]",
+                          "https://h\\p",
+                          "https://hé"}) {
+    EXPECT_FALSE(ParseApiUrl(url)) << url;
+  }
+}
+
+TEST(Token, Validation) {
+  EXPECT_FALSE(TokenError("AAAAAAAAAAAAAAAAAAAAA%2Fabc%3D"));
+  ASSERT_TRUE(TokenError(nullptr));
+  EXPECT_NE(TokenError(nullptr)->find("TWEETKEEPER_BEARER_TOKEN"), std::string::npos);
+  EXPECT_TRUE(TokenError(""));
+  auto error = TokenError("secret\r\nX-Injected: 1");
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->find("secret"), std::string::npos);  // never quotes the token
+}
+
+TEST(Dsn, ParsableOrNot) {
+  EXPECT_FALSE(DsnError("host=localhost dbname=tk password=s3cret"));
+  EXPECT_FALSE(DsnError("postgresql://tk:s3cret@localhost:5432/tk"));
+  EXPECT_FALSE(DsnError(""));  // libpq defaults (PG* environment)
+  auto error = DsnError("postgresql://tk:s3cr%zzet@localhost/tk");
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->find("s3cr"), std::string::npos) << *error;
+  error = DsnError("host=h password=topsecret bogus=1");
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("bogus"), std::string::npos) << *error;
+  EXPECT_EQ(error->find("topsecret"), std::string::npos) << *error;
+}
+
+TEST(Dsn, RedactsPasswordsAndJoinsLines) {
+  EXPECT_EQ(RedactDsnSecrets("connection to server failed: FATAL:  password \"hunter2\" rejected\n\tHINT here\n",
+                             "host=db password=hunter2"),
+            "connection to server failed: FATAL: password \"***\" rejected HINT here");
+  EXPECT_EQ(RedactDsnSecrets("bad: pa%20ss and pa ss", "postgresql://u:pa%20ss@h/db"), "bad: *** and ***");
+  EXPECT_EQ(RedactDsnSecrets("quoted: it's", "host=h password = 'it\\'s'"), "quoted: ***");
+  EXPECT_EQ(RedactDsnSecrets("uri: postgresql://h/db?password=q1", "postgresql://h/db?password=q1"), "uri: <dsn>");
+  EXPECT_EQ(RedactDsnSecrets("q1 leaked", "postgresql://h/db?password=q1&sslmode=disable"), "*** leaked");
+  EXPECT_EQ(RedactDsnSecrets("nothing secret", "host=h"), "nothing secret");
+}
+
+}  // namespace
+}  // namespace tweetkeeper::worker

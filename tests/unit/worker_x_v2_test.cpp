@@ -1,0 +1,314 @@
+// X API v2 provider: request URLs and answer parsing, including garbage.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "provider/x_v2.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+HttpResponse Answer(long status, std::string body, Headers headers = {}) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  r.headers = std::move(headers);
+  return r;
+}
+
+const XV2Provider kApi("https://api.x.com");
+
+TEST(XV2Url, JoinsIdsAndAsksForMetrics) {
+  EXPECT_EQ(kApi.RequestUrl({20, 1460323737035677698, 3}),
+            "https://api.x.com/2/tweets?ids=20,1460323737035677698,3&tweet.fields=public_metrics,created_at");
+}
+
+TEST(XV2Url, SingleIdAndBaseWithPathAndTrailingSlash) {
+  XV2Provider api("http://127.0.0.1:8080/mock/");
+  EXPECT_EQ(api.RequestUrl({7}), "http://127.0.0.1:8080/mock/2/tweets?ids=7&tweet.fields=public_metrics,created_at");
+}
+
+TEST(XV2Url, EncodesQueryValues) {
+  EXPECT_EQ(EncodeQueryValue("1,2,3"), "1,2,3");
+  EXPECT_EQ(EncodeQueryValue("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+  EXPECT_EQ(EncodeQueryValue("-._~"), "-._~");
+}
+
+TEST(XV2Parse, DataAndErrors) {
+  const std::string body = R"({
+    "data": [
+      {"id":"20","text":"just setting up my twttr","created_at":"2006-03-21T20:50:14.000Z",
+       "public_metrics":{"retweet_count":1,"reply_count":2,"like_count":3,"quote_count":4,
+                         "bookmark_count":5,"impression_count":6}}
+    ],
+    "errors": [
+      {"value":"21","detail":"Could not find tweet with ids: [21].","title":"Not Found Error",
+       "resource_type":"tweet","parameter":"ids","resource_id":"21",
+       "type":"https://api.twitter.com/2/problems/resource-not-found"},
+      {"value":"22","parameter":"ids","resource_type":"tweet","section":"data","title":"Authorization Error",
+       "resource_id":"22","detail":"Sorry, you are not authorized to see the Tweet with ids: [22].",
+       "type":"https://api.x.com/2/problems/not-authorized-for-resource"}
+    ]})";
+  BatchResult r = kApi.ParseAnswer(Answer(200, body), {20, 21, 22});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 1u);
+  EXPECT_EQ(r.observations[0].id, 20);
+  EXPECT_EQ(r.observations[0].metrics.retweet_count, 1);
+  EXPECT_EQ(r.observations[0].metrics.reply_count, 2);
+  EXPECT_EQ(r.observations[0].metrics.like_count, 3);
+  EXPECT_EQ(r.observations[0].metrics.quote_count, 4);
+  EXPECT_EQ(r.observations[0].metrics.bookmark_count, 5);
+  EXPECT_EQ(r.observations[0].metrics.impression_count, 6);
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_EQ(r.problems[0].id, 21);
+  EXPECT_EQ(r.problems[0].type, "resource-not-found");
+  EXPECT_EQ(r.problems[0].detail, "Could not find tweet with ids: [21].");
+  EXPECT_EQ(r.problems[1].id, 22);
+  EXPECT_EQ(r.problems[1].type, "not-authorized-for-resource");
+  EXPECT_EQ(r.ignored, 0u);
+}
+
+TEST(XV2Parse, NoDataKeyWhenNothingResolves) {
+  const std::string body = R"({"errors":[{"value":"5","detail":"Could not find tweet with ids: [5].",
+    "title":"Not Found Error","resource_id":"5","type":"https://api.twitter.com/2/problems/resource-not-found"}]})";
+  BatchResult r = kApi.ParseAnswer(Answer(200, body), {5});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  EXPECT_TRUE(r.observations.empty());
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].id, 5);
+}
+
+TEST(XV2Parse, RepostCountAliasAndRetweetCountWins) {
+  BatchResult r =
+      kApi.ParseAnswer(Answer(200, R"({"data":[{"id":"1","public_metrics":{"repost_count":9,"like_count":2}},
+                              {"id":"2","public_metrics":{"retweet_count":4,"repost_count":9}}]})"),
+                       {1, 2});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 2u);
+  EXPECT_EQ(r.observations[0].metrics.retweet_count, 9);
+  EXPECT_EQ(r.observations[0].metrics.like_count, 2);
+  EXPECT_EQ(r.observations[1].metrics.retweet_count, 4);
+}
+
+TEST(XV2Parse, MissingAndNullMetricsStayEmpty) {
+  BatchResult r = kApi.ParseAnswer(
+      Answer(200, R"({"data":[{"id":"1","public_metrics":{"retweet_count":null,"like_count":0,"reply_count":"7",
+                                                         "quote_count":-1,"bookmark_count":1.5}},
+                              {"id":"2","text":"no metrics asked"}]})"),
+      {1, 2});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 2u);
+  const Metrics& m = r.observations[0].metrics;
+  EXPECT_FALSE(m.retweet_count.has_value());
+  EXPECT_EQ(m.like_count, 0);  // zero is a value, not "missing"
+  EXPECT_FALSE(m.reply_count.has_value());
+  EXPECT_FALSE(m.quote_count.has_value());
+  EXPECT_FALSE(m.bookmark_count.has_value());
+  EXPECT_FALSE(m.impression_count.has_value());
+  EXPECT_EQ(r.observations[1].id, 2);
+  EXPECT_FALSE(r.observations[1].metrics.like_count.has_value());
+}
+
+TEST(XV2Parse, HugeNumbers) {
+  BatchResult r = kApi.ParseAnswer(Answer(200, R"({"data":[{"id":"1","public_metrics":{"like_count":9223372036854775807,
+        "retweet_count":9223372036854775808,"impression_count":1e300,"reply_count":123456789012345678901234567890}},
+        {"id":"99999999999999999999"}]})"),
+                                   {1});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 1u);
+  EXPECT_EQ(r.observations[0].metrics.like_count, INT64_MAX);
+  EXPECT_FALSE(r.observations[0].metrics.retweet_count.has_value());
+  EXPECT_FALSE(r.observations[0].metrics.impression_count.has_value());
+  EXPECT_FALSE(r.observations[0].metrics.reply_count.has_value());
+  EXPECT_EQ(r.ignored, 1u);
+}
+
+TEST(XV2Parse, IgnoresIdsNotRequestedAndDuplicates) {
+  BatchResult r = kApi.ParseAnswer(Answer(200, R"({"data":[{"id":"1"},{"id":"666"},{"id":"1"},{"id":2}],
+                      "errors":[{"resource_id":"1","type":"https://api.x.com/2/problems/resource-not-found"},
+                                {"resource_id":"777","type":"https://api.x.com/2/problems/resource-not-found"}]})"),
+                                   {1, 2});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 2u);  // "1" once, and 2 given as a number (lenient)
+  EXPECT_EQ(r.observations[0].id, 1);
+  EXPECT_EQ(r.observations[1].id, 2);
+  EXPECT_TRUE(r.problems.empty());  // id 1 was found (data wins), 777 was not asked for
+  EXPECT_EQ(r.ignored, 3u);
+}
+
+TEST(XV2Parse, UnknownProblemTypeKeptWithDetailAndValueAsId) {
+  BatchResult r = kApi.ParseAnswer(
+      Answer(200, R"({"errors":[{"value":"8","title":"Something New","type":"https://api.x.com/2/problems/brand-new"},
+                                {"resource_id":"9","detail":"odd","type":"about:blank"},
+                                {"resource_id":"10"}]})"),
+      {8, 9, 10});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.problems.size(), 3u);
+  EXPECT_EQ(r.problems[0].type, "brand-new");
+  EXPECT_EQ(r.problems[0].detail, "Something New");  // no detail: the title
+  EXPECT_EQ(r.problems[1].type, "about:blank");
+  EXPECT_EQ(r.problems[1].detail, "odd");
+  EXPECT_EQ(r.problems[2].type, "unknown");
+  EXPECT_EQ(r.problems[2].detail, "");
+}
+
+TEST(XV2Parse, ProblemTypeHostVariants) {
+  EXPECT_EQ(ProblemType("https://api.twitter.com/2/problems/resource-not-found"), "resource-not-found");
+  EXPECT_EQ(ProblemType("https://api.x.com/2/problems/resource-not-found"), "resource-not-found");
+  EXPECT_EQ(ProblemType("http://localhost:8080/2/problems/usage-capped"), "usage-capped");
+  EXPECT_EQ(ProblemType("about:blank"), "about:blank");
+  EXPECT_EQ(ProblemType(""), "unknown");
+  EXPECT_EQ(ProblemType("https://api.x.com/2/problems/"), "unknown");
+}
+
+TEST(XV2Parse, NulInDetailIsDroppedAndLongDetailCut) {
+  const std::string long_detail(2000, 'x');
+  BatchResult r = kApi.ParseAnswer(
+      Answer(200, R"({"errors":[{"resource_id":"1","detail":"a\u0000b","type":"t"},{"resource_id":"2","detail":")" +
+                      long_detail + R"(","type":"t"}]})"),
+      {1, 2});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  EXPECT_EQ(r.problems[0].detail, "ab");
+  EXPECT_EQ(r.problems[1].detail.size(), 500u);
+}
+
+TEST(XV2Parse, AnswerAboutNoneOfOurIdsIsAFailure) {
+  for (const char* body :
+       {R"({})", R"({"data":[]})", R"({"data":[{"id":"3"}]})", R"({"errors":[{"message":"field x is unknown"}]})"}) {
+    BatchResult r = kApi.ParseAnswer(Answer(200, body), {1, 2});
+    EXPECT_EQ(r.failure, FailureKind::kUnparsable) << body;
+    EXPECT_NE(r.reason.find("none of the 2 requested ids"), std::string::npos) << r.reason;
+  }
+  BatchResult r = kApi.ParseAnswer(Answer(200, R"({"errors":[{"message":"field x is unknown"}]})"), {1});
+  EXPECT_NE(r.reason.find("field x is unknown"), std::string::npos) << r.reason;
+}
+
+TEST(XV2Parse, GarbageNeverCrashes) {
+  const std::vector<std::string> bodies = {
+      "",
+      "null",
+      "[]",
+      "42",
+      "\"data\"",
+      "{\"data\":",
+      R"({"data":[{"id":"1","public_metrics":{"like_count":)",
+      R"({"data":{"id":"1"}})",
+      R"({"data":[1,"2",null,[],{"id":null},{"id":{}},{"id":"-1"},{"id":"1x"},{"id":""}]})",
+      R"({"data":[{"id":"1","public_metrics":[1,2]}]})",
+      R"({"errors":"nope"})",
+      R"({"errors":[null,1,"x",{"resource_id":5},{"resource_id":"1","detail":7,"type":[]}]})",
+      std::string(100000, '['),
+      std::string(100000, '{'),
+      "{\"data\":[{\"id\":\"1\",\"text\":\"\xff\xfe\"}]}",
+      "{\"data\":[]} trailing",
+      std::string("{\"data\":[]}\0garbage", 19),
+  };
+  for (const std::string& body : bodies) {
+    BatchResult r = kApi.ParseAnswer(Answer(200, body), {1});
+    EXPECT_EQ(r.ok(), !r.observations.empty() || !r.problems.empty()) << body.substr(0, 80);
+    if (!r.ok()) {
+      EXPECT_EQ(r.failure, FailureKind::kUnparsable) << body.substr(0, 80);
+      EXPECT_FALSE(r.reason.empty());
+    }
+  }
+  // The one valid-enough entry in the mixed error list is used, with defaults for bad fields.
+  BatchResult r = kApi.ParseAnswer(
+      Answer(200, R"({"errors":[null,1,"x",{"resource_id":5},{"resource_id":"1","detail":7,"type":[]}]})"), {1});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].type, "unknown");
+}
+
+TEST(XV2Parse, UnparsableReasonNamesTheError) {
+  BatchResult r = kApi.ParseAnswer(Answer(200, "{\"data\":"), {1});
+  EXPECT_EQ(r.failure, FailureKind::kUnparsable);
+  EXPECT_NE(r.reason.find("unparsable 200 body"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("offset"), std::string::npos) << r.reason;
+}
+
+TEST(XV2Parse, ErrorStatuses) {
+  struct Case {
+    long status;
+    std::string body;
+    FailureKind kind;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {400,
+       R"({"errors":[{"parameters":{"ids":[]},"message":"The `ids` query parameter can not be empty"}],
+           "title":"Invalid Request","detail":"One or more parameters to your request was invalid.",
+           "type":"https://api.twitter.com/2/problems/invalid-request"})",
+       FailureKind::kBadRequest,
+       "HTTP 400 Invalid Request: One or more parameters to your request was invalid. (The `ids` query parameter "
+       "can not be empty)"},
+      {401, R"({"title":"Unauthorized","type":"about:blank","status":401,"detail":"Unauthorized"})", FailureKind::kAuth,
+       "HTTP 401 Unauthorized"},
+      {403, R"({"title":"Forbidden","type":"about:blank","status":403,"detail":"Forbidden"})", FailureKind::kAuth,
+       "HTTP 403 Forbidden"},
+      {429, R"({"title":"Too Many Requests","type":"about:blank","status":429,"detail":"Too Many Requests"})",
+       FailureKind::kRateLimited, "HTTP 429 Too Many Requests"},
+      {429,
+       R"({"account_id":1,"product_name":"standard-basic","title":"UsageCapExceeded","period":"Monthly",
+           "scope":"Product","detail":"Usage cap exceeded: Monthly product cap",
+           "type":"https://api.twitter.com/2/problems/usage-capped"})",
+       FailureKind::kUsageCapped, "HTTP 429 UsageCapExceeded: Usage cap exceeded: Monthly product cap"},
+      {503, "<html><body>Service\nUnavailable</body></html>", FailureKind::kServer,
+       "HTTP 503 <html><body>Service Unavailable</body></html>"},
+      {500, "", FailureKind::kServer, "HTTP 500"},
+      {404, "{\"title\":", FailureKind::kBadRequest, "HTTP 404 {\"title\":"},
+      {302, "", FailureKind::kBadRequest, "HTTP 302"},
+  };
+  for (const Case& c : cases) {
+    BatchResult r = kApi.ParseAnswer(Answer(c.status, c.body), {1});
+    EXPECT_EQ(r.failure, c.kind) << c.status << " " << c.body;
+    EXPECT_EQ(r.reason, c.reason);
+    EXPECT_TRUE(r.observations.empty());
+  }
+}
+
+TEST(XV2Parse, LongNonJsonErrorBodyIsShortened) {
+  BatchResult r = kApi.ParseAnswer(Answer(502, std::string(5000, 'e')), {1});
+  EXPECT_EQ(r.failure, FailureKind::kServer);
+  EXPECT_LT(r.reason.size(), 140u);
+}
+
+TEST(XV2Parse, TransportFailure) {
+  HttpResponse resp;
+  resp.error = "Timeout was reached: Operation timed out after 30000 milliseconds";
+  BatchResult r = kApi.ParseAnswer(resp, {1});
+  EXPECT_EQ(r.failure, FailureKind::kTransport);
+  EXPECT_EQ(r.reason, resp.error);
+}
+
+TEST(XV2Parse, RateLimitHeaders) {
+  BatchResult r = kApi.ParseAnswer(
+      Answer(429, R"({"title":"Too Many Requests"})",
+             {{"x-rate-limit-limit", "450"}, {"x-rate-limit-remaining", " 0 "}, {"x-rate-limit-reset", "1700000900"}}),
+      {1});
+  EXPECT_EQ(r.rate_limit.limit, 450);
+  EXPECT_EQ(r.rate_limit.remaining, 0);
+  EXPECT_EQ(r.rate_limit.reset_epoch_s, 1700000900);
+
+  RateLimit bad = ParseRateLimit({{"x-rate-limit-limit", "lots"},
+                                  {"x-rate-limit-remaining", "-3"},
+                                  {"x-rate-limit-reset", "99999999999999999999999"}});
+  EXPECT_FALSE(bad.limit.has_value());
+  EXPECT_FALSE(bad.remaining.has_value());
+  EXPECT_FALSE(bad.reset_epoch_s.has_value());
+}
+
+TEST(XV2Parse, TweetIds) {
+  EXPECT_EQ(ParseTweetId("1460323737035677698"), 1460323737035677698);
+  EXPECT_EQ(ParseTweetId("9223372036854775807"), INT64_MAX);
+  EXPECT_FALSE(ParseTweetId("9223372036854775808").has_value());
+  EXPECT_FALSE(ParseTweetId("0").has_value());
+  EXPECT_FALSE(ParseTweetId("").has_value());
+  EXPECT_FALSE(ParseTweetId("+5").has_value());
+  EXPECT_FALSE(ParseTweetId(" 5").has_value());
+  EXPECT_FALSE(ParseTweetId("12345678901234567890").has_value());
+}
+
+}  // namespace
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,168 @@
+#include "cli/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace tweetkeeper::worker {
+namespace {
+
+constexpr const char* kFooter = R"(Environment:
+  TWEETKEEPER_BEARER_TOKEN  X API bearer token (required). Read only from the environment so it
+                            never shows in ps or shell history; it is never logged.
+
+The worker claims batches of due tweets from the tweetkeeper extension, asks the API for their
+metrics (one request per batch) and stores the answers. Run as many workers as you like.
+
+Signals: SIGTERM/SIGINT stop claiming; batches in flight finish (bounded by --http-timeout) and
+are stored or handed back. A second signal cuts requests short and hands their batches back;
+a third exits at once (unfinished leases then expire and come due again).
+
+Exit status: 0 stopped cleanly (signal or --exit-when-idle), 1 runtime error (database
+unreachable at startup, extension missing, ...), 2 usage error.)";
+
+bool HostChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; }
+
+}  // namespace
+
+std::optional<ApiUrl> ParseApiUrl(std::string_view url) {
+  std::string lower(url.substr(0, 8));
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::size_t start;
+  if (lower.rfind("http://", 0) == 0) {
+    start = 7;
+  } else if (lower.rfind("https://", 0) == 0) {
+    start = 8;
+  } else {
+    return std::nullopt;
+  }
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || c == '?' || c == '#' || c == '@' || c == '\\') return std::nullopt;
+  }
+  const std::size_t slash = url.find('/', start);
+  const std::string_view authority = url.substr(start, slash == std::string_view::npos ? url.npos : slash - start);
+  if (authority.empty()) return std::nullopt;
+  std::string_view host, port;
+  bool has_port = false;
+  if (authority.front() == '[') {  // IPv6 literal
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos || close == 1) return std::nullopt;
+    host = authority.substr(0, close + 1);
+    if (!std::all_of(host.begin() + 1, host.end() - 1,
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; })) {
+      return std::nullopt;
+    }
+    const std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return std::nullopt;
+    has_port = !rest.empty();
+    if (has_port) port = rest.substr(1);
+  } else {
+    const std::size_t colon = authority.find(':');
+    host = authority.substr(0, colon);
+    if (host.empty() || !std::all_of(host.begin(), host.end(), HostChar)) return std::nullopt;
+    has_port = colon != std::string_view::npos;
+    if (has_port) port = authority.substr(colon + 1);
+  }
+  if (has_port) {
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    const int p = std::stoi(std::string(port));
+    if (p < 1 || p > 65535) return std::nullopt;
+  }
+  std::string base(url);
+  while (base.size() > start && base.back() == '/') base.pop_back();
+  return ApiUrl{base, std::string(host)};
+}
+
+std::optional<std::string> TokenError(const char* token) {
+  if (token == nullptr || *token == '\0') {
+    return std::string(kTokenEnvVar) + " is not set: export the X API bearer token in it";
+  }
+  for (const char* p = token; *p; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c == 0x7f) {  // would break (or inject into) the HTTP header
+      return std::string(kTokenEnvVar) + " contains a control character (a stray newline?)";
+    }
+  }
+  return std::nullopt;
+}
+
+ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
+  Options o;
+  CLI::App app{"tweetkeeper-worker: keeps tweets' engagement metrics fresh (X API -> PostgreSQL).",
+               "tweetkeeper-worker"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(34);
+  app.add_option("--dsn", o.dsn, "PostgreSQL connection: libpq conninfo or URI (required)")
+      ->required()
+      ->type_name("DSN");
+  app.add_option("--api-url", o.api_url, "API base URL, http(s)://host[:port][/path]")
+      ->capture_default_str()
+      ->type_name("URL");
+  app.add_option("--concurrency", o.concurrency,
+                 "Batches in flight in this process (one thread and one DB connection each)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "Most tweet ids per request")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--name", o.name, "Worker name for logs and leases (default: hostname:pid)");
+  app.add_option("--http-timeout", o.http_timeout_s, "Total seconds per API request (connect timeout: 10 s at most)")
+      ->check(CLI::Range(1, 600))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--poll-interval", o.poll_interval_ms, "Milliseconds to sleep when nothing is claimable")
+      ->check(CLI::Range(1, 600'000))
+      ->capture_default_str()
+      ->type_name("MS");
+  app.add_option("--exit-when-idle", o.exit_when_idle_s,
+                 "Exit 0 once nothing was claimed for this many seconds (0: never; for tests and benchmarks)")
+      ->check(CLI::Range(0, 31'536'000))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+
+  ParsedCommandLine parsed;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::ostringstream out, err;
+    parsed.exit_code = app.exit(e, out, err);
+    parsed.out = out.str();
+    return parsed;
+  } catch (const CLI::ParseError& e) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = std::string("tweetkeeper-worker: ") + e.what() + " (see --help)";
+    return parsed;
+  }
+
+  auto api = ParseApiUrl(o.api_url);
+  if (!api) {
+    parsed.exit_code = kExitUsage;
+    // Not echoed when it has user info: that part may be a password.
+    const std::string shown = o.api_url.find('@') == std::string::npos ? " '" + o.api_url + "'" : "";
+    parsed.err = "tweetkeeper-worker: --api-url" + shown + " is not http(s)://host[:port][/path]";
+    return parsed;
+  }
+  o.api = *api;
+  if (o.dsn.empty()) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --dsn is empty (see --help)";
+    return parsed;
+  }
+  if (std::any_of(o.name.begin(), o.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --name must not contain control characters";
+    return parsed;
+  }
+  parsed.options = o;
+  return parsed;
+}
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,48 @@
+#pragma once
+// The command line of tweetkeeper-worker, parsed and validated without side effects so the
+// rules can be unit-tested. main.cpp turns the outcome into output and an exit code.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tweetkeeper::worker {
+
+constexpr const char* kTokenEnvVar = "TWEETKEEPER_BEARER_TOKEN";
+constexpr int kExitUsage = 2;    // bad command line or environment
+constexpr int kExitRuntime = 1;  // e.g. database unreachable at startup
+
+struct ApiUrl {
+  std::string base;  // scheme://host[:port][/path] without a trailing '/'
+  std::string host;
+};
+
+struct Options {
+  std::string dsn;
+  std::string api_url = "https://api.x.com";
+  int concurrency = 2;
+  int batch_size = 100;
+  std::string name;  // empty: hostname:pid, filled in by main
+  int http_timeout_s = 30;
+  int poll_interval_ms = 500;
+  int exit_when_idle_s = 0;
+  std::string log_level = "info";
+  ApiUrl api;  // api_url, validated
+};
+
+struct ParsedCommandLine {
+  std::optional<Options> options;  // set when the worker should run
+  int exit_code = 0;               // otherwise: exit with this code...
+  std::string out;                 // ...after printing this to stdout (--help)
+  std::string err;                 // ...or this one line to stderr
+};
+
+ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]);
+
+// http(s)://host[:port][/path]; no user info, query or fragment. nullopt if invalid.
+std::optional<ApiUrl> ParseApiUrl(std::string_view url);
+
+// Why the token from the environment is unusable (never quoting it), or nullopt.
+std::optional<std::string> TokenError(const char* token);
+
+}  // namespace tweetkeeper::worker

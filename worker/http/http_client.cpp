@@ -1,0 +1,120 @@
+#include "http/http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <stdexcept>
+
+namespace tweetkeeper::worker {
+namespace {
+
+struct Transfer {
+  HttpResponse* response;
+  std::size_t max_body_bytes;
+  bool too_large = false;
+  const std::atomic<bool>* abort;
+};
+
+std::size_t OnBody(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  if (t->response->body.size() + n > t->max_body_bytes) {
+    t->too_large = true;
+    return 0;  // makes curl fail with CURLE_WRITE_ERROR
+  }
+  t->response->body.append(data, n);
+  return n;
+}
+
+std::string Trim(std::string s) {
+  auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+  s.erase(s.begin(), std::find_if_not(s.begin(), s.end(), space));
+  s.erase(std::find_if_not(s.rbegin(), s.rend(), space).base(), s.end());
+  return s;
+}
+
+std::size_t OnHeader(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  std::string line(data, n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->response->headers.clear();  // a new status line (after 100-continue): start over
+  } else if (auto colon = line.find(':'); colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    t->response->headers[Trim(name)] = Trim(line.substr(colon + 1));
+  }
+  return n;
+}
+
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  return t->abort && t->abort->load() ? 1 : 0;
+}
+
+}  // namespace
+
+CurlGlobal::CurlGlobal() {
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("curl_global_init failed");
+}
+CurlGlobal::~CurlGlobal() { curl_global_cleanup(); }
+
+HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)), curl_(curl_easy_init()) {
+  if (!curl_) throw std::runtime_error("curl_easy_init failed");
+}
+
+HttpClient::~HttpClient() { curl_easy_cleanup(curl_); }
+
+HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_token, const std::atomic<bool>* abort) {
+  HttpResponse response;
+  Transfer transfer{&response, options_.max_body_bytes, false, abort};
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+
+  const std::string auth = "Authorization: Bearer " + bearer_token;
+  curl_slist* header_list = curl_slist_append(nullptr, auth.c_str());
+  header_list = curl_slist_append(header_list, "Accept: application/json");
+
+  curl_easy_reset(curl_);  // keeps the connection cache, drops options of the previous request
+  curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, header_list);
+  curl_easy_setopt(curl_, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl_, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate if the server offers
+  curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);         // required with threads
+  curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+  curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
+  curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &transfer);
+  curl_easy_setopt(curl_, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl_, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(curl_, CURLOPT_XFERINFODATA, &transfer);
+
+  const auto started = std::chrono::steady_clock::now();
+  const CURLcode rc = curl_easy_perform(curl_);
+  response.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  curl_slist_free_all(header_list);
+
+  if (rc != CURLE_OK) {
+    response.status = 0;
+    if (transfer.too_large) {
+      response.error = "response body larger than " + std::to_string(options_.max_body_bytes) + " bytes";
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+      response.error = "request aborted by shutdown";
+    } else {
+      std::string detail = Trim(error_buffer);
+      response.error = curl_easy_strerror(rc) + (detail.empty() ? "" : ": " + detail);
+    }
+    return response;
+  }
+  curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,49 @@
+#pragma once
+// A small libcurl client: one GET with a bearer token, bounded by a connect and a total timeout.
+// No retries inside: the caller decides (release the batch, back off).
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "http/http_response.hpp"
+
+typedef void CURL;
+
+namespace tweetkeeper::worker {
+
+struct HttpOptions {
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds total_timeout{30'000};
+  std::size_t max_body_bytes = 16u << 20;  // a 100-tweet answer is ~50 KB; refuse absurd bodies
+  std::string user_agent = "tweetkeeper-worker";
+};
+
+// curl_global_init is not thread-safe: create one of these in main before any thread starts.
+class CurlGlobal {
+ public:
+  CurlGlobal();
+  ~CurlGlobal();
+  CurlGlobal(const CurlGlobal&) = delete;
+  CurlGlobal& operator=(const CurlGlobal&) = delete;
+};
+
+// One per thread; reuses its connection (keep-alive) across requests.
+class HttpClient {
+ public:
+  explicit HttpClient(HttpOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Never throws for network trouble: a failed request has status 0 and `error` set.
+  // The token goes only into the Authorization header, never into `error`.
+  // `abort`, when set to true by another thread, cuts the transfer short (fast shutdown).
+  HttpResponse Get(const std::string& url, const std::string& bearer_token, const std::atomic<bool>* abort = nullptr);
+
+ private:
+  HttpOptions options_;
+  CURL* curl_;
+};
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,150 @@
+// tweetkeeper-worker: command line, logging, signals; the loop itself is runner/runner.cpp.
+
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "cli/options.hpp"
+#include "http/http_client.hpp"
+#include "provider/x_v2.hpp"
+#include "queue/dsn.hpp"
+#include "runner/runner.hpp"
+
+namespace tk = tweetkeeper::worker;
+
+namespace {
+
+std::string DefaultName() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "localhost");
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+int Fail(int code, const std::string& line) {
+  std::cerr << "tweetkeeper-worker: " << line << std::endl;
+  return code;
+}
+
+// Signals are taken by one thread with sigwait, so that they can do more than set a flag:
+// the first asks for a graceful stop, the second aborts requests, the third exits at once.
+// SIGUSR2 is our own "we are done" wake-up for this thread.
+class SignalThread {
+ public:
+  explicit SignalThread(tk::StopSignal& stop) : stop_(stop) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~SignalThread() {
+    done_ = true;
+    pthread_kill(thread_.native_handle(), SIGUSR2);
+    thread_.join();
+  }
+
+  static sigset_t Set() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR2);
+    return set;
+  }
+
+ private:
+  void Loop() {
+    const sigset_t set = Set();
+    int count = 0;
+    std::optional<std::chrono::steady_clock::time_point> last;
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (done_) return;
+      if (sig == SIGUSR2) continue;
+      // `timeout`, and some supervisors, signal the process and its group at once: one event.
+      const auto now = std::chrono::steady_clock::now();
+      if (last && now - *last < std::chrono::milliseconds(300)) continue;
+      last = now;
+      const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+      switch (++count) {
+        case 1:
+          spdlog::info("{} received: claiming nothing new, finishing batches in flight (send again to abort them)",
+                       name);
+          stop_.RequestStop();
+          break;
+        case 2:
+          spdlog::warn("{} received again: aborting requests in flight and handing their batches back", name);
+          stop_.RequestAbort();
+          break;
+        default:
+          spdlog::error("{} received a third time: exiting now; unfinished leases will expire", name);
+          spdlog::shutdown();
+          std::_Exit(1);
+      }
+    }
+  }
+
+  tk::StopSignal& stop_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tk::ParsedCommandLine parsed = tk::ParseCommandLine(argc, argv);
+  if (!parsed.options) {
+    std::cout << parsed.out;
+    if (!parsed.err.empty()) std::cerr << parsed.err << std::endl;
+    return parsed.exit_code;
+  }
+  tk::Options& o = *parsed.options;
+
+  const char* token = std::getenv(tk::kTokenEnvVar);
+  if (auto error = tk::TokenError(token)) return Fail(tk::kExitUsage, *error);
+  if (auto error = tk::DsnError(o.dsn))
+    return Fail(tk::kExitUsage, "--dsn is not a valid libpq connection string or URI: " + *error);
+  if (o.name.empty()) o.name = DefaultName();
+
+  auto logger = spdlog::stderr_color_mt("tweetkeeper-worker");
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+  logger->set_level(spdlog::level::from_str(o.log_level));
+  spdlog::set_default_logger(logger);
+
+  // Before any thread exists (libpq, curl resolver, slots), so they all inherit the mask and
+  // the signals reach only the SignalThread.
+  sigset_t set = SignalThread::Set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a peer closing a socket must not kill the worker
+
+  try {
+    tk::CurlGlobal curl;
+    tk::RunnerOptions ro;
+    ro.name = o.name;
+    ro.dsn = o.dsn;
+    ro.bearer_token = token;
+    ro.api_url = o.api.base;
+    ro.concurrency = o.concurrency;
+    ro.batch_size = o.batch_size;
+    ro.poll_interval = tk::Millis(o.poll_interval_ms);
+    ro.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
+    ro.http.total_timeout = std::chrono::seconds(o.http_timeout_s);
+    ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
+    tk::Runner runner(ro, std::make_unique<tk::XV2Provider>(o.api.base));
+    try {
+      runner.Connect();
+    } catch (const std::exception& e) {
+      return Fail(tk::kExitRuntime, e.what());
+    }
+    SignalThread signals(runner.stop_signal());
+    return runner.Run();
+  } catch (const std::exception& e) {
+    return Fail(tk::kExitRuntime, e.what());
+  }
+}

@@ -1,0 +1,65 @@
+#pragma once
+// The provider-neutral outcome of one API request for one batch of tweet ids.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tweetkeeper::worker {
+
+// A metric the API did not send stays empty (stored as SQL NULL), never 0.
+struct Metrics {
+  std::optional<std::int64_t> retweet_count;
+  std::optional<std::int64_t> reply_count;
+  std::optional<std::int64_t> like_count;
+  std::optional<std::int64_t> quote_count;
+  std::optional<std::int64_t> bookmark_count;
+  std::optional<std::int64_t> impression_count;
+};
+
+struct Observation {
+  std::int64_t id = 0;
+  Metrics metrics;
+};
+
+// A requested id the API answered with an error (deleted, protected, ...).
+struct Problem {
+  std::int64_t id = 0;
+  std::string type;  // e.g. "resource-not-found" (the part after /2/problems/)
+  std::string detail;
+};
+
+// Why a whole request failed; decides how long the worker waits before the next one.
+enum class FailureKind {
+  kNone,
+  kTransport,    // no HTTP answer: DNS, connect, timeout, aborted
+  kRateLimited,  // 429 for the 15-minute window: wait for x-rate-limit-reset
+  kUsageCapped,  // 429 for the monthly cap: waiting for the window does not help
+  kAuth,         // 401/403: the token is wrong or lacks access
+  kBadRequest,   // other 4xx
+  kServer,       // 5xx
+  kUnparsable,   // a 200 whose body we cannot use
+};
+
+const char* FailureKindName(FailureKind kind);
+
+// x-rate-limit-* headers, when present and numeric.
+struct RateLimit {
+  std::optional<std::int64_t> limit;
+  std::optional<std::int64_t> remaining;
+  std::optional<std::int64_t> reset_epoch_s;
+};
+
+struct BatchResult {
+  FailureKind failure = FailureKind::kNone;
+  std::string reason;  // readable, for logs and release_batch; empty on success
+  std::vector<Observation> observations;
+  std::vector<Problem> problems;
+  std::size_t ignored = 0;  // entries about ids we did not ask for, or malformed entries
+  RateLimit rate_limit;
+
+  bool ok() const { return failure == FailureKind::kNone; }
+};
+
+}  // namespace tweetkeeper::worker

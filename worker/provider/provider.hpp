@@ -1,0 +1,24 @@
+#pragma once
+// The API seam: how one batch of ids becomes a request URL, and how the answer becomes a
+// BatchResult. Implementations are pure (no I/O) so they can be tested on recorded bodies.
+// X API v2 lives in x_v2.hpp; another endpoint (v1.1 statuses/lookup) is one more file.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "http/http_response.hpp"
+#include "provider/batch_result.hpp"
+
+namespace tweetkeeper::worker {
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual std::string Name() const = 0;
+  virtual std::string RequestUrl(const std::vector<std::int64_t>& ids) const = 0;
+  // `ids` are the ids requested; anything else in the answer is ignored.
+  virtual BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const = 0;
+};
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,45 @@
+#pragma once
+// X API v2 `GET /2/tweets?ids=...` (see shared/x-api/FACTS.md): request URL and answer parsing.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provider/provider.hpp"
+
+namespace tweetkeeper::worker {
+
+class XV2Provider final : public Provider {
+ public:
+  // `api_url` is the validated base, e.g. "https://api.x.com" or "http://127.0.0.1:8080/mock".
+  explicit XV2Provider(std::string api_url);
+
+  std::string Name() const override { return "x-v2"; }
+  std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
+
+ private:
+  static BatchResult ParseOk(std::string_view body, const std::vector<std::int64_t>& ids);
+
+  std::string base_;
+};
+
+// Helpers, exposed for the unit tests.
+
+// "https://api.twitter.com/2/problems/resource-not-found" -> "resource-not-found" (any host);
+// a type without "/2/problems/" (e.g. "about:blank") is kept whole; empty -> "unknown".
+std::string ProblemType(std::string_view type_url);
+
+// A decimal tweet id as the API sends it: 1..19 digits that fit in int64.
+std::optional<std::int64_t> ParseTweetId(std::string_view text);
+
+// x-rate-limit-limit / -remaining / -reset; absent or non-numeric values stay empty.
+RateLimit ParseRateLimit(const Headers& headers);
+
+// Percent-encodes a query value; keeps RFC 3986 unreserved characters and ',' (a sub-delim the
+// API's own examples leave literal in `ids=1,2,3`).
+std::string EncodeQueryValue(std::string_view value);
+
+}  // namespace tweetkeeper::worker

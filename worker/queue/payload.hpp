@@ -1,0 +1,24 @@
+#pragma once
+// The values exchanged with the SQL API: the JSON arrays complete_batch() takes, and the
+// bigint[] text claim_batch() returns. Pure functions, unit-tested.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provider/batch_result.hpp"
+
+namespace tweetkeeper::worker {
+
+// [{"id":123,"retweet_count":1,...,"impression_count":6}, ...]; a metric not sent is null.
+std::string ObservationsJson(const std::vector<Observation>& observations);
+
+// [{"id":124,"type":"resource-not-found","detail":"..."}, ...]
+std::string ProblemsJson(const std::vector<Problem>& problems);
+
+// "{1,2,3}" -> {1,2,3}; "{}" -> {}; anything else (NULL elements, nesting, junk) -> nullopt.
+std::optional<std::vector<std::int64_t>> ParseBigintArray(std::string_view text);
+
+}  // namespace tweetkeeper::worker

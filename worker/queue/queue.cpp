@@ -1,0 +1,105 @@
+#include "queue/queue.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <pqxx/pqxx>
+
+#include "queue/dsn.hpp"
+#include "queue/payload.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+constexpr const char* kClaim = "tk_claim";
+constexpr const char* kComplete = "tk_complete";
+constexpr const char* kRelease = "tk_release";
+
+// Cuts at a character boundary: PostgreSQL refuses text with a torn UTF-8 sequence.
+std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
+
+}  // namespace
+
+Queue::Queue(std::string dsn, std::string worker_name, std::string label)
+    : dsn_(std::move(dsn)), worker_name_(std::move(worker_name)), label_(std::move(label)) {}
+
+Queue::~Queue() = default;
+
+void Queue::Connect() {
+  connection_.reset();
+  auto connection = std::make_unique<pqxx::connection>(dsn_);
+  {
+    // Lets operators tell our sessions apart in pg_stat_activity.
+    pqxx::nontransaction tx(*connection);
+    tx.exec_params("SELECT set_config('application_name', $1, false)",
+                   Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
+  }
+  connection->prepare(kClaim, "SELECT lease_id, tweet_ids FROM tweetkeeper.claim_batch($1::text, $2::int)");
+  connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb)");
+  connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text)");
+  // Prepare now, not on first use: a missing extension fails at startup, not in the loop.
+  connection->prepare_now(kClaim);
+  connection->prepare_now(kComplete);
+  connection->prepare_now(kRelease);
+  connection_ = std::move(connection);
+}
+
+template <typename Body>
+auto Queue::InTransaction(const RetryPolicy& retry, Body&& body) {
+  for (int attempt = 0;;) {
+    try {
+      if (!connection_) Connect();
+      pqxx::work tx(*connection_);
+      auto value = body(tx);
+      tx.commit();
+      if (attempt > 0) spdlog::info("{}: database connection restored", label_);
+      return value;
+    } catch (const pqxx::broken_connection& e) {
+      // Broken before commit: nothing happened, so trying again is safe.
+      connection_.reset();
+      ++attempt;
+      if (!retry(attempt, RedactDsnSecrets(e.what(), dsn_))) throw;
+    } catch (const pqxx::in_doubt_error&) {
+      connection_.reset();  // the connection died during commit; the caller must not repeat
+      throw;
+    }
+  }
+}
+
+std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
+  return InTransaction(retry, [&](pqxx::work& tx) -> std::optional<Lease> {
+    pqxx::result r = tx.exec_prepared(kClaim, worker_name_, max_ids);
+    if (r.empty()) return std::nullopt;
+    Lease lease;
+    lease.id = r[0][0].as<std::int64_t>();
+    auto ids = r[0][1].is_null() ? std::nullopt : ParseBigintArray(r[0][1].c_str());
+    if (ids) {
+      lease.tweet_ids = std::move(*ids);
+    } else {
+      spdlog::error("{}: lease {}: claim_batch returned unreadable tweet_ids '{:.80}'", label_, lease.id,
+                    r[0][1].c_str());
+    }
+    return lease;
+  });
+}
+
+int Queue::Complete(std::int64_t lease_id, const std::string& observations_json, const std::string& problems_json,
+                    const RetryPolicy& retry) {
+  return InTransaction(retry, [&](pqxx::work& tx) {
+    pqxx::result r = tx.exec_prepared(kComplete, lease_id, observations_json, problems_json);
+    return r.empty() ? 0 : r[0][0].as<int>(0);
+  });
+}
+
+void Queue::Release(std::int64_t lease_id, const std::string& reason, const RetryPolicy& retry) {
+  InTransaction(retry, [&](pqxx::work& tx) {
+    tx.exec_prepared(kRelease, lease_id, Utf8Prefix(reason, 500));
+    return 0;
+  });
+}
+
+}  // namespace tweetkeeper::worker

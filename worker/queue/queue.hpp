@@ -1,0 +1,60 @@
+#pragma once
+// The batch queue as the worker sees it: tweetkeeper.claim_batch / complete_batch /
+// release_batch over one libpqxx connection (one Queue per slot, so per thread).
+//
+// Each call is its own short transaction. The lease lives in the database (claim pushes the
+// tweets' due time forward; complete checks the lease), so no transaction stays open during
+// the API call and a worker that dies simply lets its leases expire.
+//
+// Errors: pqxx::broken_connection is retried here (reconnect) as long as `RetryPolicy` says so;
+// nothing was committed when it is thrown. pqxx::sql_error and pqxx::in_doubt_error go to the
+// caller, which must never blindly repeat an in-doubt call.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <pqxx/connection>
+#include <string>
+#include <vector>
+
+namespace tweetkeeper::worker {
+
+struct Lease {
+  std::int64_t id = 0;
+  std::vector<std::int64_t> tweet_ids;  // empty if the database sent something unreadable
+};
+
+// Called after the connection broke, with the attempt number (1, 2, ...) and the redacted
+// error. It waits as long as it likes (and logs); false gives up: the exception is rethrown.
+using RetryPolicy = std::function<bool(int attempt, const std::string& error)>;
+
+class Queue {
+ public:
+  // `label` prefixes this queue's own log lines (e.g. "slot 1").
+  Queue(std::string dsn, std::string worker_name, std::string label);
+  ~Queue();
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+
+  // Connects and prepares the statements. Throws pqxx::broken_connection when the database
+  // is unreachable, pqxx::sql_error when the tweetkeeper SQL API is missing.
+  void Connect();
+
+  std::optional<Lease> Claim(int max_ids, const RetryPolicy& retry);
+  // Returns how many tweets of the lease were stored (fewer than sent: the lease had expired).
+  int Complete(std::int64_t lease_id, const std::string& observations_json, const std::string& problems_json,
+               const RetryPolicy& retry);
+  void Release(std::int64_t lease_id, const std::string& reason, const RetryPolicy& retry);
+
+ private:
+  template <typename Body>
+  auto InTransaction(const RetryPolicy& retry, Body&& body);
+
+  std::string dsn_;
+  std::string worker_name_;
+  std::string label_;
+  std::unique_ptr<pqxx::connection> connection_;  // pqxx 6: connection_base has no virtual dtor
+};
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,35 @@
+#pragma once
+// How long to wait after failures. Pure functions; the randomness is passed in for the tests.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+
+namespace tweetkeeper::worker {
+
+using Millis = std::chrono::milliseconds;
+
+// Exponential backoff with jitter: for attempt n (1, 2, ...) the ceiling is min(cap, base*2^(n-1));
+// the delay is drawn from [ceiling/2, ceiling] with `unit` in [0, 1]. Half fixed, half random:
+// slots and workers that failed together spread out, yet never retry sooner than half the ceiling.
+Millis BackoffDelay(int attempt, Millis base, Millis cap, double unit);
+
+// BackoffDelay with a real random draw.
+class Backoff {
+ public:
+  Backoff(Millis base, Millis cap);
+  Millis Next(int attempt);
+
+ private:
+  Millis base_;
+  Millis cap_;
+  std::mt19937_64 rng_;
+};
+
+// How long to pause after a 429 (or when x-rate-limit-remaining hits 0): until the window's
+// reset (epoch seconds) plus one second of slack for clock skew, at least 1 s, at most `cap`.
+// Without a usable reset header, `fallback`.
+Millis RateLimitPause(std::optional<std::int64_t> reset_epoch_s, std::int64_t now_epoch_s, Millis cap, Millis fallback);
+
+}  // namespace tweetkeeper::worker

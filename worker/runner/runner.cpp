@@ -1,0 +1,352 @@
+#include "runner/runner.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "queue/dsn.hpp"
+#include "queue/payload.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using std::chrono::steady_clock;
+
+constexpr Millis kFailureBase{1000}, kFailureCap{60'000};     // API or SQL failure, per slot
+constexpr Millis kReconnectBase{500}, kReconnectCap{30'000};  // database unreachable
+constexpr int kFinishAttempts = 5;             // reconnects to complete/release before leaving it to expiry
+constexpr Millis kWindowCap{15 * 60'000};      // a rate-limit window is 15 minutes
+constexpr Millis kUsageCapPause{15 * 60'000};  // monthly cap: retry rarely, loudly
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+double Secs(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
+
+std::string Opt(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "?"; }
+
+// The server's message without the "LINE 1: <query>" context libpq appends.
+std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn) {
+  std::string what = e.what();
+  what = what.substr(0, what.find('\n'));
+  if (what.rfind("ERROR:", 0) == 0) what.erase(0, 6);
+  return RedactDsnSecrets(what, dsn);
+}
+
+}  // namespace
+
+struct Runner::Slot {
+  Slot(int index, const RunnerOptions& o)
+      : label("slot " + std::to_string(index)), queue(o.dsn, o.name, label), http(o.http) {}
+
+  std::string label;
+  Queue queue;
+  HttpClient http;
+  Backoff failure_backoff{kFailureBase, kFailureCap};
+  Backoff reconnect_backoff{kReconnectBase, kReconnectCap};
+  int failures = 0;  // consecutive failed batches or claims
+};
+
+Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
+    : options_(std::move(options)), provider_(std::move(provider)) {}
+
+Runner::~Runner() = default;
+
+void Runner::Connect() {
+  for (int i = 0; i < options_.concurrency; ++i) {
+    auto slot = std::make_unique<Slot>(i + 1, options_);
+    try {
+      slot->queue.Connect();
+    } catch (const pqxx::sql_error& e) {
+      throw std::runtime_error(
+          "the database has no usable tweetkeeper SQL API (is the extension installed? "
+          "CREATE EXTENSION tweetkeeper): SQLSTATE " +
+          e.sqlstate() + ": " + SqlMessage(e, options_.dsn));
+    } catch (const std::exception& e) {
+      throw std::runtime_error("cannot connect to the database: " + RedactDsnSecrets(e.what(), options_.dsn));
+    }
+    slots_.push_back(std::move(slot));
+  }
+}
+
+int Runner::Run() {
+  spdlog::info("tweetkeeper-worker {} started: {} slots, batch size {}, api {} ({}), poll {} ms, exit when idle: {}",
+               options_.name, options_.concurrency, options_.batch_size, options_.api_url, provider_->Name(),
+               options_.poll_interval.count(),
+               options_.exit_when_idle.count() ? std::to_string(options_.exit_when_idle.count()) + " s" : "never");
+  const auto started = steady_clock::now();
+  last_activity_ms_ = NowMs();
+
+  std::vector<std::thread> threads;
+  for (auto& slot : slots_) threads.emplace_back([this, &slot] { SlotLoop(*slot); });
+
+  // The main thread reports; it wakes early only to notice the end.
+  Totals before = Snapshot();
+  while (!stop_.stopping()) {
+    if (!stop_.SleepUnlessStopped(options_.summary_interval)) break;
+    Totals now = Snapshot();
+    if (now.batches != before.batches || now.errors != before.errors) {
+      spdlog::info("last {} s: {}", options_.summary_interval.count(), Describe(now, before));
+    }
+    before = now;
+  }
+  if (!idle_stop_logged_) {
+    spdlog::info("stopping: finishing {} batch(es) in flight", in_flight_.load());
+  }
+  for (auto& t : threads) t.join();
+  slots_.clear();  // closes the connections
+
+  const double uptime = std::chrono::duration<double>(steady_clock::now() - started).count();
+  spdlog::info("stopped after {:.1f} s: {}", uptime, Describe(Snapshot(), Totals{}));
+  return exit_code_;
+}
+
+Runner::Totals Runner::Snapshot() const {
+  return {counters_.batches,  counters_.tweets, counters_.found,
+          counters_.problems, counters_.errors, counters_.expired};
+}
+
+std::string Runner::Describe(const Totals& now, const Totals& before) {
+  const auto tweets = now.tweets - before.tweets, found = now.found - before.found,
+             problems = now.problems - before.problems;
+  return fmt::format("{} batches, {} tweets ({} found, {} problems), {} errors, {} expired leases",
+                     now.batches - before.batches, tweets, found, problems, now.errors - before.errors,
+                     now.expired - before.expired);
+}
+
+void Runner::SlotLoop(Slot& slot) {
+  try {
+    while (!stop_.stopping()) {
+      if (!WaitForApi()) break;
+
+      // Counted in flight before the claim, so an idle neighbour cannot stop the worker
+      // between our claim and our first look at its result.
+      ++in_flight_;
+      std::optional<Lease> lease;
+      const DbOutcome claimed =
+          GuardDb(slot, "claim", 0, [&] { lease = slot.queue.Claim(options_.batch_size, ClaimRetry(slot)); });
+      Millis wait{0};
+      if (claimed != DbOutcome::kOk) {
+        --in_flight_;
+        if (stop_.stopping()) break;
+        wait = slot.failure_backoff.Next(++slot.failures);
+      } else if (!lease) {
+        --in_flight_;
+        CheckIdle();
+        wait = options_.poll_interval;
+      } else {
+        NoteActivity();
+        wait = Process(slot, *lease);
+        NoteActivity();
+        --in_flight_;
+      }
+      if (wait.count() > 0) stop_.SleepUnlessStopped(wait);
+    }
+  } catch (const std::exception& e) {
+    spdlog::critical("{}: unexpected error, stopping the worker: {}", slot.label, e.what());
+    exit_code_ = 1;
+    stop_.RequestStop();
+  }
+}
+
+Millis Runner::Process(Slot& slot, const Lease& lease) {
+  const auto started = steady_clock::now();
+  if (lease.tweet_ids.empty()) {
+    Release(slot, lease.id, "claim returned no readable tweet ids");
+    ++counters_.errors;
+    return slot.failure_backoff.Next(++slot.failures);
+  }
+  if (stop_.stopping()) {  // claimed just as the signal came: hand it back unsent
+    Release(slot, lease.id, "worker shutting down");
+    return Millis{0};
+  }
+  std::vector<std::int64_t> ids = lease.tweet_ids;
+  if (static_cast<int>(ids.size()) > options_.batch_size) {
+    // More than asked for: send what fits; complete_batch hands back the ids we did not answer.
+    spdlog::warn("{}: lease {}: claim_batch returned {} ids for a batch size of {}", slot.label, lease.id, ids.size(),
+                 options_.batch_size);
+    ids.resize(static_cast<std::size_t>(options_.batch_size));
+  }
+
+  const std::string url = provider_->RequestUrl(ids);
+  spdlog::trace("{}: lease {}: GET {}", slot.label, lease.id, url);
+  const HttpResponse response = slot.http.Get(url, options_.bearer_token, stop_.abort_flag());
+  ++counters_.batches;  // counted when answered, so an interval's numbers add up
+  counters_.tweets += ids.size();
+  const BatchResult result = provider_->ParseAnswer(response, ids);
+  const std::optional<Millis> paused = ApplyRateLimit(slot, result);
+
+  if (!result.ok()) {
+    Release(slot, lease.id, result.reason);
+    if (stop_.aborting() && response.status == 0) {
+      spdlog::info("{}: lease {}: request aborted by shutdown; batch released", slot.label, lease.id);
+      return Millis{0};
+    }
+    ++counters_.errors;
+    const Millis wait = paused ? Millis{0} : slot.failure_backoff.Next(++slot.failures);
+    const auto level = result.failure == FailureKind::kAuth ? spdlog::level::err : spdlog::level::warn;
+    const std::string next =
+        stop_.stopping() ? "" : fmt::format(", next try in {:.1f} s", Secs(paused ? *paused : wait));
+    spdlog::log(level, "{}: lease {}: API request for {} ids failed ({}): {}; batch released{}", slot.label, lease.id,
+                ids.size(), FailureKindName(result.failure), result.reason, next);
+    return wait;
+  }
+
+  counters_.found += result.observations.size();
+  counters_.problems += result.problems.size();
+  int stored = 0;
+  const DbOutcome completed = GuardDb(slot, "complete", lease.id, [&] {
+    stored = slot.queue.Complete(lease.id, ObservationsJson(result.observations), ProblemsJson(result.problems),
+                                 FinishRetry(slot));
+  });
+  if (completed == DbOutcome::kSqlError || completed == DbOutcome::kOther) {
+    Release(slot, lease.id, "complete_batch failed");
+  }
+  if (completed != DbOutcome::kOk) {
+    ++counters_.errors;
+    return slot.failure_backoff.Next(++slot.failures);
+  }
+
+  const std::size_t answered = result.observations.size() + result.problems.size();
+  if (static_cast<std::size_t>(stored) < answered) {
+    // Not an error: we were too slow, the lease expired and another claim owns these tweets now.
+    ++counters_.expired;
+    spdlog::warn("{}: lease {} had expired: {} of {} answers stored, the rest belong to a newer lease", slot.label,
+                 lease.id, stored, answered);
+  }
+  const double ms = std::chrono::duration<double, std::milli>(steady_clock::now() - started).count();
+  spdlog::debug("{}: lease {}: {} ids, {} found, {} problems, {} ignored, {} stored, {:.0f} ms (api {:.0f} ms)",
+                slot.label, lease.id, ids.size(), result.observations.size(), result.problems.size(), result.ignored,
+                stored, ms, response.elapsed_ms);
+  slot.failures = 0;
+  return Millis{0};
+}
+
+void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reason) {
+  const DbOutcome released =
+      GuardDb(slot, "release", lease_id, [&] { slot.queue.Release(lease_id, reason, FinishRetry(slot)); });
+  if (released != DbOutcome::kOk) ++counters_.errors;
+}
+
+// One place that turns database exceptions into log lines. Nothing here retries: reconnects
+// happen inside Queue, and an in-doubt call is never repeated (the lease expiry covers it).
+template <typename Call>
+Runner::DbOutcome Runner::GuardDb(Slot& slot, const char* what, std::int64_t lease_id, Call&& call) {
+  const std::string where =
+      lease_id ? fmt::format("{}: lease {}: {}", slot.label, lease_id, what) : fmt::format("{}: {}", slot.label, what);
+  try {
+    call();
+    return DbOutcome::kOk;
+  } catch (const pqxx::in_doubt_error& e) {
+    spdlog::warn("{} outcome unknown (connection lost during commit), not repeated; the lease expiry settles it: {}",
+                 where, RedactDsnSecrets(e.what(), options_.dsn));
+    return DbOutcome::kInDoubt;
+  } catch (const pqxx::sql_error& e) {
+    spdlog::error("{} failed: SQLSTATE {}: {}", where, e.sqlstate(), SqlMessage(e, options_.dsn));
+    return DbOutcome::kSqlError;
+  } catch (const pqxx::broken_connection& e) {
+    if (lease_id) {
+      spdlog::warn("{} given up, database unavailable; the lease will expire and its tweets come due again: {}", where,
+                   RedactDsnSecrets(e.what(), options_.dsn));
+    }
+    return DbOutcome::kUnavailable;
+  } catch (const std::exception& e) {
+    spdlog::error("{} failed: {}", where, RedactDsnSecrets(e.what(), options_.dsn));
+    return DbOutcome::kOther;
+  }
+}
+
+// Claims wait for the database as long as it takes, until shutdown.
+RetryPolicy Runner::ClaimRetry(Slot& slot) {
+  return [this, &slot](int attempt, const std::string& error) {
+    if (stop_.stopping()) return false;
+    const Millis delay = slot.reconnect_backoff.Next(attempt);
+    spdlog::warn("{}: database unavailable ({}); reconnect attempt {} in {:.1f} s", slot.label, error, attempt,
+                 Secs(delay));
+    return stop_.SleepUnlessStopped(delay);
+  };
+}
+
+// Complete/release of a claimed batch: a few tries, also during a graceful shutdown, none after
+// a second signal. Giving up is safe: the lease expires.
+RetryPolicy Runner::FinishRetry(Slot& slot) {
+  return [this, &slot](int attempt, const std::string& error) {
+    if (stop_.aborting() || attempt > kFinishAttempts) return false;
+    const Millis delay = std::min(slot.reconnect_backoff.Next(attempt), Millis{10'000});
+    spdlog::warn("{}: database unavailable ({}); reconnect attempt {}/{} in {:.1f} s", slot.label, error, attempt,
+                 kFinishAttempts, Secs(delay));
+    return stop_.SleepUnlessAborted(delay);
+  };
+}
+
+// Rate limits apply to the token, so one slot's 429 pauses every slot of this process.
+std::optional<Millis> Runner::ApplyRateLimit(Slot& slot, const BatchResult& result) {
+  const RateLimit& rl = result.rate_limit;
+  const std::int64_t now_s =
+      std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (result.failure == FailureKind::kRateLimited) {
+    const Millis pause =
+        RateLimitPause(rl.reset_epoch_s, now_s, kWindowCap, slot.failure_backoff.Next(++slot.failures));
+    if (PauseApi(pause)) {
+      spdlog::warn("{}: rate limited (HTTP 429, {}/{} left); pausing all requests for {:.0f} s until the window resets",
+                   slot.label, Opt(rl.remaining), Opt(rl.limit), Secs(pause));
+    }
+    return pause;
+  }
+  if (result.failure == FailureKind::kUsageCapped) {
+    if (PauseApi(kUsageCapPause)) {
+      spdlog::error(
+          "{}: the token's usage cap is exhausted ({}); waiting for the rate-limit window does not "
+          "help. Pausing all requests for {:.0f} s; they fail until the cap resets or the plan changes",
+          slot.label, result.reason, Secs(kUsageCapPause));
+    }
+    return kUsageCapPause;
+  }
+  if (result.ok() && rl.remaining && *rl.remaining == 0 && rl.reset_epoch_s) {
+    // The next request would be a certain 429: wait for the window instead.
+    const Millis pause = RateLimitPause(rl.reset_epoch_s, now_s, kWindowCap, Millis{0});
+    if (PauseApi(pause)) {
+      spdlog::info("{}: rate-limit window used up ({} requests); pausing requests for {:.0f} s until it resets",
+                   slot.label, Opt(rl.limit), Secs(pause));
+    }
+    return pause;
+  }
+  return std::nullopt;
+}
+
+bool Runner::PauseApi(Millis duration) {
+  const std::int64_t until = NowMs() + duration.count();
+  std::int64_t current = api_paused_until_ms_.load();
+  while (until > current + 1000) {
+    if (api_paused_until_ms_.compare_exchange_weak(current, until)) return true;
+  }
+  return false;
+}
+
+bool Runner::WaitForApi() {
+  for (;;) {
+    const std::int64_t left = api_paused_until_ms_.load() - NowMs();
+    if (left <= 0) return !stop_.stopping();
+    if (!stop_.SleepUnlessStopped(Millis{left})) return false;
+  }
+}
+
+void Runner::NoteActivity() { last_activity_ms_ = NowMs(); }
+
+// --exit-when-idle: only an answer "nothing to claim" counts as idle, so a database outage or
+// an API pause never ends the worker by accident.
+void Runner::CheckIdle() {
+  const auto idle = options_.exit_when_idle;
+  if (idle.count() == 0 || in_flight_.load() != 0) return;
+  if (NowMs() - last_activity_ms_.load() < std::chrono::duration_cast<milliseconds>(idle).count()) return;
+  if (!idle_stop_logged_.exchange(true)) {
+    spdlog::info("nothing claimed for {} s (--exit-when-idle); stopping", idle.count());
+  }
+  stop_.RequestStop();
+}
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,86 @@
+#pragma once
+// The worker loop. Each slot is one thread with its own database connection and HTTP client:
+//   claim a batch -> one API request -> parse -> complete (or release on failure) -> repeat,
+// sleeping `poll_interval` when nothing is due and backing off after failures.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http/http_client.hpp"
+#include "provider/provider.hpp"
+#include "queue/queue.hpp"
+#include "runner/backoff.hpp"
+#include "runner/stop_signal.hpp"
+
+namespace tweetkeeper::worker {
+
+struct RunnerOptions {
+  std::string name;  // passed to claim_batch and shown in logs
+  std::string dsn;
+  std::string bearer_token;  // only ever put into the Authorization header
+  std::string api_url;       // for the start line
+  int concurrency = 2;
+  int batch_size = 100;
+  Millis poll_interval{500};
+  std::chrono::seconds exit_when_idle{0};  // 0: never
+  std::chrono::seconds summary_interval{10};
+  HttpOptions http;
+};
+
+class Runner {
+ public:
+  Runner(RunnerOptions options, std::unique_ptr<Provider> provider);
+  ~Runner();
+
+  // Opens one connection per slot. Throws std::runtime_error with a one-line message that
+  // never contains the password.
+  void Connect();
+
+  // Runs until stopped (signal or --exit-when-idle); returns the process exit code.
+  int Run();
+
+  StopSignal& stop_signal() { return stop_; }
+
+ private:
+  struct Slot;
+  struct Counters {
+    std::atomic<std::uint64_t> batches{0}, tweets{0}, found{0}, problems{0}, errors{0}, expired{0};
+  };
+  struct Totals {
+    std::uint64_t batches = 0, tweets = 0, found = 0, problems = 0, errors = 0, expired = 0;
+  };
+  enum class DbOutcome { kOk, kSqlError, kInDoubt, kUnavailable, kOther };
+
+  void SlotLoop(Slot& slot);
+  Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
+  void Release(Slot& slot, std::int64_t lease_id, const std::string& reason);
+  template <typename Call>
+  DbOutcome GuardDb(Slot& slot, const char* what, std::int64_t lease_id, Call&& call);
+  RetryPolicy ClaimRetry(Slot& slot);
+  RetryPolicy FinishRetry(Slot& slot);
+  std::optional<Millis> ApplyRateLimit(Slot& slot, const BatchResult& result);
+  bool PauseApi(Millis duration);  // true if this extended the pause
+  bool WaitForApi();               // false on stop
+  void NoteActivity();
+  void CheckIdle();
+  Totals Snapshot() const;
+  static std::string Describe(const Totals& now, const Totals& before);
+
+  RunnerOptions options_;
+  std::unique_ptr<Provider> provider_;
+  StopSignal stop_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  Counters counters_;
+  std::atomic<int> in_flight_{0};
+  std::atomic<std::int64_t> last_activity_ms_{0};     // steady clock
+  std::atomic<std::int64_t> api_paused_until_ms_{0};  // steady clock; shared by all slots
+  std::atomic<bool> idle_stop_logged_{false};
+  std::atomic<int> exit_code_{0};
+};
+
+}  // namespace tweetkeeper::worker
