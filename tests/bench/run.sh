@@ -47,7 +47,7 @@ tk_psql -c "SELECT format('sizes after the floor run: tweets %s, tweets_due_idx 
 
 echo "== end to end: $WORKERS workers x $CONCURRENCY batches in flight, mock API on loopback, $TWEETS due tweets"
 fresh_state >/dev/null || exit 1
-tk_mock_start "$dir/mock.log" --threads 8 --rate-limit 100000000 || exit 1
+tk_mock_start "$dir/mock.log" --threads 32 --rate-limit 100000000 || exit 1
 export TWEETKEEPER_BEARER_TOKEN=bench
 pids=()
 for w in $(seq 1 "$WORKERS"); do
@@ -56,7 +56,10 @@ for w in $(seq 1 "$WORKERS"); do
   pids+=($!)
   TK_PIDS+=($!)
 done
-for p in "${pids[@]}"; do wait "$p" || { echo "worker exited with $?"; cat "$dir"/worker-*.log; exit 1; }; done
+for p in "${pids[@]}"; do
+  tk_wait_exit "$p" 1200
+  [ "$TK_RC" = 0 ] || { echo "worker exited with $TK_RC"; tail -n 20 "$dir"/worker-*.log; exit 1; }
+done
 read -r stored span < <(tk_psql -F ' ' -c "SELECT sum(stored), extract(epoch FROM max(finished_at) - min(claimed_at))
   FROM tweetkeeper.batches WHERE outcome = 'completed'")
 e2e=$(awk "BEGIN { printf \"%.0f\", $stored / $span }")

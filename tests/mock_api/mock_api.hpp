@@ -1,0 +1,73 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mock_api/mock_config.hpp"
+#include "mock_api/rate_limiter.hpp"
+#include "mock_api/request_stats.hpp"
+#include "mock_api/tweets_endpoint.hpp"
+
+namespace tweetkeeper::mock {
+
+// The whole server minus sockets: routing, auth, rate limits, stats and the request log.
+// main.cpp only translates httplib requests into HttpCall and applies HttpReply.
+
+struct HttpCall {
+  std::string method;
+  std::string path;
+  QueryParams params;
+  std::string authorization;  // the Authorization header, "" when absent
+};
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = kJson;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  FaultPlan faults;  // applied by the edge before the reply is sent
+};
+
+// Receives one line per provider request; must be thread safe.
+using LogSink = std::function<void(const std::string& line)>;
+
+// The token of "Bearer <token>" (scheme case-insensitive), or nothing when missing or malformed.
+std::optional<std::string> BearerToken(const std::string& authorization);
+
+// First 12 hex digits of SHA-256(token): tells tokens apart in logs without revealing them.
+std::string TokenFingerprint(const std::string& token);
+
+// "<epoch_ms> <status> <n_ids> <fingerprint or ->"
+std::string RequestLogLine(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint);
+
+class MockApi {
+ public:
+  explicit MockApi(MockConfig config, LogSink request_log = {});
+
+  HttpReply Handle(const HttpCall& call, int64_t now_ms);
+
+ private:
+  using Endpoint = EndpointReply (*)(const QueryParams&, const MockConfig&, int64_t now_ms);
+  struct ProviderRoute {
+    const char* method;
+    const char* path;
+    const char* ids_param;  // counted for stats and the log
+    Endpoint endpoint;
+  };
+
+  HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+
+  const MockConfig config_;
+  LogSink request_log_;
+  RateLimiter limiter_;
+  RequestStats stats_;
+  std::atomic<uint64_t> request_seq_{0};
+};
+
+}  // namespace tweetkeeper::mock

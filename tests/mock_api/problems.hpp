@@ -1,0 +1,34 @@
+#pragma once
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <vector>
+
+namespace tweetkeeper::mock {
+
+// Error bodies, shaped key for key as X sends them (FACTS.md); clients are tested against these.
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Live responses still use this host; the newest spec says api.x.com.
+constexpr const char* kProblemsBase = "https://api.twitter.com/2/problems/";
+
+// {"title":T,"type":"about:blank","status":S,"detail":T} for 401, 403 and 429.
+std::string GenericProblem(int status, const std::string& title);
+
+// One entry of an invalid-request problem: the offending parameter, its values and why.
+struct InvalidParam {
+  std::string parameter;
+  std::vector<std::string> values;
+  std::string message;
+};
+
+std::string InvalidRequestProblem(const std::vector<InvalidParam>& errors);
+
+// Per-id errors inside a 200 body.
+void WriteNotFound(JsonWriter& w, const std::string& id);
+void WriteNotAuthorized(JsonWriter& w, const std::string& id);
+
+}  // namespace tweetkeeper::mock

@@ -1,0 +1,64 @@
+#include "mock_api/tweet_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+namespace tweetkeeper::mock {
+
+namespace {
+
+// splitmix64: neighbouring ids must get unrelated metrics, or clients mixing up ids go unnoticed.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+int64_t Saturating(double ceiling, double age, double tau) {
+  return static_cast<int64_t>(std::floor(ceiling * (1.0 - std::exp(-age / tau))));
+}
+
+}  // namespace
+
+int64_t SnowflakeMillis(uint64_t id) { return static_cast<int64_t>(id >> 22) + kTwitterEpochMs; }
+
+std::string FormatCreatedAt(int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms) {
+  if (SnowflakeMillis(id) > now_ms) return TweetState::kNotFound;  // not posted yet
+  if (config.deleted_every != 0 && id % config.deleted_every == 7) return TweetState::kNotFound;
+  if (config.protected_every != 0 && id % config.protected_every == 11) return TweetState::kProtected;
+  return TweetState::kVisible;
+}
+
+int64_t AgeSeconds(uint64_t id, int64_t now_ms) {
+  return std::max<int64_t>(0, now_ms / 1000 - SnowflakeMillis(id) / 1000);
+}
+
+PublicMetrics MetricsAt(uint64_t id, int64_t age_seconds) {
+  const uint64_t h = Mix(id);
+  const double age = static_cast<double>(std::max<int64_t>(age_seconds, 0));
+  // Like ceilings span 10..~50k; tau of 1..24 h means counts settle within a few days.
+  const double likes = static_cast<double>(10 + h % 1000) * static_cast<double>(1 + (h >> 10) % 50);
+  const double tau = 3600.0 * static_cast<double>(1 + (h >> 20) % 24);
+  PublicMetrics m;
+  m.like_count = Saturating(likes, age, tau);
+  m.retweet_count = Saturating(likes * (0.05 + static_cast<double>((h >> 30) % 20) / 100.0), age, tau);
+  m.reply_count = Saturating(likes * 0.08, age, tau * 0.5);  // replies come early
+  m.quote_count = Saturating(likes * 0.02, age, tau);
+  m.bookmark_count = Saturating(likes * 0.1, age, tau * 2.0);  // bookmarks come late
+  // Stays below 2^31: the spec declares impression_count int32.
+  m.impression_count = Saturating(likes * static_cast<double>(20 + (h >> 40) % 80), age, tau * 0.75);
+  return m;
+}
+
+}  // namespace tweetkeeper::mock

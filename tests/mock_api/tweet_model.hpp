@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mock_api/mock_config.hpp"
+
+namespace tweetkeeper::mock {
+
+// The deterministic world the mock serves: every id has a fixed fate and metrics that are a
+// pure function of (id, age). See README.md for the rules.
+
+enum class TweetState { kVisible, kNotFound, kProtected };
+
+struct PublicMetrics {
+  int64_t retweet_count = 0;
+  int64_t reply_count = 0;
+  int64_t like_count = 0;
+  int64_t quote_count = 0;
+  int64_t bookmark_count = 0;
+  int64_t impression_count = 0;
+};
+
+constexpr int64_t kTwitterEpochMs = 1288834974657;
+
+// Creation time in Unix ms encoded in a Snowflake id.
+int64_t SnowflakeMillis(uint64_t id);
+
+// "2020-02-14T19:00:55.000Z": the API truncates created_at to whole seconds.
+std::string FormatCreatedAt(int64_t unix_ms);
+
+TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms);
+
+// Non-decreasing in age_seconds, saturating within days, different per id.
+PublicMetrics MetricsAt(uint64_t id, int64_t age_seconds);
+
+// Age in whole seconds as the API would see it (created_at is truncated to seconds).
+int64_t AgeSeconds(uint64_t id, int64_t now_ms);
+
+}  // namespace tweetkeeper::mock
