@@ -57,3 +57,20 @@ tk_cleanup() {
   for p in "${TK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   TK_PIDS=()
 }
+
+# tk_wait_exit PID SECONDS: wait for a child to exit; sets TK_RC to its exit code, or to
+# "timeout" (after killing it) if it is still running after SECONDS.
+tk_wait_exit() {
+  local pid=$1 limit=$2 i
+  for ((i = 0; i < limit * 10; i++)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid"
+      TK_RC=$?
+      return 0
+    fi
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  TK_RC=timeout
+}
