@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config clang-14 llvm-14
   postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
   libtap-parser-sourcehandler-pgtap-perl
-  libpqxx-dev libcurl4-openssl-dev rapidjson-dev libgtest-dev libgmock-dev
+  libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev rapidjson-dev libgtest-dev libgmock-dev
   libcpp-httplib-dev libcli11-dev libspdlog-dev
   curl jq
 )
