@@ -12,8 +12,9 @@ cleanup() { tk_cleanup; tk_pg_stop "$dir"; rm -rf "$dir"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
-show() { printf '\033[2m%s\033[0m\n' "$1"; tk_psql -c "$1"; }
+if [ -t 1 ]; then bold=$'\033[1m' dim=$'\033[2m' off=$'\033[0m'; else bold= dim= off=; fi
+say() { printf '\n%s%s%s\n' "$bold" "$*" "$off"; }
+show() { printf '%s%s%s\n' "$dim" "$1" "$off"; tk_psql -c "$1"; }
 
 say "Starting a throwaway PostgreSQL 15 with shared_preload_libraries = 'tweetkeeper' ($dir)"
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=2s || exit 1

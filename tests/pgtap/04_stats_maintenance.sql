@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(16);
+SELECT plan(18);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.lease_settings()$$,
@@ -39,6 +39,24 @@ SELECT is((SELECT count(*) FROM tweetkeeper.batches WHERE lease_id = -1), 0::big
 SELECT is((SELECT expired FROM tweetkeeper.batch_stats WHERE window_name = 'last minute'), 1::bigint, 'batch_stats counts expired batches');
 
 SELECT has_index('tweetkeeper', 'tweets', 'tweets_due_idx', 'the claim index exists');
+-- The postmaster (re)starts the background worker within seconds of the database appearing.
+CREATE FUNCTION pg_temp.maintenance_running() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..100 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    IF EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'tweetkeeper maintenance'
+                  AND datname = current_database()) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN false;
+END $$;
+SELECT ok(pg_temp.maintenance_running(),
+  'the background worker runs in this database and shows in pg_stat_activity');
+SELECT throws_ok($$SELECT tweetkeeper.age_policy_changed()$$, '39P01',
+  'tweetkeeper.age_policy_changed() must be called as a trigger',
+  'the policy trigger function cannot be called directly');
 SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.tweets'::regclass), ARRAY['fillfactor=70'],
   'tweets leaves room for non-HOT updates on the same page');
 
