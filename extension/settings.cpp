@@ -12,6 +12,7 @@ int buffer_ttl_ms = 5000;
 int lease_ttl_ms = 120000;
 int tick_interval_ms = 1000;
 int batch_retention_s = 3600;
+int max_ids_per_call = 10000000;
 char* database = nullptr;
 
 void Define(bool preloading) {
@@ -26,6 +27,10 @@ void Define(bool preloading) {
       "How long a claimed batch belongs to its worker before it is handed out again.",
       "Must be longer than a worker's HTTP timeout.", &lease_ttl_ms, 120000, 1000,
       24 * 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("tweetkeeper.max_ids_per_call",
+                          "The most tweet ids one schedule_tweets call accepts.",
+                          "Larger arrays are refused with an error; split them.", &max_ids_per_call,
+                          10000000, 1, INT32_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.batch_retention",
                           "How long finished batches are kept in tweetkeeper.batches for the stats.",
                           nullptr, &batch_retention_s, 3600, 60, 30 * 86400, PGC_SIGHUP,

@@ -7,6 +7,7 @@ extern int buffer_ttl_ms;
 extern int lease_ttl_ms;
 extern int tick_interval_ms;
 extern int batch_retention_s;
+extern int max_ids_per_call;
 extern char* database;
 
 void Define(bool preloading);

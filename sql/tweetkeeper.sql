@@ -216,7 +216,7 @@ BEGIN
 END $$;
 
 CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
-  RETURNS boolean LANGUAGE plpgsql AS $$
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
@@ -231,19 +231,32 @@ COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
   'the Snowflake id when NULL). Returns false, changing nothing, if it is tracked already.';
 
 CREATE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+  first interval;
+  max_ids integer;
   n_null bigint;
+  n_distinct bigint;
   lo bigint;
   hi bigint;
+  dup bigint;
+  dup_count bigint;
   added bigint;
 BEGIN
   IF tweet_ids IS NULL THEN
     RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
+  first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(tweet_ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(tweet_ids), max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
   -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
   -- times grow with the id, so checking the smallest and the largest id checks them all.
-  SELECT count(*) FILTER (WHERE id IS NULL), min(id), max(id) INTO n_null, lo, hi
+  SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
+    INTO n_null, n_distinct, lo, hi
     FROM unnest(tweet_ids) AS id;
   IF n_null > 0 THEN
     RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
@@ -252,20 +265,29 @@ BEGIN
   IF lo IS NULL THEN
     RETURN 0;
   END IF;
+  -- A repeated id in one call is most likely a mistake upstream (a join that fanned out): say so
+  -- rather than guess.
+  IF n_distinct < cardinality(tweet_ids) THEN
+    SELECT id, count(*) INTO dup, dup_count FROM unnest(tweet_ids) AS id
+     GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1;
+    RAISE EXCEPTION 'tweet_ids contains % duplicate element(s), e.g. % appears % times',
+      cardinality(tweet_ids) - n_distinct, dup, dup_count
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass each id once, e.g. ARRAY(SELECT DISTINCT unnest(ids)).';
+  END IF;
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
-  -- Duplicates inside the array are scheduled once, like a repeated schedule_tweet call.
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at)
-  SELECT id, c, c + d
-    FROM (SELECT DISTINCT id FROM unnest(tweet_ids) AS id) AS ids,
-         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t,
-         (SELECT tweetkeeper.first_delay() AS d) AS f
+  SELECT id, c, c + first
+    FROM unnest(tweet_ids) AS id,
+         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   GET DIAGNOSTICS added = ROW_COUNT;
   RETURN added;
 END $$;
 COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
-  'schedule_tweet for many Snowflake ids in one statement; returns how many were new.';
+  'schedule_tweet for many Snowflake ids in one statement (each id once, at most '
+  'tweetkeeper.max_ids_per_call); returns how many were new.';
 
 -- For a trigger on the user's own table: AFTER INSERT ... FOR EACH ROW EXECUTE FUNCTION
 -- tweetkeeper.schedule_from_trigger('id_column'[, 'created_at_column']).
@@ -292,7 +314,7 @@ END $$;
 -- less than tweetkeeper.buffer_ttl (a partial batch waits that long for company).
 CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[])
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.lease_settings();
   ids bigint[];
@@ -336,7 +358,7 @@ COMMENT ON FUNCTION claim_batch(text, integer) IS
 --   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
 -- Returns how many tweets of the batch got a result stored.
 CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]')
-  RETURNS integer LANGUAGE plpgsql AS $$
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   b record;
   n_observed integer;
@@ -349,6 +371,12 @@ BEGIN
   IF jsonb_typeof(observations) <> 'array' OR jsonb_typeof(problems) <> 'array' THEN
     RAISE EXCEPTION 'observations and problems must be JSON arrays'
       USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- A batch has at most 100 tweets; anything far larger is a bug, not an answer.
+  IF jsonb_array_length(observations) + jsonb_array_length(problems) > 1000 THEN
+    RAISE EXCEPTION 'observations and problems hold % entries; a batch has at most 100 tweets',
+      jsonb_array_length(observations) + jsonb_array_length(problems)
+      USING ERRCODE = 'program_limit_exceeded';
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
   IF NOT FOUND THEN
@@ -420,7 +448,7 @@ COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb) IS
 
 -- Hands a whole batch back (due again now), e.g. when the API call failed.
 CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL) RETURNS integer
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   b record;
   n integer;
@@ -499,6 +527,44 @@ SELECT w.window_name,
 COMMENT ON VIEW batch_stats IS
   'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
   'batches released by workers or expired.';
+
+
+--------------------------------------------------------------------------------------------------
+-- Roles: least privilege
+--------------------------------------------------------------------------------------------------
+-- tweetkeeper_worker: claim, complete and release batches; nothing else (no table access).
+-- tweetkeeper_reader: read the tables and stats views.
+-- tweetkeeper_admin:  the reader's rights, plus the policy, scheduling and the tracked tweets.
+-- Grant them to login roles: GRANT tweetkeeper_worker TO my_worker_login. Roles are shared by
+-- all databases of a cluster and outlive DROP EXTENSION.
+DO $$
+DECLARE
+  r text;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['tweetkeeper_worker', 'tweetkeeper_reader', 'tweetkeeper_admin'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+      EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+    END IF;
+  END LOOP;
+END $$;
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper FROM PUBLIC;
+GRANT USAGE ON SCHEMA tweetkeeper TO tweetkeeper_worker, tweetkeeper_reader, tweetkeeper_admin;
+
+GRANT EXECUTE ON FUNCTION claim_batch(text, integer), complete_batch(bigint, jsonb, jsonb),
+  release_batch(bigint, text) TO tweetkeeper_worker;
+
+GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), lease_settings(),
+  preloaded() TO tweetkeeper_reader;
+
+GRANT tweetkeeper_reader TO tweetkeeper_admin;
+GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
+GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
+GRANT DELETE ON metric_history, batches TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
+  schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
+  derived_created_at(bigint) TO tweetkeeper_admin;
 
 -- Without shared_preload_libraries everything above works, but the background worker does not.
 DO $$

@@ -31,6 +31,8 @@ tk_mock_start "$dir/mock.log" --deleted-every $DELETED_EVERY --protected-every $
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
+-- The workers log in with nothing but the worker role's rights.
+CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 -- A fast policy so that a 40-second run sees many refreshes.
 DELETE FROM tweetkeeper.age_policy;
 INSERT INTO tweetkeeper.age_policy VALUES ('5 minutes', '6 seconds'), ('2 hours', '15 seconds'),
@@ -56,7 +58,7 @@ echo "# scheduled $total tweets; running two workers for ${RUN_SECONDS}s against
 start=$(tk_psql -c "SELECT now()")
 export TWEETKEEPER_BEARER_TOKEN=integration-test-token
 for w in 1 2; do
-  "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency 2 --name "worker-$w" \
+  "$TK_WORKER" --dsn "$TK_DSN user=tk_worker_login" --api-url "$TK_MOCK_URL" --concurrency 2 --name "worker-$w" \
     --poll-interval 200 >"$dir/worker-$w.log" 2>&1 &
   eval "worker_$w=$!"
   TK_PIDS+=($!)

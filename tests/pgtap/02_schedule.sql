@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(33);
+SELECT plan(36);
 
 -- 1595000000000000000 was created 2022-11-22 10:23:28.323 UTC (Snowflake).
 SELECT is(tweetkeeper.snowflake_time(1595000000000000000), timestamptz '2022-11-22 10:23:28.323+00',
@@ -43,9 +43,15 @@ SELECT throws_ok($$SELECT tweetkeeper.schedule_tweet(7, timestamptz '2001-01-01'
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets), 3::bigint, 'refused calls tracked nothing');
 
 -- In bulk.
+SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(ARRAY[1595000000000000001, 1595000000000000002,
+  1595000000000000001])$$, '22023',
+  'tweet_ids contains 1 duplicate element(s), e.g. 1595000000000000001 appears 2 times',
+  'a repeated id inside one array is refused, naming it');
+SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id IN (1595000000000000001, 1595000000000000002)),
+  0::bigint, 'and nothing of that array is scheduled');
 SELECT is(tweetkeeper.schedule_tweets(ARRAY[1595000000000000001, 1595000000000000002,
-  1595000000000000001, 1595000000000000000]), 2::bigint,
-  'schedule_tweets counts the new ones; duplicates and tracked ids are skipped');
+  1595000000000000000]), 2::bigint,
+  'schedule_tweets counts the new ones; tracked ids are left as they are');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id IN (1595000000000000001, 1595000000000000002)),
   2::bigint, 'each once');
 SELECT is(tweetkeeper.schedule_tweets('{}'), 0::bigint, 'an empty array schedules nothing');
@@ -63,6 +69,11 @@ SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id BETWEEN 159500
 
 SELECT is(tweetkeeper.schedule_tweets(ARRAY(SELECT 1595000000000000000 + g FROM generate_series(100, 20099) g)),
   20000::bigint, '20,000 ids in one call');
+SET LOCAL tweetkeeper.max_ids_per_call = 1000;
+SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(ARRAY(SELECT 1595000000000000000 + g FROM generate_series(30000, 31000) g))$$,
+  '54000', 'tweet_ids has 1001 elements, more than tweetkeeper.max_ids_per_call (1000)',
+  'an array over tweetkeeper.max_ids_per_call is refused');
+RESET tweetkeeper.max_ids_per_call;
 
 -- An empty policy can schedule nothing sensible: say so.
 DELETE FROM tweetkeeper.age_policy;

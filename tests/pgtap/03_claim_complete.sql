@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(44);
+SELECT plan(45);
 SET LOCAL tweetkeeper.buffer_ttl = '5s';
 SET LOCAL tweetkeeper.lease_ttl = '2min';
 
@@ -123,6 +123,8 @@ SELECT throws_ok($$SELECT tweetkeeper.complete_batch(1, '{"id":1}')$$, '22023',
 SELECT throws_ok($$SELECT tweetkeeper.complete_batch((SELECT lease_id FROM claims WHERE n = 5), '[{"id":"abc"}]')$$, '22P02', NULL,
   'complete: a malformed id');
 SELECT is(tweetkeeper.complete_batch(987654321, '[]'), 0, 'complete: an unknown lease stores nothing');
+SELECT throws_ok($$SELECT tweetkeeper.complete_batch(1, (SELECT jsonb_agg(jsonb_build_object('id', g)) FROM generate_series(1, 1001) g))$$,
+  '54000', NULL, 'complete: an answer far larger than a batch is refused');
 SELECT throws_ok($$SELECT tweetkeeper.release_batch(NULL)$$, '22004', NULL, 'release: NULL lease');
 SELECT is(tweetkeeper.release_batch(987654321), 0, 'release: an unknown lease releases nothing');
 
