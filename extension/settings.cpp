@@ -10,7 +10,7 @@ namespace tweetkeeper::settings {
 
 int buffer_ttl_ms = 5000;
 int lease_ttl_ms = 120000;
-int tick_interval_ms = 1000;
+int tick_interval_ms = 250;
 int batch_retention_s = 3600;
 int max_ids_per_call = 10000000;
 char* database = nullptr;
@@ -36,8 +36,9 @@ void Define(bool preloading) {
                           nullptr, &batch_retention_s, 3600, 60, 30 * 86400, PGC_SIGHUP,
                           GUC_UNIT_S, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.tick_interval",
-                          "How often the background worker does its housekeeping.", nullptr,
-                          &tick_interval_ms, 1000, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS,
+                          "Longest sleep of the background worker between housekeeping ticks.",
+                          "It also wakes when the next tweet becomes claimable.",
+                          &tick_interval_ms, 250, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS,
                           nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",

@@ -477,17 +477,37 @@ COMMENT ON FUNCTION release_batch(bigint, text) IS
 -- Housekeeping (called by the background worker on every tick)
 --------------------------------------------------------------------------------------------------
 
-CREATE FUNCTION maintenance() RETURNS void LANGUAGE plpgsql AS $$
+-- Returns how long the background worker may sleep before something becomes claimable (NULL:
+-- nothing is scheduled). When a batch is claimable now, it notifies the idle workers on the
+-- channel tweetkeeper_due (a hint: workers poll as well, slowly).
+CREATE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
 DECLARE
   s record := tweetkeeper.lease_settings();
+  n_due integer;
+  oldest timestamptz;
+  next_due timestamptz;
 BEGIN
   -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
   DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention;
+
+  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
+  SELECT count(*), min(d.due_at) INTO n_due, oldest
+    FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+           ORDER BY t.due_at LIMIT 100) AS d;
+  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+    PERFORM pg_notify('tweetkeeper_due', n_due::text);
+    RETURN interval '0';
+  ELSIF n_due > 0 THEN
+    RETURN oldest + s.buffer_ttl - now();
+  END IF;
+  SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
+  RETURN next_due - now();
 END $$;
 COMMENT ON FUNCTION maintenance() IS
-  'Marks expired leases and purges old batch records; run by the background worker each tick.';
+  'Marks expired leases, purges old batch records, notifies tweetkeeper_due when a batch is '
+  'claimable; returns how long until the next one may be. Run by the background worker.';
 
 --------------------------------------------------------------------------------------------------
 -- Stats

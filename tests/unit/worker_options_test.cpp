@@ -26,7 +26,7 @@ TEST(CommandLine, DefaultsWithOnlyDsn) {
   EXPECT_EQ(p.options->batch_size, 100);
   EXPECT_EQ(p.options->name, "");
   EXPECT_EQ(p.options->http_timeout_s, 30);
-  EXPECT_EQ(p.options->poll_interval_ms, 500);
+  EXPECT_EQ(p.options->poll_interval_ms, 5000);
   EXPECT_EQ(p.options->exit_when_idle_s, 0);
   EXPECT_EQ(p.options->log_level, "info");
 }

@@ -115,7 +115,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
       ->check(CLI::Range(1, 600))
       ->capture_default_str()
       ->type_name("SECONDS");
-  app.add_option("--poll-interval", o.poll_interval_ms, "Milliseconds to sleep when nothing is claimable")
+  app.add_option("--poll-interval", o.poll_interval_ms, "Milliseconds between polls when nothing is claimable; a NOTIFY from the database wakes the worker sooner")
       ->check(CLI::Range(1, 600'000))
       ->capture_default_str()
       ->type_name("MS");

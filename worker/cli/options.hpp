@@ -24,7 +24,7 @@ struct Options {
   int batch_size = 100;
   std::string name;  // empty: hostname:pid, filled in by main
   int http_timeout_s = 30;
-  int poll_interval_ms = 500;
+  int poll_interval_ms = 5000;  // a safety net: the database NOTIFYs when work is due
   int exit_when_idle_s = 0;
   std::string log_level = "info";
   ApiUrl api;  // api_url, validated

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "queue/dsn.hpp"
+#include "queue/due_listener.hpp"
 #include "queue/payload.hpp"
 
 namespace tweetkeeper::worker {
@@ -81,6 +82,8 @@ int Runner::Run() {
   const auto started = steady_clock::now();
   last_activity_ms_ = NowMs();
 
+  DueListener listener(options_.dsn, [this] { stop_.Wake(); });
+  listener.Start();
   std::vector<std::thread> threads;
   for (auto& slot : slots_) threads.emplace_back([this, &slot] { SlotLoop(*slot); });
 
@@ -126,6 +129,7 @@ void Runner::SlotLoop(Slot& slot) {
       // Counted in flight before the claim, so an idle neighbour cannot stop the worker
       // between our claim and our first look at its result.
       ++in_flight_;
+      const std::uint64_t wakes_seen = stop_.wakes();
       std::optional<Lease> lease;
       const DbOutcome claimed =
           GuardDb(slot, "claim", 0, [&] { lease = slot.queue.Claim(options_.batch_size, ClaimRetry(slot)); });
@@ -137,7 +141,9 @@ void Runner::SlotLoop(Slot& slot) {
       } else if (!lease) {
         --in_flight_;
         CheckIdle();
-        wait = options_.poll_interval;
+        // Nothing claimable: wait for the database's NOTIFY, polling as the safety net.
+        stop_.SleepUntilWoken(options_.poll_interval, wakes_seen);
+        continue;
       } else {
         NoteActivity();
         wait = Process(slot, *lease);

@@ -24,6 +24,19 @@ bool StopSignal::SleepUnless(std::chrono::milliseconds d, const std::atomic<bool
   return !cv_.wait_for(lock, d, [&] { return flag.load(); });
 }
 
+void StopSignal::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++wakes_;
+  }
+  cv_.notify_all();
+}
+
+void StopSignal::SleepUntilWoken(std::chrono::milliseconds d, std::uint64_t wakes_seen) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait_for(lock, d, [&] { return stop_.load() || wakes_.load() != wakes_seen; });
+}
+
 bool StopSignal::SleepUnlessStopped(std::chrono::milliseconds d) { return SleepUnless(d, stop_); }
 bool StopSignal::SleepUnlessAborted(std::chrono::milliseconds d) { return SleepUnless(d, abort_); }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 namespace tweetkeeper::worker {
@@ -21,8 +22,15 @@ class StopSignal {
   bool aborting() const { return abort_.load(); }
   const std::atomic<bool>* abort_flag() const { return &abort_; }
 
+  // Work may be due (a NOTIFY from the database): wakes every SleepUntilWoken sleeper.
+  void Wake();
+  std::uint64_t wakes() const { return wakes_.load(); }
+
   // Sleep up to `d`. Return false when woken early by a stop (resp. abort) request.
   bool SleepUnlessStopped(std::chrono::milliseconds d);
+  // Sleep up to `d`, or until a stop request or a Wake() after `wakes_seen` (read it before
+  // looking for work, so that a wake in between is not missed).
+  void SleepUntilWoken(std::chrono::milliseconds d, std::uint64_t wakes_seen);
   bool SleepUnlessAborted(std::chrono::milliseconds d);
 
  private:
@@ -32,6 +40,7 @@ class StopSignal {
   std::condition_variable cv_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> abort_{false};
+  std::atomic<std::uint64_t> wakes_{0};
 };
 
 }  // namespace tweetkeeper::worker

@@ -1,0 +1,65 @@
+#include "queue/due_listener.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <pqxx/pqxx>
+
+#include "queue/dsn.hpp"
+#include "runner/backoff.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+constexpr const char* kChannel = "tweetkeeper_due";
+
+class Receiver : public pqxx::notification_receiver {
+ public:
+  Receiver(pqxx::connection_base& c, const std::function<void()>& on_due)
+      : pqxx::notification_receiver(c, kChannel), on_due_(on_due) {}
+  void operator()(const std::string&, int) override { on_due_(); }
+
+ private:
+  const std::function<void()>& on_due_;
+};
+
+}  // namespace
+
+DueListener::DueListener(std::string dsn, std::function<void()> on_due)
+    : dsn_(std::move(dsn)), on_due_(std::move(on_due)) {}
+
+DueListener::~DueListener() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void DueListener::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void DueListener::Loop() {
+  Backoff backoff{Millis{500}, Millis{30'000}};
+  int failures = 0;
+  while (!stop_) {
+    try {
+      pqxx::connection conn(dsn_);
+      Receiver receiver(conn, on_due_);
+      if (failures > 0) spdlog::info("listener: LISTEN {} restored", kChannel);
+      failures = 0;
+      // Wake up every half second to notice shutdown; a notification ends the wait at once.
+      while (!stop_) conn.await_notification(0, 500'000);
+      return;
+    } catch (const std::exception& e) {
+      if (stop_) return;
+      Millis wait = backoff.Next(++failures);
+      // Once per outage is enough: slots log the database's state themselves.
+      if (failures == 1)
+        spdlog::warn("listener: LISTEN {} lost ({}); idle slots poll until it is back",
+                     kChannel, RedactDsnSecrets(e.what(), dsn_).substr(0, 200));
+      for (auto until = std::chrono::steady_clock::now() + wait;
+           !stop_ && std::chrono::steady_clock::now() < until;)
+        std::this_thread::sleep_for(Millis{100});
+    }
+  }
+}
+
+}  // namespace tweetkeeper::worker
