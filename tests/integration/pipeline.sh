@@ -131,6 +131,11 @@ check "one API request per completed batch ($requests requests)" \
 check "every id requested belongs to a completed batch ($ids ids)" \
   "SELECT sum(size) = $ids FROM tweetkeeper.batches WHERE outcome = 'completed'"
 
+# The bearer token never reaches the database or any log.
+pg_dump --data-only tweetkeeper >"$dir/dump.sql" 2>/dev/null
+if grep -q -- "$TWEETKEEPER_BEARER_TOKEN" "$dir/dump.sql" "$dir/pg/server.log" "$dir"/worker-*.log "$dir"/mock.log*; then r=f; else r=t; fi
+[ -s "$dir/dump.sql" ] || r=f
+check "the bearer token is in no table, no server log, no worker or mock log" "SELECT '$r'::boolean"
 tk_psql -c "SELECT format('# %s refreshes in %s batches (%s full); %s requests to the mock',
   (SELECT count(*) FROM tweetkeeper.metric_history), count(*), count(*) FILTER (WHERE size = 100), $requests)
   FROM tweetkeeper.batches"
