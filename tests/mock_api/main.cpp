@@ -1,14 +1,22 @@
 // tweetkeeper-mock-api: a deterministic stand-in for X API v2 GET /2/tweets (see README.md).
 // This file is only the edge: command line, sockets, signals, files. The logic is in tk_mock_core.
+#include <dirent.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -28,11 +36,113 @@ Deterministic model (same answers for the same id and time, on every run):
   metrics      per-id ceiling K and time constant tau from a hash of the id;
                count = floor(K * (1 - exp(-age/tau))): grows with age, settles within days.
   order        data comes back in reverse request order; duplicate ids are answered once.
-Test endpoints: GET /mock/stats, POST /mock/reset, GET /healthz.)";
+Faults (--fault-rate > 0): each /2/tweets request is drawn, from --fault-seed and its sequence
+number, to get one of the --faults kinds:
+  hang          never answer; let go when the client gives up, after --hang-ms, or at stop
+  slow          the right answer, --slow-ms late
+  drop          close the connection without an answer
+  5xx           503 with an HTML or a JSON body, or 500
+  truncated     a 200 whose JSON is cut in the middle
+  content-type  a 200 with text/html and an HTML page
+  huge          a 200 of 20 MiB: the answer behind a giant "padding" string
+Test endpoints: GET /mock/stats (counts, faults included), POST /mock/reset, GET /healthz.)";
 
 int64_t NowMs() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Set when the mock is stopping, so that connections held on purpose (hang, slow, latency) let go
+// at once: the server's threads are joined on stop and must not sleep for minutes.
+class StopFlag {
+ public:
+  void Set() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      set_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Sleeps up to ms; true if the mock is stopping.
+  bool WaitFor(int64_t ms) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(ms, 0)), [this] { return set_; });
+  }
+  bool IsSet() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return set_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool set_ = false;
+};
+
+// httplib serves one connection on one pool thread from start to end, so "this thread's previous
+// request came from the same peer address and port" means "the connection is kept alive".
+bool ReusedConnection(const httplib::Request& req) {
+  thread_local std::string last_peer;
+  std::string peer = req.remote_addr + " " + std::to_string(req.remote_port);
+  const bool reused = peer == last_peer;
+  last_peer = std::move(peer);
+  return reused;
+}
+
+bool SameEndpoint(const sockaddr_storage& addr, socklen_t len, const std::string& host, int port) {
+  char text[NI_MAXHOST];
+  char serv[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, text, sizeof text, serv, sizeof serv,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return false;
+  }
+  return host == text && port == std::atoi(serv);
+}
+
+// The accepted socket that carries req, found by its two addresses (httplib 0.11 does not hand
+// handlers their socket); -1 if none. Only shutdown() and poll() are used on it: httplib owns it.
+int FindClientSocket(const httplib::Request& req) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir) return -1;
+  int found = -1;
+  while (const dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || end == entry->d_name || fd == dirfd(dir)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t local_len = sizeof local, peer_len = sizeof peer;
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) {
+      continue;
+    }
+    if (SameEndpoint(peer, peer_len, req.remote_addr, req.remote_port) &&
+        SameEndpoint(local, local_len, req.local_addr, req.local_port)) {
+      found = static_cast<int>(fd);
+      break;
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
+// A hang: keeps the request unanswered until the client closes the connection (its timeout),
+// hold_ms pass, or the mock stops.
+void HoldUntilClientLeaves(int fd, int64_t hold_ms, StopFlag& stop) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(hold_ms);
+  while (true) {
+    const int64_t left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return;
+    const int step = static_cast<int>(std::min<int64_t>(left, 100));
+    if (fd < 0) {
+      if (stop.WaitFor(step)) return;
+      continue;
+    }
+    if (stop.IsSet()) return;
+    // POLLRDHUP only: bytes the client might still send do not end the hang, its FIN does.
+    pollfd p{fd, POLLRDHUP, 0};
+    if (poll(&p, 1, step) > 0 && p.revents != 0) return;
+  }
 }
 
 // CLI11 would read "-1" into a uint64_t as 2^64-1.
@@ -53,6 +163,7 @@ int Run(int argc, char** argv) {
   std::string request_log_path;
   std::string log_level = "info";
   std::vector<std::string> tokens;
+  std::string fault_kinds = "all";
   app.add_option("--host", host, "Address to listen on")->capture_default_str();
   app.add_option("--port", port, "Port to listen on; 0 picks a free one")
       ->capture_default_str()
@@ -85,8 +196,37 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}));
+  app.add_option("--fault-rate", config.faults.rate,
+                 "Fraction (0 to 1) of /2/tweets requests that get a fault from --faults")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            return !s.empty() && *end == '\0' && std::isfinite(v) && v >= 0 && v <= 1
+                       ? std::string()
+                       : "must be a number from 0 to 1, got " + s;
+          },
+          "0..1"));
+  app.add_option("--faults", fault_kinds,
+                 "Fault kinds to draw from, comma-separated: hang,slow,drop,5xx,truncated,content-type,huge or all")
+      ->capture_default_str();
+  app.add_option("--fault-seed", config.faults.seed,
+                 "Seed of the fault draw: same seed, same faults per request number")
+      ->capture_default_str()
+      ->check(kWholeNumber);
+  app.add_option("--hang-ms", config.faults.hang_ms,
+                 "A hang lets go after this long even if the client does not give up first")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  app.add_option("--slow-ms", config.faults.slow_ms, "How late a slow fault answers")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
   app.add_option("--request-log", request_log_path,
-                 "Append '<epoch_ms> <status> <n_ids> <sha256(token)[:12] or ->' per /2/tweets request");
+                 "Append '<epoch_ms> <status> <n_ids> <sha256(token)[:12] or -> [fault]' per /2/tweets request "
+                 "(status 0: no answer)");
   app.add_option("--log-level", log_level, "debug logs one stderr line per request")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -98,6 +238,15 @@ int Run(int argc, char** argv) {
     std::cerr << "tweetkeeper-mock-api: " << e.what() << " (see --help)" << std::endl;
     return 2;
   }
+  std::string fault_error;
+  if (auto kinds = ParseFaultKinds(fault_kinds, &fault_error)) {
+    config.faults.kinds = *kinds;
+  } else {
+    std::cerr << "tweetkeeper-mock-api: " << fault_error << std::endl;
+    return 2;
+  }
+  // Hangs hold server threads: half of them at most, so the rest keep answering (and /mock/stats).
+  config.faults.max_hangs = std::max(1, threads / 2);
   config.tokens.insert(tokens.begin(), tokens.end());
   if (config.tokens.count("") != 0) {
     std::cerr << "tweetkeeper-mock-api: --token must not be empty" << std::endl;
@@ -106,6 +255,14 @@ int Run(int argc, char** argv) {
 
   spdlog::set_default_logger(spdlog::stderr_logger_mt("mock-api"));
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (config.faults.rate > 0) {
+    std::string names;
+    for (FaultKind kind : config.faults.kinds) names += (names.empty() ? "" : ",") + std::string(FaultKindName(kind));
+    spdlog::info(
+        "faults: {} of /2/tweets requests, kinds {}, seed {}, hang up to {} ms, slow {} ms, at most {} hangs held",
+        config.faults.rate, names, config.faults.seed, config.faults.hang_ms, config.faults.slow_ms,
+        config.faults.max_hangs);
+  }
 
   std::ofstream request_log;
   std::mutex request_log_mutex;
@@ -130,6 +287,8 @@ int Run(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // clients hang up mid-answer on purpose (huge, drop): not a reason to die
+  StopFlag stop;
 
   httplib::Server server;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
@@ -144,16 +303,35 @@ int Run(int argc, char** argv) {
   });
   // Pre-routing sees requests before httplib reads a body, so a bare "curl -X POST" (no
   // Content-Length) reaches /mock/reset instead of being refused with 400.
-  server.set_pre_routing_handler([&api](const httplib::Request& req, httplib::Response& res) {
+  server.set_pre_routing_handler([&api, &stop](const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
-    const HttpReply reply =
-        api.Handle({req.method, req.path, req.params, req.get_header_value("Authorization")}, start_ms);
-    if (reply.faults.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.faults.delay_ms));
+    const HttpReply reply = api.Handle(
+        {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
+    const FaultKind fault = reply.faults.kind;
+    if (reply.faults.delay_ms > 0) stop.WaitFor(reply.faults.delay_ms);
+    if (reply.status == 0) {  // a hang or a drop: close the connection without a byte of answer
+      const int fd = FindClientSocket(req);
+      if (fault == FaultKind::kHang) {
+        HoldUntilClientLeaves(fd, reply.faults.hold_ms, stop);
+        api.HangEnded();
+      }
+      if (fd >= 0) {
+        shutdown(fd, SHUT_RDWR);  // httplib's write of a response then fails and it closes the socket
+      } else {
+        // Not found (should not happen): headers, then a body that never comes.
+        spdlog::warn("{}: cannot find the connection's socket; closing it after the headers", FaultKindName(fault));
+        res.set_content_provider(1, "application/json", [](size_t, size_t, httplib::DataSink&) { return false; });
+      }
+      spdlog::debug("{} {}?{} -> {} (no answer) after {} ms", req.method, req.path,
+                    httplib::detail::params_to_query_str(req.params), FaultKindName(fault), NowMs() - start_ms);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     res.status = reply.status;
     for (const auto& [name, value] : reply.headers) res.set_header(name, value);
     res.set_content(reply.body, reply.content_type.c_str());
-    spdlog::debug("{} {}?{} -> {} in {} ms", req.method, req.path, httplib::detail::params_to_query_str(req.params),
-                  reply.status, NowMs() - start_ms);
+    spdlog::debug("{} {}?{} -> {}{}{} in {} ms", req.method, req.path, httplib::detail::params_to_query_str(req.params),
+                  reply.status, fault == FaultKind::kNone ? "" : " fault ",
+                  fault == FaultKind::kNone ? "" : FaultKindName(fault), NowMs() - start_ms);
     return httplib::Server::HandlerResponse::Handled;
   });
 
@@ -172,7 +350,10 @@ int Run(int argc, char** argv) {
     bool stopping = false;
     while (!done) {
       stopping = stopping || sigtimedwait(&stop_signals, nullptr, &tick) > 0;
-      if (stopping) server.stop();
+      if (stopping) {
+        stop.Set();  // held connections let go, so stop() can join the server's threads
+        server.stop();
+      }
     }
   });
   const bool clean = server.listen_after_bind();

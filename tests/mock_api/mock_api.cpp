@@ -71,8 +71,23 @@ HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
 HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
   const size_t n_ids = ListedIds(call.params, route.ids_param);
   const std::optional<std::string> token = BearerToken(call.authorization);
+  FaultPlan plan = PlanFaults(config_.faults, request_seq_++);
+  if (plan.kind == FaultKind::kHang && ++hangs_held_ > config_.faults.max_hangs) {
+    // Every held connection holds a server thread: past the cap, let go at once.
+    --hangs_held_;
+    plan.kind = FaultKind::kDrop;
+    plan.hold_ms = 0;
+  }
+
   HttpReply reply;
-  if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
+  if (LeavesUnanswered(plan.kind)) {
+    // The request never reaches the API: no auth, no rate limit, no answer.
+    reply.status = 0;
+  } else if (plan.kind == FaultKind::k5xx) {
+    // From in front of the API, which never saw the request: no rate-limit headers.
+    FaultAnswer answer = ServerErrorAnswer(plan.variant);
+    reply = Reply(answer.status, answer.content_type, std::move(answer.body));
+  } else if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
     reply = Reply(401, kJson, GenericProblem(401, "Unauthorized"));  // no rate-limit headers: unknown caller
   } else {
     // Keyed by endpoint too: X counts each endpoint's limit separately.
@@ -87,10 +102,28 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
                      {"x-rate-limit-remaining", std::to_string(verdict.remaining)},
                      {"x-rate-limit-reset", std::to_string(verdict.reset_epoch_s)}};
   }
-  reply.faults = PlanFaults(config_.faults, request_seq_++);
-  stats_.Record(reply.status, n_ids);
-  if (request_log_) request_log_(RequestLogLine(now_ms, reply.status, n_ids, token ? TokenFingerprint(*token) : "-"));
+  if (CorruptsBody(plan.kind)) {
+    if (reply.status != 200) {
+      plan.kind = FaultKind::kNone;  // only a 200 is corrupted; anything else is answered as is
+    } else if (plan.kind == FaultKind::kTruncated) {
+      reply.body = TruncatedBody(reply.body, plan.variant);
+    } else if (plan.kind == FaultKind::kContentType) {
+      reply.content_type = kHtml;
+      reply.body = HtmlPage();
+    } else {
+      reply.body = HugeBody(reply.body, config_.faults.huge_bytes);
+    }
+  }
+  reply.faults = plan;
+  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection);
+  if (request_log_) {
+    std::string line = RequestLogLine(now_ms, reply.status, n_ids, token ? TokenFingerprint(*token) : "-");
+    if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);
+    request_log_(line);
+  }
   return reply;
 }
+
+void MockApi::HangEnded() { --hangs_held_; }
 
 }  // namespace tweetkeeper::mock

@@ -23,11 +23,12 @@ struct HttpCall {
   std::string method;
   std::string path;
   QueryParams params;
-  std::string authorization;  // the Authorization header, "" when absent
+  std::string authorization;       // the Authorization header, "" when absent
+  bool reused_connection = false;  // the connection carried an earlier request (for fault stats)
 };
 
 struct HttpReply {
-  int status = 200;
+  int status = 200;  // 0: send nothing, close the connection (after holding it, for a hang)
   std::string content_type = kJson;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -52,6 +53,9 @@ class MockApi {
 
   HttpReply Handle(const HttpCall& call, int64_t now_ms);
 
+  // The edge calls this when it lets go of a connection held for a hang fault.
+  void HangEnded();
+
  private:
   using Endpoint = EndpointReply (*)(const QueryParams&, const MockConfig&, int64_t now_ms);
   struct ProviderRoute {
@@ -68,6 +72,7 @@ class MockApi {
   RateLimiter limiter_;
   RequestStats stats_;
   std::atomic<uint64_t> request_seq_{0};
+  std::atomic<int> hangs_held_{0};
 };
 
 }  // namespace tweetkeeper::mock

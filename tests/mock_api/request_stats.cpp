@@ -20,11 +20,13 @@ void WriteCounts(JsonWriter& w, const char* name, const std::map<Key, uint64_t>&
 
 }  // namespace
 
-void RequestStats::Record(int status, size_t n_ids) {
+void RequestStats::Record(int status, size_t n_ids, FaultKind fault, bool reused_connection) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++requests_;
   ++status_counts_[status];
-  if (status == 200) {
+  if (fault != FaultKind::kNone) ++faults_[fault];
+  if (fault == FaultKind::kDrop && reused_connection) ++drops_on_reused_connections_;
+  if (status == 200 && !CorruptsBody(fault)) {
     ids_requested_ += n_ids;
     ++batch_sizes_[n_ids];
   }
@@ -41,6 +43,16 @@ std::string RequestStats::ToJson() const {
   w.Uint64(ids_requested_);
   WriteCounts(w, "status_counts", status_counts_);
   WriteCounts(w, "batch_sizes", batch_sizes_);
+  w.Key("faults");
+  w.StartObject();
+  for (FaultKind kind : AllFaultKinds()) {  // every kind, zeros too: the shape never changes
+    w.Key(FaultKindName(kind));
+    auto it = faults_.find(kind);
+    w.Uint64(it == faults_.end() ? 0 : it->second);
+  }
+  w.EndObject();
+  w.Key("drops_on_reused_connections");
+  w.Uint64(drops_on_reused_connections_);
   w.EndObject();
   return buf.GetString();
 }
@@ -51,6 +63,8 @@ void RequestStats::Reset() {
   ids_requested_ = 0;
   status_counts_.clear();
   batch_sizes_.clear();
+  faults_.clear();
+  drops_on_reused_connections_ = 0;
 }
 
 }  // namespace tweetkeeper::mock

@@ -80,13 +80,16 @@ TEST(MockApi, CountsStatsAndResets) {
   api.Handle(Tweets("Bearer t", "20,21,22"), kNow);
   const HttpReply stats = api.Handle({"GET", "/mock/stats", {}, ""}, kNow);
   EXPECT_EQ(stats.status, 200);
-  EXPECT_EQ(
-      stats.body,
-      R"({"requests":5,"ids_requested":7,"status_counts":{"200":3,"401":1,"429":1},"batch_sizes":{"1":1,"3":2}})");
+  EXPECT_EQ(stats.body,
+            R"({"requests":5,"ids_requested":7,"status_counts":{"200":3,"401":1,"429":1},"batch_sizes":{"1":1,"3":2},)"
+            R"("faults":{"hang":0,"slow":0,"drop":0,"5xx":0,"truncated":0,"content-type":0,"huge":0},)"
+            R"("drops_on_reused_connections":0})");
 
   EXPECT_EQ(api.Handle({"POST", "/mock/reset", {}, ""}, kNow).status, 200);
   EXPECT_EQ(api.Handle({"GET", "/mock/stats", {}, ""}, kNow).body,
-            R"({"requests":0,"ids_requested":0,"status_counts":{},"batch_sizes":{}})");
+            R"({"requests":0,"ids_requested":0,"status_counts":{},"batch_sizes":{},)"
+            R"("faults":{"hang":0,"slow":0,"drop":0,"5xx":0,"truncated":0,"content-type":0,"huge":0},)"
+            R"("drops_on_reused_connections":0})");
   EXPECT_EQ(api.Handle(Tweets("Bearer t"), kNow).status, 200);  // the window was forgotten too
 }
 

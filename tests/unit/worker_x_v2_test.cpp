@@ -312,3 +312,21 @@ TEST(XV2Parse, TweetIds) {
 
 }  // namespace
 }  // namespace tweetkeeper::worker
+
+namespace tweetkeeper::worker {
+namespace {
+
+// A failed parse must say what arrived: an HTML error page and cut-off JSON need different fixes.
+TEST(XV2Parse, UnparsableReasonSaysWhatCame) {
+  BatchResult html = kApi.ParseAnswer(Answer(200, "<!DOCTYPE html><html>Over capacity</html>",
+                                             {{"content-type", "text/html; charset=utf-8"}}), {1});
+  EXPECT_EQ(html.failure, FailureKind::kUnparsable);
+  EXPECT_NE(html.reason.find("(text/html; charset=utf-8, 41 bytes)"), std::string::npos) << html.reason;
+  EXPECT_NE(html.reason.find(": <!DOCTYPE html>"), std::string::npos) << html.reason;
+  BatchResult cut = kApi.ParseAnswer(Answer(200, "{\"data\":[{\"id\":\"1", {{"content-type", "application/json"}}), {1});
+  EXPECT_NE(cut.reason.find("(application/json, 17 bytes)"), std::string::npos) << cut.reason;
+  EXPECT_EQ(cut.reason.find(": {"), std::string::npos) << "no snippet of JSON-looking bodies";
+}
+
+}  // namespace
+}  // namespace tweetkeeper::worker

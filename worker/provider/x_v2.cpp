@@ -205,21 +205,29 @@ BatchResult XV2Provider::ParseAnswer(const HttpResponse& response, const std::ve
   } else if (response.status != 200) {
     result = ParseErrorStatus(response);
   } else {
-    result = ParseOk(response.body, ids);
+    auto content_type = response.headers.find("content-type");
+    result = ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids);
   }
   result.rate_limit = ParseRateLimit(response.headers);
   return result;
 }
 
-BatchResult XV2Provider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids) {
+BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content_type,
+                                 const std::vector<std::int64_t>& ids) {
   rapidjson::Document doc;
   // Iterative: deeply nested garbage must not overflow the stack. Invalid UTF-8 would later be
   // refused by jsonb, so it is refused here.
   doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
   if (doc.HasParseError()) {
-    return Failed(FailureKind::kUnparsable, std::string("unparsable 200 body: ") +
-                                                rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
-                                                std::to_string(doc.GetErrorOffset()));
+    // Type and size tell a cut-off answer (error at its end) from an HTML page; for the latter
+    // its first words say what sent it (a proxy, a captive portal, a maintenance page).
+    std::string reason = "unparsable 200 body (" +
+                         (content_type.empty() ? "no content type" : CleanText(content_type)) + ", " +
+                         std::to_string(body.size()) + " bytes): " + rapidjson::GetParseError_En(doc.GetParseError()) +
+                         " at offset " + std::to_string(doc.GetErrorOffset());
+    const auto first = body.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && body[first] != '{' && body[first] != '[') reason += ": " + Snippet(body);
+    return Failed(FailureKind::kUnparsable, std::move(reason));
   }
   if (!doc.IsObject()) return Failed(FailureKind::kUnparsable, "unparsable 200 body: not a JSON object");
 

@@ -21,7 +21,8 @@ class XV2Provider final : public Provider {
   BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
 
  private:
-  static BatchResult ParseOk(std::string_view body, const std::vector<std::int64_t>& ids);
+  static BatchResult ParseOk(std::string_view body, std::string_view content_type,
+                             const std::vector<std::int64_t>& ids);
 
   std::string base_;
 };

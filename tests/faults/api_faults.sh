@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# The X API misbehaving (issue 3): PostgreSQL + the mock X API with --fault-rate 0.3 (every kind:
+# hang, slow, drop, 5xx, truncated, content-type, huge) + two workers with a short --http-timeout.
+# After RUN_SECONDS the workers get SIGTERM. The API misbehaving must never crash a worker, hang
+# it past its timeout, make it spin, or lose a tweet; every failure must be logged and handed back.
+# Prints "ok"/"not ok" lines, the fault counts and "api-faults: N passed, M failed"; exits
+# non-zero on a failure. TK_BUILD chooses the build (e.g. a -DTK_SANITIZE=ON one); FAULT_SEED=n
+# replays another fault sequence; KEEP=1 keeps the logs and the cluster directory.
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+RUN_SECONDS=${RUN_SECONDS:-40}
+FAULT_RATE=0.3
+FAULT_SEED=${FAULT_SEED:-1}
+BUFFER_TTL_S=1
+LEASE_TTL_S=10
+HTTP_TIMEOUT_S=2   # the workers' --http-timeout: a hang costs a batch this long
+BATCH_SIZE=10      # small batches: a few hundred tweets make enough requests to meet every fault
+SLACK_S=4          # scheduling jitter we accept: backoffs, poll interval, a busy shared 2-core box
+STOP_BOUND_S=$((2 * HTTP_TIMEOUT_S + 8)) # SIGTERM to exit: the request in flight, its release, slack
+YOUNG=300          # tweets 1 minute old: every 6 s
+OLDER=100          # tweets 1 hour old: every 15 s
+
+dir=$(tk_tmpdir api-faults)
+cleanup() {
+  tk_cleanup
+  tk_pg_stop "$dir"
+  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+passed=0
+failed=0
+pass() { echo "ok - $1"; passed=$((passed + 1)); }
+fail() { echo "not ok - $1"; failed=$((failed + 1)); }
+check() { # check NAME SQL-RETURNING-BOOLEAN [SQL-FOR-DETAIL]
+  if [ "$(tk_psql -c "$2")" = t ]; then
+    pass "$1"
+  else
+    fail "$1"
+    [ -n "${3:-}" ] && tk_psql -c "$3" | head -5 | sed 's/^/#   /'
+  fi
+}
+check_true() { # check_true NAME 'SHELL CONDITION' (expanded by the caller, evaluated here)
+  if eval "$2"; then pass "$1"; else fail "$1"; fi
+}
+# CPU seconds (user + system) a process has used so far.
+cpu_seconds() { awk -v tck="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tck }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# Worker log lines reporting a released batch whose reason matches an extended regex.
+released() { cat "$dir"/worker-*.log | grep 'batch released' | grep -cE "$1"; }
+
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=${LEASE_TTL_S}s || exit 1
+tk_mock_start "$dir/mock.log" --fault-rate $FAULT_RATE --fault-seed "$FAULT_SEED" \
+  --request-log "$dir/requests.log" || exit 1
+
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+-- The fast policy of the integration test.
+DELETE FROM tweetkeeper.age_policy;
+INSERT INTO tweetkeeper.age_policy VALUES ('5 minutes', '6 seconds'), ('2 hours', '15 seconds'),
+                                          ('30 days', '1 day');
+CREATE FUNCTION pg_temp.ids(age interval, n int, seq_from int) RETURNS bigint[] LANGUAGE sql AS \$\$
+  SELECT array_agg((((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g)
+    FROM generate_series(seq_from, seq_from + n - 1) g \$\$;
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 minute', $YOUNG, 0));
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 hour', $OLDER, 5000));
+SQL
+total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
+echo "# $total tweets; mock with --fault-rate $FAULT_RATE --fault-seed $FAULT_SEED (all kinds);" \
+  "two workers, --http-timeout $HTTP_TIMEOUT_S --concurrency 2 --batch-size $BATCH_SIZE, for ${RUN_SECONDS}s"
+
+start=$(tk_psql -c "SELECT now()")
+t_start=$(date +%s.%N)
+pids=()
+for w in 1 2; do
+  # One token per worker, so the mock's request log tells them apart.
+  TWEETKEEPER_BEARER_TOKEN=api-faults-token-$w "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" \
+    --name "fault-worker-$w" --concurrency 2 --batch-size $BATCH_SIZE --http-timeout $HTTP_TIMEOUT_S \
+    --poll-interval 200 >"$dir/worker-$w.log" 2>&1 &
+  pids+=($!)
+  TK_PIDS+=($!)
+done
+sleep "$RUN_SECONDS"
+
+alive=0
+cpu=()
+for p in "${pids[@]}"; do
+  kill -0 "$p" 2>/dev/null && alive=$((alive + 1))
+  cpu+=("$(cpu_seconds "$p")")
+done
+stop=$(tk_psql -c "SELECT now()")
+wall=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t_start }")
+t0=$(date +%s.%N)
+kill -TERM "${pids[@]}" 2>/dev/null
+rcs=()
+for p in "${pids[@]}"; do
+  tk_wait_exit "$p" $STOP_BOUND_S
+  rcs+=("$TK_RC")
+done
+stop_s=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t0 }")
+curl -s -m 10 "$TK_MOCK_URL/mock/stats" >"$dir/mock-stats.json"
+# The mock too must stop promptly, even with connections held for hangs.
+kill -TERM "$TK_MOCK_PID"
+tk_wait_exit "$TK_MOCK_PID" 10
+mock_rc=$TK_RC
+
+mock_stat() { jq -r "$1 // 0" "$dir/mock-stats.json" 2>/dev/null || echo 0; }
+requests=$(mock_stat .requests)
+hang=$(mock_stat .faults.hang)
+slow=$(mock_stat .faults.slow)
+drop=$(mock_stat .faults.drop)
+err5xx=$(mock_stat '.faults["5xx"]')
+truncated=$(mock_stat .faults.truncated)
+ctype=$(mock_stat '.faults["content-type"]')
+huge=$(mock_stat .faults.huge)
+drop_reused=$(mock_stat .drops_on_reused_connections)
+usable=$(mock_stat '[.batch_sizes[]] | add')
+echo "# mock: $requests requests; faults: hang $hang, slow $slow, drop $drop ($drop_reused on kept-alive" \
+  "connections, which libcurl resends once), 5xx $err5xx, truncated $truncated, content-type $ctype," \
+  "huge $huge; $usable usable answers; status counts $(jq -c .status_counts "$dir/mock-stats.json")"
+echo "# workers: exit codes ${rcs[*]} ${stop_s}s after SIGTERM; CPU ${cpu[*]} s in ${wall}s"
+tk_psql -F ' ' -c "SELECT '# batches:', string_agg(coalesce(outcome::text, 'in flight') || ' ' || n, ', ')
+  FROM (SELECT outcome, count(*) n FROM tweetkeeper.batches GROUP BY 1 ORDER BY 1) x"
+# Why batches were handed back, as the workers told release_batch (sizes, offsets, times folded).
+tk_psql -F ' ' -c "SELECT '#   released', count(*), 'x',
+    substr(regexp_replace(reason, '(offset |after |than |, )[0-9]+', '\1N', 'g'), 1, 100)
+  FROM tweetkeeper.batches WHERE outcome = 'released' GROUP BY 4 ORDER BY 2 DESC"
+
+# --- the workers survived and stopped cleanly
+check_true "the mock was up to the end and answered /mock/stats ($requests requests)" \
+  'jq -e ".requests > 0" "$dir/mock-stats.json" >/dev/null 2>&1'
+check_true "both workers were alive when the run ended ($alive of 2)" '[ "$alive" = 2 ]'
+check_true "both workers exit 0 within ${STOP_BOUND_S}s of SIGTERM (${rcs[*]} after ${stop_s}s)" \
+  '[ "${rcs[0]}" = 0 ] && [ "${rcs[1]}" = 0 ]'
+check_true "the mock stops promptly on SIGTERM, hangs held or not (exit $mock_rc)" '[ "$mock_rc" = 0 ]'
+crashes=$(cat "$dir"/worker-*.log | grep -cE 'Sanitizer|runtime error:|Segmentation|core dumped|terminate called|Assertion|critical')
+check_true "worker logs have no crash, sanitizer report or critical error ($crashes lines)" '[ "$crashes" = 0 ]'
+[ "$crashes" = 0 ] || cat "$dir"/worker-*.log | grep -E 'Sanitizer|runtime error:|Segmentation|core dumped|terminate called|Assertion|critical' | head -5 | sed 's/^/#   /'
+mock_crashes=$(grep -cE 'Sanitizer|runtime error:|cannot find the connection' "$dir/mock.log")
+check_true "the mock's log has no sanitizer report and found every socket it had to close ($mock_crashes lines)" \
+  '[ "$mock_crashes" = 0 ]'
+
+# --- nothing lost, nothing stuck
+check "no tweet disappeared ($total)" "SELECT count(*) = $total FROM tweetkeeper.tweets"
+check "nothing is left leased after the graceful exit" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
+  "SELECT tweet_id, due_at, lease_id FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
+check "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
+check "no batch was left to lease expiry: every failed one was handed back" \
+  "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome NOT IN ('completed', 'released')" \
+  "SELECT lease_id, worker, outcome, reason FROM tweetkeeper.batches WHERE outcome NOT IN ('completed', 'released')"
+# The history's primary key (tweet_id, lease_id) rules out duplicates; what could still go wrong
+# is a lease storing more than its batch, or a failed (released) batch storing anything.
+cat >"$dir/leases.sql" <<SQL
+CREATE TEMP VIEW leases AS
+SELECT h.lease_id, count(*) AS stored, min(b.size) AS size,
+       coalesce(bool_and(b.outcome = 'completed'), false) AS completed,
+       coalesce(bool_and(h.tweet_id = ANY (b.tweet_ids)), false) AS in_batch
+  FROM tweetkeeper.metric_history h LEFT JOIN tweetkeeper.batches b USING (lease_id)
+ GROUP BY h.lease_id;
+SQL
+check "each lease stored at most its batch's tweets, only its own, and only as a completed batch" \
+  "$(cat "$dir/leases.sql") SELECT count(*) > 0 AND bool_and(completed AND in_batch AND stored <= size) FROM leases" \
+  "$(cat "$dir/leases.sql") SELECT * FROM leases WHERE NOT (completed AND in_batch AND stored <= size)"
+
+# --- on schedule despite the faults: a failed batch is due again at once, so a tweet's gap grows
+# by its failed attempts only, which the lease TTL covers.
+slack="interval '$SLACK_S seconds'"
+bound="interval '$((LEASE_TTL_S + BUFFER_TTL_S + SLACK_S)) seconds'"
+cat >"$dir/gaps.sql" <<SQL
+CREATE TEMP VIEW gaps AS
+SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap,
+       CASE WHEN t.created_at > now() - interval '5 minutes' THEN interval '6 seconds'
+            ELSE interval '15 seconds' END AS delay
+  FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id)
+ WHERE t.state = 'scheduled'
+WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);
+SQL
+check "every scheduled tweet was refreshed at least twice" \
+  "SELECT count(*) > 0 AND min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'" \
+  "SELECT tweet_id, update_count FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count LIMIT 5"
+check "no gap between two observations exceeded delay + lease TTL + buffer TTL + ${SLACK_S}s" \
+  "$(cat "$dir/gaps.sql") SELECT coalesce(bool_and(gap <= delay + $bound), false) FROM gaps WHERE gap IS NOT NULL" \
+  "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap > delay + $bound ORDER BY gap DESC"
+check "no scheduled tweet was overdue by more than lease TTL + buffer TTL + ${SLACK_S}s when the run ended" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $bound" \
+  "SELECT tweet_id, due_at, timestamptz '$stop' - due_at AS late FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $bound"
+tk_psql -F ' ' -c "$(cat "$dir/gaps.sql") SELECT '# gaps between observations: delay 6 s: max', max(gap) FILTER (WHERE delay = '6 s'),
+  '; delay 15 s: max', max(gap) FILTER (WHERE delay = '15 s'), '; bound: delay +', $bound FROM gaps"
+
+# --- no spinning: requests bounded by what a fault-free run needs, and idle CPU
+needed=$(tk_psql -c "SELECT ceil(sum(1 + extract(epoch FROM timestamptz '$stop' - timestamptz '$start')
+    / extract(epoch FROM CASE WHEN created_at > now() - interval '5 minutes' THEN interval '6 seconds'
+                              ELSE interval '15 seconds' END)) / $BATCH_SIZE)::int FROM tweetkeeper.tweets")
+completed=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'completed'")
+check_true "requests to the mock stay bounded: $requests <= 3 x $needed that a fault-free run needs ($completed batches completed)" \
+  '[ "$requests" -le $((3 * needed)) ]'
+busy=$(awk -v w="$wall" -v a="${cpu[0]}" -v b="${cpu[1]}" 'BEGIN { print (a > 0.25 * w || b > 0.25 * w) ? 1 : 0 }')
+check_true "no busy loop: each worker used under 25% of one core (${cpu[*]} CPU s in ${wall}s)" '[ "$busy" = 0 ]'
+
+# --- every fault that reached a worker was logged as a released batch, one line each
+f_timeout=$(released 'Timeout was reached')
+f_empty=$(released 'Empty reply from server|Server returned nothing')
+f_server=$(released '\(server\): HTTP 5[0-9][0-9]')
+f_unparsable=$(released '\(unparsable\)')
+f_huge=$(released 'response body larger than')
+check_true "every hang was logged as a timeout and a release ($hang hangs, $f_timeout timeouts logged)" \
+  '[ "$f_timeout" -ge "$hang" ]'
+check_true "every drop that reached a worker was logged as a release ($drop drops - $drop_reused resent = $f_empty logged)" \
+  '[ "$f_empty" -eq $((drop - drop_reused)) ]'
+check_true "every 5xx was logged as a release ($err5xx answers, $f_server logged)" '[ "$f_server" -eq "$err5xx" ]'
+check_true "every truncated or text/html 200 was logged as unparsable and released ($truncated + $ctype, $f_unparsable logged)" \
+  '[ "$f_unparsable" -eq $((truncated + ctype)) ]'
+check_true "every huge answer was cut off at the body limit and released ($huge answers, $f_huge logged)" \
+  '[ "$f_huge" -eq "$huge" ]'
+# Released batches (the database's view) = faults that reached a worker + usable answers that came
+# too late (a slow one past --http-timeout on a loaded machine), nothing else.
+reached=$((hang + drop - drop_reused + err5xx + truncated + ctype + huge))
+released_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'released' AND reason IS DISTINCT FROM 'worker shutting down'")
+check_true "released batches = faults that reached a worker + usable answers not kept ($released_db = $reached + $((usable - completed)))" \
+  '[ "$released_db" -eq $((reached + usable - completed)) ] && [ "$usable" -ge "$completed" ]'
+for kind in "(transport): Timeout" "(transport): Server returned nothing" "(transport): response body" "(server): HTTP 503" \
+  "(server): HTTP 500" "unparsable 200 body"; do
+  cat "$dir"/worker-*.log | grep -F "$kind" | head -1 | cut -c1-250 | sed 's/^/# log: /'
+done
+cat "$dir"/worker-*.log | grep 'stopped after' | sed 's/^/# log: /'
+
+if [ "$failed" -gt 0 ]; then
+  echo "# worker logs:"
+  tail -n 15 "$dir"/worker-*.log | sed 's/^/#   /'
+fi
+echo "api-faults: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
