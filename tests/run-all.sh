@@ -35,6 +35,7 @@ run_suite pgtap tests/pgtap/run.sh
 run_suite integration tests/integration/pipeline.sh
 run_suite wakeup tests/integration/wakeup.sh
 run_suite api-faults tests/faults/api_faults.sh
+run_suite crash-faults tests/faults/crash.sh
 
 read -r passed failed < <(awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
 echo "==="

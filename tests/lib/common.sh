@@ -58,6 +58,13 @@ tk_cleanup() {
   TK_PIDS=()
 }
 
+# tk_forget PID: drop a reaped child from TK_PIDS, so tk_cleanup never signals a recycled pid.
+tk_forget() {
+  local p keep=()
+  for p in "${TK_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  TK_PIDS=("${keep[@]}")
+}
+
 # tk_wait_exit PID SECONDS: wait for a child to exit; sets TK_RC to its exit code, or to
 # "timeout" (after killing it) if it is still running after SECONDS.
 tk_wait_exit() {
@@ -66,11 +73,13 @@ tk_wait_exit() {
     if ! kill -0 "$pid" 2>/dev/null; then
       wait "$pid"
       TK_RC=$?
+      tk_forget "$pid"
       return 0
     fi
     sleep 0.1
   done
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
+  tk_forget "$pid"
   TK_RC=timeout
 }

@@ -1,0 +1,485 @@
+#!/usr/bin/env bash
+# Faults the system must survive (issue 3), in one run against PostgreSQL + the mock X API + real
+# workers, under a fast test policy:
+#   1. SIGKILL: three workers; every 0.5-2 s (random) one of them is SIGKILLed and a replacement
+#      started, KILLS times. The mock answers after LATENCY_MS; the victims are picked in turn at
+#      random, inside claim_batch, with a batch in the API call, and inside complete_batch (see
+#      pick_victim), and where each kill landed is printed.
+#   2. PostgreSQL stopped with `pg_ctl -m immediate` mid-run, down OUTAGE_S seconds, started again
+#      with the same options. The workers must reconnect by themselves (same processes) and go on.
+#   3. A worker SIGSTOPped while it holds a batch in flight, kept stopped past the lease TTL until
+#      other workers have claimed its tweets, then SIGCONTed: its late complete_batch must store
+#      nothing (the lease id is a fencing token).
+#   4. SIGTERM to every worker (exit 0), then the counts: tweets tracked, kills, restarts,
+#      refreshes, late, lost, leased forever, duplicate observations; the last four must be 0.
+# Prints "ok"/"not ok" lines and "crash-faults: N passed, M failed"; exits non-zero on a failure.
+# CRASH_SEED=n replays the same random choices; KEEP=1 keeps the logs and the cluster directory.
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+
+BUFFER_TTL_S=1
+LEASE_TTL_S=8
+HTTP_TIMEOUT_S=3     # workers' --http-timeout; below the lease TTL, as the README asks
+LATENCY_MS=200       # mock latency: a batch spends most of its life in the API call
+SLOW_LATENCY_MS=1500 # the mock of phase 3, so that the paused worker is caught in flight
+KILLS=${KILLS:-20}
+OUTAGE_S=3
+SLACK_S=5            # scheduling jitter we accept: poll interval, commits, a busy shared 2-core box
+DELETED_EVERY=53     # the mock's rules: id % 53 = 7 is deleted ...
+PROTECTED_EVERY=61   # ... and id % 61 = 11 protected (deleted wins)
+SEED=${CRASH_SEED:-$((RANDOM * 32768 + RANDOM))}
+RANDOM=$SEED
+# synchronous_commit=on: the throwaway cluster turns it off, and then `pg_ctl -m immediate` loses
+# commits it has acknowledged (seen: a worker holds a lease whose claim is gone after the
+# restart; its complete_batch then finds no batch and stores nothing). A production server
+# acknowledges a commit once it is durable, and that is the server this test models.
+PG_OPTS=(-c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=${LEASE_TTL_S}s
+         -c synchronous_commit=on)
+
+dir=$(tk_tmpdir crash)
+paused_pid=""
+cleanup() {
+  # A stopped process acts on SIGTERM only once continued.
+  [ -n "$paused_pid" ] && kill -CONT "$paused_pid" 2>/dev/null
+  tk_cleanup
+  tk_pg_stop "$dir"
+  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+passed=0
+failed=0
+pass() { echo "ok - $1"; passed=$((passed + 1)); }
+fail() { echo "not ok - $1"; failed=$((failed + 1)); }
+check() { # check NAME SQL-RETURNING-BOOLEAN [SQL-FOR-DETAIL]
+  if [ "$(tk_psql -c "$2")" = t ]; then
+    pass "$1"
+  else
+    fail "$1"
+    [ -n "${3:-}" ] && tk_psql -c "$3" | head -5 | sed 's/^/#   /'
+  fi
+}
+check_true() { # check_true NAME CONDITION-EXIT-STATUS [DETAIL]
+  if [ "$2" = 0 ]; then pass "$1"; else fail "$1"; [ -n "${3:-}" ] && echo "#   $3"; fi
+}
+now_local() { date '+%F %T.%3N'; }  # the workers' log timestamps are local time, milliseconds
+secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+forget_pid() { # drop a reaped child from TK_PIDS, so cleanup never signals a recycled pid
+  local p keep=()
+  for p in "${TK_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  TK_PIDS=("${keep[@]}")
+}
+# start_worker NAME API_URL HTTP_TIMEOUT CONCURRENCY: sets STARTED_PID. Trace logs name each
+# lease's GET, which tells where a kill landed.
+start_worker() {
+  "$TK_WORKER" --dsn "$TK_DSN" --api-url "$2" --http-timeout "$3" --concurrency "$4" --name "$1" \
+    --poll-interval 200 --log-level trace >"$dir/worker-$1.log" 2>&1 &
+  STARTED_PID=$!
+  TK_PIDS+=("$STARTED_PID")
+}
+# wait_for SECONDS SQL: polls until SQL returns t; false after SECONDS.
+wait_for() {
+  local i
+  for ((i = 0; i < $1 * 5; i++)); do
+    [ "$(tk_psql -c "$2" 2>/dev/null)" = t ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+echo "# seed $SEED (CRASH_SEED=$SEED replays the random choices), logs in $dir"
+tk_pg_start "$dir" "${PG_OPTS[@]}" || exit 1
+tk_mock_start "$dir/mock.log" --threads 16 --latency-ms $LATENCY_MS \
+  --deleted-every $DELETED_EVERY --protected-every $PROTECTED_EVERY || exit 1
+mock_url=$TK_MOCK_URL
+tk_mock_start "$dir/slow-mock.log" --threads 4 --latency-ms $SLOW_LATENCY_MS \
+  --deleted-every $DELETED_EVERY --protected-every $PROTECTED_EVERY || exit 1
+slow_mock_url=$TK_MOCK_URL
+
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+-- A fast policy: young tweets every 5 s. Ages stay in their bucket for the whole run.
+DELETE FROM tweetkeeper.age_policy;
+INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '5 seconds'), ('2 hours', '15 seconds'),
+                                          ('30 days', '1 day');
+CREATE FUNCTION public.policy_delay(age interval) RETURNS interval LANGUAGE sql STABLE AS
+  \$\$ SELECT delay FROM tweetkeeper.age_policy WHERE max_age > age ORDER BY max_age LIMIT 1 \$\$;
+-- Snowflake ids made at a given age: (ms since Twitter's epoch) << 22, plus a sequence.
+CREATE FUNCTION pg_temp.ids(age interval, n int, seq_from int) RETURNS bigint[] LANGUAGE sql AS \$\$
+  SELECT array_agg((((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g)
+    FROM generate_series(seq_from, seq_from + n - 1) g \$\$;
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 minute', 1600, 0));   -- every 5 s
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 hour', 350, 5000));   -- every 15 s
+SELECT tweetkeeper.schedule_tweets(pg_temp.ids('40 days', 20, 9000));   -- once, then done
+CREATE TABLE public.expected AS
+SELECT tweet_id,
+       CASE WHEN tweet_id % $DELETED_EVERY = 7 THEN 'deleted'
+            WHEN tweet_id % $PROTECTED_EVERY = 11 THEN 'unavailable'
+            WHEN created_at < now() - interval '30 days' THEN 'done'
+            ELSE 'scheduled' END AS state
+  FROM tweetkeeper.tweets;
+CREATE TABLE public.run (started timestamptz, down_at timestamptz, up_at timestamptz,
+                         stopped timestamptz);
+CREATE TABLE public.kills (worker text, killed_at timestamp, mode text);
+CREATE TABLE public.gets (lease_id bigint, get_at timestamp);
+SQL
+total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
+export TWEETKEEPER_BEARER_TOKEN=crash-test-token
+: >"$dir/kills.tsv"
+
+# ---------------------------------------------------------------------------------------------
+# Phase 1: SIGKILL
+tk_psql -c "INSERT INTO public.run (started) VALUES (now())"
+names=()
+pids=()
+for i in 0 1 2; do
+  start_worker "w$((i + 1))" "$mock_url" $HTTP_TIMEOUT_S 2
+  names[i]="w$((i + 1))"
+  pids[i]=$STARTED_PID
+done
+echo "# $total tweets tracked; 3 workers against $mock_url (latency ${LATENCY_MS} ms)"
+sleep 4
+kills=0
+restarts=0
+died=()
+# pick_victim MODE: sets victim to the index (0-2) of the worker to kill. Rotating modes make the
+# kills land where they matter, not only where a worker happens to spend its time (idle polls):
+#   any      a random worker, whatever it is doing;
+#   claim    a worker inside claim_batch (the test holds a SHARE lock on batches until the kill,
+#            so claims wait at their INSERT, tweets already stamped, the transaction open);
+#   api      a worker holding a batch whose API call is under way (in flight in batches);
+#   complete a worker inside complete_batch (SHARE lock on metric_history: the answer is in, the
+#            store waits before its commit).
+pick_victim() {
+  local mode=$1 name="" j locker="" table func
+  victim=$((RANDOM % 3))
+  case $mode in
+    claim | complete)
+      [ "$mode" = claim ] && { table=batches; func=claim_batch; } || { table=metric_history; func=complete_batch; }
+      # Held until the kill is done (then cancelled, below), 10 s at most.
+      PGAPPNAME=crash-locker tk_psql -c "BEGIN; LOCK TABLE tweetkeeper.$table IN SHARE MODE;
+        SELECT pg_sleep(10); COMMIT;" >/dev/null 2>&1 &
+      locker=$!
+      for ((j = 0; j < 40; j++)); do
+        [ -z "$name" ] || break
+        sleep 0.05
+        name=$(tk_psql -c "SELECT substr(application_name, 20) FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%$func%'
+                  AND application_name LIKE 'tweetkeeper-worker %' ORDER BY random() LIMIT 1")
+      done
+      ;;
+    api)
+      for ((j = 0; j < 20; j++)); do
+        [ -z "$name" ] || break
+        name=$(tk_psql -c "SELECT worker FROM tweetkeeper.batches WHERE outcome IS NULL
+                             AND worker IN ('${names[0]}', '${names[1]}', '${names[2]}')
+                           ORDER BY random() LIMIT 1")
+        [ -n "$name" ] || sleep 0.1
+      done
+      ;;
+  esac
+  for j in 0 1 2; do [ "${names[j]}" = "$name" ] && victim=$j; done
+  LOCKER=$locker
+  [ -n "$name" ] || [ "$mode" = any ] || mode="any (no worker was $mode)"
+  MODE=$mode
+}
+modes=(any claim api complete)
+t0=$(date +%s.%N)
+for ((k = 1; k <= KILLS; k++)); do
+  ms=$((500 + RANDOM % 1501))
+  sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+  pick_victim "${modes[k % 4]}"
+  i=$victim
+  if ! kill -0 "${pids[i]}" 2>/dev/null; then
+    wait "${pids[i]}"
+    died+=("${names[i]} (exit $?)")
+  else
+    printf '%s\t%s\t%s\n' "${names[i]}" "$(now_local)" "$MODE" >>"$dir/kills.tsv"
+    kill -KILL "${pids[i]}"
+    wait "${pids[i]}" 2>/dev/null
+    kills=$((kills + 1))
+  fi
+  if [ -n "$LOCKER" ]; then
+    tk_psql -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'crash-locker'" >/dev/null
+    wait "$LOCKER"
+  fi
+  forget_pid "${pids[i]}"
+  names[i]="w$((i + 1))-r$k"
+  start_worker "${names[i]}" "$mock_url" $HTTP_TIMEOUT_S 2
+  pids[i]=$STARTED_PID
+  restarts=$((restarts + 1))
+done
+echo "# phase 1: $kills SIGKILLs and $restarts replacements in $(secs_since "$t0") s"
+check_true "no worker exited by itself during the kills" "${#died[@]}" "${died[*]:-}"
+# Let the killed workers' leases expire and their tweets be claimed again.
+sleep $((LEASE_TTL_S + 2))
+
+# ---------------------------------------------------------------------------------------------
+# Phase 2: PostgreSQL stopped (immediate) mid-run and started again
+tk_psql -c "UPDATE public.run SET down_at = now()"
+t_down=$(date +%s.%N)
+"$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/pg" immediate
+sleep $OUTAGE_S
+if ! tk_pg_start "$dir" "${PG_OPTS[@]}"; then
+  fail "PostgreSQL restarts after an immediate stop"
+  echo "crash-faults: $passed passed, $failed failed"
+  exit 1
+fi
+tk_psql -c "UPDATE public.run SET up_at = now()"
+outage=$(secs_since "$t_down")
+echo "# phase 2: PostgreSQL down for $outage s (immediate stop, ${OUTAGE_S} s pause, restart)"
+# Bounded: reconnects back off 0.5 s -> 30 s, so the first try after a short outage comes within
+# about the outage's length; 20 s is plenty.
+if wait_for 20 "SELECT count(*) > 0 FROM tweetkeeper.metric_history h, public.run r
+                 WHERE h.observed_at > r.up_at"; then
+  pass "refreshes resumed after the restart"
+else
+  fail "refreshes resumed after the restart"
+fi
+sleep 8
+alive=0
+for i in 0 1 2; do kill -0 "${pids[i]}" 2>/dev/null && alive=$((alive + 1)); done
+check_true "the three workers survived the outage (same processes, no restart by hand)" \
+  "$([ $alive = 3 ]; echo $?)" "$alive alive"
+reconnected=0
+for i in 0 1 2; do
+  grep -q 'database connection restored' "$dir/worker-${names[i]}.log" && reconnected=$((reconnected + 1))
+done
+check_true "every worker logged that it reconnected ($reconnected of 3)" "$([ $reconnected = 3 ]; echo $?)"
+max_backoff=$(cat "$dir"/worker-*.log | sed -n 's/.*reconnect attempt [0-9/]* in \([0-9.]*\) s.*/\1/p' |
+  sort -g | tail -1)
+check_true "reconnect backoff stayed bounded (longest wait ${max_backoff:-none} s, cap 30 s)" \
+  "$(awk -v m="${max_backoff:-0}" 'BEGIN { exit !(m <= 30) }'; echo $?)"
+worker_list=$(printf "'%s'," "${names[@]}")
+check "each of the three workers claimed and completed batches after the restart" \
+  "SELECT count(DISTINCT b.worker) = 3 FROM tweetkeeper.batches b, public.run r
+    WHERE b.claimed_at > r.up_at AND b.outcome = 'completed' AND b.worker IN (${worker_list%,})"
+
+# ---------------------------------------------------------------------------------------------
+# Phase 3: a worker paused past its lease. It talks to the slow mock, so a batch of its stays in
+# flight for 1.5 s; its HTTP timeout is long on purpose, so that after SIGCONT it reads the
+# answer that arrived while it was stopped and calls complete_batch late (the path under test;
+# a short timeout would only release the batch).
+start_worker pauser "$slow_mock_url" 60 1
+pauser_pid=$STARTED_PID
+stale=""
+for ((try = 0; try < 150; try++)); do
+  [ -z "$stale" ] || break
+  lease=$(tk_psql -c "SELECT lease_id FROM tweetkeeper.batches WHERE worker = 'pauser' AND outcome IS NULL
+                       ORDER BY lease_id DESC LIMIT 1")
+  if [ -n "$lease" ]; then
+    kill -STOP "$pauser_pid"
+    paused_pid=$pauser_pid
+    sleep 0.3
+    # Still in flight once stopped (not completed in the meantime)?
+    if [ "$(tk_psql -c "SELECT outcome IS NULL FROM tweetkeeper.batches WHERE lease_id = $lease")" = t ]; then
+      stale=$lease
+    else
+      kill -CONT "$pauser_pid"
+      paused_pid=""
+    fi
+  fi
+  [ -n "$stale" ] || sleep 0.2
+done
+if [ -z "$stale" ]; then
+  fail "caught the pausing worker with a batch in flight"
+else
+  pass "caught the pausing worker with a batch in flight (lease $stale)"
+  t_stop=$(date +%s.%N)
+  tk_psql -c "CREATE TABLE public.stale AS SELECT lease_id, tweet_ids, size, expires_at
+                FROM tweetkeeper.batches WHERE lease_id = $stale"
+  # Past the lease, until every tweet of the stale batch is held by a newer lease or stored.
+  if wait_for 40 "SELECT now() > s.expires_at AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t
+                     WHERE t.tweet_id = ANY (s.tweet_ids) AND t.lease_id = s.lease_id)
+                    FROM public.stale s"; then
+    pass "other workers took over the paused worker's batch after its lease expired"
+  else
+    fail "other workers took over the paused worker's batch after its lease expired"
+  fi
+  past=$(tk_psql -c "SELECT round(extract(epoch FROM now() - expires_at)::numeric, 1) FROM public.stale")
+  kill -CONT "$pauser_pid"
+  paused_pid=""
+  echo "# phase 3: worker 'pauser' stopped for $(secs_since "$t_stop") s holding lease $stale" \
+    "($(tk_psql -c "SELECT size FROM public.stale") tweets), resumed $past s after the lease expired"
+  # Its next log line about the stale lease: the late completion (or a release).
+  for ((i = 0; i < 100; i++)); do
+    grep -Eq "lease $stale (had expired|: .*(stored|released))" "$dir/worker-pauser.log" && break
+    sleep 0.2
+  done
+  late_line=$(grep -E "lease $stale (had expired|: .*(stored|released))" "$dir/worker-pauser.log" | head -1)
+  echo "#   pauser after SIGCONT: ${late_line#* * }"
+  check_true "the paused worker finished with its stale lease after SIGCONT" "$([ -n "$late_line" ]; echo $?)"
+  check "its late complete_batch stored nothing (outcome and stored of lease $stale)" \
+    "SELECT outcome IS NOT NULL AND stored = 0
+       FROM tweetkeeper.batches WHERE lease_id = $stale" \
+    "SELECT lease_id, outcome, stored, finished_at FROM tweetkeeper.batches WHERE lease_id = $stale"
+  check "no history row from the stale lease" \
+    "SELECT count(*) = 0 FROM tweetkeeper.metric_history WHERE lease_id = $stale"
+fi
+sleep 5
+
+# ---------------------------------------------------------------------------------------------
+# Phase 4: graceful stop, then the counts
+tk_psql -c "UPDATE public.run SET stopped = now()"
+all_pids=("${pids[@]}" "$pauser_pid")
+t0=$(date +%s.%N)
+kill -TERM "${all_pids[@]}"
+rcs=()
+for p in "${all_pids[@]}"; do
+  tk_wait_exit "$p" 30
+  rcs+=("$TK_RC")
+  forget_pid "$p"
+done
+shutdown_s=$(secs_since "$t0")
+echo "# SIGTERM: workers exited with ${rcs[*]} in $shutdown_s s"
+bad_rc=0
+for rc in "${rcs[@]}"; do [ "$rc" = 0 ] || bad_rc=1; done
+check_true "every worker exits 0 on SIGTERM" "$bad_rc" "exit codes ${rcs[*]}"
+# Leases of killed workers are all older than the lease TTL by now; wait for the background
+# worker to record any that are still open as expired.
+wait_for 20 "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL AND expires_at > now() - interval '3 seconds'" ||
+  echo "# some batches were still in flight 20 s after the stop"
+sleep 2
+crit=$(grep -l -E '^[0-9-]+ [0-9:.]+ (critical|error) ' "$dir"/worker-*.log | xargs -r -n1 basename | tr '\n' ' ')
+check_true "no worker logged an error or a critical failure" "$([ -z "$crit" ]; echo $?)" "$crit"
+
+tk_psql -c "\\copy public.kills FROM '$dir/kills.tsv'"
+sed -n 's/^\([0-9-]* [0-9:.]*\) .* lease \([0-9]*\): GET .*/\2\t\1/p' "$dir"/worker-*.log >"$dir/gets.tsv"
+tk_psql -c "\\copy public.gets FROM '$dir/gets.tsv'"
+tk_psql >/dev/null <<SQL || exit 1
+-- One row per tweet per batch that held it.
+CREATE TABLE public.bt AS
+SELECT b.lease_id, b.worker, b.claimed_at, b.outcome, b.size, u.tweet_id
+  FROM tweetkeeper.batches b, unnest(b.tweet_ids) AS u(tweet_id);
+CREATE INDEX ON public.bt (tweet_id, claimed_at);
+CREATE UNIQUE INDEX ON public.bt (lease_id, tweet_id);
+ANALYZE public.bt;
+-- Lateness, per scheduled tweet: between consecutive points (the start, each observation, the
+-- stop) at most: the tweet's delay (0 from the start: every tweet was overdue then) + buffer TTL
+-- + slack, plus one lease TTL (+ buffer) for every lease of the tweet in between that stored
+-- nothing, at least one: a lease whose worker was killed, frozen or cut off holds the tweet until
+-- it expires, and the batch claimed after that can be lost too (each kill hits a batch in
+-- flight with a good chance, so some tweets meet two dead leases in a row).
+-- PostgreSQL down: nothing can be refreshed; a gap spanning the outage also gets twice the
+-- outage: the outage itself, and the reconnect backoff, whose next try comes at most about as
+-- long after the restart as the outage lasted (the waits double: 0.5, 1, 2, 4 s ...).
+CREATE TABLE public.gaps AS
+WITH pts AS (
+  SELECT t.tweet_id, t.created_at, r.started AS at, true AS virt
+    FROM tweetkeeper.tweets t, public.run r WHERE t.state = 'scheduled'
+  UNION ALL
+  SELECT h.tweet_id, t.created_at, h.observed_at, false
+    FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id)
+   WHERE t.state = 'scheduled'
+  UNION ALL
+  SELECT t.tweet_id, t.created_at, r.stopped, true
+    FROM tweetkeeper.tweets t, public.run r WHERE t.state = 'scheduled'
+), g AS (
+  SELECT tweet_id, created_at, lag(at) OVER w AS a, lag(virt) OVER w AS a_virt, at AS b
+    FROM pts WINDOW w AS (PARTITION BY tweet_id ORDER BY at)
+)
+SELECT g.tweet_id, g.a, g.b, g.b - g.a AS gap,
+       CASE WHEN g.a_virt THEN interval '0' ELSE public.policy_delay(g.a - g.created_at) END AS delay,
+       (SELECT count(*) FROM public.bt
+         WHERE bt.tweet_id = g.tweet_id AND bt.claimed_at >= g.a AND bt.claimed_at < g.b
+           AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history h
+                            WHERE h.tweet_id = bt.tweet_id AND h.lease_id = bt.lease_id)) AS failed,
+       (g.a < r.up_at AND g.b > r.down_at) AS spans_outage
+  FROM g, public.run r
+ WHERE g.a IS NOT NULL;
+ALTER TABLE public.gaps ADD COLUMN allowed interval;
+UPDATE public.gaps SET allowed = delay + interval '$BUFFER_TTL_S s' + interval '$SLACK_S s'
+  + greatest(failed, 1) * interval '$((LEASE_TTL_S + BUFFER_TTL_S)) s'
+  + CASE WHEN spans_outage THEN 2 * (SELECT up_at - down_at FROM public.run) ELSE interval '0' END;
+SQL
+
+refreshes=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.metric_history")
+tracked=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
+late=$(tk_psql -c "SELECT count(DISTINCT tweet_id) FROM public.gaps WHERE gap > allowed")
+lost=$(tk_psql -c "SELECT abs($total - (SELECT count(*) FROM tweetkeeper.tweets))
+  + (SELECT count(*) FROM public.expected e LEFT JOIN tweetkeeper.tweets t USING (tweet_id)
+      WHERE t.tweet_id IS NULL OR t.state::text <> e.state
+         OR (e.state IN ('scheduled', 'done') AND t.update_count = 0))")
+leased=$(tk_psql -c "SELECT (SELECT count(*) FROM tweetkeeper.tweets
+                              WHERE lease_id IS NOT NULL AND due_at < now() - interval '$LEASE_TTL_S s')
+                          + (SELECT count(*) FROM tweetkeeper.batches WHERE outcome IS NULL)")
+dups=$(tk_psql -c "SELECT (SELECT count(*) FROM (SELECT h.lease_id, count(*) n, max(b.size) size
+                            FROM tweetkeeper.metric_history h
+                            LEFT JOIN tweetkeeper.batches b USING (lease_id) GROUP BY h.lease_id) x
+                           WHERE size IS NULL OR n > size)
+                        + (SELECT count(*) FROM tweetkeeper.metric_history h
+                            LEFT JOIN public.bt ON bt.lease_id = h.lease_id AND bt.tweet_id = h.tweet_id
+                                               AND bt.outcome = 'completed'
+                           WHERE bt.lease_id IS NULL)")
+echo "# counts: tweets tracked $tracked, kills $kills, restarts $restarts, refreshes $refreshes," \
+  "late $late, lost $lost, leased forever $leased, duplicates $dups"
+check_true "late: every scheduled tweet was refreshed within its bound ($late late)" "$([ "$late" = 0 ]; echo $?)"
+[ "$late" = 0 ] || tk_psql -F ' | ' -c "SELECT '#  ', tweet_id, a, gap, allowed, failed, spans_outage
+  FROM public.gaps WHERE gap > allowed ORDER BY gap - allowed DESC LIMIT 5"
+check_true "lost: no tweet vanished, changed state wrongly or went unrefreshed ($lost lost)" \
+  "$([ "$lost" = 0 ]; echo $?)"
+check_true "leased forever: no expired lease left unclaimed, no batch left in flight ($leased)" \
+  "$([ "$leased" = 0 ]; echo $?)"
+check "nothing is left leased after the graceful stop (killed workers' leases were all taken over)" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
+  "SELECT tweet_id, lease_id, due_at FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
+check_true "duplicates: at most one observation per tweet per lease, each from a completed batch that held the tweet ($dups)" \
+  "$([ "$dups" = 0 ]; echo $?)"
+check "no tweet rescheduled twice: each tweet's update_count equals its history rows" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets t
+    WHERE t.update_count <> (SELECT count(*) FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id)" \
+  "SELECT tweet_id, update_count FROM tweetkeeper.tweets t
+    WHERE t.update_count <> (SELECT count(*) FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id)"
+check "no newer data overwritten: every tweet's metrics are those of its newest observation" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets t
+     JOIN LATERAL (SELECT * FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id
+                    ORDER BY h.lease_id DESC LIMIT 1) h ON true
+    WHERE (t.like_count, t.retweet_count, t.impression_count, t.updated_at)
+          IS DISTINCT FROM (h.like_count, h.retweet_count, h.impression_count, h.observed_at)"
+check "metrics never went down between observations" \
+  "SELECT count(*) = 0 FROM (SELECT like_count - lag(like_count) OVER (PARTITION BY tweet_id ORDER BY lease_id) d
+                              FROM tweetkeeper.metric_history) x WHERE d < 0"
+check "tweets past the last bucket were observed exactly once" \
+  "SELECT bool_and(n = 1) FROM (SELECT count(h.tweet_id) n FROM public.expected e
+     LEFT JOIN tweetkeeper.metric_history h USING (tweet_id) WHERE e.state = 'done' GROUP BY e.tweet_id) x"
+check "every scheduled tweet was refreshed after PostgreSQL came back" \
+  "SELECT count(*) = 0 FROM tweetkeeper.tweets t, public.run r WHERE t.state = 'scheduled'
+      AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id AND h.observed_at > r.up_at)"
+requests=$(( $(curl -s "$mock_url/mock/stats" | jq '.requests') + $(curl -s "$slow_mock_url/mock/stats" | jq '.requests') ))
+check "at most one API request per claimed batch ($requests requests)" \
+  "SELECT count(*) >= $requests FROM tweetkeeper.batches"
+
+# Where the kills landed: per kill mode, the batches the killed workers never finished, and of
+# those how many had their answer in (kill later than the GET line in the log + mock latency;
+# approximate on a loaded machine). A kill in complete_batch must leave its batch to expire: the
+# store ran on, but its transaction never committed.
+echo "#   kill mode | kills | batches lost | not requested | in API call | answered"
+tk_psql -c "
+  SELECT format('#   %s | %s | %s | %s | %s | %s', k.mode, count(DISTINCT k.worker), count(b.lease_id),
+         count(b.lease_id) FILTER (WHERE g.get_at IS NULL),
+         count(b.lease_id) FILTER (WHERE k.killed_at < g.get_at + interval '$LATENCY_MS ms'),
+         count(b.lease_id) FILTER (WHERE k.killed_at >= g.get_at + interval '$LATENCY_MS ms'))
+    FROM public.kills k
+    LEFT JOIN tweetkeeper.batches b ON b.worker = k.worker AND b.outcome = 'expired'
+    LEFT JOIN public.gets g USING (lease_id)
+   GROUP BY k.mode ORDER BY k.mode"
+check "every worker killed inside complete_batch left that batch to expire (nothing committed)" \
+  "SELECT count(*) = 0 FROM public.kills k WHERE k.mode = 'complete'
+      AND NOT EXISTS (SELECT FROM tweetkeeper.batches b WHERE b.worker = k.worker AND b.outcome = 'expired')" \
+  "SELECT worker, killed_at FROM public.kills k WHERE k.mode = 'complete'
+      AND NOT EXISTS (SELECT FROM tweetkeeper.batches b WHERE b.worker = k.worker AND b.outcome = 'expired')"
+tk_psql -F ' ' -c "SELECT '# batches:', count(*), 'claimed,', count(*) FILTER (WHERE outcome = 'completed'), 'completed,',
+  count(*) FILTER (WHERE outcome = 'released'), 'released,', count(*) FILTER (WHERE outcome = 'expired'), 'expired'
+  FROM tweetkeeper.batches"
+tk_psql -F ' ' -c "SELECT '# gaps that needed more than one lease TTL (a tweet''s batch lost twice in a row):', count(*)
+  FROM public.gaps WHERE failed > 1"
+tk_psql -F ' ' -c "SELECT '# largest gap vs its bound:', max(gap - allowed) FROM public.gaps"
+tk_psql -F ' ' -c "SELECT '# first refresh after the restart came', min(h.observed_at) - r.up_at, 'after it'
+  FROM tweetkeeper.metric_history h, public.run r WHERE h.observed_at > r.up_at GROUP BY r.up_at"
+if [ "$failed" -gt 0 ]; then
+  echo "# worker logs (last lines):"
+  for f in "$dir"/worker-w?.log "$dir"/worker-pauser.log "$dir"/worker-*-r"$KILLS".log; do
+    [ -f "$f" ] && grep -v ': GET ' "$f" | tail -n 6 | sed "s|^|#   $(basename "$f"): |"
+  done
+fi
+echo "crash-faults: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
