@@ -171,4 +171,20 @@ TEST(Dsn, RedactsPasswordsAndJoinsLines) {
 }
 
 }  // namespace
+TEST(CommandLine, UsageErrorIsOneLineWithoutPasswords) {
+  // A pasted newline in a value must not split the one stderr line.
+  for (const auto& args : {std::vector<const char*>{"--dsn", "x", "--api-url", "http://a\nb"},
+                           std::vector<const char*>{"--dsn", "x", "--concurrency", "1\n2"}}) {
+    ParsedCommandLine p = Parse(args);
+    ASSERT_FALSE(p.options);
+    EXPECT_EQ(p.exit_code, kExitUsage);
+    EXPECT_EQ(p.err.find('\n'), std::string::npos) << p.err;
+  }
+  // An unquoted DSN splits into stray arguments, which CLI11 quotes.
+  ParsedCommandLine p = Parse({"--dsn", "host=db", "password=s3cretPw", "postgresql://u:s3cretPw2@db/x"});
+  ASSERT_FALSE(p.options);
+  EXPECT_NE(p.err.find("not expected"), std::string::npos) << p.err;
+  EXPECT_EQ(p.err.find("s3cretPw"), std::string::npos) << p.err;
+}
+
 }  // namespace tweetkeeper::worker

@@ -174,6 +174,22 @@ TEST(XV2Parse, NulInDetailIsDroppedAndLongDetailCut) {
   EXPECT_EQ(r.problems[1].detail.size(), 500u);
 }
 
+// PostgreSQL refuses torn or surrogate UTF-8 in text and jsonb: complete_batch would fail and
+// the batch (all its tweets) would be released and fetched again, forever.
+TEST(XV2Parse, ProblemTextIsValidUtf8ForPostgres) {
+  const std::string long_type = "https://api.x.com/2/problems/" + std::string(99, 'a') + "\xC3\xA9";
+  BatchResult r =
+      kApi.ParseAnswer(Answer(200, R"({"errors":[{"resource_id":"1","title":"Not Found \udc00 Error","type":"t"},)"
+                                   R"({"resource_id":"2","detail":"d","type":")" +
+                                       long_type + R"("}]})"),
+                       {1, 2});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.problems.size(), 2u);
+  // A lone surrogate (ED B0 80 once decoded): U+FFFD for each byte, as Unicode recommends.
+  EXPECT_EQ(r.problems[0].detail, "Not Found \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD Error");
+  EXPECT_EQ(r.problems[1].type, std::string(99, 'a'));  // cut before the 2-byte character
+}
+
 TEST(XV2Parse, AnswerAboutNoneOfOurIdsIsAFailure) {
   for (const char* body :
        {R"({})", R"({"data":[]})", R"({"data":[{"id":"3"}]})", R"({"errors":[{"message":"field x is unknown"}]})"}) {

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "queue/dsn.hpp"
+
 namespace tweetkeeper::worker {
 namespace {
 
@@ -21,6 +23,28 @@ a third exits at once (unfinished leases then expire and come due again).
 
 Exit status: 0 stopped cleanly (signal or --exit-when-idle), 1 runtime error (database
 unreachable at startup, extension missing, ...), 2 usage error.)";
+
+// The one stderr line for a usage error. It quotes what the user typed, so: any password in
+// an argument is redacted as in a DSN (an unquoted DSN, "--dsn host=db password=x", splits
+// into stray arguments that CLI11 quotes), and control characters (a pasted newline) are
+// escaped so that they neither split the line nor reach the terminal raw.
+std::string UsageLine(const std::string& message, int argc, const char* const argv[]) {
+  std::string redacted = message;
+  for (int i = 1; i < argc; ++i) redacted = RedactDsnSecrets(redacted, std::string(argv[0]) + " " + argv[i]);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "tweetkeeper-worker: ";
+  for (char c : redacted) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xF]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
 
 bool HostChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; }
 
@@ -138,7 +162,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
     return parsed;
   } catch (const CLI::ParseError& e) {
     parsed.exit_code = kExitUsage;
-    parsed.err = std::string("tweetkeeper-worker: ") + e.what() + " (see --help)";
+    parsed.err = UsageLine(std::string(e.what()) + " (see --help)", argc, argv);
     return parsed;
   }
 
@@ -147,7 +171,7 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
     parsed.exit_code = kExitUsage;
     // Not echoed when it has user info: that part may be a password.
     const std::string shown = o.api_url.find('@') == std::string::npos ? " '" + o.api_url + "'" : "";
-    parsed.err = "tweetkeeper-worker: --api-url" + shown + " is not http(s)://host[:port][/path]";
+    parsed.err = UsageLine("--api-url" + shown + " is not http(s)://host[:port][/path]", argc, argv);
     return parsed;
   }
   o.api = *api;

@@ -14,17 +14,42 @@ using rapidjson::Value;
 
 constexpr std::size_t kMaxTextBytes = 500;  // details are for humans; keep rows and logs small
 
-// Drops NUL (PostgreSQL jsonb rejects \u0000) and cuts at a UTF-8 boundary.
-std::string CleanText(std::string_view text) {
+// Text from the API as PostgreSQL stores it: valid UTF-8 without NUL, at most `max_bytes`, cut
+// at a character boundary. RapidJSON 1.1 validates the raw bytes but turns a lone surrogate
+// escape ("\udc00") into ED B0 80, which PostgreSQL refuses: such bytes become U+FFFD.
+std::string CleanText(std::string_view text, std::size_t max_bytes = kMaxTextBytes) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
   std::string out;
-  out.reserve(std::min(text.size(), kMaxTextBytes));
-  for (char c : text) {
-    if (c != '\0') out.push_back(c);
-  }
-  if (out.size() > kMaxTextBytes) {
-    std::size_t cut = kMaxTextBytes;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out.resize(cut);
+  out.reserve(std::min(text.size(), max_bytes));
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c == 0) {
+      ++p;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (no overlongs, surrogates, > U+10FFFF)
+    if (c < 0x80) {
+      n = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool valid = n != 0 && static_cast<std::size_t>(end - p) >= n && (n == 1 || (p[1] >= lo && p[1] <= hi));
+    for (std::size_t i = 2; valid && i < n; ++i) valid = (p[i] & 0xC0) == 0x80;
+    const std::string_view ch = valid ? std::string_view(reinterpret_cast<const char*>(p), n) : kReplacement;
+    if (out.size() + ch.size() > max_bytes) break;
+    out.append(ch);
+    p += valid ? n : 1;
   }
   return out;
 }
@@ -138,7 +163,7 @@ std::string ProblemType(std::string_view type_url) {
   constexpr std::string_view kMarker = "/2/problems/";
   auto pos = type_url.find(kMarker);
   std::string_view type = pos == std::string_view::npos ? type_url : type_url.substr(pos + kMarker.size());
-  std::string out = CleanText(type.substr(0, 100));
+  std::string out = CleanText(type, 100);
   return out.empty() ? "unknown" : out;
 }
 

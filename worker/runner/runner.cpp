@@ -180,7 +180,13 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
 
   const std::string url = provider_->RequestUrl(ids);
   spdlog::trace("{}: lease {}: GET {}", slot.label, lease.id, url);
-  const HttpResponse response = slot.http.Get(url, options_.bearer_token, stop_.abort_flag());
+  HttpResponse response = slot.http.Get(url, options_.bearer_token, stop_.abort_flag());
+  // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
+  // the log and in batches.reason; the token must not be: cut it out before anything reads it.
+  for (auto pos = response.body.find(options_.bearer_token); pos != std::string::npos && !options_.bearer_token.empty();
+       pos = response.body.find(options_.bearer_token, pos + 3)) {
+    response.body.replace(pos, options_.bearer_token.size(), "***");
+  }
   ++counters_.batches;  // counted when answered, so an interval's numbers add up
   counters_.tweets += ids.size();
   const BatchResult result = provider_->ParseAnswer(response, ids);
