@@ -31,7 +31,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install check demo bench clean
+.PHONY: all deps build build-ext build-cpp install check demo bench fuzz clean
 
 all: build
 
@@ -67,8 +67,13 @@ bench: build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/run.sh
 
+# The long fuzz run (make check runs 20 s of it).
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 clean:
 	-$(MAKE) TK_PGXS=1 clean 2>/dev/null
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-fuzz build-asan
 
 endif

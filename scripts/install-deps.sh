@@ -3,7 +3,7 @@
 # only for what is missing, and refreshes the package lists only then.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config clang-14 llvm-14
+  build-essential cmake pkg-config clang-14 llvm-14 libclang-rt-14-dev python3 procps
   postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
   libtap-parser-sourcehandler-pgtap-perl
   libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev rapidjson-dev libgtest-dev libgmock-dev

@@ -31,6 +31,9 @@ unit() {
 }
 
 run_suite unit unit
+run_suite sanitize tests/sanitize/run.sh
+run_suite fuzz tests/fuzz/run.sh
+run_suite cli tests/cli/worker_cli.sh
 run_suite pgtap tests/pgtap/run.sh
 run_suite integration tests/integration/pipeline.sh
 run_suite wakeup tests/integration/wakeup.sh

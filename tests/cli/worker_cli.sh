@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# tweetkeeper-worker's command line and environment, as an operator meets them (the regular
+# build: TK_BUILD, default build/). Every refusal must be: the documented exit status (2 usage,
+# 1 runtime), exactly one line on stderr naming the offending value, nothing on stdout, and
+# never the bearer token or the database password. Then a live worker (throwaway cluster with
+# the extension, due tweets, an API URL on a closed local port) must keep the token out of
+# `ps` and out of its log at trace level, and exit 0 on SIGTERM.
+# Prints "ok"/"not ok" lines and "cli: N passed, M failed"; exits 1 on any failure.
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+
+TOKEN="tk-cli-token-$$-${RANDOM}${RANDOM}"
+PASSWORD="Pw${RANDOM}${RANDOM}cli"
+T="TWEETKEEPER_BEARER_TOKEN=$TOKEN"
+CLOSED_URL=http://127.0.0.1:1 # nothing listens on port 1: connection refused at once
+
+dir=$(tk_tmpdir cli)
+cleanup() {
+  tk_cleanup
+  [ -f "$dir/pg/data/postmaster.pid" ] && tk_pg_stop "$dir" immediate
+  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+passed=0
+failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { # not_ok NAME REASON...
+  echo "not ok - $1"
+  shift
+  local r
+  for r in "$@"; do echo "#   $r"; done
+  failed=$((failed + 1))
+}
+
+if [ ! -x "$TK_WORKER" ]; then
+  not_ok "worker binary" "$TK_WORKER is missing: build first (make build, or TK_BUILD=dir)"
+  echo "cli: $passed passed, $failed failed"
+  exit 1
+fi
+
+# Neither the token nor the password (nor their first 12 characters) in FILE...
+leaks() {
+  local f
+  for f in "$@"; do
+    grep -qF -- "${TOKEN:0:12}" "$f" && echo "the bearer token is printed ($(basename "$f"))"
+    grep -qF -- "$PASSWORD" "$f" && echo "the database password is printed ($(basename "$f"))"
+  done
+}
+
+# expect NAME WANT_RC TEXT [VAR=VALUE...] -- ARGS...: run the worker with only the given
+# environment (plus PATH/HOME/LANG) and check the refusal.
+expect() {
+  local name=$1 want_rc=$2 text=$3
+  shift 3
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 "${envs[@]}" \
+    timeout 30 "$TK_WORKER" "$@" >"$dir/stdout" 2>"$dir/stderr"
+  local rc=$? problems=()
+  [ "$rc" = "$want_rc" ] || problems+=("exit status $rc, want $want_rc")
+  local lines
+  lines=$(grep -c '' "$dir/stderr")
+  [ "$lines" -eq 1 ] || problems+=("$lines lines on stderr, want exactly 1")
+  [ -s "$dir/stdout" ] && problems+=("stdout is not empty")
+  grep -qF -- "$text" "$dir/stderr" || problems+=("stderr does not name: $text")
+  while IFS= read -r l; do problems+=("$l"); done < <(leaks "$dir/stdout" "$dir/stderr")
+  if ((${#problems[@]})); then
+    not_ok "$name" "${problems[@]}" "stderr: $(head -c 600 "$dir/stderr")"
+  else
+    ok "$name"
+  fi
+}
+
+D="host=/nonexistent dbname=tweetkeeper password=$PASSWORD" # valid syntax; never reached
+
+# --- usage errors: exit 2 ---------------------------------------------------------------------
+expect "no --dsn" 2 "--dsn" "$T" -- --api-url "$CLOSED_URL"
+expect "empty --dsn" 2 "--dsn" "$T" -- --dsn ""
+expect "malformed --dsn (unknown keyword)" 2 "bogus" "$T" -- --dsn "host=db bogus=1 password=$PASSWORD"
+expect "malformed --dsn (unterminated quote)" 2 "--dsn" "$T" -- --dsn "host=db password='$PASSWORD"
+expect "malformed --dsn URI (password in it)" 2 "--dsn" "$T" -- --dsn "postgresql://u:$PASSWORD@[db/x"
+expect "malformed --dsn URI (bad %-escape)" 2 "--dsn" "$T" -- --dsn "postgresql://u:${PASSWORD}%zz@db/x"
+for url in "ftp://x" "http://" "not a url" "http://host:99999" "http://host:0" "https://api.x.com?x=1"; do
+  expect "malformed --api-url '$url'" 2 "'$url'" "$T" -- --dsn "$D" --api-url "$url"
+done
+expect "--api-url with user info: refused, not echoed" 2 "--api-url" "$T" -- \
+  --dsn "$D" --api-url "https://u:$PASSWORD@api.x.com"
+expect "TWEETKEEPER_BEARER_TOKEN missing" 2 "TWEETKEEPER_BEARER_TOKEN" -- --dsn "$D"
+expect "TWEETKEEPER_BEARER_TOKEN empty" 2 "TWEETKEEPER_BEARER_TOKEN" TWEETKEEPER_BEARER_TOKEN= -- --dsn "$D"
+expect "TWEETKEEPER_BEARER_TOKEN with a newline: refused, not echoed" 2 "TWEETKEEPER_BEARER_TOKEN" \
+  "TWEETKEEPER_BEARER_TOKEN=$TOKEN"$'\n' -- --dsn "$D"
+for v in 0 65 -1 abc 1.5 ""; do
+  expect "--concurrency '$v'" 2 "--concurrency" "$T" -- --dsn "$D" --concurrency "$v"
+done
+for v in 0 101 x; do
+  expect "--batch-size '$v'" 2 "--batch-size: Value $v" "$T" -- --dsn "$D" --batch-size "$v"
+done
+expect "--concurrency names its value" 2 "Value 0" "$T" -- --dsn "$D" --concurrency 0
+expect "--http-timeout 0" 2 "--http-timeout" "$T" -- --dsn "$D" --http-timeout 0
+expect "--log-level loud" 2 "loud" "$T" -- --dsn "$D" --log-level loud
+expect "unknown option" 2 "--bogus" "$T" -- --dsn "$D" --bogus
+expect "stray argument" 2 "extra" "$T" -- --dsn "$D" extra
+# An operator who forgets to quote a key=value DSN: the shell splits it, CLI11 quotes the stray
+# words, the password among them.
+expect "unquoted --dsn: stray password=... not echoed" 2 "not expected" "$T" -- \
+  --dsn host=db "password=$PASSWORD" dbname=tweetkeeper
+expect "a value with a newline stays on one line (--api-url)" 2 "--api-url" "$T" -- \
+  --dsn "$D" --api-url $'http://a\nb'
+expect "a value with a newline stays on one line (--concurrency)" 2 "--concurrency" "$T" -- \
+  --dsn "$D" --concurrency $'1\n2'
+
+# --help: exit 0, on stdout, names the token's variable (and never needs it).
+env -i PATH="$PATH" "$TK_WORKER" --help >"$dir/stdout" 2>"$dir/stderr"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q TWEETKEEPER_BEARER_TOKEN "$dir/stdout" && [ ! -s "$dir/stderr" ]; then
+  ok "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN"
+else
+  not_ok "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN" "exit $rc, stderr: $(head -c 300 "$dir/stderr")"
+fi
+
+# --- runtime errors at startup: exit 1 ----------------------------------------------------------
+expect "unreachable database (no such socket directory)" 1 "/nonexistent" "$T" -- --dsn "$D" --api-url "$CLOSED_URL"
+expect "unreachable database (TCP, connection refused)" 1 "127.0.0.1" "$T" -- \
+  --dsn "host=127.0.0.1 port=1 dbname=tweetkeeper password=$PASSWORD connect_timeout=5" --api-url "$CLOSED_URL"
+
+# --- a live worker --------------------------------------------------------------------------------
+if ! tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=0 >"$dir/pg-start.log" 2>&1 ||
+   ! tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null; then
+  not_ok "throwaway cluster with the extension" "$(tail -5 "$dir/pg-start.log")"
+  echo "cli: $passed passed, $failed failed"
+  exit 1
+fi
+expect "database without the extension" 1 "CREATE EXTENSION" "$T" -- \
+  --dsn "host=$PGHOST port=$PGPORT user=postgres dbname=postgres password=$PASSWORD" --api-url "$CLOSED_URL"
+
+# Due tweets (created an hour ago), so the worker claims them and sends requests with the token.
+tk_psql -c "SELECT tweetkeeper.schedule_tweets(array_agg((((extract(epoch FROM now() - interval '1 hour') * 1000)::bigint
+                   - 1288834974657) << 22) + g)) FROM generate_series(1, 20) g" >/dev/null
+env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN password=$PASSWORD" \
+  --api-url "$CLOSED_URL" --concurrency 2 --batch-size 10 --http-timeout 2 --poll-interval 100 \
+  --log-level trace >"$dir/worker.log" 2>&1 &
+worker=$!
+TK_PIDS+=("$worker")
+for _ in $(seq 1 100); do # until a request has failed (and so has been made), at most 10 s
+  grep -q 'API request for .* failed' "$dir/worker.log" && break
+  kill -0 "$worker" 2>/dev/null || break
+  sleep 0.1
+done
+if grep -q 'API request for .* failed' "$dir/worker.log" && kill -0 "$worker" 2>/dev/null; then
+  ok "live worker: claims, requests the closed API port, keeps running"
+else
+  not_ok "live worker: claims, requests the closed API port, keeps running" "$(tail -5 "$dir/worker.log")"
+fi
+
+ps_ok=0
+ps -ww -eo pid,args >"$dir/ps.txt" 2>&1 && grep -q "^ *$worker " "$dir/ps.txt" && ps_ok=1
+cmdline=$(tr '\0' ' ' <"/proc/$worker/cmdline" 2>/dev/null)
+if [ "$ps_ok" = 0 ]; then
+  not_ok "the token is not in ps -ww -eo args nor /proc/PID/cmdline" \
+    "ps did not list the worker (Debian: procps): $(head -c 200 "$dir/ps.txt")"
+elif [ -n "$cmdline" ] && ! grep -qF -- "$TOKEN" "$dir/ps.txt" && [[ $cmdline != *"$TOKEN"* ]]; then
+  ok "the token is not in ps -ww -eo args nor /proc/PID/cmdline"
+else
+  not_ok "the token is not in ps -ww -eo args nor /proc/PID/cmdline" "$(grep -F -- "$TOKEN" "$dir/ps.txt" | head -2)"
+fi
+
+kill -TERM "$worker"
+tk_wait_exit "$worker" 20
+if [ "$TK_RC" = 0 ]; then
+  ok "SIGTERM: exit 0"
+else
+  not_ok "SIGTERM: exit 0" "exit status $TK_RC" "$(tail -3 "$dir/worker.log")"
+fi
+leaked=$(leaks "$dir/worker.log")
+if [ -z "$leaked" ] && [ -s "$dir/worker.log" ]; then
+  ok "the token and the password are not in the log (trace level, $(grep -c '' "$dir/worker.log") lines)"
+else
+  mapfile -t lines <<<"${leaked:-the log is empty}"
+  not_ok "the token and the password are not in the log" "${lines[@]}"
+fi
+leased=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL")
+if [ "$leased" = 0 ]; then
+  ok "failed requests handed their batches back (nothing left leased)"
+else
+  not_ok "failed requests handed their batches back (nothing left leased)" "$leased tweets still leased"
+fi
+
+# An API (or a proxy in front of it) whose error page echoes the request headers: the worker
+# quotes error bodies in its log and in batches.reason, but must not copy the token there.
+name="an error page echoing the Authorization header: token not in the log nor batches.reason"
+if ! command -v python3 >/dev/null; then
+  not_ok "$name" "python3 is missing (Debian: python3)"
+else
+  python3 "$TK_ROOT/tests/cli/echo_api.py" 0 >"$dir/echo.out" 2>"$dir/echo.log" &
+  TK_PIDS+=($!)
+  echo_url=
+  for _ in $(seq 1 50); do
+    echo_url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$dir/echo.out")
+    [ -n "$echo_url" ] && break
+    sleep 0.1
+  done
+  env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN" --api-url "$echo_url" \
+    --concurrency 1 --batch-size 10 --http-timeout 5 --poll-interval 100 --log-level trace >"$dir/worker-echo.log" 2>&1 &
+  worker=$!
+  TK_PIDS+=("$worker")
+  for _ in $(seq 1 100); do
+    grep -q 'API request for .* failed' "$dir/worker-echo.log" && break
+    kill -0 "$worker" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -TERM "$worker" 2>/dev/null
+  tk_wait_exit "$worker" 20
+  tk_psql -c "SELECT coalesce(string_agg(reason, E'\n'), '') FROM tweetkeeper.batches" >"$dir/reasons.txt"
+  leaked=$(leaks "$dir/worker-echo.log" "$dir/reasons.txt")
+  if [ -z "$echo_url" ] || ! grep -q 'HTTP 502' "$dir/worker-echo.log"; then
+    not_ok "$name" "the worker never got the echo API's 502 ($echo_url)" "$(tail -3 "$dir/worker-echo.log")"
+  elif [ -n "$leaked" ]; then
+    mapfile -t lines <<<"$leaked"
+    not_ok "$name" "${lines[@]}" "$(grep -m1 'HTTP 502' "$dir/worker-echo.log" | cut -c1-300)"
+  else
+    ok "$name"
+  fi
+fi
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
