@@ -13,6 +13,7 @@ int lease_ttl_ms = 120000;
 int tick_interval_ms = 250;
 int batch_retention_s = 3600;
 int max_ids_per_call = 10000000;
+int unavailable_recheck_s = 7 * 86400;
 char* database = nullptr;
 
 void Define(bool preloading) {
@@ -31,6 +32,10 @@ void Define(bool preloading) {
                           "The most tweet ids one schedule_tweets call accepts.",
                           "Larger arrays are refused with an error; split them.", &max_ids_per_call,
                           10000000, 1, INT32_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("tweetkeeper.unavailable_recheck",
+                          "How long until a tweet the API would not show (protected, suspended) is asked for again.",
+                          nullptr, &unavailable_recheck_s, 7 * 86400, 60, 365 * 86400, PGC_USERSET,
+                          GUC_UNIT_S, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.batch_retention",
                           "How long finished batches are kept in tweetkeeper.batches for the stats.",
                           nullptr, &batch_retention_s, 3600, 60, 30 * 86400, PGC_SIGHUP,

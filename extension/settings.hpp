@@ -8,6 +8,7 @@ extern int lease_ttl_ms;
 extern int tick_interval_ms;
 extern int batch_retention_s;
 extern int max_ids_per_call;
+extern int unavailable_recheck_s;
 extern char* database;
 
 void Define(bool preloading);

@@ -25,23 +25,25 @@ void _PG_init(void) {
 }
 
 namespace {
-Interval* MsToInterval(int ms) {
+Interval* MsToInterval(int64 ms) {
   auto* iv = static_cast<Interval*>(palloc0(sizeof(Interval)));
-  iv->time = static_cast<int64>(ms) * 1000;
+  iv->time = ms * 1000;
   return iv;
 }
 }  // namespace
 
-// lease_settings() -> (buffer_ttl, lease_ttl, batch_retention): the GUCs as intervals, so that
+// lease_settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck): the GUCs as
+// intervals, so that
 // SQL code reads them through the module (which guarantees they are defined).
 TK_FUNCTION(tk_lease_settings) {
   TupleDesc tupdesc;
   if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
     throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "lease_settings must return a record");
-  Datum values[3] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
+  Datum values[4] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
                      IntervalPGetDatum(MsToInterval(settings::lease_ttl_ms)),
-                     IntervalPGetDatum(MsToInterval(settings::batch_retention_s * 1000))};
-  bool nulls[3] = {false, false, false};
+                     IntervalPGetDatum(MsToInterval(int64{settings::batch_retention_s} * 1000)),
+                     IntervalPGetDatum(MsToInterval(int64{settings::unavailable_recheck_s} * 1000))};
+  bool nulls[4] = {false, false, false, false};
   HeapTuple tuple = pg::PgCall([&] { return heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls); });
   PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
 }

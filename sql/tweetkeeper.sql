@@ -32,11 +32,11 @@ COMMENT ON FUNCTION age_policy_changed() IS
   'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
 
 CREATE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
-                               OUT batch_retention interval)
+                               OUT batch_retention interval, OUT unavailable_recheck interval)
   AS 'MODULE_PATHNAME', 'tk_lease_settings' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION lease_settings() IS
-  'The settings tweetkeeper.buffer_ttl, tweetkeeper.lease_ttl and tweetkeeper.batch_retention '
-  'as intervals.';
+  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
+  'intervals.';
 
 CREATE FUNCTION preloaded() RETURNS boolean
   AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
@@ -83,7 +83,8 @@ CREATE TYPE tweet_state AS ENUM (
   'scheduled',    -- refreshed on its schedule (due_at says when next)
   'done',         -- older than the largest max_age: no more refreshes
   'deleted',      -- the API says it does not exist (resource-not-found)
-  'unavailable'   -- the API will not show it (protected or suspended author, ...)
+  'unavailable'   -- the API will not show it (protected or suspended author, ...): rechecked
+                  -- every tweetkeeper.unavailable_recheck, since accounts come back
 );
 
 CREATE TABLE tweets (
@@ -106,7 +107,7 @@ CREATE TABLE tweets (
   problem_at timestamptz,
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT tweets_id_positive CHECK (tweet_id > 0),
-  CONSTRAINT tweets_scheduled_iff_due CHECK ((state = 'scheduled') = (due_at IS NOT NULL))
+  CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL))
 ) WITH (fillfactor = 70);
 -- Every claim and every completion rewrites due_at, so no update is HOT; the spare room per page
 -- (fillfactor) at least keeps the new row version on the same heap page.
@@ -145,6 +146,7 @@ CREATE TABLE batches (
   outcome text,                  -- NULL while in flight; completed, released or expired
   stored integer,                -- tweets whose result was stored
   reason text,                   -- why a batch was released
+  credential text,               -- the credential whose quota the request spends
   CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
   CONSTRAINT batches_outcome_known CHECK (outcome IN ('completed', 'released', 'expired'))
 );
@@ -152,6 +154,106 @@ CREATE INDEX batches_in_flight_idx ON batches (expires_at) WHERE outcome IS NULL
 CREATE INDEX batches_finished_idx ON batches (finished_at);
 COMMENT ON TABLE batches IS
   'One row per claimed batch: in flight, then how it ended. Kept for tweetkeeper.batch_retention.';
+
+--------------------------------------------------------------------------------------------------
+-- API credentials and their quota (the secrets stay with the workers, never in here)
+--------------------------------------------------------------------------------------------------
+
+CREATE TYPE credential_status AS ENUM (
+  'active',     -- has quota
+  'waiting',    -- window exhausted (429): waits until status_until, the API's reset
+  'capped',     -- monthly cap reached (429 usage-capped): until next month or reset_credential()
+  'rejected'    -- 401/403: the API refused the token; until reset_credential()
+);
+
+CREATE TABLE credentials (
+  name text NOT NULL,
+  provider text NOT NULL DEFAULT 'x-v2',
+  requests_per_window integer NOT NULL,
+  window_length interval NOT NULL DEFAULT interval '15 minutes',
+  monthly_cap bigint,            -- tweets read per calendar month (UTC); NULL: no cap
+  remaining integer NOT NULL,    -- requests left in the current window
+  window_reset_at timestamptz,   -- end of the current window; NULL until first used
+  month_start timestamptz NOT NULL DEFAULT date_trunc('month', now(), 'UTC'),
+  month_used bigint NOT NULL DEFAULT 0,
+  status credential_status NOT NULL DEFAULT 'active',
+  status_reason text,
+  status_until timestamptz,
+  requests bigint NOT NULL DEFAULT 0,
+  last_used_at timestamptz,
+  CONSTRAINT credentials_pkey PRIMARY KEY (name),
+  CONSTRAINT credentials_name_valid CHECK (name ~ '^[A-Za-z0-9_.-]{1,64}$'),
+  CONSTRAINT credentials_provider_known CHECK (provider IN ('x-v2', 'x-v1.1')),
+  CONSTRAINT credentials_requests_positive CHECK (requests_per_window > 0),
+  CONSTRAINT credentials_window_positive CHECK (window_length > interval '0'),
+  CONSTRAINT credentials_cap_positive CHECK (monthly_cap IS NULL OR monthly_cap > 0)
+);
+COMMENT ON TABLE credentials IS
+  'API credentials by name (the tokens stay in the workers'' --credentials file) and their live '
+  'quota. When a provider has credentials here, every claim for it takes one request of quota.';
+
+CREATE FUNCTION add_credential(name text, requests_per_window integer,
+                               window_length interval DEFAULT interval '15 minutes',
+                               monthly_cap bigint DEFAULT NULL, provider text DEFAULT 'x-v2')
+  RETURNS void LANGUAGE sql AS $$
+  INSERT INTO tweetkeeper.credentials (name, provider, requests_per_window, window_length,
+                                       monthly_cap, remaining)
+  VALUES (name, provider, requests_per_window, window_length, monthly_cap, requests_per_window)
+$$;
+COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text) IS
+  'Registers a credential: its name (as in the workers'' credentials file), requests per window, '
+  'window length, optional monthly cap (tweets) and provider (x-v2 or x-v1.1).';
+
+CREATE FUNCTION reset_credential(name text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE tweetkeeper.credentials c
+     SET status = 'active', status_reason = NULL, status_until = NULL
+   WHERE c.name = reset_credential.name;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no credential named %', coalesce(name, 'NULL')
+      USING ERRCODE = 'undefined_object';
+  END IF;
+END $$;
+COMMENT ON FUNCTION reset_credential(text) IS
+  'An operator''s word: a capped or rejected credential may be used again.';
+
+-- Applies what the API said about a credential's quota: the x-rate-limit-* headers, and what
+-- kind of refusal, if any. {"limit":15,"remaining":3,"reset":1700000000}
+CREATE FUNCTION record_quota(credential text, rate jsonb, refusal text, detail text)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  api_remaining integer := (rate ->> 'remaining')::integer;
+  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+BEGIN
+  IF credential IS NULL THEN
+    RETURN;
+  END IF;
+  -- The API's word wins where it is stricter than ours; ours where requests are still in
+  -- flight that the API has not counted yet (taking the larger would overspend).
+  UPDATE tweetkeeper.credentials c
+     SET remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
+                          WHEN api_reset IS NOT NULL AND api_reset > c.window_reset_at THEN api_remaining
+                          ELSE least(c.remaining, api_remaining) END,
+         window_reset_at = coalesce(api_reset, c.window_reset_at)
+   WHERE c.name = credential;
+  IF refusal = 'rate-limited' THEN
+    UPDATE tweetkeeper.credentials c
+       SET status = 'waiting', remaining = 0,
+           status_until = coalesce(api_reset, c.window_reset_at, now() + c.window_length),
+           window_reset_at = coalesce(api_reset, c.window_reset_at, now() + c.window_length),
+           status_reason = coalesce(detail, 'Too Many Requests')
+     WHERE c.name = credential;
+  ELSIF refusal = 'usage-capped' THEN
+    UPDATE tweetkeeper.credentials c
+       SET status = 'capped', status_until = date_trunc('month', now(), 'UTC') + interval '1 month',
+           status_reason = coalesce(detail, 'Usage cap exceeded')
+     WHERE c.name = credential;
+  ELSIF refusal = 'rejected' THEN
+    UPDATE tweetkeeper.credentials c
+       SET status = 'rejected', status_until = NULL, status_reason = coalesce(detail, 'rejected')
+     WHERE c.name = credential;
+  END IF;
+END $$;
 
 --------------------------------------------------------------------------------------------------
 -- Scheduling
@@ -309,23 +411,36 @@ END $$;
 -- Claim, complete, release: the worker's API
 --------------------------------------------------------------------------------------------------
 
--- Hands out up to max_size due tweets, oldest due first, under a new lease. Returns no row when
--- nothing is due, or when fewer than max_size are due and the oldest of them has been due for
--- less than tweetkeeper.buffer_ttl (a partial batch waits that long for company).
-CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[])
+-- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
+-- credential that still has quota (when credentials are registered for the provider): one
+-- request of its window is spent here, atomically with the claim, so any number of workers
+-- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
+-- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
+-- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
+-- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
+CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.lease_settings();
   ids bigint[];
   oldest timestamptz;
   lease bigint;
+  cred text;
+  quota_mode boolean;
+  w record;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
     RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   -- Index scan on tweets_due_idx, stopping after max_size rows; rows another worker is claiming
@@ -339,16 +454,65 @@ BEGIN
   IF ids IS NULL OR (cardinality(ids) < max_size AND oldest > now() - s.buffer_ttl) THEN
     RETURN;
   END IF;
+
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
+  IF quota_mode THEN
+    -- The least recently used credential with quota, so that all of them are used. The row
+    -- lock serialises claims on one credential; the WHERE clause is rechecked under it.
+    UPDATE tweetkeeper.credentials c
+       SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                            THEN c.requests_per_window ELSE c.remaining END - 1,
+           window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                                  THEN now() + c.window_length ELSE c.window_reset_at END,
+           month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
+                             ELSE c.month_used END + cardinality(ids),
+           month_start = date_trunc('month', now(), 'UTC'),
+           status = 'active', status_reason = NULL, status_until = NULL,
+           requests = c.requests + 1, last_used_at = clock_timestamp()
+     WHERE c.name = (
+       SELECT x.name FROM tweetkeeper.credentials x
+        WHERE x.provider = claim_batch.provider
+          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
+          AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
+          AND (x.remaining > 0 OR x.window_reset_at <= now())
+          AND (x.monthly_cap IS NULL OR x.month_start < date_trunc('month', now(), 'UTC')
+               OR x.month_used + cardinality(ids) <= x.monthly_cap)
+        ORDER BY x.last_used_at NULLS FIRST
+        LIMIT 1
+        FOR UPDATE)
+       AND (c.remaining > 0 OR c.window_reset_at <= now())
+    RETURNING c.name INTO cred;
+    IF cred IS NULL THEN
+      -- Due tweets, no quota: say until when and why, so the worker can sleep that long.
+      SELECT min(CASE WHEN x.status IN ('waiting', 'capped') THEN x.status_until
+                      WHEN x.status = 'active' THEN x.window_reset_at END) AS until,
+             string_agg(format('%s %s%s', x.name, x.status,
+                               CASE WHEN x.status = 'active' THEN ' (window used up)'
+                                    ELSE ': ' || coalesce(x.status_reason, '') END), ', '
+                        ORDER BY x.name) AS why
+        INTO w
+        FROM tweetkeeper.credentials x
+       WHERE x.provider = claim_batch.provider
+         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
+      RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
+        greatest(coalesce(w.until, now() + interval '1 minute'), now()),
+        coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
+                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
+      RETURN;
+    END IF;
+  END IF;
+
   lease := nextval('tweetkeeper.lease_id_seq');
   UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
    WHERE t.tweet_id = ANY (ids);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                   expires_at)
-  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl);
-  RETURN QUERY SELECT lease, ids;
+                                   expires_at, credential)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred);
+  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
 END $$;
-COMMENT ON FUNCTION claim_batch(text, integer) IS
-  'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl).';
+COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
+  'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
+  'when credentials are registered, one request of a credential''s quota.';
 
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
 -- hands back the batch's tweets that appear in neither list. Only tweets still held by this
@@ -356,10 +520,13 @@ COMMENT ON FUNCTION claim_batch(text, integer) IS
 --   observations: [{"id":1,"retweet_count":..,"reply_count":..,"like_count":..,"quote_count":..,
 --                   "bookmark_count":..,"impression_count":..}, ...]
 --   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
+--   rate:         the answer's x-rate-limit-* headers, {"limit":..,"remaining":..,"reset":epoch}
 -- Returns how many tweets of the batch got a result stored.
-CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]')
+CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
+                               rate jsonb DEFAULT NULL)
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+  s record := tweetkeeper.lease_settings();
   b record;
   n_observed integer;
   n_problems integer;
@@ -410,8 +577,9 @@ BEGIN
     FROM upd u;
   GET DIAGNOSTICS n_observed = ROW_COUNT;
 
-  -- Per-id problems. Gone for good or hidden: stop, keep the last metrics. Anything else is
-  -- recorded and the tweet stays on its schedule.
+  -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
+  -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
+  -- Anything else is recorded and the tweet stays on its schedule.
   WITH p AS (
     SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
            CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
@@ -425,7 +593,8 @@ BEGIN
      SET state = coalesce(p.terminal,
                           CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
+         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + s.unavailable_recheck
+                       WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
          lease_id = NULL,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
     FROM p
@@ -440,14 +609,19 @@ BEGIN
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
    WHERE batches.lease_id = lease;
+  PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   RETURN n_observed + n_problems;
 END $$;
-COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb) IS
+COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
   'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '
   'tweets were stored (fewer than claimed if the lease expired and was taken over).';
 
--- Hands a whole batch back (due again now), e.g. when the API call failed.
-CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL) RETURNS integer
+-- Hands a whole batch back (due again now), e.g. when the API call failed. `refusal` says what
+-- the API said of the credential: rate-limited (429, waits for the window's reset),
+-- usage-capped (429, monthly cap: until next month), rejected (401/403); NULL for anything
+-- else. `rate` as in complete_batch.
+CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
+                              rate jsonb DEFAULT NULL) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   b record;
@@ -455,6 +629,10 @@ DECLARE
 BEGIN
   IF lease IS NULL THEN
     RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected') THEN
+    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected or NULL, got %', refusal
+      USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
   IF NOT FOUND THEN
@@ -467,9 +645,10 @@ BEGIN
      SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
          reason = release_batch.reason
    WHERE batches.lease_id = lease;
+  PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
   RETURN n;
 END $$;
-COMMENT ON FUNCTION release_batch(bigint, text) IS
+COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS
   'Hands a claimed batch back unharmed (its tweets are due again now); returns how many tweets '
   'were still held by the lease.';
 
@@ -549,6 +728,23 @@ COMMENT ON VIEW batch_stats IS
   'batches released by workers or expired.';
 
 
+CREATE VIEW credential_stats AS
+SELECT c.name, c.provider, c.status, c.status_reason AS reason, c.status_until AS until,
+       CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+            THEN c.requests_per_window ELSE c.remaining END AS remaining,
+       c.requests_per_window, c.window_length,
+       CASE WHEN c.window_reset_at > now() THEN c.window_reset_at END AS window_reset_at,
+       CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE c.month_used END
+         AS month_used,
+       c.monthly_cap, c.requests, c.last_used_at,
+       (SELECT count(*) FROM tweetkeeper.batches b
+         WHERE b.credential = c.name AND b.outcome = 'released') AS released_batches
+  FROM tweetkeeper.credentials c
+ ORDER BY c.name;
+COMMENT ON VIEW credential_stats IS
+  'Each credential''s live quota and status, with the reason when it is waiting, capped or '
+  'rejected, and its batches released (by the API''s refusals or failures) in the retention window.';
+
 --------------------------------------------------------------------------------------------------
 -- Roles: least privilege
 --------------------------------------------------------------------------------------------------
@@ -571,8 +767,9 @@ END $$;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper FROM PUBLIC;
 GRANT USAGE ON SCHEMA tweetkeeper TO tweetkeeper_worker, tweetkeeper_reader, tweetkeeper_admin;
 
-GRANT EXECUTE ON FUNCTION claim_batch(text, integer), complete_batch(bigint, jsonb, jsonb),
-  release_batch(bigint, text) TO tweetkeeper_worker;
+GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
+  complete_batch(bigint, jsonb, jsonb, jsonb), release_batch(bigint, text, text, jsonb)
+  TO tweetkeeper_worker;
 
 GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), lease_settings(),
@@ -582,9 +779,11 @@ GRANT tweetkeeper_reader TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
 GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
 GRANT DELETE ON metric_history, batches TO tweetkeeper_admin;
+GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
-  derived_created_at(bigint) TO tweetkeeper_admin;
+  derived_created_at(bigint), add_credential(text, integer, interval, bigint, text),
+  reset_credential(text) TO tweetkeeper_admin;
 
 -- Without shared_preload_libraries everything above works, but the background worker does not.
 DO $$

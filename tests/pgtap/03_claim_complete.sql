@@ -12,7 +12,7 @@ SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours' + g * int
   FROM generate_series(1, 150) g;
 
 CREATE TEMP TABLE claims (n int, lease_id bigint, tweet_ids bigint[]);
-INSERT INTO claims SELECT 1, * FROM tweetkeeper.claim_batch('w1', 100);
+INSERT INTO claims SELECT 1, lease_id, tweet_ids FROM tweetkeeper.claim_batch('w1', 100);
 SELECT is((SELECT tweet_ids FROM claims WHERE n = 1), ARRAY(SELECT 1000 + g FROM generate_series(1, 100) g)::bigint[],
   'a full batch of 100, oldest due first');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets
@@ -21,7 +21,7 @@ SELECT is((SELECT count(*) FROM tweetkeeper.tweets
 SELECT row_eq($$SELECT worker, size, outcome FROM tweetkeeper.batches WHERE lease_id = (SELECT lease_id FROM claims WHERE n = 1)$$,
   ROW('w1'::text, 100, NULL::text), 'the batch is recorded as in flight');
 
-INSERT INTO claims SELECT 2, * FROM tweetkeeper.claim_batch('w2', 100);
+INSERT INTO claims SELECT 2, lease_id, tweet_ids FROM tweetkeeper.claim_batch('w2', 100);
 SELECT is((SELECT cardinality(tweet_ids) FROM claims WHERE n = 2), 50,
   'a partial batch goes out when its oldest tweet has waited the buffer TTL');
 SELECT is_empty($$SELECT * FROM tweetkeeper.claim_batch('w1', 100)$$, 'nothing due: nothing claimed');
@@ -31,7 +31,7 @@ SELECT tweetkeeper.schedule_tweet(2001, now() - interval '2 minutes');
 SELECT is_empty($$SELECT * FROM tweetkeeper.claim_batch('w1', 100)$$,
   'a partial batch younger than the buffer TTL is not handed out');
 SET LOCAL tweetkeeper.buffer_ttl = 0;
-INSERT INTO claims SELECT 3, * FROM tweetkeeper.claim_batch('w1', 100);
+INSERT INTO claims SELECT 3, lease_id, tweet_ids FROM tweetkeeper.claim_batch('w1', 100);
 SELECT is((SELECT tweet_ids FROM claims WHERE n = 3), ARRAY[2001]::bigint[], 'with buffer_ttl 0 it is');
 SET LOCAL tweetkeeper.buffer_ttl = '5s';
 
@@ -54,7 +54,8 @@ SELECT row_eq($$SELECT state::text, due_at, lease_id, update_count, retweet_coun
 SELECT row_eq($$SELECT state::text, due_at, lease_id, problem_type FROM tweetkeeper.tweets WHERE tweet_id = 1098$$,
   ROW('deleted'::text, NULL::timestamptz, NULL::bigint, 'resource-not-found'::text), 'resource-not-found: deleted, not requested again');
 SELECT row_eq($$SELECT state::text, due_at, problem_type, problem_at FROM tweetkeeper.tweets WHERE tweet_id = 1099$$,
-  ROW('unavailable'::text, NULL::timestamptz, 'not-authorized-for-resource'::text, now()), 'not-authorized: unavailable');
+  ROW('unavailable'::text, now() + interval '7 days', 'not-authorized-for-resource'::text, now()),
+  'not-authorized: unavailable, asked again after unavailable_recheck (7 days)');
 SELECT row_eq($$SELECT state::text, due_at, lease_id, update_count FROM tweetkeeper.tweets WHERE tweet_id = 1100$$,
   ROW('scheduled'::text, now(), NULL::bigint, 0), 'an id the API said nothing about is handed back, due now');
 SELECT is((SELECT state::text FROM tweetkeeper.tweets WHERE tweet_id = 555), NULL, 'a problem for an id outside the batch changes nothing');
@@ -70,7 +71,7 @@ SELECT is((SELECT count(*) FROM tweetkeeper.metric_history WHERE tweet_id = 1001
 -- Batch 2's lease expires and another worker takes the tweets over: the late result is refused.
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute'
  WHERE lease_id = (SELECT lease_id FROM claims WHERE n = 2);
-INSERT INTO claims SELECT 4, * FROM tweetkeeper.claim_batch('w3', 100);
+INSERT INTO claims SELECT 4, lease_id, tweet_ids FROM tweetkeeper.claim_batch('w3', 100);
 SELECT is((SELECT ARRAY(SELECT unnest(tweet_ids) ORDER BY 1) FROM claims WHERE n = 4),
   ARRAY(SELECT 1100 + g FROM generate_series(0, 50) g)::bigint[],
   'expired tweets are claimable again (with the handed-back one)');
@@ -97,7 +98,7 @@ SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM claims WHERE n = 3), 
 SELECT tweetkeeper.schedule_tweet(3001, now() - interval '40 days');
 SELECT tweetkeeper.schedule_tweet(3002, now() - interval '3 hours');
 SET LOCAL tweetkeeper.buffer_ttl = 0;
-INSERT INTO claims SELECT 5, * FROM tweetkeeper.claim_batch('w1', 100);
+INSERT INTO claims SELECT 5, lease_id, tweet_ids FROM tweetkeeper.claim_batch('w1', 100);
 SET LOCAL tweetkeeper.buffer_ttl = '5s';
 SELECT is((SELECT tweet_ids FROM claims WHERE n = 5), ARRAY[3001, 3002, 2001]::bigint[],
   'the next batch takes every due tweet, oldest due first');

@@ -6,7 +6,7 @@ SELECT plan(18);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.lease_settings()$$,
-  ROW(interval '5 seconds', interval '2 minutes', interval '1 hour'), 'default settings');
+  ROW(interval '5 seconds', interval '2 minutes', interval '1 hour', interval '7 days'), 'default settings');
 SET LOCAL tweetkeeper.buffer_ttl = '250ms';
 SELECT is((SELECT buffer_ttl FROM tweetkeeper.lease_settings()), interval '0.25 seconds', 'settings follow SET');
 SELECT throws_ok($$SET tweetkeeper.buffer_ttl = '-1s'$$, '22023', NULL, 'a negative buffer_ttl is refused');
