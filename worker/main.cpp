@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     tk::RunnerOptions ro;
     ro.name = o.name;
     ro.dsn = o.dsn;
-    ro.bearer_token = token;
+    ro.tokens = {{"default", token}};
     ro.api_url = o.api.base;
     ro.concurrency = o.concurrency;
     ro.batch_size = o.batch_size;

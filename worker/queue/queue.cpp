@@ -24,8 +24,30 @@ std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
 
 }  // namespace
 
-Queue::Queue(std::string dsn, std::string worker_name, std::string label)
-    : dsn_(std::move(dsn)), worker_name_(std::move(worker_name)), label_(std::move(label)) {}
+namespace {
+// A PostgreSQL text[] literal: {"a","b"}, with " and \ escaped.
+std::string TextArrayLiteral(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+}  // namespace
+
+Queue::Queue(std::string dsn, std::string worker_name, std::string label, std::string provider,
+             std::vector<std::string> credentials)
+    : dsn_(std::move(dsn)),
+      worker_name_(std::move(worker_name)),
+      label_(std::move(label)),
+      provider_(std::move(provider)),
+      credentials_array_(TextArrayLiteral(credentials)) {}
 
 Queue::~Queue() = default;
 
@@ -38,9 +60,11 @@ void Queue::Connect() {
     tx.exec_params("SELECT set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
   }
-  connection->prepare(kClaim, "SELECT lease_id, tweet_ids FROM tweetkeeper.claim_batch($1::text, $2::int)");
-  connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb)");
-  connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text)");
+  connection->prepare(kClaim,
+                      "SELECT lease_id, tweet_ids, credential, extract(epoch FROM wait_until)::bigint, wait_reason "
+                      "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
+  connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
+  connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");
   // Prepare now, not on first use: a missing extension fails at startup, not in the loop.
   connection->prepare_now(kClaim);
   connection->prepare_now(kComplete);
@@ -72,10 +96,15 @@ auto Queue::InTransaction(const RetryPolicy& retry, Body&& body) {
 
 std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
   return InTransaction(retry, [&](pqxx::work& tx) -> std::optional<Lease> {
-    pqxx::result r = tx.exec_prepared(kClaim, worker_name_, max_ids);
+    pqxx::result r = tx.exec_prepared(kClaim, worker_name_, max_ids, provider_, credentials_array_);
     if (r.empty()) return std::nullopt;
     Lease lease;
+    if (r[0][0].is_null()) {
+      lease.wait = QuotaWait{r[0][3].as<std::int64_t>(0), r[0][4].as<std::string>("")};
+      return lease;
+    }
     lease.id = r[0][0].as<std::int64_t>();
+    lease.credential = r[0][2].as<std::string>("");
     auto ids = r[0][1].is_null() ? std::nullopt : ParseBigintArray(r[0][1].c_str());
     if (ids) {
       lease.tweet_ids = std::move(*ids);
@@ -88,16 +117,18 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
 }
 
 int Queue::Complete(std::int64_t lease_id, const std::string& observations_json, const std::string& problems_json,
-                    const RetryPolicy& retry) {
+                    const QuotaReport& quota, const RetryPolicy& retry) {
   return InTransaction(retry, [&](pqxx::work& tx) {
-    pqxx::result r = tx.exec_prepared(kComplete, lease_id, observations_json, problems_json);
+    pqxx::result r = tx.exec_prepared(kComplete, lease_id, observations_json, problems_json, quota.rate_json);
     return r.empty() ? 0 : r[0][0].as<int>(0);
   });
 }
 
-void Queue::Release(std::int64_t lease_id, const std::string& reason, const RetryPolicy& retry) {
+void Queue::Release(std::int64_t lease_id, const std::string& reason, const QuotaReport& quota,
+                    const RetryPolicy& retry) {
   InTransaction(retry, [&](pqxx::work& tx) {
-    tx.exec_prepared(kRelease, lease_id, Utf8Prefix(reason, 500));
+    const char* refusal = quota.refusal.empty() ? nullptr : quota.refusal.c_str();  // nullptr: SQL NULL
+    tx.exec_prepared(kRelease, lease_id, Utf8Prefix(reason, 500), refusal, quota.rate_json);
     return 0;
   });
 }

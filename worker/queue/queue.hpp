@@ -20,9 +20,24 @@
 
 namespace tweetkeeper::worker {
 
+// Due tweets, but no registered credential has quota: claim_batch says until when and why.
+struct QuotaWait {
+  std::int64_t until_epoch_s = 0;
+  std::string reason;
+};
+
 struct Lease {
   std::int64_t id = 0;
   std::vector<std::int64_t> tweet_ids;  // empty if the database sent something unreadable
+  std::string credential;               // whose quota this request spends; empty: no quota kept
+  std::optional<QuotaWait> wait;        // set (and id 0) when nothing could be claimed for quota
+};
+
+// What the API said of the credential, for complete/release: its x-rate-limit-* headers as
+// JSON ("null" when absent) and, on a refusal, "rate-limited", "usage-capped" or "rejected".
+struct QuotaReport {
+  std::string rate_json = "null";
+  std::string refusal;  // empty: not a refusal
 };
 
 // Called after the connection broke, with the attempt number (1, 2, ...) and the redacted
@@ -31,8 +46,10 @@ using RetryPolicy = std::function<bool(int attempt, const std::string& error)>;
 
 class Queue {
  public:
-  // `label` prefixes this queue's own log lines (e.g. "slot 1").
-  Queue(std::string dsn, std::string worker_name, std::string label);
+  // `label` prefixes this queue's own log lines (e.g. "slot 1"). Claims are for `provider`
+  // and only spend the quota of `credentials` (the names this worker holds tokens for).
+  Queue(std::string dsn, std::string worker_name, std::string label, std::string provider,
+        std::vector<std::string> credentials);
   ~Queue();
   Queue(const Queue&) = delete;
   Queue& operator=(const Queue&) = delete;
@@ -44,8 +61,9 @@ class Queue {
   std::optional<Lease> Claim(int max_ids, const RetryPolicy& retry);
   // Returns how many tweets of the lease were stored (fewer than sent: the lease had expired).
   int Complete(std::int64_t lease_id, const std::string& observations_json, const std::string& problems_json,
+               const QuotaReport& quota, const RetryPolicy& retry);
+  void Release(std::int64_t lease_id, const std::string& reason, const QuotaReport& quota,
                const RetryPolicy& retry);
-  void Release(std::int64_t lease_id, const std::string& reason, const RetryPolicy& retry);
 
  private:
   template <typename Body>
@@ -54,6 +72,8 @@ class Queue {
   std::string dsn_;
   std::string worker_name_;
   std::string label_;
+  std::string provider_;
+  std::string credentials_array_;  // a PostgreSQL text[] literal
   std::unique_ptr<pqxx::connection> connection_;  // pqxx 6: connection_base has no virtual dtor
 };
 

@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <ctime>
+#include <mutex>
 #include <pqxx/pqxx>
+#include <fmt/chrono.h>
 #include <thread>
 
 #include "queue/dsn.hpp"
@@ -28,6 +32,34 @@ std::int64_t NowMs() {
 
 double Secs(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
 
+std::vector<std::string> CredentialNames(const std::map<std::string, std::string>& tokens) {
+  std::vector<std::string> names;
+  for (const auto& [name, token] : tokens) names.push_back(name);
+  return names;
+}
+
+// The x-rate-limit-* headers as complete_batch/release_batch take them.
+std::string RateJson(const RateLimit& rl) {
+  if (!rl.limit && !rl.remaining && !rl.reset_epoch_s) return "null";
+  auto field = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
+  return fmt::format(R"({{"limit":{},"remaining":{},"reset":{}}})", field(rl.limit), field(rl.remaining),
+                     field(rl.reset_epoch_s));
+}
+
+// What the credential's refusal was, in release_batch's words.
+std::string Refusal(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kRateLimited:
+      return "rate-limited";
+    case FailureKind::kUsageCapped:
+      return "usage-capped";
+    case FailureKind::kAuth:
+      return "rejected";
+    default:
+      return "";
+  }
+}
+
 std::string Opt(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "?"; }
 
 // The server's message without the "LINE 1: <query>" context libpq appends.
@@ -42,7 +74,9 @@ std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn) {
 
 struct Runner::Slot {
   Slot(int index, const RunnerOptions& o)
-      : label("slot " + std::to_string(index)), queue(o.dsn, o.name, label), http(o.http) {}
+      : label("slot " + std::to_string(index)),
+        queue(o.dsn, o.name, label, o.provider, CredentialNames(o.tokens)),
+        http(o.http) {}
 
   std::string label;
   Queue queue;
@@ -138,6 +172,12 @@ void Runner::SlotLoop(Slot& slot) {
         --in_flight_;
         if (stop_.stopping()) break;
         wait = slot.failure_backoff.Next(++slot.failures);
+      } else if (lease && lease->wait) {
+        // Tweets are due but no credential has quota: sleep until the earliest reset (a NOTIFY
+        // would only say again that tweets are due).
+        --in_flight_;
+        WaitForQuota(slot, *lease->wait);
+        continue;
       } else if (!lease) {
         --in_flight_;
         CheckIdle();
@@ -178,22 +218,34 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     ids.resize(static_cast<std::size_t>(options_.batch_size));
   }
 
+  // The claimed credential's token; without registered credentials, the only one we have.
+  const auto token_it = lease.credential.empty() ? options_.tokens.begin() : options_.tokens.find(lease.credential);
+  if (token_it == options_.tokens.end()) {
+    Release(slot, lease.id, "worker " + options_.name + " has no token for credential " + lease.credential);
+    ++counters_.errors;
+    spdlog::error("{}: lease {}: claim_batch gave credential '{}', which this worker has no token for", slot.label,
+                  lease.id, lease.credential);
+    return slot.failure_backoff.Next(++slot.failures);
+  }
+  const std::string& token = token_it->second;
   const std::string url = provider_->RequestUrl(ids);
-  spdlog::trace("{}: lease {}: GET {}", slot.label, lease.id, url);
-  HttpResponse response = slot.http.Get(url, options_.bearer_token, stop_.abort_flag());
+  spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_it->first);
+  HttpResponse response = slot.http.Get(url, token, stop_.abort_flag());
   // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
   // the log and in batches.reason; the token must not be: cut it out before anything reads it.
-  for (auto pos = response.body.find(options_.bearer_token); pos != std::string::npos && !options_.bearer_token.empty();
-       pos = response.body.find(options_.bearer_token, pos + 3)) {
-    response.body.replace(pos, options_.bearer_token.size(), "***");
+  for (auto pos = response.body.find(token); pos != std::string::npos && !token.empty();
+       pos = response.body.find(token, pos + 3)) {
+    response.body.replace(pos, token.size(), "***");
   }
   ++counters_.batches;  // counted when answered, so an interval's numbers add up
   counters_.tweets += ids.size();
   const BatchResult result = provider_->ParseAnswer(response, ids);
-  const std::optional<Millis> paused = ApplyRateLimit(slot, result);
+  const bool quota_in_database = !lease.credential.empty();
+  const std::optional<Millis> paused = ApplyRateLimit(slot, result, quota_in_database);
+  const QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
 
   if (!result.ok()) {
-    Release(slot, lease.id, result.reason);
+    Release(slot, lease.id, result.reason, quota);
     if (stop_.aborting() && response.status == 0) {
       spdlog::info("{}: lease {}: request aborted by shutdown; batch released", slot.label, lease.id);
       return Millis{0};
@@ -213,7 +265,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   int stored = 0;
   const DbOutcome completed = GuardDb(slot, "complete", lease.id, [&] {
     stored = slot.queue.Complete(lease.id, ObservationsJson(result.observations), ProblemsJson(result.problems),
-                                 FinishRetry(slot));
+                                 quota, FinishRetry(slot));
   });
   if (completed == DbOutcome::kSqlError || completed == DbOutcome::kOther) {
     Release(slot, lease.id, "complete_batch failed");
@@ -238,10 +290,28 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   return Millis{0};
 }
 
-void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reason) {
+void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota) {
   const DbOutcome released =
-      GuardDb(slot, "release", lease_id, [&] { slot.queue.Release(lease_id, reason, FinishRetry(slot)); });
+      GuardDb(slot, "release", lease_id, [&] { slot.queue.Release(lease_id, reason, quota, FinishRetry(slot)); });
   if (released != DbOutcome::kOk) ++counters_.errors;
+}
+
+// Every credential is spent: one line per new reason (not per slot, not per poll), then sleep
+// until the earliest reset, at most a minute at a time so new quota is noticed.
+void Runner::WaitForQuota(Slot& slot, const QuotaWait& wait) {
+  const std::int64_t now_s =
+      std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const Millis pause = std::clamp(Millis{(wait.until_epoch_s - now_s) * 1000}, Millis{1000}, Millis{60'000});
+  {
+    std::lock_guard<std::mutex> lock(quota_log_mutex_);
+    if (wait.reason != last_quota_reason_) {
+      last_quota_reason_ = wait.reason;
+      spdlog::info("{}: tweets are due but no credential has quota until {} ({}); waiting", slot.label,
+                   fmt::format("{:%H:%M:%S} UTC", fmt::gmtime(static_cast<std::time_t>(wait.until_epoch_s))),
+                   wait.reason);
+    }
+  }
+  stop_.SleepUnlessStopped(pause);
 }
 
 // One place that turns database exceptions into log lines. Nothing here retries: reconnects
@@ -296,7 +366,10 @@ RetryPolicy Runner::FinishRetry(Slot& slot) {
 }
 
 // Rate limits apply to the token, so one slot's 429 pauses every slot of this process.
-std::optional<Millis> Runner::ApplyRateLimit(Slot& slot, const BatchResult& result) {
+std::optional<Millis> Runner::ApplyRateLimit(Slot& slot, const BatchResult& result, bool quota_in_database) {
+  // With credentials registered, the database keeps each one's quota (claim_batch hands out
+  // only credentials with quota left), so a 429 for one must not pause the others.
+  if (quota_in_database) return std::nullopt;
   const RateLimit& rl = result.rate_limit;
   const std::int64_t now_s =
       std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

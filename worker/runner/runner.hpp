@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +24,10 @@ namespace tweetkeeper::worker {
 struct RunnerOptions {
   std::string name;  // passed to claim_batch and shown in logs
   std::string dsn;
-  std::string bearer_token;  // only ever put into the Authorization header
+  // Credential name -> bearer token; tokens only ever go into the Authorization header. The
+  // names are the credentials registered in tweetkeeper.credentials (when any are).
+  std::map<std::string, std::string> tokens;
+  std::string provider = "x-v2";
   std::string api_url;       // for the start line
   int concurrency = 2;
   int batch_size = 100;
@@ -58,12 +63,13 @@ class Runner {
 
   void SlotLoop(Slot& slot);
   Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
-  void Release(Slot& slot, std::int64_t lease_id, const std::string& reason);
+  void Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota = {});
+  void WaitForQuota(Slot& slot, const QuotaWait& wait);
   template <typename Call>
   DbOutcome GuardDb(Slot& slot, const char* what, std::int64_t lease_id, Call&& call);
   RetryPolicy ClaimRetry(Slot& slot);
   RetryPolicy FinishRetry(Slot& slot);
-  std::optional<Millis> ApplyRateLimit(Slot& slot, const BatchResult& result);
+  std::optional<Millis> ApplyRateLimit(Slot& slot, const BatchResult& result, bool quota_in_database);
   bool PauseApi(Millis duration);  // true if this extended the pause
   bool WaitForApi();               // false on stop
   void NoteActivity();
@@ -78,6 +84,8 @@ class Runner {
   Counters counters_;
   std::atomic<int> in_flight_{0};
   std::atomic<std::int64_t> last_activity_ms_{0};     // steady clock
+  std::mutex quota_log_mutex_;
+  std::string last_quota_reason_;
   std::atomic<std::int64_t> api_paused_until_ms_{0};  // steady clock; shared by all slots
   std::atomic<bool> idle_stop_logged_{false};
   std::atomic<int> exit_code_{0};
