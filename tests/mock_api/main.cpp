@@ -45,7 +45,14 @@ number, to get one of the --faults kinds:
   truncated     a 200 whose JSON is cut in the middle
   content-type  a 200 with text/html and an HTML page
   huge          a 200 of 20 MiB: the answer behind a giant "padding" string
-Test endpoints: GET /mock/stats (counts, faults included), POST /mock/reset, GET /healthz.)";
+Quotas: fixed windows per token and endpoint (--rate-limit, --window-seconds): 429 Too Many
+Requests; after --monthly-cap 200s in a UTC month, or after POST /mock/cap?token=T: 429
+UsageCapExceeded (usage-capped) with the window's own x-rate-limit-remaining; after
+POST /mock/revoke?token=T: 403 Forbidden. Both last until POST /mock/reset.
+Endpoints: GET /2/tweets?ids=...; GET or POST (form body) /1.1/statuses/lookup.json?id=...&map=true
+(v1.1 bodies: {"id":{"<id>":{tweet}|null}} or an array; errors {"errors":[{"code":..,"message":..}]}).
+Test endpoints: GET /mock/stats (counts, faults, per-token statuses and 200s per window),
+POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz.)";
 
 int64_t NowMs() {
   using namespace std::chrono;
@@ -192,6 +199,12 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_option("--monthly-cap", config.monthly_cap,
+                 "200 answers per token and calendar month (UTC); then every request with it gets the "
+                 "usage-capped 429. 0: no cap")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--latency-ms", config.faults.latency_ms, "Delay added to every /2/tweets request")
       ->capture_default_str()
       ->check(kWholeNumber)
@@ -302,8 +315,10 @@ int Run(int argc, char** argv) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   // Pre-routing sees requests before httplib reads a body, so a bare "curl -X POST" (no
-  // Content-Length) reaches /mock/reset instead of being refused with 400.
-  server.set_pre_routing_handler([&api, &stop](const httplib::Request& req, httplib::Response& res) {
+  // Content-Length) reaches /mock/reset instead of being refused with 400. The one request that
+  // has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
+  // which httplib calls with the body read and its form fields added to params.
+  const auto serve = [&api, &stop](const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
     const HttpReply reply = api.Handle(
         {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
@@ -333,7 +348,13 @@ int Run(int argc, char** argv) {
                   reply.status, fault == FaultKind::kNone ? "" : " fault ",
                   fault == FaultKind::kNone ? "" : FaultKindName(fault), NowMs() - start_ms);
     return httplib::Server::HandlerResponse::Handled;
+  };
+  constexpr const char* kLookupPath = "/1.1/statuses/lookup.json";
+  server.set_pre_routing_handler([&serve, kLookupPath](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "POST" && req.path == kLookupPath) return httplib::Server::HandlerResponse::Unhandled;
+    return serve(req, res);
   });
+  server.Post(kLookupPath, [&serve](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
 
   const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound < 0) {

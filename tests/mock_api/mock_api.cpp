@@ -4,6 +4,9 @@
 #include <strings.h>
 
 #include <cstdio>
+#include <ctime>
+
+#include "mock_api/lookup_endpoint.hpp"
 
 namespace tweetkeeper::mock {
 
@@ -23,6 +26,16 @@ size_t ListedIds(const QueryParams& params, const char* name) {
   for (auto it = range.first; it != range.second; ++it) n += it->second.empty() ? 0 : SplitCommas(it->second).size();
   return n;
 }
+
+int64_t UtcMonth(int64_t now_ms) {
+  const std::time_t secs = static_cast<std::time_t>(now_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return int64_t{tm.tm_year + 1900} * 12 + tm.tm_mon;
+}
+
+// A stable, per-credential stand-in for the developer account behind a token.
+uint64_t AccountId(const std::string& fingerprint) { return std::stoull(fingerprint.substr(0, 12), nullptr, 16); }
 
 }  // namespace
 
@@ -52,8 +65,12 @@ MockApi::MockApi(MockConfig config, LogSink request_log)
       limiter_(config_.rate_limit, config_.window_seconds) {}
 
 HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
-  // Endpoints that imitate the provider; /1.1/statuses/lookup.json ("id") belongs in this table.
-  static const ProviderRoute kProviders[] = {{"GET", "/2/tweets", "ids", &GetTweets}};
+  // Endpoints that imitate the provider. POST lookups reach here with the form body in params.
+  static const ProviderRoute kProviders[] = {
+      {"GET", "/2/tweets", "ids", &GetTweets, Dialect::kV2},
+      {"GET", "/1.1/statuses/lookup.json", "id", &LookupStatuses, Dialect::kV1},
+      {"POST", "/1.1/statuses/lookup.json", "id", &LookupStatuses, Dialect::kV1},
+  };
   for (const ProviderRoute& route : kProviders) {
     if (call.method == route.method && call.path == route.path) return Provider(route, call, now_ms);
   }
@@ -61,16 +78,39 @@ HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
   if (call.method == "GET" && call.path == "/mock/stats") return Reply(200, kJson, stats_.ToJson());
   if (call.method == "POST" && call.path == "/mock/reset") {
     stats_.Reset();
-    limiter_.Reset();
+    {
+      std::lock_guard<std::mutex> lock(quota_mutex_);
+      limiter_.Reset();
+      quotas_.clear();
+    }
     return Reply(200, kJson, R"({"reset":true})");
   }
+  if (call.method == "POST" && call.path == "/mock/cap") return TokenAction(call, false);
+  if (call.method == "POST" && call.path == "/mock/revoke") return TokenAction(call, true);
   // What api.twitter.com answers for unknown routes.
   return Reply(404, kJson, R"({"errors":[{"message":"Sorry, that page does not exist","code":34}]})");
+}
+
+HttpReply MockApi::TokenAction(const HttpCall& call, bool revoke) {
+  auto it = call.params.find("token");
+  if (it == call.params.end() || it->second.empty()) {
+    return Reply(400, kJson, R"({"error":"the token query parameter is required"})");
+  }
+  {
+    std::lock_guard<std::mutex> lock(quota_mutex_);
+    TokenQuota& quota = quotas_[it->second];
+    (revoke ? quota.revoked : quota.capped) = true;
+  }
+  return Reply(200, kJson,
+               std::string(R"({"token":")") + TokenFingerprint(it->second) + (revoke ? R"(","revoked":true})" : R"(","capped":true})"));
 }
 
 HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
   const size_t n_ids = ListedIds(call.params, route.ids_param);
   const std::optional<std::string> token = BearerToken(call.authorization);
+  const std::string fingerprint = token ? TokenFingerprint(*token) : "";
+  const bool v1 = route.dialect == Dialect::kV1;
+  int64_t window_start_ms = -1;  // set when the request was counted in a rate-limit window
   FaultPlan plan = PlanFaults(config_.faults, request_seq_++);
   if (plan.kind == FaultKind::kHang && ++hangs_held_ > config_.faults.max_hangs) {
     // Every held connection holds a server thread: past the cap, let go at once.
@@ -88,19 +128,43 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
     FaultAnswer answer = ServerErrorAnswer(plan.variant);
     reply = Reply(answer.status, answer.content_type, std::move(answer.body));
   } else if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
-    reply = Reply(401, kJson, GenericProblem(401, "Unauthorized"));  // no rate-limit headers: unknown caller
+    // No rate-limit headers: an unknown caller.
+    reply = v1 ? Reply(401, kJson, V1Error(89, "Invalid or expired token."))
+               : Reply(401, kJson, GenericProblem(401, "Unauthorized"));
   } else {
+    // Computed before the lock (it only depends on the request), so the lock is held briefly.
+    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
     // Keyed by endpoint too: X counts each endpoint's limit separately.
-    const RateVerdict verdict = limiter_.Take(call.path + " " + *token, now_ms);
-    if (!verdict.allowed) {
-      reply = Reply(429, kJson, GenericProblem(429, "Too Many Requests"));
-    } else {
-      EndpointReply answer = route.endpoint(call.params, config_, now_ms);
-      reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+    const std::string limiter_key = call.path + " " + *token;
+    std::lock_guard<std::mutex> lock(quota_mutex_);
+    TokenQuota& quota = quotas_[*token];
+    if (const int64_t month = UtcMonth(now_ms); month != quota.month) {
+      quota.month = month;
+      quota.ok_this_month = 0;
     }
-    reply.headers = {{"x-rate-limit-limit", std::to_string(verdict.limit)},
-                     {"x-rate-limit-remaining", std::to_string(verdict.remaining)},
-                     {"x-rate-limit-reset", std::to_string(verdict.reset_epoch_s)}};
+    RateVerdict verdict;
+    if (quota.revoked) {
+      // Like a 401, a 403 for a revoked credential carries no rate-limit headers.
+      reply = v1 ? Reply(403, kJson, V1Error(200, "Forbidden.")) : Reply(403, kJson, GenericProblem(403, "Forbidden"));
+    } else if (quota.capped || (config_.monthly_cap > 0 && quota.ok_this_month >= config_.monthly_cap)) {
+      verdict = limiter_.Peek(limiter_key, now_ms);  // not counted: the window may show plenty left
+      reply = Reply(429, kJson, UsageCappedProblem(AccountId(fingerprint)));
+    } else {
+      verdict = limiter_.Take(limiter_key, now_ms);
+      if (!verdict.allowed) {
+        reply = v1 ? Reply(429, kJson, V1Error(88, "Rate limit exceeded"))
+                   : Reply(429, kJson, GenericProblem(429, "Too Many Requests"));
+      } else {
+        window_start_ms = verdict.window_start_ms;
+        if (answer.status == 200) ++quota.ok_this_month;
+        reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+      }
+    }
+    if (!quota.revoked) {
+      reply.headers = {{"x-rate-limit-limit", std::to_string(verdict.limit)},
+                       {"x-rate-limit-remaining", std::to_string(verdict.remaining)},
+                       {"x-rate-limit-reset", std::to_string(verdict.reset_epoch_s)}};
+    }
   }
   if (CorruptsBody(plan.kind)) {
     if (reply.status != 200) {
@@ -115,9 +179,9 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
     }
   }
   reply.faults = plan;
-  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection);
+  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, fingerprint, route.path, window_start_ms);
   if (request_log_) {
-    std::string line = RequestLogLine(now_ms, reply.status, n_ids, token ? TokenFingerprint(*token) : "-");
+    std::string line = RequestLogLine(now_ms, reply.status, n_ids, token ? fingerprint : "-");
     if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);
     request_log_(line);
   }

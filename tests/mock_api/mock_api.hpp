@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,19 +60,32 @@ class MockApi {
 
  private:
   using Endpoint = EndpointReply (*)(const QueryParams&, const MockConfig&, int64_t now_ms);
+  enum class Dialect { kV2, kV1 };  // which error bodies: v2 problems or v1.1 {"errors":[{"code":...}]}
   struct ProviderRoute {
     const char* method;
     const char* path;
     const char* ids_param;  // counted for stats and the log
     Endpoint endpoint;
+    Dialect dialect;
+  };
+
+  // What the operator (a test) did to a credential, and its 200s this month.
+  struct TokenQuota {
+    bool capped = false;   // POST /mock/cap: usage-capped until /mock/reset
+    bool revoked = false;  // POST /mock/revoke: 403 until /mock/reset
+    int64_t month = -1;    // year * 12 + month (UTC) that ok_this_month counts
+    int64_t ok_this_month = 0;
   };
 
   HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  HttpReply TokenAction(const HttpCall& call, bool revoke);
 
   const MockConfig config_;
   LogSink request_log_;
   RateLimiter limiter_;
   RequestStats stats_;
+  std::mutex quota_mutex_;  // held across the cap check, the rate limiter and the count of 200s
+  std::map<std::string, TokenQuota> quotas_;  // by token
   std::atomic<uint64_t> request_seq_{0};
   std::atomic<int> hangs_held_{0};
 };

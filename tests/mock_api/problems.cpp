@@ -24,6 +24,38 @@ std::string GenericProblem(int status, const std::string& title) {
   return buf.GetString();
 }
 
+std::string UsageCappedProblem(uint64_t account_id) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("account_id");
+  w.Uint64(account_id);
+  Field(w, "product_name", "standard-basic");
+  Field(w, "title", "UsageCapExceeded");
+  Field(w, "period", "Monthly");
+  Field(w, "scope", "Product");
+  Field(w, "detail", "Usage cap exceeded: Monthly product cap");
+  Field(w, "type", std::string(kProblemsBase) + "usage-capped");
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string V1Error(int code, const std::string& message) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("errors");
+  w.StartArray();
+  w.StartObject();
+  w.Key("code");
+  w.Int(code);
+  Field(w, "message", message);
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  return buf.GetString();
+}
+
 std::string InvalidRequestProblem(const std::vector<InvalidParam>& errors) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);

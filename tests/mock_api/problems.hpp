@@ -3,6 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,14 @@ constexpr const char* kProblemsBase = "https://api.twitter.com/2/problems/";
 
 // {"title":T,"type":"about:blank","status":S,"detail":T} for 401, 403 and 429.
 std::string GenericProblem(int status, const std::string& title);
+
+// 429 once a credential's monthly cap is spent (FACTS.md), key for key:
+// {"account_id":N,"product_name":"standard-basic","title":"UsageCapExceeded","period":"Monthly",
+//  "scope":"Product","detail":"Usage cap exceeded: Monthly product cap","type":".../usage-capped"}
+std::string UsageCappedProblem(uint64_t account_id);
+
+// API v1.1 errors: {"errors":[{"code":C,"message":M}]}.
+std::string V1Error(int code, const std::string& message);
 
 // One entry of an invalid-request problem: the offending parameter, its values and why.
 struct InvalidParam {

@@ -13,6 +13,7 @@ struct RateVerdict {
   int64_t limit = 0;
   int64_t remaining = 0;
   int64_t reset_epoch_s = 0;
+  int64_t window_start_ms = 0;  // identifies the window (with the key) for per-window stats
 };
 
 // Fixed windows per key (token and endpoint), each starting at the key's first request after the
@@ -23,6 +24,8 @@ class RateLimiter {
 
   // Counts one request; refused requests (429) do not count.
   RateVerdict Take(const std::string& key, int64_t now_ms);
+  // The headers a request would see now, without counting it (usage-capped answers).
+  RateVerdict Peek(const std::string& key, int64_t now_ms);
   void Reset();
 
  private:

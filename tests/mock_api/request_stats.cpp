@@ -21,7 +21,16 @@ void WriteCounts(JsonWriter& w, const char* name, const std::map<Key, uint64_t>&
 }  // namespace
 
 void RequestStats::Record(int status, size_t n_ids, FaultKind fault, bool reused_connection) {
+  Record(status, n_ids, fault, reused_connection, "", "", -1);
+}
+
+void RequestStats::Record(int status, size_t n_ids, FaultKind fault, bool reused_connection,
+                          const std::string& token_fp, const std::string& endpoint, int64_t window_start_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!token_fp.empty()) {
+    ++token_status_counts_[token_fp][status];
+    if (window_start_ms >= 0) token_windows_[token_fp][{window_start_ms, endpoint}] += status == 200 ? 1 : 0;
+  }
   ++requests_;
   ++status_counts_[status];
   if (fault != FaultKind::kNone) ++faults_[fault];
@@ -53,6 +62,19 @@ std::string RequestStats::ToJson() const {
   w.EndObject();
   w.Key("drops_on_reused_connections");
   w.Uint64(drops_on_reused_connections_);
+  w.Key("tokens");
+  w.StartObject();
+  for (const auto& [fp, counts] : token_status_counts_) WriteCounts(w, fp.c_str(), counts);
+  w.EndObject();
+  w.Key("windows");
+  w.StartObject();
+  for (const auto& [fp, windows] : token_windows_) {
+    w.Key(fp.c_str(), static_cast<rapidjson::SizeType>(fp.size()));
+    w.StartArray();
+    for (const auto& [window, ok] : windows) w.Uint64(ok);
+    w.EndArray();
+  }
+  w.EndObject();
   w.EndObject();
   return buf.GetString();
 }
@@ -65,6 +87,8 @@ void RequestStats::Reset() {
   batch_sizes_.clear();
   faults_.clear();
   drops_on_reused_connections_ = 0;
+  token_status_counts_.clear();
+  token_windows_.clear();
 }
 
 }  // namespace tweetkeeper::mock

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 
 namespace tweetkeeper::mock {
@@ -30,6 +31,19 @@ std::string FormatCreatedAt(int64_t unix_ms) {
   gmtime_r(&secs, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+std::string FormatV1CreatedAt(int64_t unix_ms) {
+  static const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s %s %02d %02d:%02d:%02d +0000 %04d", kDays[tm.tm_wday], kMonths[tm.tm_mon],
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
   return buf;
 }
 

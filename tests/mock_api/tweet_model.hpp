@@ -29,6 +29,9 @@ int64_t SnowflakeMillis(uint64_t id);
 // "2020-02-14T19:00:55.000Z": the API truncates created_at to whole seconds.
 std::string FormatCreatedAt(int64_t unix_ms);
 
+// API v1.1's "Tue Mar 21 20:50:14 +0000 2006" (English names whatever the locale).
+std::string FormatV1CreatedAt(int64_t unix_ms);
+
 TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms);
 
 // Non-decreasing in age_seconds, saturating within days, different per id.

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -83,13 +85,14 @@ TEST(MockApi, CountsStatsAndResets) {
   EXPECT_EQ(stats.body,
             R"({"requests":5,"ids_requested":7,"status_counts":{"200":3,"401":1,"429":1},"batch_sizes":{"1":1,"3":2},)"
             R"("faults":{"hang":0,"slow":0,"drop":0,"5xx":0,"truncated":0,"content-type":0,"huge":0},)"
-            R"("drops_on_reused_connections":0})");
+            R"("drops_on_reused_connections":0,"tokens":{"e3b98a4da31a":{"200":3,"429":1}},)"
+            R"("windows":{"e3b98a4da31a":[3]}})");  // sha256("t")
 
   EXPECT_EQ(api.Handle({"POST", "/mock/reset", {}, ""}, kNow).status, 200);
   EXPECT_EQ(api.Handle({"GET", "/mock/stats", {}, ""}, kNow).body,
             R"({"requests":0,"ids_requested":0,"status_counts":{},"batch_sizes":{},)"
             R"("faults":{"hang":0,"slow":0,"drop":0,"5xx":0,"truncated":0,"content-type":0,"huge":0},)"
-            R"("drops_on_reused_connections":0})");
+            R"("drops_on_reused_connections":0,"tokens":{},"windows":{}})");
   EXPECT_EQ(api.Handle(Tweets("Bearer t"), kNow).status, 200);  // the window was forgotten too
 }
 
@@ -104,6 +107,164 @@ TEST(MockApi, LogsOneLinePerRequestWithoutTheToken) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "1704067200000 200 3 ba7816bf8f01");  // sha256("abc")
   EXPECT_EQ(lines[1], "1704067200001 401 0 -");
+}
+
+constexpr const char* kUsageCapped =
+    R"({"account_id":%ACCOUNT%,"product_name":"standard-basic","title":"UsageCapExceeded","period":"Monthly",)"
+    R"("scope":"Product","detail":"Usage cap exceeded: Monthly product cap",)"
+    R"("type":"https://api.twitter.com/2/problems/usage-capped"})";
+
+// The usage-capped body with its account_id replaced, so the rest is compared key for key.
+std::string WithoutAccount(std::string body) {
+  const size_t start = body.find(':') + 1;
+  const size_t end = body.find(',');
+  if (body.rfind(R"({"account_id":)", 0) == 0 && end != std::string::npos) body.replace(start, end - start, "%ACCOUNT%");
+  return body;
+}
+
+std::string Stat(MockApi& api) { return api.Handle({"GET", "/mock/stats", {}, ""}, kNow).body; }
+
+TEST(MockApi, MonthlyCapCountsTwoHundredsPerTokenAndMonth) {
+  MockConfig config;
+  config.monthly_cap = 3;
+  config.rate_limit = 100;
+  config.window_seconds = 60;
+  MockApi api(config);
+  const int64_t jan31 = kNow + 30LL * 86400000 + 86399000;  // 2024-01-31T23:59:59Z
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a", "x"), kNow).status, 400);  // a 400 is not a 200: not capped
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31).status, 200);
+  for (int64_t at : {jan31, jan31 + 500}) {
+    const HttpReply capped = api.Handle(Tweets("Bearer a"), at);
+    EXPECT_EQ(capped.status, 429);
+    EXPECT_EQ(capped.content_type, kJson);
+    EXPECT_EQ(WithoutAccount(capped.body), kUsageCapped);
+    EXPECT_EQ(Header(capped, "x-rate-limit-limit"), "100");
+    EXPECT_EQ(Header(capped, "x-rate-limit-remaining"), "99");  // the window is not what ran out
+    EXPECT_EQ(Header(capped, "x-rate-limit-reset"), "1706745659");
+  }
+  // Same account behind the same token every time, another for another token.
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31).body, api.Handle(Tweets("Bearer a"), jan31).body);
+  EXPECT_EQ(api.Handle(Tweets("Bearer b"), jan31).status, 200);  // caps are per token
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31 + 1000).status, 200);  // February: a new month
+  EXPECT_EQ(Stat(api).find(R"("ca978112ca1b":{"200":4,"400":1,"429":4})") != std::string::npos, true) << Stat(api);
+}
+
+TEST(MockApi, CapAndRevokeOneTokenMidRunUntilReset) {
+  MockConfig config;
+  config.tokens = {"a", "b", "c"};
+  MockApi api(config);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);
+  const HttpReply cap = api.Handle({"POST", "/mock/cap", {{"token", "a"}}, ""}, kNow);
+  EXPECT_EQ(cap.status, 200);
+  EXPECT_EQ(cap.body, R"({"token":"ca978112ca1b","capped":true})");
+  const HttpReply revoke = api.Handle({"POST", "/mock/revoke", {{"token", "b"}}, ""}, kNow);
+  EXPECT_EQ(revoke.body, R"({"token":"3e23e8160039","revoked":true})");
+  EXPECT_EQ(api.Handle({"POST", "/mock/cap", {}, ""}, kNow).status, 400);
+  EXPECT_EQ(api.Handle({"GET", "/mock/cap", {{"token", "a"}}, ""}, kNow).status, 404);
+
+  HttpReply reply = api.Handle(Tweets("Bearer a"), kNow + 1);
+  EXPECT_EQ(reply.status, 429);
+  EXPECT_EQ(WithoutAccount(reply.body), kUsageCapped);
+  EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "3499");
+  reply = api.Handle(Tweets("Bearer b"), kNow + 1);
+  EXPECT_EQ(reply.status, 403);
+  EXPECT_EQ(reply.body, R"({"title":"Forbidden","type":"about:blank","status":403,"detail":"Forbidden"})");
+  EXPECT_TRUE(reply.headers.empty());
+  reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {{"id", "20"}}, "Bearer b"}, kNow + 1);
+  EXPECT_EQ(reply.status, 403);
+  EXPECT_EQ(reply.body, R"({"errors":[{"code":200,"message":"Forbidden."}]})");
+  EXPECT_EQ(api.Handle(Tweets("Bearer c"), kNow + 1).status, 200);  // the others go on
+  EXPECT_EQ(api.Handle(Tweets("Bearer d"), kNow + 1).status, 401);  // still only known tokens
+
+  api.Handle({"POST", "/mock/reset", {}, ""}, kNow);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow + 2).status, 200);
+  EXPECT_EQ(api.Handle(Tweets("Bearer b"), kNow + 2).status, 200);
+}
+
+TEST(MockApi, StatsCountTwoHundredsPerTokenAndWindow) {
+  MockConfig config;
+  config.rate_limit = 3;
+  config.window_seconds = 10;
+  MockApi api(config);
+  for (int i = 0; i < 5; ++i) api.Handle(Tweets("Bearer a"), kNow + i);  // 3 x 200, 2 x 429
+  api.Handle(Tweets("Bearer a", "x"), kNow + 10000);                       // window 2: a 400, no 200
+  api.Handle(Tweets("Bearer a"), kNow + 20000);                            // window 3
+  api.Handle(Tweets("Bearer a"), kNow + 20001);
+  api.Handle(Tweets("Bearer b"), kNow);
+  api.Handle(Tweets("Bearer b"), kNow + 30000);
+  api.Handle({"POST", "/mock/revoke", {{"token", "c"}}, ""}, kNow);
+  api.Handle(Tweets("Bearer c"), kNow);
+  api.Handle(Tweets(""), kNow);
+  const std::string stats = Stat(api);
+  EXPECT_NE(stats.find(R"("tokens":{"2e7d2c03a950":{"403":1},"3e23e8160039":{"200":2},)"
+                       R"("ca978112ca1b":{"200":5,"400":1,"429":2}},)"
+                       R"("windows":{"3e23e8160039":[1,1],"ca978112ca1b":[3,0,2]}})"),
+            std::string::npos)
+      << stats;
+}
+
+TEST(MockApi, LookupUsesV1BodiesAndTheSameTokensAndLimits) {
+  MockConfig config;
+  config.tokens = {"a"};
+  config.rate_limit = 2;
+  config.window_seconds = 5;
+  MockApi api(config);
+  const HttpCall get{"GET", "/1.1/statuses/lookup.json", {{"id", "20,60"}, {"map", "true"}}, "Bearer a"};
+  HttpReply reply = api.Handle(get, kNow);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.content_type, kJson);
+  EXPECT_NE(reply.body.find(R"("60":null)"), std::string::npos) << reply.body;
+  EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "1");
+  EXPECT_EQ(Header(reply, "x-rate-limit-reset"), "1704067205");
+  // POST carries the same fields in its form body (the edge merges them into params).
+  reply = api.Handle({"POST", "/1.1/statuses/lookup.json", {{"id", "20"}}, "Bearer a"}, kNow);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body.front(), '[');
+  EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "0");
+  reply = api.Handle(get, kNow + 1);
+  EXPECT_EQ(reply.status, 429);
+  EXPECT_EQ(reply.body, R"({"errors":[{"code":88,"message":"Rate limit exceeded"}]})");
+  EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "0");
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow + 1).status, 200);  // v2 has its own window
+  for (const std::string auth : {"", "Bearer b"}) {
+    reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {{"id", "20"}}, auth}, kNow);
+    EXPECT_EQ(reply.status, 401);
+    EXPECT_EQ(reply.body, R"({"errors":[{"code":89,"message":"Invalid or expired token."}]})");
+    EXPECT_TRUE(reply.headers.empty());
+  }
+  reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {}, "Bearer a"}, kNow + 5000);
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(reply.body, R"({"errors":[{"code":38,"message":"id parameter is missing."}]})");
+  EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "1");
+}
+
+TEST(MockApi, MonthlyCapSpansBothEndpoints) {
+  MockConfig config;
+  config.monthly_cap = 2;
+  MockApi api(config);
+  EXPECT_EQ(api.Handle({"GET", "/1.1/statuses/lookup.json", {{"id", "20"}}, "Bearer a"}, kNow).status, 200);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);
+  const HttpReply reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {{"id", "20"}}, "Bearer a"}, kNow);
+  EXPECT_EQ(reply.status, 429);
+  EXPECT_EQ(WithoutAccount(reply.body), kUsageCapped);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 429);
+}
+
+TEST(MockApi, MonthlyCapIsExactUnderConcurrency) {
+  MockConfig config;
+  config.monthly_cap = 500;
+  MockApi api(config);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) ok += api.Handle(Tweets("Bearer a", "20"), kNow).status == 200;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 500);
 }
 
 TEST(MockApi, ServesHealthAndNotFound) {

@@ -48,6 +48,24 @@ TEST(MockRateLimiter, ResetForgetsWindows) {
   EXPECT_TRUE(limiter.Take("a", kStart).allowed);
 }
 
+TEST(MockRateLimiter, PeekShowsTheWindowWithoutCountingIt) {
+  RateLimiter limiter(3, 10);
+  RateVerdict v = limiter.Peek("a", kStart);  // no window yet: one would open now
+  EXPECT_EQ(v.remaining, 3);
+  EXPECT_EQ(v.reset_epoch_s, 1704067211);
+  const RateVerdict taken = limiter.Take("a", kStart + 500);
+  EXPECT_EQ(taken.window_start_ms, kStart + 500);
+  for (int i = 0; i < 5; ++i) {
+    v = limiter.Peek("a", kStart + 1000);
+    EXPECT_EQ(v.remaining, 2);
+    EXPECT_EQ(v.window_start_ms, kStart + 500);
+    EXPECT_EQ(v.reset_epoch_s, 1704067211);
+  }
+  EXPECT_EQ(limiter.Take("a", kStart + 1000).remaining, 1);  // the peeks took nothing
+  EXPECT_EQ(limiter.Peek("a", kStart + 10500).remaining, 3);  // that window is over
+  EXPECT_EQ(limiter.Take("a", kStart + 10600).window_start_ms, kStart + 10600);
+}
+
 TEST(MockRateLimiter, GrantsExactlyTheLimitUnderConcurrency) {
   RateLimiter limiter(1000, 60);
   std::atomic<int> allowed{0};

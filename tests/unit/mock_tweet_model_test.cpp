@@ -16,6 +16,9 @@ TEST(MockTweetModel, CreatedAtComesFromTheSnowflake) {
   EXPECT_EQ(SnowflakeMillis(1228393702244134912ULL), 1581706855723);
   EXPECT_EQ(FormatCreatedAt(SnowflakeMillis(1228393702244134912ULL)), "2020-02-14T19:00:55.000Z");
   EXPECT_EQ(FormatCreatedAt(SnowflakeMillis(20)), "2010-11-04T01:42:54.000Z");
+  EXPECT_EQ(FormatV1CreatedAt(SnowflakeMillis(1228393702244134912ULL)), "Fri Feb 14 19:00:55 +0000 2020");
+  EXPECT_EQ(FormatV1CreatedAt(1142974214000), "Tue Mar 21 20:50:14 +0000 2006");  // FACTS.md's example
+  EXPECT_EQ(FormatV1CreatedAt(kNow + 86400000LL * 9 + 5000), "Wed Jan 10 00:00:05 +0000 2024");
   // Measured from created_at, which is truncated: 90.5 s after ...09.5 is 91 s after ...09.
   EXPECT_EQ(AgeSeconds(IdAt(kNow - 90500), kNow), 91);
 }
