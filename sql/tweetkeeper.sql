@@ -228,13 +228,16 @@ BEGIN
   IF credential IS NULL THEN
     RETURN;
   END IF;
-  -- The API's word wins where it is stricter than ours; ours where requests are still in
-  -- flight that the API has not counted yet (taking the larger would overspend).
+  -- The API's word wins where it is stricter than ours: a smaller remaining, a later reset.
+  -- A larger remaining does not: other requests of this window may still be in flight, not
+  -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
+  -- An answer from a window older than ours says nothing about ours.
   UPDATE tweetkeeper.credentials c
      SET remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
-                          WHEN api_reset IS NOT NULL AND api_reset > c.window_reset_at THEN api_remaining
+                          WHEN api_reset IS NOT NULL AND c.window_reset_at IS NOT NULL
+                               AND api_reset <= c.window_reset_at - c.window_length THEN c.remaining
                           ELSE least(c.remaining, api_remaining) END,
-         window_reset_at = coalesce(api_reset, c.window_reset_at)
+         window_reset_at = greatest(c.window_reset_at, api_reset)
    WHERE c.name = credential;
   IF refusal = 'rate-limited' THEN
     UPDATE tweetkeeper.credentials c
@@ -583,8 +586,9 @@ BEGIN
   WITH p AS (
     SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
            CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
+                -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
                 WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
-                                'disallowed-resource') THEN 'unavailable'
+                                'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
            END AS terminal
       FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
      WHERE x.id = ANY (b.tweet_ids)

@@ -15,7 +15,8 @@
 
 #include "cli/options.hpp"
 #include "http/http_client.hpp"
-#include "provider/x_v2.hpp"
+#include "credentials/credentials.hpp"
+#include "provider/factory.hpp"
 #include "queue/dsn.hpp"
 #include "runner/runner.hpp"
 
@@ -106,8 +107,9 @@ int main(int argc, char** argv) {
   }
   tk::Options& o = *parsed.options;
 
-  const char* token = std::getenv(tk::kTokenEnvVar);
-  if (auto error = tk::TokenError(token)) return Fail(tk::kExitUsage, *error);
+  tk::CredentialsOrError creds =
+      o.credentials_file.empty() ? tk::CredentialsFromEnv() : tk::LoadCredentials(o.credentials_file);
+  if (!creds.ok()) return Fail(tk::kExitUsage, creds.error);  // one line, never a token
   if (auto error = tk::DsnError(o.dsn))
     return Fail(tk::kExitUsage, "--dsn is not a valid libpq connection string or URI: " + *error);
   if (o.name.empty()) o.name = DefaultName();
@@ -128,7 +130,8 @@ int main(int argc, char** argv) {
     tk::RunnerOptions ro;
     ro.name = o.name;
     ro.dsn = o.dsn;
-    ro.tokens = {{"default", token}};
+    ro.tokens = std::move(*creds.credentials);
+    ro.provider = o.provider;
     ro.api_url = o.api.base;
     ro.concurrency = o.concurrency;
     ro.batch_size = o.batch_size;
@@ -136,7 +139,7 @@ int main(int argc, char** argv) {
     ro.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
     ro.http.total_timeout = std::chrono::seconds(o.http_timeout_s);
     ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
-    tk::Runner runner(ro, std::make_unique<tk::XV2Provider>(o.api.base));
+    tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base));
     try {
       runner.Connect();
     } catch (const std::exception& e) {

@@ -51,9 +51,10 @@ SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM c WHERE n = 2), '[]',
   'complete with the API''s headers');
 SELECT is((SELECT remaining FROM tweetkeeper.credentials WHERE name = 'alpha'), 1, 'a stricter remaining from the API wins');
 SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM c WHERE n = 4), '[]', '[]',
-  jsonb_build_object('limit', 2, 'remaining', 2, 'reset', extract(epoch FROM now() + interval '10 minutes'))), 0, 'another');
-SELECT is((SELECT remaining FROM tweetkeeper.credentials WHERE name = 'alpha'), 1,
-  'a looser remaining in the same window does not (requests may be in flight)');
+  jsonb_build_object('limit', 2, 'remaining', 2, 'reset', extract(epoch FROM now() + interval '12 minutes'))), 0, 'another');
+SELECT row_eq($$SELECT remaining, window_reset_at FROM tweetkeeper.credentials WHERE name = 'alpha'$$,
+  ROW(1, to_timestamp(extract(epoch FROM now() + interval '12 minutes'))),
+  'a looser remaining does not win (requests may be in flight); a later reset does');
 
 -- Refusals.
 SELECT is(tweetkeeper.release_batch((SELECT lease_id FROM c WHERE n = 3), 'Too Many Requests', 'rate-limited',

@@ -29,6 +29,18 @@ TEST(CommandLine, DefaultsWithOnlyDsn) {
   EXPECT_EQ(p.options->poll_interval_ms, 5000);
   EXPECT_EQ(p.options->exit_when_idle_s, 0);
   EXPECT_EQ(p.options->log_level, "info");
+  EXPECT_EQ(p.options->credentials_file, "");
+  EXPECT_EQ(p.options->provider, "x-v2");
+}
+
+TEST(CommandLine, CredentialsAndProvider) {
+  ParsedCommandLine p = Parse({"--dsn", "x", "--credentials", "/etc/tweetkeeper/tokens", "--provider", "x-v1.1"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->credentials_file, "/etc/tweetkeeper/tokens");
+  EXPECT_EQ(p.options->provider, "x-v1.1");
+  p = Parse({"--dsn", "x", "--provider", "x-v2"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->provider, "x-v2");
 }
 
 TEST(CommandLine, AllOptions) {
@@ -52,6 +64,10 @@ TEST(CommandLine, HelpMentionsTheTokenVariable) {
   EXPECT_EQ(p.exit_code, 0);
   EXPECT_NE(p.out.find("TWEETKEEPER_BEARER_TOKEN"), std::string::npos);
   EXPECT_NE(p.out.find("--exit-when-idle"), std::string::npos);
+  EXPECT_NE(p.out.find("--credentials"), std::string::npos);
+  EXPECT_NE(p.out.find("chmod 600"), std::string::npos);
+  EXPECT_NE(p.out.find("--provider"), std::string::npos);
+  EXPECT_NE(p.out.find("x-v1.1"), std::string::npos);
   EXPECT_TRUE(p.err.empty());
 }
 
@@ -69,6 +85,11 @@ TEST(CommandLine, UsageErrorsExit2WithOneLine) {
       {"--dsn", "x", "--exit-when-idle", "-1"},
       {"--dsn", "x", "--bearer-token", "secret"},
       {"--dsn", "x", "--name", "a\nb"},
+      {"--dsn", "x", "--credentials", ""},
+      {"--dsn", "x", "--credentials"},
+      {"--dsn", "x", "--credentials", "a\nb"},
+      {"--dsn", "x", "--provider", "x-v3"},
+      {"--dsn", "x", "--provider", ""},
   };
   for (const auto& args : bad) {
     ParsedCommandLine p = Parse(args);

@@ -11,8 +11,13 @@ namespace tweetkeeper::worker {
 namespace {
 
 constexpr const char* kFooter = R"(Environment:
-  TWEETKEEPER_BEARER_TOKEN  X API bearer token (required). Read only from the environment so it
-                            never shows in ps or shell history; it is never logged.
+  TWEETKEEPER_BEARER_TOKEN  X API bearer token (required unless --credentials is given). Read only
+                            from the environment so it never shows in ps or shell history; it is
+                            never logged.
+
+Credentials file (--credentials FILE): one name=token line per credential registered in
+tweetkeeper.credentials; blank lines and # comments are allowed. The file must be a regular
+file that only its owner can read (chmod 600 FILE); the worker refuses it otherwise.
 
 The worker claims batches of due tweets from the tweetkeeper extension, asks the API for their
 metrics (one request per batch) and stores the answers. Run as many workers as you like.
@@ -148,6 +153,13 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
       ->check(CLI::Range(0, 31'536'000))
       ->capture_default_str()
       ->type_name("SECONDS");
+  app.add_option("--credentials", o.credentials_file,
+                 "File of name=token lines (mode 600); replaces TWEETKEEPER_BEARER_TOKEN")
+      ->type_name("FILE");
+  app.add_option("--provider", o.provider, "API endpoint: x-v2 (GET /2/tweets) or x-v1.1 (GET statuses/lookup)")
+      ->check(CLI::IsMember({"x-v2", "x-v1.1"}))
+      ->capture_default_str()
+      ->type_name("NAME");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -183,6 +195,17 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
   if (std::any_of(o.name.begin(), o.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     parsed.exit_code = kExitUsage;
     parsed.err = "tweetkeeper-worker: --name must not contain control characters";
+    return parsed;
+  }
+  if (o.credentials_file.empty() && app.count("--credentials") > 0) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --credentials is empty: give the path of a name=token file";
+    return parsed;
+  }
+  if (std::any_of(o.credentials_file.begin(), o.credentials_file.end(),
+                  [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --credentials must not contain control characters";
     return parsed;
   }
   parsed.options = o;

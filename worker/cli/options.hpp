@@ -27,6 +27,8 @@ struct Options {
   int poll_interval_ms = 5000;  // a safety net: the database NOTIFYs when work is due
   int exit_when_idle_s = 0;
   std::string log_level = "info";
+  std::string credentials_file;  // --credentials; empty: the token comes from the environment
+  std::string provider = "x-v2";  // --provider: x-v2 (GET /2/tweets) or x-v1.1 (statuses/lookup)
   ApiUrl api;  // api_url, validated
 };
 

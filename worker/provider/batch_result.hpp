@@ -36,10 +36,12 @@ enum class FailureKind {
   kTransport,    // no HTTP answer: DNS, connect, timeout, aborted
   kRateLimited,  // 429 for the 15-minute window: wait for x-rate-limit-reset
   kUsageCapped,  // 429 for the monthly cap: waiting for the window does not help
-  kAuth,         // 401/403: the token is wrong or lacks access
-  kBadRequest,   // other 4xx
+  kRejected,        // 401/403 (or a v1.1 auth error code): the token is wrong or lacks access
+  kInvalidRequest,  // 400: the request we built is wrong (our bug); retrying the same ids fails again
+  kBadRequest,      // other 4xx and 3xx: most likely a wrong --api-url
   kServer,       // 5xx
   kUnparsable,   // a 200 whose body we cannot use
+
 };
 
 const char* FailureKindName(FailureKind kind);

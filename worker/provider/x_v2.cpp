@@ -7,102 +7,18 @@
 #include <charconv>
 #include <unordered_set>
 
+#include "provider/answer_text.hpp"
+#include "provider/rate_limit.hpp"
+
 namespace tweetkeeper::worker {
 namespace {
 
 using rapidjson::Value;
 
-constexpr std::size_t kMaxTextBytes = 500;  // details are for humans; keep rows and logs small
-
-// Text from the API as PostgreSQL stores it: valid UTF-8 without NUL, at most `max_bytes`, cut
-// at a character boundary. RapidJSON 1.1 validates the raw bytes but turns a lone surrogate
-// escape ("\udc00") into ED B0 80, which PostgreSQL refuses: such bytes become U+FFFD.
-std::string CleanText(std::string_view text, std::size_t max_bytes = kMaxTextBytes) {
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
-  std::string out;
-  out.reserve(std::min(text.size(), max_bytes));
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* const end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c == 0) {
-      ++p;
-      continue;
-    }
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (no overlongs, surrogates, > U+10FFFF)
-    if (c < 0x80) {
-      n = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    bool valid = n != 0 && static_cast<std::size_t>(end - p) >= n && (n == 1 || (p[1] >= lo && p[1] <= hi));
-    for (std::size_t i = 2; valid && i < n; ++i) valid = (p[i] & 0xC0) == 0x80;
-    const std::string_view ch = valid ? std::string_view(reinterpret_cast<const char*>(p), n) : kReplacement;
-    if (out.size() + ch.size() > max_bytes) break;
-    out.append(ch);
-    p += valid ? n : 1;
-  }
-  return out;
-}
-
-std::string_view StringMember(const Value& object, const char* name) {
-  if (!object.IsObject()) return {};
-  auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsString()) return {};
-  return {it->value.GetString(), it->value.GetStringLength()};
-}
-
-// A count is a non-negative integer that fits in int64; anything else is "not sent".
-std::optional<std::int64_t> CountMember(const Value& object, const char* name) {
-  auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsInt64()) return std::nullopt;
-  std::int64_t v = it->value.GetInt64();
-  if (v < 0) return std::nullopt;
-  return v;
-}
-
 std::optional<std::int64_t> IdOf(const Value& id) {
   if (id.IsString()) return ParseTweetId({id.GetString(), id.GetStringLength()});
   if (id.IsInt64() && id.GetInt64() > 0) return id.GetInt64();  // lenient: spec says string
   return std::nullopt;
-}
-
-// Printable ASCII prefix of a body that is not JSON (an HTML error page from a proxy, ...).
-std::string Snippet(std::string_view body) {
-  std::string out;
-  for (char c : body) {
-    if (out.size() >= 120) {
-      out += "...";
-      break;
-    }
-    out.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
-  }
-  return out;
-}
-
-// "Too Many Requests: details (first error message)" from a problem+json body, if any.
-std::string DescribeProblemBody(const rapidjson::Document& doc) {
-  std::string title = CleanText(StringMember(doc, "title"));
-  std::string detail = CleanText(StringMember(doc, "detail"));
-  std::string text = title;
-  if (!detail.empty() && detail != title) text += text.empty() ? detail : ": " + detail;
-  auto errors = doc.FindMember("errors");
-  if (errors != doc.MemberEnd() && errors->value.IsArray() && !errors->value.Empty()) {
-    const Value& first = errors->value[0];
-    std::string message = CleanText(StringMember(first, "message"));
-    if (message.empty()) message = CleanText(StringMember(first, "detail"));
-    if (!message.empty()) text += text.empty() ? message : " (" + message + ")";
-  }
-  return text;
 }
 
 BatchResult Failed(FailureKind kind, std::string reason) {
@@ -112,86 +28,7 @@ BatchResult Failed(FailureKind kind, std::string reason) {
   return result;
 }
 
-BatchResult ParseErrorStatus(const HttpResponse& response) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(response.body.data(),
-                                                                                    response.body.size());
-  const bool json = !doc.HasParseError() && doc.IsObject();
-  std::string text = json ? DescribeProblemBody(doc) : Snippet(response.body);
-  std::string reason = "HTTP " + std::to_string(response.status);
-  if (!text.empty()) reason += " " + text;
-
-  FailureKind kind = FailureKind::kBadRequest;
-  if (response.status == 429) {
-    // The monthly cap also answers 429, but waiting for the 15-minute window does not help.
-    const bool capped = json && (ProblemType(StringMember(doc, "type")) == "usage-capped" ||
-                                 StringMember(doc, "title") == "UsageCapExceeded");
-    kind = capped ? FailureKind::kUsageCapped : FailureKind::kRateLimited;
-  } else if (response.status == 401 || response.status == 403) {
-    kind = FailureKind::kAuth;
-  } else if (response.status >= 500) {
-    kind = FailureKind::kServer;
-  }
-  return Failed(kind, std::move(reason));
-}
-
 }  // namespace
-
-const char* FailureKindName(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::kNone:
-      return "none";
-    case FailureKind::kTransport:
-      return "transport";
-    case FailureKind::kRateLimited:
-      return "rate-limited";
-    case FailureKind::kUsageCapped:
-      return "usage-capped";
-    case FailureKind::kAuth:
-      return "auth";
-    case FailureKind::kBadRequest:
-      return "bad-request";
-    case FailureKind::kServer:
-      return "server";
-    case FailureKind::kUnparsable:
-      return "unparsable";
-  }
-  return "?";
-}
-
-std::string ProblemType(std::string_view type_url) {
-  constexpr std::string_view kMarker = "/2/problems/";
-  auto pos = type_url.find(kMarker);
-  std::string_view type = pos == std::string_view::npos ? type_url : type_url.substr(pos + kMarker.size());
-  std::string out = CleanText(type, 100);
-  return out.empty() ? "unknown" : out;
-}
-
-std::optional<std::int64_t> ParseTweetId(std::string_view text) {
-  if (text.empty() || text.size() > 19) return std::nullopt;
-  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
-  return value;
-}
-
-RateLimit ParseRateLimit(const Headers& headers) {
-  auto number = [&](const char* name) -> std::optional<std::int64_t> {
-    auto it = headers.find(name);
-    if (it == headers.end()) return std::nullopt;
-    std::string_view v = it->second;
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-    std::int64_t out = 0;
-    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || out < 0) return std::nullopt;
-    return out;
-  };
-  return {number("x-rate-limit-limit"), number("x-rate-limit-remaining"), number("x-rate-limit-reset")};
-}
 
 std::string EncodeQueryValue(std::string_view value) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -224,15 +61,9 @@ std::string XV2Provider::RequestUrl(const std::vector<std::int64_t>& ids) const 
 }
 
 BatchResult XV2Provider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const {
-  BatchResult result;
-  if (response.status == 0) {
-    result = Failed(FailureKind::kTransport, response.error.empty() ? "no HTTP answer" : response.error);
-  } else if (response.status != 200) {
-    result = ParseErrorStatus(response);
-  } else {
-    auto content_type = response.headers.find("content-type");
-    result = ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids);
-  }
+  if (response.status != 200) return FailedAnswer(response);
+  auto content_type = response.headers.find("content-type");
+  BatchResult result = ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids);
   result.rate_limit = ParseRateLimit(response.headers);
   return result;
 }

@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "provider/answer_text.hpp"  // ProblemType, ParseTweetId
 #include "provider/provider.hpp"
+#include "provider/rate_limit.hpp"   // ParseRateLimit
 
 namespace tweetkeeper::worker {
 
@@ -28,16 +30,6 @@ class XV2Provider final : public Provider {
 };
 
 // Helpers, exposed for the unit tests.
-
-// "https://api.twitter.com/2/problems/resource-not-found" -> "resource-not-found" (any host);
-// a type without "/2/problems/" (e.g. "about:blank") is kept whole; empty -> "unknown".
-std::string ProblemType(std::string_view type_url);
-
-// A decimal tweet id as the API sends it: 1..19 digits that fit in int64.
-std::optional<std::int64_t> ParseTweetId(std::string_view text);
-
-// x-rate-limit-limit / -remaining / -reset; absent or non-numeric values stay empty.
-RateLimit ParseRateLimit(const Headers& headers);
 
 // Percent-encodes a query value; keeps RFC 3986 unreserved characters and ',' (a sub-delim the
 // API's own examples leave literal in `ids=1,2,3`).

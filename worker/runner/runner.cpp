@@ -53,7 +53,7 @@ std::string Refusal(FailureKind kind) {
       return "rate-limited";
     case FailureKind::kUsageCapped:
       return "usage-capped";
-    case FailureKind::kAuth:
+    case FailureKind::kRejected:
       return "rejected";
     default:
       return "";
@@ -252,7 +252,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     }
     ++counters_.errors;
     const Millis wait = paused ? Millis{0} : slot.failure_backoff.Next(++slot.failures);
-    const auto level = result.failure == FailureKind::kAuth ? spdlog::level::err : spdlog::level::warn;
+    const auto level = result.failure == FailureKind::kRejected ? spdlog::level::err : spdlog::level::warn;
     const std::string next =
         stop_.stopping() ? "" : fmt::format(", next try in {:.1f} s", Secs(paused ? *paused : wait));
     spdlog::log(level, "{}: lease {}: API request for {} ids failed ({}): {}; batch released{}", slot.label, lease.id,

@@ -1,0 +1,161 @@
+#include "credentials/credentials.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/options.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+constexpr std::size_t kMaxFileBytes = 1 << 20;  // a few hundred tokens fit many times over
+constexpr std::size_t kMaxNameBytes = 64;
+
+CredentialsOrError Error(std::string message) {
+  CredentialsOrError out;
+  out.error = std::move(message);
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool NameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+// A path as shown in a message: control characters escaped so the message stays one line.
+std::string Shown(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string Octal(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// Closes the descriptor on every path out of LoadCredentials.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> CredentialTokenError(std::string_view token) {
+  if (token.empty()) return std::string("the token after '=' is empty");
+  for (char c : token) {
+    const auto u = static_cast<unsigned char>(c);
+    // It goes into an HTTP header as is: a space, control character or non-ASCII byte would
+    // break it or smuggle something into the request.
+    if (u <= 0x20 || u >= 0x7f)
+      return std::string("the token contains a space, a control character or a non-ASCII byte");
+  }
+  return std::nullopt;
+}
+
+CredentialsOrError ParseCredentials(std::string_view text, const std::string& source) {
+  Credentials out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const std::size_t nl = text.find('\n');
+    std::string_view line = Trim(text.substr(0, nl));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.empty() || line.front() == '#') continue;
+
+    const std::string where = source + " line " + std::to_string(line_no) + ": ";
+    const std::size_t eq = line.find('=');
+    // Neither the line nor a malformed name is quoted: a line without '=' may be a bare token.
+    if (eq == std::string_view::npos) return Error(where + "expected name=token (no '=' found)");
+    const std::string_view name = Trim(line.substr(0, eq));
+    const std::string_view token = Trim(line.substr(eq + 1));
+    if (name.empty() || name.size() > kMaxNameBytes || !std::all_of(name.begin(), name.end(), NameChar)) {
+      return Error(where + "the name before '=' must be 1 to 64 characters of A-Z a-z 0-9 _ . -");
+    }
+    if (auto error = CredentialTokenError(token))
+      return Error(where + *error + " (credential '" + std::string(name) + "')");
+    if (!out.emplace(std::string(name), std::string(token)).second) {
+      return Error(where + "credential '" + std::string(name) + "' is defined twice");
+    }
+  }
+  if (out.empty()) return Error(source + " holds no credentials: add a name=token line");
+  CredentialsOrError result;
+  result.credentials = std::move(out);
+  return result;
+}
+
+std::optional<std::string> CredentialsModeError(mode_t mode, const std::string& path) {
+  if (!S_ISREG(mode)) return "credentials file " + Shown(path) + " is not a regular file";
+  if ((mode & 077) != 0) {
+    return "credentials file " + Shown(path) + " has mode " + Octal(mode) +
+           ": group or others have access to the tokens in it; run chmod 600 " + Shown(path);
+  }
+  return std::nullopt;
+}
+
+CredentialsOrError LoadCredentials(const std::string& path) {
+  if (path.empty()) return Error("the credentials file name is empty");
+  // O_NONBLOCK: opening a FIFO must not hang; the mode check below refuses it anyway. The
+  // checks use fstat on the open descriptor, so the file checked is the file read.
+  Fd file{open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
+  if (file.fd < 0) {
+    return Error("cannot open credentials file " + Shown(path) + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (fstat(file.fd, &st) != 0) {
+    return Error("cannot stat credentials file " + Shown(path) + ": " + std::strerror(errno));
+  }
+  if (auto error = CredentialsModeError(st.st_mode, path)) return Error(*error);
+  if (static_cast<std::size_t>(st.st_size) > kMaxFileBytes) {
+    return Error("credentials file " + Shown(path) + " is larger than 1 MiB; is it the right file?");
+  }
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = read(file.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error("cannot read credentials file " + Shown(path) + ": " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileBytes) {
+      return Error("credentials file " + Shown(path) + " is larger than 1 MiB; is it the right file?");
+    }
+  }
+  return ParseCredentials(text, "credentials file " + Shown(path));
+}
+
+CredentialsOrError CredentialsFromEnvValue(const char* token) {
+  if (auto error = TokenError(token)) return Error(*error);
+  CredentialsOrError result;
+  result.credentials = Credentials{{kDefaultCredentialName, token}};
+  return result;
+}
+
+CredentialsOrError CredentialsFromEnv() { return CredentialsFromEnvValue(std::getenv(kTokenEnvVar)); }
+
+}  // namespace tweetkeeper::worker

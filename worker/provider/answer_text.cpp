@@ -1,0 +1,96 @@
+#include "provider/answer_text.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace tweetkeeper::worker {
+
+// Text from the API as PostgreSQL stores it: valid UTF-8 without NUL, at most `max_bytes`, cut
+// at a character boundary. RapidJSON 1.1 validates the raw bytes but turns a lone surrogate
+// escape ("\udc00") into ED B0 80, which PostgreSQL refuses: such bytes become U+FFFD.
+std::string CleanText(std::string_view text, std::size_t max_bytes) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c == 0) {
+      ++p;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (no overlongs, surrogates, > U+10FFFF)
+    if (c < 0x80) {
+      n = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool valid = n != 0 && static_cast<std::size_t>(end - p) >= n && (n == 1 || (p[1] >= lo && p[1] <= hi));
+    for (std::size_t i = 2; valid && i < n; ++i) valid = (p[i] & 0xC0) == 0x80;
+    const std::string_view ch = valid ? std::string_view(reinterpret_cast<const char*>(p), n) : kReplacement;
+    if (out.size() + ch.size() > max_bytes) break;
+    out.append(ch);
+    p += valid ? n : 1;
+  }
+  return out;
+}
+
+// Printable ASCII prefix of a body that is not JSON (an HTML error page from a proxy, ...).
+std::string Snippet(std::string_view body) {
+  std::string out;
+  for (char c : body) {
+    if (out.size() >= 120) {
+      out += "...";
+      break;
+    }
+    out.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
+  }
+  return out;
+}
+
+std::string_view StringMember(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return {};
+  auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+// A count is a non-negative integer that fits in int64; anything else is "not sent".
+std::optional<std::int64_t> CountMember(const rapidjson::Value& object, const char* name) {
+  auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsInt64()) return std::nullopt;
+  std::int64_t v = it->value.GetInt64();
+  if (v < 0) return std::nullopt;
+  return v;
+}
+
+std::string ProblemType(std::string_view type_url) {
+  constexpr std::string_view kMarker = "/2/problems/";
+  auto pos = type_url.find(kMarker);
+  std::string_view type = pos == std::string_view::npos ? type_url : type_url.substr(pos + kMarker.size());
+  std::string out = CleanText(type, 100);
+  return out.empty() ? "unknown" : out;
+}
+
+std::optional<std::int64_t> ParseTweetId(std::string_view text) {
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace tweetkeeper::worker

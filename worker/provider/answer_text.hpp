@@ -1,0 +1,37 @@
+#pragma once
+// Helpers every provider's parser shares: text from an API made safe for logs and PostgreSQL,
+// tweet ids as the API sends them, and the problem type of an X problem URL.
+
+#include <rapidjson/document.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tweetkeeper::worker {
+
+constexpr std::size_t kMaxTextBytes = 500;  // details are for humans; keep rows and logs small
+
+// Text from the API as PostgreSQL stores it: valid UTF-8 without NUL, at most `max_bytes`, cut
+// at a character boundary; invalid sequences become U+FFFD.
+std::string CleanText(std::string_view text, std::size_t max_bytes = kMaxTextBytes);
+
+// Printable ASCII prefix (120 bytes) of a body that is not JSON (an HTML error page, ...).
+std::string Snippet(std::string_view body);
+
+// A string member of a JSON object; empty if absent, not a string or `object` is no object.
+std::string_view StringMember(const rapidjson::Value& object, const char* name);
+
+// A non-negative integer member that fits in int64; anything else is "not sent".
+std::optional<std::int64_t> CountMember(const rapidjson::Value& object, const char* name);
+
+// "https://api.twitter.com/2/problems/resource-not-found" -> "resource-not-found" (any host);
+// a type without "/2/problems/" (e.g. "about:blank") is kept whole; empty -> "unknown".
+std::string ProblemType(std::string_view type_url);
+
+// A decimal tweet id as the API sends it: 1..19 digits that fit in int64, > 0.
+std::optional<std::int64_t> ParseTweetId(std::string_view text);
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,16 @@
+#include "provider/factory.hpp"
+
+#include <stdexcept>
+
+#include "provider/x_v1_1.hpp"
+#include "provider/x_v2.hpp"
+
+namespace tweetkeeper::worker {
+
+std::unique_ptr<Provider> MakeProvider(std::string_view name, std::string base_url) {
+  if (name == "x-v2") return std::make_unique<XV2Provider>(std::move(base_url));
+  if (name == "x-v1.1") return std::make_unique<XV11Provider>(std::move(base_url));
+  throw std::invalid_argument("unknown provider '" + std::string(name) + "': use x-v2 or x-v1.1");
+}
+
+}  // namespace tweetkeeper::worker
