@@ -37,10 +37,12 @@ run_suite cli tests/cli/worker_cli.sh
 run_suite pgtap tests/pgtap/run.sh
 run_suite integration tests/integration/pipeline.sh
 run_suite wakeup tests/integration/wakeup.sh
+run_suite quota tests/integration/quota.sh
+run_suite v1.1 tests/integration/v1_1.sh
 run_suite api-faults tests/faults/api_faults.sh
 run_suite crash-faults tests/faults/crash.sh
 
-read -r passed failed < <(awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
+read -r passed failed < <(awk '/^[a-z0-9.-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
 echo "==="
 if ((${#suites_failed[@]})); then
   echo "failed suites: ${suites_failed[*]}"

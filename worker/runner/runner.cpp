@@ -252,7 +252,14 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     }
     ++counters_.errors;
     const Millis wait = paused ? Millis{0} : slot.failure_backoff.Next(++slot.failures);
-    const auto level = result.failure == FailureKind::kRejected ? spdlog::level::err : spdlog::level::warn;
+    const bool ours = result.failure == FailureKind::kInvalidRequest;  // a 400 is a bug on our side
+    const auto level =
+        result.failure == FailureKind::kRejected || ours ? spdlog::level::err : spdlog::level::warn;
+    if (ours) {
+      spdlog::error("{}: lease {}: the API called our request invalid (HTTP 400), a bug in tweetkeeper: GET {}; "
+                    "please report it",
+                    slot.label, lease.id, url);
+    }
     const std::string next =
         stop_.stopping() ? "" : fmt::format(", next try in {:.1f} s", Secs(paused ? *paused : wait));
     spdlog::log(level, "{}: lease {}: API request for {} ids failed ({}): {}; batch released{}", slot.label, lease.id,
