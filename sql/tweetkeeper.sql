@@ -529,7 +529,7 @@ CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb 
                                rate jsonb DEFAULT NULL)
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  s record := tweetkeeper.lease_settings();
+  recheck interval;
   b record;
   n_observed integer;
   n_problems integer;
@@ -580,6 +580,9 @@ BEGIN
     FROM upd u;
   GET DIAGNOSTICS n_observed = ROW_COUNT;
 
+  IF jsonb_array_length(problems) > 0 THEN
+    recheck := (tweetkeeper.lease_settings()).unavailable_recheck;
+  END IF;
   -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
   -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
   -- Anything else is recorded and the tweet stays on its schedule.
@@ -597,7 +600,7 @@ BEGIN
      SET state = coalesce(p.terminal,
                           CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + s.unavailable_recheck
+         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + recheck
                        WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
          lease_id = NULL,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
@@ -613,7 +616,9 @@ BEGIN
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
    WHERE batches.lease_id = lease;
-  PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
+  IF b.credential IS NOT NULL THEN
+    PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
+  END IF;
   RETURN n_observed + n_problems;
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
