@@ -91,6 +91,8 @@ sql_ok "no tweet lost, nothing left leased" \
   "SELECT count(*) = 30000 AND count(*) FILTER (WHERE lease_id IS NOT NULL) = 0 FROM tweetkeeper.tweets"
 sql_ok "a deleted tweet was requested once and never again" \
   "SELECT count(*) > 0 AND bool_and(n = 1) FROM (SELECT t.tweet_id, (SELECT count(*) FROM tweetkeeper.batches b WHERE t.tweet_id = ANY (b.tweet_ids) AND b.outcome = 'completed') n FROM tweetkeeper.tweets t WHERE t.state = 'deleted') x"
+sql_ok "a protected tweet was requested once, then left until its recheck (unavailable_recheck, 7 days)" \
+  "SELECT count(*) > 0 AND bool_and(n = 1 AND due_at > now() + interval '6 days') FROM (SELECT t.tweet_id, t.due_at, (SELECT count(*) FROM tweetkeeper.batches b WHERE t.tweet_id = ANY (b.tweet_ids) AND b.outcome = 'completed') n FROM tweetkeeper.tweets t WHERE t.state = 'unavailable') x"
 ! grep -q -e tok-alpha-1 -e tok-beta-2 -e tok-gamma-3 "$dir"/worker-*.log "$dir/pg/server.log"; ok "no token in any log" $?
 echo "quota: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
