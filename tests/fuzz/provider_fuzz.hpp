@@ -1,0 +1,166 @@
+// Shared by the provider fuzz targets: a provider's ParseAnswer, the worker's parser for API answers (untrusted:
+// whatever the API, a proxy or a man in the middle sends), and the JSON the worker then hands
+// to complete_batch().
+//
+// Input format (readable, so the corpus is made of real-shaped answers):
+//   STATUS [ID,ID,...]\n        the HTTP status (0 = transport failure, the rest is the error);
+//                               the requested ids (default: every number in the body)
+//   name: value\n ...           response headers (x-rate-limit-*), then an empty line
+//   body
+//
+// Besides "no crash, no leak, no UB", it checks what the rest of the worker relies on: a
+// success accounts for at least one requested id and only those, each once; counts are
+// non-negative; problem types and details are bounded and valid UTF-8 for PostgreSQL; the
+// payloads for complete_batch() are valid JSON that jsonb accepts.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "fuzz_check.hpp"
+#include "provider/answer_text.hpp"
+#include "provider/provider.hpp"
+#include "queue/payload.hpp"
+
+namespace tk = tweetkeeper::worker;
+using tweetkeeper::fuzz::PgUtf8Valid;
+
+namespace {
+
+std::string_view NextLine(std::string_view& rest) {
+  const std::size_t nl = rest.find('\n');
+  std::string_view line = rest.substr(0, nl);
+  rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Ids the way the worker has them: from claim_batch, at most 100, distinct, positive.
+void AddIds(std::string_view text, std::vector<std::int64_t>& ids) {
+  std::set<std::int64_t> seen(ids.begin(), ids.end());
+  std::size_t i = 0;
+  while (i < text.size() && ids.size() < 100) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (auto id = tk::ParseTweetId(text.substr(i, j - i)); id && seen.insert(*id).second) ids.push_back(*id);
+    i = j;
+  }
+}
+
+// What jsonb needs: valid UTF-8, and no \u0000 (a string escape that decodes to NUL).
+void CheckJsonStrings(const rapidjson::Value& v) {
+  if (v.IsString()) {
+    TK_FUZZ_CHECK(PgUtf8Valid({v.GetString(), v.GetStringLength()}));
+  } else if (v.IsArray()) {
+    for (const auto& item : v.GetArray()) CheckJsonStrings(item);
+  } else if (v.IsObject()) {
+    for (const auto& member : v.GetObject()) CheckJsonStrings(member.value);
+  }
+}
+
+void CheckPayloadJson(const std::string& json, std::size_t expected_items) {
+  TK_FUZZ_CHECK(PgUtf8Valid(json));
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(json.data(), json.size());
+  TK_FUZZ_CHECK(!doc.HasParseError());
+  TK_FUZZ_CHECK(doc.IsArray() && doc.Size() == expected_items);
+  CheckJsonStrings(doc);
+}
+
+}  // namespace
+
+// Parses one fuzz input as an HTTP answer with `provider` and checks the invariants above.
+inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* data, std::size_t size) {
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+
+  tk::HttpResponse response;
+  std::vector<std::int64_t> ids;
+  const std::string_view first = NextLine(rest);
+  std::size_t digits = 0;
+  while (digits < first.size() && digits < 4 && std::isdigit(static_cast<unsigned char>(first[digits]))) ++digits;
+  response.status = digits ? std::stol(std::string(first.substr(0, digits))) : 200;
+  AddIds(first.substr(digits), ids);
+
+  for (std::string_view line = NextLine(rest); !line.empty(); line = NextLine(rest)) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string name(Trim(line.substr(0, colon)));
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    response.headers[name] = std::string(line.substr(colon + 1));
+  }
+  if (response.status == 0) {
+    response.error = std::string(rest);
+  } else {
+    response.body = std::string(rest);
+  }
+  if (ids.empty()) AddIds(rest, ids);
+  if (ids.empty()) ids.push_back(1);
+
+  const tk::BatchResult r = provider.ParseAnswer(response, ids);
+
+  TK_FUZZ_CHECK(tk::FailureKindName(r.failure)[0] != '?');
+  if (r.ok()) {
+    TK_FUZZ_CHECK(response.status == 200);
+    TK_FUZZ_CHECK(r.reason.empty());
+    TK_FUZZ_CHECK(!r.observations.empty() || !r.problems.empty());
+  } else {
+    TK_FUZZ_CHECK(!r.reason.empty());
+    TK_FUZZ_CHECK(r.observations.empty() && r.problems.empty());
+    if (response.status == 0) TK_FUZZ_CHECK(r.failure == tk::FailureKind::kTransport);
+    if (response.status == 429) {
+      TK_FUZZ_CHECK(r.failure == tk::FailureKind::kRateLimited || r.failure == tk::FailureKind::kUsageCapped);
+    }
+  }
+  // The reason is logged and passed to release_batch() as text (cut to 500 bytes at a
+  // character boundary there): PostgreSQL refuses NUL and invalid UTF-8 in it, and then the
+  // batch is not handed back. A transport error is curl's own text.
+  if (response.status != 0) TK_FUZZ_CHECK(PgUtf8Valid(r.reason));
+
+  const std::unordered_set<std::int64_t> requested(ids.begin(), ids.end());
+  std::unordered_set<std::int64_t> answered;
+  for (const tk::Observation& o : r.observations) {
+    TK_FUZZ_CHECK(requested.count(o.id) == 1);
+    TK_FUZZ_CHECK(answered.insert(o.id).second);
+    for (const auto& count : {o.metrics.retweet_count, o.metrics.reply_count, o.metrics.like_count,
+                              o.metrics.quote_count, o.metrics.bookmark_count, o.metrics.impression_count}) {
+      TK_FUZZ_CHECK(!count || *count >= 0);
+    }
+  }
+  for (const tk::Problem& p : r.problems) {
+    TK_FUZZ_CHECK(requested.count(p.id) == 1);
+    TK_FUZZ_CHECK(answered.insert(p.id).second);
+    TK_FUZZ_CHECK(!p.type.empty() && p.type.size() <= 100);
+    TK_FUZZ_CHECK(p.detail.size() <= 500);
+    // Stored in tweets.problem_type / problem_detail through a jsonb parameter.
+    TK_FUZZ_CHECK(PgUtf8Valid(p.type));
+    TK_FUZZ_CHECK(PgUtf8Valid(p.detail));
+  }
+  for (const auto& v : {r.rate_limit.limit, r.rate_limit.remaining, r.rate_limit.reset_epoch_s}) {
+    TK_FUZZ_CHECK(!v || *v >= 0);
+  }
+
+  if (r.ok()) {
+    CheckPayloadJson(tk::ObservationsJson(r.observations), r.observations.size());
+    CheckPayloadJson(tk::ProblemsJson(r.problems), r.problems.size());
+  }
+  return 0;
+}
