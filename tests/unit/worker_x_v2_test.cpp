@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "worker_test_answers.hpp"
+
 #include <string>
 #include <vector>
 
@@ -10,13 +12,7 @@
 namespace tweetkeeper::worker {
 namespace {
 
-HttpResponse Answer(long status, std::string body, Headers headers = {}) {
-  HttpResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  r.headers = std::move(headers);
-  return r;
-}
+using testing::Answer;
 
 const XV2Provider kApi("https://api.x.com");
 
