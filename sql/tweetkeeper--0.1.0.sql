@@ -1,0 +1,806 @@
+\echo Use "CREATE EXTENSION tweetkeeper" to load this file. \quit
+
+-- tweetkeeper: a queue inside PostgreSQL that keeps tweets' engagement metrics fresh, each tweet
+-- on a schedule set by its age. Workers (tweetkeeper-worker) claim due tweets in batches of up to
+-- 100, make one API request per batch, and complete the batch in one transaction.
+--
+-- Lease design (design.md, option 2: visibility timeout). claim_batch() pushes each claimed
+-- tweet's due_at forward by tweetkeeper.lease_ttl and stamps it with a lease id, in a short
+-- transaction; complete_batch() stores the results only for rows that still carry that lease id.
+-- Why this one and not "hold the row locks during the API call":
+--  * no connection and no open transaction is held during the HTTP request, so a worker can
+--    keep many batches in flight on few connections and slow API calls do not hold back vacuum;
+--  * expiry needs no code at all: an expired lease is simply a due tweet, claimable again;
+--  * the lease id is a fencing token: a worker that was paused past its lease and completes
+--    late changes nothing once another worker has claimed the tweet.
+-- The price is two writes per tweet per refresh (claim, complete) instead of one; make bench
+-- measures it.
+
+--------------------------------------------------------------------------------------------------
+-- C functions
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION next_delay(created_at timestamptz) RETURNS interval
+  AS 'MODULE_PATHNAME', 'tk_next_delay' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION next_delay(timestamptz) IS
+  'How long until a tweet created at created_at is refreshed again, by tweetkeeper.age_policy '
+  'and its age now; NULL once it is older than the largest max_age (no more refreshes).';
+
+CREATE FUNCTION age_policy_changed() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'tk_age_policy_changed' LANGUAGE C;
+COMMENT ON FUNCTION age_policy_changed() IS
+  'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
+
+CREATE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+                               OUT batch_retention interval, OUT unavailable_recheck interval)
+  AS 'MODULE_PATHNAME', 'tk_lease_settings' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION lease_settings() IS
+  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
+  'intervals.';
+
+CREATE FUNCTION preloaded() RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION preloaded() IS
+  'Whether tweetkeeper was loaded through shared_preload_libraries (its background worker runs).';
+
+--------------------------------------------------------------------------------------------------
+-- The age policy
+--------------------------------------------------------------------------------------------------
+
+CREATE TABLE age_policy (
+  max_age interval NOT NULL,
+  delay interval NOT NULL,
+  CONSTRAINT age_policy_one_row_per_max_age PRIMARY KEY (max_age),
+  CONSTRAINT age_policy_max_age_positive CHECK (max_age > interval '0'),
+  CONSTRAINT age_policy_max_age_at_most_100_years CHECK (max_age <= interval '100 years'),
+  CONSTRAINT age_policy_delay_positive CHECK (delay > interval '0'),
+  CONSTRAINT age_policy_delay_at_most_1_year CHECK (delay <= interval '1 year')
+);
+COMMENT ON TABLE age_policy IS
+  'Tweets younger than max_age are refreshed every delay (the smallest max_age that is larger '
+  'than the tweet''s age wins); tweets older than the largest max_age are no longer refreshed.';
+
+-- The original specification's buckets. Young tweets change fast (a tweet's "prime" is about
+-- 18 minutes, most retweets come in the first hour); after 30 days we stop.
+INSERT INTO age_policy (max_age, delay) VALUES
+  (interval '18 minutes', interval '2 minutes'),
+  (interval '60 minutes', interval '5 minutes'),
+  (interval '1 day',      interval '30 minutes'),
+  (interval '7 days',     interval '6 hours'),
+  (interval '30 days',    interval '1 day');
+
+CREATE TRIGGER age_policy_changed
+  AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON age_policy
+  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_changed();
+
+SELECT pg_catalog.pg_extension_config_dump('age_policy', '');
+
+--------------------------------------------------------------------------------------------------
+-- Tracked tweets, their history, and the batches in flight
+--------------------------------------------------------------------------------------------------
+
+CREATE TYPE tweet_state AS ENUM (
+  'scheduled',    -- refreshed on its schedule (due_at says when next)
+  'done',         -- older than the largest max_age: no more refreshes
+  'deleted',      -- the API says it does not exist (resource-not-found)
+  'unavailable'   -- the API will not show it (protected or suspended author, ...): rechecked
+                  -- every tweetkeeper.unavailable_recheck, since accounts come back
+);
+
+CREATE TABLE tweets (
+  tweet_id bigint NOT NULL,
+  created_at timestamptz NOT NULL,
+  state tweet_state NOT NULL DEFAULT 'scheduled',
+  due_at timestamptz,            -- next refresh (or lease expiry while claimed); NULL when not scheduled
+  lease_id bigint,               -- the batch that holds the tweet, if any
+  scheduled_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz,        -- last observation
+  update_count integer NOT NULL DEFAULT 0,
+  retweet_count bigint,
+  reply_count bigint,
+  like_count bigint,
+  quote_count bigint,
+  bookmark_count bigint,
+  impression_count bigint,
+  problem_type text,             -- the API's last per-id problem (after /2/problems/), if any
+  problem_detail text,
+  problem_at timestamptz,
+  CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
+  CONSTRAINT tweets_id_positive CHECK (tweet_id > 0),
+  CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL))
+) WITH (fillfactor = 70);
+-- Every claim and every completion rewrites due_at, so no update is HOT; the spare room per page
+-- (fillfactor) at least keeps the new row version on the same heap page.
+COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.';
+
+-- The claim's index: oldest due first. Partial, so finished tweets cost nothing here.
+CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL;
+
+CREATE TABLE metric_history (
+  tweet_id bigint NOT NULL,
+  lease_id bigint NOT NULL,      -- the batch that observed it: at most one observation per lease
+  observed_at timestamptz NOT NULL,
+  retweet_count bigint,
+  reply_count bigint,
+  like_count bigint,
+  quote_count bigint,
+  bookmark_count bigint,
+  impression_count bigint,
+  CONSTRAINT metric_history_pkey PRIMARY KEY (tweet_id, lease_id)
+);
+COMMENT ON TABLE metric_history IS
+  'Every observation of a tweet''s metrics. Lease ids grow with time, so the primary key also '
+  'reads a tweet''s history in order.';
+
+CREATE SEQUENCE lease_id_seq;
+
+CREATE TABLE batches (
+  lease_id bigint NOT NULL,
+  worker text NOT NULL,
+  tweet_ids bigint[] NOT NULL,
+  size integer NOT NULL,
+  oldest_due_at timestamptz NOT NULL,
+  claimed_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  finished_at timestamptz,
+  outcome text,                  -- NULL while in flight; completed, released or expired
+  stored integer,                -- tweets whose result was stored
+  reason text,                   -- why a batch was released
+  credential text,               -- the credential whose quota the request spends
+  CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
+  CONSTRAINT batches_outcome_known CHECK (outcome IN ('completed', 'released', 'expired'))
+);
+CREATE INDEX batches_in_flight_idx ON batches (expires_at) WHERE outcome IS NULL;
+CREATE INDEX batches_finished_idx ON batches (finished_at);
+COMMENT ON TABLE batches IS
+  'One row per claimed batch: in flight, then how it ended. Kept for tweetkeeper.batch_retention.';
+
+--------------------------------------------------------------------------------------------------
+-- API credentials and their quota (the secrets stay with the workers, never in here)
+--------------------------------------------------------------------------------------------------
+
+CREATE TYPE credential_status AS ENUM (
+  'active',     -- has quota
+  'waiting',    -- window exhausted (429): waits until status_until, the API's reset
+  'capped',     -- monthly cap reached (429 usage-capped): until next month or reset_credential()
+  'rejected'    -- 401/403: the API refused the token; until reset_credential()
+);
+
+CREATE TABLE credentials (
+  name text NOT NULL,
+  provider text NOT NULL DEFAULT 'x-v2',
+  requests_per_window integer NOT NULL,
+  window_length interval NOT NULL DEFAULT interval '15 minutes',
+  monthly_cap bigint,            -- tweets read per calendar month (UTC); NULL: no cap
+  remaining integer NOT NULL,    -- requests left in the current window
+  window_reset_at timestamptz,   -- end of the current window; NULL until first used
+  month_start timestamptz NOT NULL DEFAULT date_trunc('month', now(), 'UTC'),
+  month_used bigint NOT NULL DEFAULT 0,
+  status credential_status NOT NULL DEFAULT 'active',
+  status_reason text,
+  status_until timestamptz,
+  requests bigint NOT NULL DEFAULT 0,
+  last_used_at timestamptz,
+  CONSTRAINT credentials_pkey PRIMARY KEY (name),
+  CONSTRAINT credentials_name_valid CHECK (name ~ '^[A-Za-z0-9_.-]{1,64}$'),
+  CONSTRAINT credentials_provider_known CHECK (provider IN ('x-v2', 'x-v1.1')),
+  CONSTRAINT credentials_requests_positive CHECK (requests_per_window > 0),
+  CONSTRAINT credentials_window_positive CHECK (window_length > interval '0'),
+  CONSTRAINT credentials_cap_positive CHECK (monthly_cap IS NULL OR monthly_cap > 0)
+);
+COMMENT ON TABLE credentials IS
+  'API credentials by name (the tokens stay in the workers'' --credentials file) and their live '
+  'quota. When a provider has credentials here, every claim for it takes one request of quota.';
+
+CREATE FUNCTION add_credential(name text, requests_per_window integer,
+                               window_length interval DEFAULT interval '15 minutes',
+                               monthly_cap bigint DEFAULT NULL, provider text DEFAULT 'x-v2')
+  RETURNS void LANGUAGE sql AS $$
+  INSERT INTO tweetkeeper.credentials (name, provider, requests_per_window, window_length,
+                                       monthly_cap, remaining)
+  VALUES (name, provider, requests_per_window, window_length, monthly_cap, requests_per_window)
+$$;
+COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text) IS
+  'Registers a credential: its name (as in the workers'' credentials file), requests per window, '
+  'window length, optional monthly cap (tweets) and provider (x-v2 or x-v1.1).';
+
+CREATE FUNCTION reset_credential(name text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE tweetkeeper.credentials c
+     SET status = 'active', status_reason = NULL, status_until = NULL
+   WHERE c.name = reset_credential.name;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no credential named %', coalesce(name, 'NULL')
+      USING ERRCODE = 'undefined_object';
+  END IF;
+END $$;
+COMMENT ON FUNCTION reset_credential(text) IS
+  'An operator''s word: a capped or rejected credential may be used again.';
+
+-- Applies what the API said about a credential's quota: the x-rate-limit-* headers, and what
+-- kind of refusal, if any. {"limit":15,"remaining":3,"reset":1700000000}
+CREATE FUNCTION record_quota(credential text, rate jsonb, refusal text, detail text)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  api_remaining integer := (rate ->> 'remaining')::integer;
+  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+BEGIN
+  IF credential IS NULL THEN
+    RETURN;
+  END IF;
+  -- The API's word wins where it is stricter than ours: a smaller remaining, a later reset.
+  -- A larger remaining does not: other requests of this window may still be in flight, not
+  -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
+  -- An answer from a window older than ours says nothing about ours.
+  UPDATE tweetkeeper.credentials c
+     SET remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
+                          WHEN api_reset IS NOT NULL AND c.window_reset_at IS NOT NULL
+                               AND api_reset <= c.window_reset_at - c.window_length THEN c.remaining
+                          ELSE least(c.remaining, api_remaining) END,
+         window_reset_at = greatest(c.window_reset_at, api_reset)
+   WHERE c.name = credential;
+  IF refusal = 'rate-limited' THEN
+    UPDATE tweetkeeper.credentials c
+       SET status = 'waiting', remaining = 0,
+           status_until = coalesce(api_reset, c.window_reset_at, now() + c.window_length),
+           window_reset_at = coalesce(api_reset, c.window_reset_at, now() + c.window_length),
+           status_reason = coalesce(detail, 'Too Many Requests')
+     WHERE c.name = credential;
+  ELSIF refusal = 'usage-capped' THEN
+    UPDATE tweetkeeper.credentials c
+       SET status = 'capped', status_until = date_trunc('month', now(), 'UTC') + interval '1 month',
+           status_reason = coalesce(detail, 'Usage cap exceeded')
+     WHERE c.name = credential;
+  ELSIF refusal = 'rejected' THEN
+    UPDATE tweetkeeper.credentials c
+       SET status = 'rejected', status_until = NULL, status_reason = coalesce(detail, 'rejected')
+     WHERE c.name = credential;
+  END IF;
+END $$;
+
+--------------------------------------------------------------------------------------------------
+-- Scheduling
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION snowflake_time(tweet_id bigint) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN to_timestamp(((tweet_id >> 22) + 1288834974657) / 1000.0);
+COMMENT ON FUNCTION snowflake_time(bigint) IS
+  'The creation time encoded in a Snowflake tweet id: (id >> 22) + 1288834974657 ms.';
+
+-- Checks one tweet's input; raises the error a caller should see. Shared by every way in.
+CREATE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF tweet_id IS NULL THEN
+    RAISE EXCEPTION 'tweet_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF tweet_id <= 0 THEN
+    RAISE EXCEPTION 'tweet_id must be positive, got %', tweet_id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF created_at IS NULL THEN
+    RAISE EXCEPTION 'created_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- One minute of grace for clocks that disagree with Twitter's.
+  IF created_at > now() + interval '1 minute' THEN
+    RAISE EXCEPTION 'tweet % has created_at % in the future', tweet_id, created_at
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Check the id (a Snowflake id encodes its creation time) or the created_at.';
+  END IF;
+  IF created_at < timestamptz '2006-03-21 20:50:14+00' THEN
+    RAISE EXCEPTION 'tweet % has created_at % before the first tweet (2006-03-21)',
+      tweet_id, created_at USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+END $$;
+
+-- The delay before a new tweet's first refresh: the youngest bucket's (spec: delay I1).
+CREATE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  d interval := tweetkeeper.next_delay(now());
+BEGIN
+  IF d IS NULL THEN
+    RAISE EXCEPTION 'tweetkeeper.age_policy is empty: no tweet would ever be refreshed'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'INSERT INTO tweetkeeper.age_policy (max_age, delay) VALUES (...).';
+  END IF;
+  RETURN d;
+END $$;
+
+-- Ids from before Snowflake (November 2010) encode no time: their derived time falls within a
+-- day of Twitter's epoch, where no Snowflake id exists.
+CREATE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF tweet_id IS NOT NULL AND tweet_id > 0 AND (tweet_id >> 22) < 86400000 THEN
+    RAISE EXCEPTION 'tweet id % predates Snowflake ids and encodes no creation time', tweet_id
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass created_at: tweetkeeper.schedule_tweet(id, created_at).';
+  END IF;
+  RETURN tweetkeeper.snowflake_time(tweet_id);
+END $$;
+
+CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+BEGIN
+  PERFORM tweetkeeper.check_tweet(tweet_id, c);
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay())
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
+  'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
+  'the Snowflake id when NULL). Returns false, changing nothing, if it is tracked already.';
+
+CREATE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  first interval;
+  max_ids integer;
+  n_null bigint;
+  n_distinct bigint;
+  lo bigint;
+  hi bigint;
+  dup bigint;
+  dup_count bigint;
+  added bigint;
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(tweet_ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(tweet_ids), max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+  -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
+  -- times grow with the id, so checking the smallest and the largest id checks them all.
+  SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
+    INTO n_null, n_distinct, lo, hi
+    FROM unnest(tweet_ids) AS id;
+  IF n_null > 0 THEN
+    RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF lo IS NULL THEN
+    RETURN 0;
+  END IF;
+  -- A repeated id in one call is most likely a mistake upstream (a join that fanned out): say so
+  -- rather than guess.
+  IF n_distinct < cardinality(tweet_ids) THEN
+    SELECT id, count(*) INTO dup, dup_count FROM unnest(tweet_ids) AS id
+     GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1;
+    RAISE EXCEPTION 'tweet_ids contains % duplicate element(s), e.g. % appears % times',
+      cardinality(tweet_ids) - n_distinct, dup, dup_count
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass each id once, e.g. ARRAY(SELECT DISTINCT unnest(ids)).';
+  END IF;
+  PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
+  PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at)
+  SELECT id, c, c + first
+    FROM unnest(tweet_ids) AS id,
+         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  GET DIAGNOSTICS added = ROW_COUNT;
+  RETURN added;
+END $$;
+COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
+  'schedule_tweet for many Snowflake ids in one statement (each id once, at most '
+  'tweetkeeper.max_ids_per_call); returns how many were new.';
+
+-- For a trigger on the user's own table: AFTER INSERT ... FOR EACH ROW EXECUTE FUNCTION
+-- tweetkeeper.schedule_from_trigger('id_column'[, 'created_at_column']).
+CREATE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  row jsonb := to_jsonb(NEW);
+  id_column text := coalesce(TG_ARGV[0], 'tweet_id');
+BEGIN
+  IF NOT row ? id_column THEN
+    RAISE EXCEPTION 'schedule_from_trigger: table %.% has no column "%"',
+      TG_TABLE_SCHEMA, TG_TABLE_NAME, id_column USING ERRCODE = 'undefined_column';
+  END IF;
+  PERFORM tweetkeeper.schedule_tweet((row ->> id_column)::bigint,
+                                     (row ->> TG_ARGV[1])::timestamptz);
+  RETURN NULL;
+END $$;
+
+--------------------------------------------------------------------------------------------------
+-- Claim, complete, release: the worker's API
+--------------------------------------------------------------------------------------------------
+
+-- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
+-- credential that still has quota (when credentials are registered for the provider): one
+-- request of its window is spent here, atomically with the claim, so any number of workers
+-- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
+-- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
+-- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
+-- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
+CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.lease_settings();
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+  cred text;
+  quota_mode boolean;
+  w record;
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Index scan on tweets_due_idx, stopping after max_size rows; rows another worker is claiming
+  -- right now are skipped, not waited for.
+  SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
+    FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
+           WHERE t.due_at <= now()
+           ORDER BY t.due_at
+           LIMIT max_size
+           FOR UPDATE SKIP LOCKED) AS c;
+  IF ids IS NULL OR (cardinality(ids) < max_size AND oldest > now() - s.buffer_ttl) THEN
+    RETURN;
+  END IF;
+
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
+  IF quota_mode THEN
+    -- The least recently used credential with quota, so that all of them are used. The row
+    -- lock serialises claims on one credential; the WHERE clause is rechecked under it.
+    UPDATE tweetkeeper.credentials c
+       SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                            THEN c.requests_per_window ELSE c.remaining END - 1,
+           window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                                  THEN now() + c.window_length ELSE c.window_reset_at END,
+           month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
+                             ELSE c.month_used END + cardinality(ids),
+           month_start = date_trunc('month', now(), 'UTC'),
+           status = 'active', status_reason = NULL, status_until = NULL,
+           requests = c.requests + 1, last_used_at = clock_timestamp()
+     WHERE c.name = (
+       SELECT x.name FROM tweetkeeper.credentials x
+        WHERE x.provider = claim_batch.provider
+          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
+          AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
+          AND (x.remaining > 0 OR x.window_reset_at <= now())
+          AND (x.monthly_cap IS NULL OR x.month_start < date_trunc('month', now(), 'UTC')
+               OR x.month_used + cardinality(ids) <= x.monthly_cap)
+        ORDER BY x.last_used_at NULLS FIRST
+        LIMIT 1
+        FOR UPDATE)
+       AND (c.remaining > 0 OR c.window_reset_at <= now())
+    RETURNING c.name INTO cred;
+    IF cred IS NULL THEN
+      -- Due tweets, no quota: say until when and why, so the worker can sleep that long.
+      SELECT min(CASE WHEN x.status IN ('waiting', 'capped') THEN x.status_until
+                      WHEN x.status = 'active' THEN x.window_reset_at END) AS until,
+             string_agg(format('%s %s%s', x.name, x.status,
+                               CASE WHEN x.status = 'active' THEN ' (window used up)'
+                                    ELSE ': ' || coalesce(x.status_reason, '') END), ', '
+                        ORDER BY x.name) AS why
+        INTO w
+        FROM tweetkeeper.credentials x
+       WHERE x.provider = claim_batch.provider
+         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
+      RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
+        greatest(coalesce(w.until, now() + interval '1 minute'), now()),
+        coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
+                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
+      RETURN;
+    END IF;
+  END IF;
+
+  lease := nextval('tweetkeeper.lease_id_seq');
+  UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+   WHERE t.tweet_id = ANY (ids);
+  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                   expires_at, credential)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred);
+  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+END $$;
+COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
+  'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
+  'when credentials are registered, one request of a credential''s quota.';
+
+-- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
+-- hands back the batch's tweets that appear in neither list. Only tweets still held by this
+-- lease are touched (fencing), so a late worker cannot overwrite a newer claim's work.
+--   observations: [{"id":1,"retweet_count":..,"reply_count":..,"like_count":..,"quote_count":..,
+--                   "bookmark_count":..,"impression_count":..}, ...]
+--   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
+--   rate:         the answer's x-rate-limit-* headers, {"limit":..,"remaining":..,"reset":epoch}
+-- Returns how many tweets of the batch got a result stored.
+CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
+                               rate jsonb DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  recheck interval;
+  b record;
+  n_observed integer;
+  n_problems integer;
+BEGIN
+  IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
+    RAISE EXCEPTION 'lease, observations and problems must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF jsonb_typeof(observations) <> 'array' OR jsonb_typeof(problems) <> 'array' THEN
+    RAISE EXCEPTION 'observations and problems must be JSON arrays'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- A batch has at most 100 tweets; anything far larger is a bug, not an answer.
+  IF jsonb_array_length(observations) + jsonb_array_length(problems) > 1000 THEN
+    RAISE EXCEPTION 'observations and problems hold % entries; a batch has at most 100 tweets',
+      jsonb_array_length(observations) + jsonb_array_length(problems)
+      USING ERRCODE = 'program_limit_exceeded';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
+  END IF;
+
+  WITH obs AS (
+    SELECT DISTINCT ON (o.id) o.*
+      FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
+             reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
+             impression_count bigint)
+     WHERE o.id = ANY (b.tweet_ids)
+  ), upd AS (
+    UPDATE tweetkeeper.tweets t
+       SET retweet_count = o.retweet_count, reply_count = o.reply_count,
+           like_count = o.like_count, quote_count = o.quote_count,
+           bookmark_count = o.bookmark_count, impression_count = o.impression_count,
+           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL,
+           due_at = now() + tweetkeeper.next_delay(t.created_at),
+           state = CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                        THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
+           problem_type = NULL, problem_detail = NULL, problem_at = NULL
+      FROM obs o
+     WHERE t.tweet_id = o.id AND t.lease_id = lease
+    RETURNING t.*
+  )
+  INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+              reply_count, like_count, quote_count, bookmark_count, impression_count)
+  SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+         u.bookmark_count, u.impression_count
+    FROM upd u;
+  GET DIAGNOSTICS n_observed = ROW_COUNT;
+
+  IF jsonb_array_length(problems) > 0 THEN
+    recheck := (tweetkeeper.lease_settings()).unavailable_recheck;
+  END IF;
+  -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
+  -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
+  -- Anything else is recorded and the tweet stays on its schedule.
+  WITH p AS (
+    SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
+           CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
+                -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
+                WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
+                                'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
+           END AS terminal
+      FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
+     WHERE x.id = ANY (b.tweet_ids)
+  )
+  UPDATE tweetkeeper.tweets t
+     SET state = coalesce(p.terminal,
+                          CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                               THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
+         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + recheck
+                       WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
+         lease_id = NULL,
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
+    FROM p
+   WHERE t.tweet_id = p.id AND t.lease_id = lease;
+  GET DIAGNOSTICS n_problems = ROW_COUNT;
+
+  IF n_observed + n_problems < b.size THEN
+    -- Ids the API said nothing about, or a lease taken over: hand back what is still ours.
+    UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  END IF;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
+   WHERE batches.lease_id = lease;
+  IF b.credential IS NOT NULL THEN
+    PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
+  END IF;
+  RETURN n_observed + n_problems;
+END $$;
+COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
+  'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '
+  'tweets were stored (fewer than claimed if the lease expired and was taken over).';
+
+-- Hands a whole batch back (due again now), e.g. when the API call failed. `refusal` says what
+-- the API said of the credential: rate-limited (429, waits for the window's reset),
+-- usage-capped (429, monthly cap: until next month), rejected (401/403); NULL for anything
+-- else. `rate` as in complete_batch.
+CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
+                              rate jsonb DEFAULT NULL) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  b record;
+  n integer;
+BEGIN
+  IF lease IS NULL THEN
+    RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected') THEN
+    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected or NULL, got %', refusal
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
+         reason = release_batch.reason
+   WHERE batches.lease_id = lease;
+  PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS
+  'Hands a claimed batch back unharmed (its tweets are due again now); returns how many tweets '
+  'were still held by the lease.';
+
+--------------------------------------------------------------------------------------------------
+-- Housekeeping (called by the background worker on every tick)
+--------------------------------------------------------------------------------------------------
+
+-- Returns how long the background worker may sleep before something becomes claimable (NULL:
+-- nothing is scheduled). When a batch is claimable now, it notifies the idle workers on the
+-- channel tweetkeeper_due (a hint: workers poll as well, slowly).
+CREATE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
+DECLARE
+  s record := tweetkeeper.lease_settings();
+  n_due integer;
+  oldest timestamptz;
+  next_due timestamptz;
+BEGIN
+  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
+  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
+   WHERE outcome IS NULL AND expires_at < now();
+  DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention;
+
+  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
+  SELECT count(*), min(d.due_at) INTO n_due, oldest
+    FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+           ORDER BY t.due_at LIMIT 100) AS d;
+  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+    PERFORM pg_notify('tweetkeeper_due', n_due::text);
+    RETURN interval '0';
+  ELSIF n_due > 0 THEN
+    RETURN oldest + s.buffer_ttl - now();
+  END IF;
+  SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
+  RETURN next_due - now();
+END $$;
+COMMENT ON FUNCTION maintenance() IS
+  'Marks expired leases, purges old batch records, notifies tweetkeeper_due when a batch is '
+  'claimable; returns how long until the next one may be. Run by the background worker.';
+
+--------------------------------------------------------------------------------------------------
+-- Stats
+--------------------------------------------------------------------------------------------------
+
+CREATE VIEW queue_stats AS
+SELECT s.state,
+       count(t.tweet_id) AS tweets,
+       count(t.tweet_id) FILTER (WHERE t.due_at <= now()) AS due_now,
+       count(t.tweet_id) FILTER (WHERE t.lease_id IS NOT NULL AND t.due_at > now()) AS in_flight,
+       max(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS max_lateness,
+       avg(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS avg_lateness,
+       min(t.due_at) FILTER (WHERE t.due_at > now() AND t.lease_id IS NULL) AS next_due_at
+  FROM unnest(enum_range(NULL::tweetkeeper.tweet_state)) AS s(state)
+  LEFT JOIN tweetkeeper.tweets t ON t.state = s.state
+ GROUP BY s.state
+ ORDER BY s.state;
+COMMENT ON VIEW queue_stats IS
+  'Tracked tweets by state: how many, how many are due now, how many are claimed by a worker, '
+  'and how late the overdue ones are.';
+
+CREATE VIEW batch_stats AS
+SELECT w.window_name,
+       count(b.lease_id) AS batches,
+       coalesce(sum(b.stored), 0) AS tweets_stored,
+       round(coalesce(sum(b.stored), 0) / extract(epoch FROM w.span), 1) AS tweets_per_second,
+       round(avg(b.size), 1) AS avg_batch_size,
+       count(b.lease_id) FILTER (WHERE b.size = 100) AS full_batches,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
+       count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight
+  FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
+         AS w(window_name, span)
+  LEFT JOIN tweetkeeper.batches b ON b.claimed_at > now() - w.span
+ GROUP BY w.window_name, w.span
+ ORDER BY w.span;
+COMMENT ON VIEW batch_stats IS
+  'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
+  'batches released by workers or expired.';
+
+
+CREATE VIEW credential_stats AS
+SELECT c.name, c.provider, c.status, c.status_reason AS reason, c.status_until AS until,
+       CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+            THEN c.requests_per_window ELSE c.remaining END AS remaining,
+       c.requests_per_window, c.window_length,
+       CASE WHEN c.window_reset_at > now() THEN c.window_reset_at END AS window_reset_at,
+       CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE c.month_used END
+         AS month_used,
+       c.monthly_cap, c.requests, c.last_used_at,
+       (SELECT count(*) FROM tweetkeeper.batches b
+         WHERE b.credential = c.name AND b.outcome = 'released') AS released_batches
+  FROM tweetkeeper.credentials c
+ ORDER BY c.name;
+COMMENT ON VIEW credential_stats IS
+  'Each credential''s live quota and status, with the reason when it is waiting, capped or '
+  'rejected, and its batches released (by the API''s refusals or failures) in the retention window.';
+
+--------------------------------------------------------------------------------------------------
+-- Roles: least privilege
+--------------------------------------------------------------------------------------------------
+-- tweetkeeper_worker: claim, complete and release batches; nothing else (no table access).
+-- tweetkeeper_reader: read the tables and stats views.
+-- tweetkeeper_admin:  the reader's rights, plus the policy, scheduling and the tracked tweets.
+-- Grant them to login roles: GRANT tweetkeeper_worker TO my_worker_login. Roles are shared by
+-- all databases of a cluster and outlive DROP EXTENSION.
+DO $$
+DECLARE
+  r text;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['tweetkeeper_worker', 'tweetkeeper_reader', 'tweetkeeper_admin'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+      EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+    END IF;
+  END LOOP;
+END $$;
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper FROM PUBLIC;
+GRANT USAGE ON SCHEMA tweetkeeper TO tweetkeeper_worker, tweetkeeper_reader, tweetkeeper_admin;
+
+GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
+  complete_batch(bigint, jsonb, jsonb, jsonb), release_batch(bigint, text, text, jsonb)
+  TO tweetkeeper_worker;
+
+GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), lease_settings(),
+  preloaded() TO tweetkeeper_reader;
+
+GRANT tweetkeeper_reader TO tweetkeeper_admin;
+GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
+GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
+GRANT DELETE ON metric_history, batches TO tweetkeeper_admin;
+GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
+  schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
+  derived_created_at(bigint), add_credential(text, integer, interval, bigint, text),
+  reset_credential(text) TO tweetkeeper_admin;
+
+-- Without shared_preload_libraries everything above works, but the background worker does not.
+DO $$
+BEGIN
+  IF NOT tweetkeeper.preloaded() THEN
+    RAISE WARNING 'tweetkeeper is not in shared_preload_libraries: its background worker '
+                  '(housekeeping of expired leases and batch records) is not running'
+      USING HINT = 'Add tweetkeeper to shared_preload_libraries in postgresql.conf, set '
+                   'tweetkeeper.database to this database, and restart PostgreSQL.';
+  END IF;
+END $$;
