@@ -8,9 +8,12 @@ EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.
 ifdef TK_PGXS
 MODULE_big = tweetkeeper
 OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
-       extension/next_delay.o extension/bgworker.o extension/policy.o
+       extension/next_delay.o extension/bgworker.o extension/policy.o \
+       extension/sessions.o extension/wakeup.o
+# sql/tweetkeeper.sql is the current version's script; released versions' scripts
+# (sql/tweetkeeper--0.1.0.sql) and upgrade scripts (sql/tweetkeeper--A--B.sql) are frozen files.
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA = $(wildcard sql/$(EXTENSION)--*--*.sql)
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
               -Wno-register -Wno-sign-compare

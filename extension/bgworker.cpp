@@ -1,13 +1,21 @@
 // The background worker "tweetkeeper maintenance". On every tick, in tweetkeeper.database, it
-// calls tweetkeeper.maintenance() (if the extension is installed there): that marks expired
-// leases and purges old batch records. The queue itself needs no worker to stay correct (an
-// expired lease is simply due again); this keeps the bookkeeping and the stats honest.
+// calls tweetkeeper.maintenance() (if the extension is installed there): that hands back batches
+// whose worker is gone, marks expired leases, purges old batch records and notifies idle workers
+// when a batch is claimable. The queue itself needs no worker to stay correct (an expired lease
+// is simply due again); this makes recovery fast and keeps the bookkeeping and stats honest.
+//
+// It sleeps as long as maintenance() says nothing can happen: until the next tweet is due, or a
+// tick while batches are in flight (a dead worker is noticed within a tick). A transaction that
+// schedules tweets wakes it at commit (wakeup.cpp), so an idle system costs almost nothing.
 #include "bgworker.hpp"
 
 #include "pg_bridge.hpp"
 #include "settings.hpp"
+#include "wakeup.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 extern "C" {
 #include "access/xact.h"
@@ -32,7 +40,7 @@ PGDLLEXPORT void tk_maintenance_main(Datum arg);
 namespace tweetkeeper::bgworker {
 namespace {
 bool registered = false;
-}
+}  // namespace
 
 void Register() {
   BackgroundWorker worker;
@@ -54,12 +62,16 @@ bool Registered() { return registered; }
 
 namespace {
 
-// One tick, one transaction: tweetkeeper.maintenance(), which returns how long nothing becomes
-// claimable. Returns that in milliseconds (-1: unknown or nothing scheduled). Pure PostgreSQL C
-// calls: an error aborts the transaction and exits the worker, and the postmaster starts it
-// again after bgw_restart_time.
-long Tick() {
-  long wait_ms = -1;
+// The longest sleep: a safety net for changes that do not wake the worker (rows written into
+// tweetkeeper.tweets directly, a database still on an older extension version).
+constexpr long kIdleSleepMs = 10'000;
+
+// One tick, one transaction: tweetkeeper.maintenance(), which returns how long the worker may
+// sleep (0 or less: a tick). Returns that in milliseconds, rounded up; nullopt when nothing is
+// scheduled or the extension is not installed. Pure PostgreSQL C calls: an error aborts the
+// transaction and exits the worker, and the postmaster starts it again after bgw_restart_time.
+std::optional<long> Tick() {
+  std::optional<long> wait_ms;
   SetCurrentStatementStartTimestamp();
   StartTransactionCommand();
   SPI_connect();
@@ -71,7 +83,7 @@ long Tick() {
       SPI_processed == 1) {
     bool isnull = true;
     Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-    if (!isnull) wait_ms = static_cast<long>(DatumGetFloat8(DirectFunctionCall1(numeric_float8, d)));
+    if (!isnull) wait_ms = static_cast<long>(std::ceil(DatumGetFloat8(DirectFunctionCall1(numeric_float8, d))));
   }
   SPI_finish();
   PopActiveSnapshot();
@@ -88,15 +100,13 @@ void tk_maintenance_main(Datum) {
   pqsignal(SIGTERM, die);
   BackgroundWorkerUnblockSignals();
   BackgroundWorkerInitializeConnection(tweetkeeper::settings::database, nullptr, 0);
+  tweetkeeper::wakeup::PublishMaintenancePid();
   elog(LOG, "tweetkeeper maintenance started in database \"%s\"", tweetkeeper::settings::database);
 
   for (;;) {
-    // Sleep until the next tweet becomes claimable, but never longer than a tick: tweets
-    // scheduled meanwhile may be due at once. A claimable batch was just notified; the workers
-    // take it from there, so wait a full tick.
-    long wait_ms = Tick();
-    long tick = tweetkeeper::settings::tick_interval_ms;
-    long timeout = (wait_ms <= 0 || wait_ms > tick) ? tick : std::max(wait_ms, 1L);
+    const std::optional<long> wait_ms = Tick();
+    const long tick = tweetkeeper::settings::tick_interval_ms;
+    const long timeout = !wait_ms ? kIdleSleepMs : *wait_ms <= 0 ? tick : std::min(*wait_ms, kIdleSleepMs);
     (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout,
                     PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);

@@ -14,6 +14,7 @@ int tick_interval_ms = 250;
 int batch_retention_s = 3600;
 int max_ids_per_call = 10000000;
 int unavailable_recheck_s = 7 * 86400;
+bool reclaim_abandoned = true;
 char* database = nullptr;
 
 void Define(bool preloading) {
@@ -45,6 +46,12 @@ void Define(bool preloading) {
                           "It also wakes when the next tweet becomes claimable.",
                           &tick_interval_ms, 250, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS,
                           nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "tweetkeeper.reclaim_abandoned",
+      "Hand a batch back at once when the database session that claimed it is gone.",
+      "Without it, a killed worker's batch waits for tweetkeeper.lease_ttl. Turn it off behind a "
+      "connection pooler in transaction mode, where the claiming session is not the worker's.",
+      &reclaim_abandoned, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",
                              "The database in which the background worker runs.", nullptr,

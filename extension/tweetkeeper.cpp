@@ -2,6 +2,7 @@
 #include "bgworker.hpp"
 #include "pg_bridge.hpp"
 #include "settings.hpp"
+#include "wakeup.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -21,7 +22,10 @@ void _PG_init(void) {
   settings::Define(process_shared_preload_libraries_in_progress);
   // Without shared_preload_libraries the SQL API still works (workers need nothing more), but
   // nothing runs on a clock; CREATE EXTENSION warns about it, see sql/tweetkeeper.sql.
-  if (process_shared_preload_libraries_in_progress) bgworker::Register();
+  if (process_shared_preload_libraries_in_progress) {
+    wakeup::RequestSharedMemory();
+    bgworker::Register();
+  }
 }
 
 namespace {

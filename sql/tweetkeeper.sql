@@ -15,6 +15,9 @@
 --    late changes nothing once another worker has claimed the tweet.
 -- The price is two writes per tweet per refresh (claim, complete) instead of one; make bench
 -- measures it.
+-- A lease also records the database session that claimed it (pid and start time). A worker
+-- keeps its connection while it lives, so when that session is gone the background worker
+-- hands the batch back within a tick instead of after lease_ttl (tweetkeeper.reclaim_abandoned).
 
 --------------------------------------------------------------------------------------------------
 -- C functions
@@ -38,6 +41,24 @@ COMMENT ON FUNCTION lease_settings() IS
   'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
   'intervals.';
 
+CREATE FUNCTION backend_start() RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'tk_backend_start' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION backend_start() IS
+  'When this database session started (pg_stat_activity.backend_start); with its pid, it names '
+  'the session that claimed a batch.';
+
+CREATE FUNCTION backend_alive(pid integer, started timestamptz) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_backend_alive' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
+  'Whether the database session with this pid and start time still exists (a reused pid with '
+  'another start time is another session).';
+
+CREATE FUNCTION wake_maintenance() RETURNS void
+  AS 'MODULE_PATHNAME', 'tk_wake_maintenance' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION wake_maintenance() IS
+  'When the current transaction commits, the background worker looks at the queue again at once '
+  '(it otherwise sleeps until the next tweet is due).';
+
 CREATE FUNCTION preloaded() RETURNS boolean
   AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION preloaded() IS
@@ -50,11 +71,13 @@ COMMENT ON FUNCTION preloaded() IS
 CREATE TABLE age_policy (
   max_age interval NOT NULL,
   delay interval NOT NULL,
+  source text NOT NULL,          -- 'extension': inserted by CREATE EXTENSION, never edited; 'user'
   CONSTRAINT age_policy_one_row_per_max_age PRIMARY KEY (max_age),
   CONSTRAINT age_policy_max_age_positive CHECK (max_age > interval '0'),
   CONSTRAINT age_policy_max_age_at_most_100_years CHECK (max_age <= interval '100 years'),
   CONSTRAINT age_policy_delay_positive CHECK (delay > interval '0'),
-  CONSTRAINT age_policy_delay_at_most_1_year CHECK (delay <= interval '1 year')
+  CONSTRAINT age_policy_delay_at_most_1_year CHECK (delay <= interval '1 year'),
+  CONSTRAINT age_policy_source_known CHECK (source IN ('extension', 'user'))
 );
 COMMENT ON TABLE age_policy IS
   'Tweets younger than max_age are refreshed every delay (the smallest max_age that is larger '
@@ -62,18 +85,52 @@ COMMENT ON TABLE age_policy IS
 
 -- The original specification's buckets. Young tweets change fast (a tweet's "prime" is about
 -- 18 minutes, most retweets come in the first hour); after 30 days we stop.
-INSERT INTO age_policy (max_age, delay) VALUES
-  (interval '18 minutes', interval '2 minutes'),
-  (interval '60 minutes', interval '5 minutes'),
-  (interval '1 day',      interval '30 minutes'),
-  (interval '7 days',     interval '6 hours'),
-  (interval '30 days',    interval '1 day');
+INSERT INTO age_policy (max_age, delay, source) VALUES
+  (interval '18 minutes', interval '2 minutes',  'extension'),
+  (interval '60 minutes', interval '5 minutes',  'extension'),
+  (interval '1 day',      interval '30 minutes', 'extension'),
+  (interval '7 days',     interval '6 hours',    'extension'),
+  (interval '30 days',    interval '1 day',      'extension');
 
 CREATE TRIGGER age_policy_changed
   AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON age_policy
   FOR EACH STATEMENT EXECUTE FUNCTION age_policy_changed();
 
-SELECT pg_catalog.pg_extension_config_dump('age_policy', '');
+-- Backups. pg_dump keeps the policy only where it is the user's: the rows CREATE EXTENSION
+-- inserts are not dumped while untouched, so a restore does not insert them twice. Once anything
+-- in the policy changes, every row becomes the user's (age_policy_adopt), so a dump holds the
+-- whole policy; on restore, its first row (the only kind of insert that arrives with source
+-- 'user' already set) replaces the rows CREATE EXTENSION inserted (age_policy_before_insert).
+CREATE FUNCTION age_policy_before_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.source IS NULL THEN
+    NEW.source := 'user';
+  ELSIF NEW.source = 'user' THEN
+    DELETE FROM tweetkeeper.age_policy p WHERE p.source = 'extension';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION age_policy_before_insert() IS
+  'Trigger: a new row is the user''s; a row that arrives marked as the user''s (from a pg_dump '
+  'restore) replaces the rows CREATE EXTENSION inserted.';
+
+CREATE FUNCTION age_policy_adopt() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM tweetkeeper.age_policy p WHERE p.source = 'extension') THEN
+    UPDATE tweetkeeper.age_policy p SET source = 'user' WHERE p.source = 'extension';
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION age_policy_adopt() IS
+  'Trigger: once the policy is edited, all of it is the user''s, and pg_dump keeps all of it.';
+
+CREATE TRIGGER age_policy_before_insert
+  BEFORE INSERT ON age_policy FOR EACH ROW EXECUTE FUNCTION age_policy_before_insert();
+CREATE TRIGGER age_policy_adopt
+  AFTER INSERT OR UPDATE OR DELETE ON age_policy
+  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_adopt();
+
+SELECT pg_catalog.pg_extension_config_dump('age_policy', 'WHERE source = ''user''');
 
 --------------------------------------------------------------------------------------------------
 -- Tracked tweets, their history, and the batches in flight
@@ -109,6 +166,7 @@ CREATE TABLE tweets (
   CONSTRAINT tweets_id_positive CHECK (tweet_id > 0),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL))
 ) WITH (fillfactor = 70);
+SELECT pg_catalog.pg_extension_config_dump('tweets', '');
 -- Every claim and every completion rewrites due_at, so no update is HOT; the spare room per page
 -- (fillfactor) at least keeps the new row version on the same heap page.
 COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.';
@@ -128,11 +186,13 @@ CREATE TABLE metric_history (
   impression_count bigint,
   CONSTRAINT metric_history_pkey PRIMARY KEY (tweet_id, lease_id)
 );
+SELECT pg_catalog.pg_extension_config_dump('metric_history', '');
 COMMENT ON TABLE metric_history IS
   'Every observation of a tweet''s metrics. Lease ids grow with time, so the primary key also '
   'reads a tweet''s history in order.';
 
 CREATE SEQUENCE lease_id_seq;
+SELECT pg_catalog.pg_extension_config_dump('lease_id_seq', '');
 
 CREATE TABLE batches (
   lease_id bigint NOT NULL,
@@ -143,13 +203,17 @@ CREATE TABLE batches (
   claimed_at timestamptz NOT NULL,
   expires_at timestamptz NOT NULL,
   finished_at timestamptz,
-  outcome text,                  -- NULL while in flight; completed, released or expired
+  outcome text,                  -- NULL while in flight; completed, released, expired or abandoned
   stored integer,                -- tweets whose result was stored
   reason text,                   -- why a batch was released
   credential text,               -- the credential whose quota the request spends
+  claimer_pid integer,           -- the database session that claimed it (abandoned when it is gone)
+  claimer_started timestamptz,
   CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
-  CONSTRAINT batches_outcome_known CHECK (outcome IN ('completed', 'released', 'expired'))
+  CONSTRAINT batches_outcome_known
+    CHECK (outcome IN ('completed', 'released', 'expired', 'abandoned'))
 );
+SELECT pg_catalog.pg_extension_config_dump('batches', '');
 CREATE INDEX batches_in_flight_idx ON batches (expires_at) WHERE outcome IS NULL;
 CREATE INDEX batches_finished_idx ON batches (finished_at);
 COMMENT ON TABLE batches IS
@@ -188,6 +252,7 @@ CREATE TABLE credentials (
   CONSTRAINT credentials_window_positive CHECK (window_length > interval '0'),
   CONSTRAINT credentials_cap_positive CHECK (monthly_cap IS NULL OR monthly_cap > 0)
 );
+SELECT pg_catalog.pg_extension_config_dump('credentials', '');
 COMMENT ON TABLE credentials IS
   'API credentials by name (the tokens stay in the workers'' --credentials file) and their live '
   'quota. When a provider has credentials here, every claim for it takes one request of quota.';
@@ -329,6 +394,9 @@ BEGIN
   INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at)
   VALUES (tweet_id, c, c + tweetkeeper.first_delay())
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  IF FOUND THEN
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
   RETURN FOUND;
 END $$;
 COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
@@ -388,6 +456,9 @@ BEGIN
          LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   GET DIAGNOSTICS added = ROW_COUNT;
+  IF added > 0 THEN
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
   RETURN added;
 END $$;
 COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
@@ -509,8 +580,9 @@ BEGIN
   UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
    WHERE t.tweet_id = ANY (ids);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                   expires_at, credential)
-  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred);
+                                   expires_at, credential, claimer_pid, claimer_started)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
+          pg_backend_pid(), tweetkeeper.backend_start());
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
@@ -613,9 +685,10 @@ BEGIN
     UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
      WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
   END IF;
+  -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored.
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND batches.outcome IS DISTINCT FROM 'abandoned';
   IF b.credential IS NOT NULL THEN
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
@@ -665,16 +738,34 @@ COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS
 -- Housekeeping (called by the background worker on every tick)
 --------------------------------------------------------------------------------------------------
 
--- Returns how long the background worker may sleep before something becomes claimable (NULL:
--- nothing is scheduled). When a batch is claimable now, it notifies the idle workers on the
--- channel tweetkeeper_due (a hint: workers poll as well, slowly).
+-- Returns how long the background worker may sleep before anything can change: 0 for a tick
+-- (a batch is claimable now, or batches are in flight and their workers may die), otherwise
+-- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
+-- scheduled. When a batch is claimable now, it notifies the idle workers on the channel
+-- tweetkeeper_due (a hint: workers poll as well, slowly).
 CREATE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
 DECLARE
-  s record := tweetkeeper.lease_settings();
+  s record := tweetkeeper.lease_settings();  -- also loads the module, which defines the setting
+  reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
   n_due integer;
   oldest timestamptz;
   next_due timestamptz;
+  next_expiry timestamptz;
 BEGIN
+  -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
+  -- back at once, at their place in the queue: due since the oldest of them was. A worker that
+  -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
+  IF reclaim THEN
+    WITH gone AS (
+      UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+       WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
+         AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
+      RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
+    )
+    UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
+      FROM gone g
+     WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id;
+  END IF;
   -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
@@ -687,15 +778,22 @@ BEGIN
   IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
     RETURN interval '0';
-  ELSIF n_due > 0 THEN
-    RETURN oldest + s.buffer_ttl - now();
   END IF;
-  SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
-  RETURN next_due - now();
+  SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
+  IF next_expiry IS NOT NULL AND reclaim THEN
+    RETURN interval '0';
+  END IF;
+  IF n_due > 0 THEN
+    next_due := oldest + s.buffer_ttl;
+  ELSE
+    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
+  END IF;
+  RETURN least(next_due, next_expiry) - now();
 END $$;
 COMMENT ON FUNCTION maintenance() IS
-  'Marks expired leases, purges old batch records, notifies tweetkeeper_due when a batch is '
-  'claimable; returns how long until the next one may be. Run by the background worker.';
+  'Hands back batches whose worker is gone, marks expired leases, purges old batch records, '
+  'notifies tweetkeeper_due when a batch is claimable; returns how long nothing can change. Run '
+  'by the background worker.';
 
 --------------------------------------------------------------------------------------------------
 -- Stats
@@ -726,7 +824,8 @@ SELECT w.window_name,
        count(b.lease_id) FILTER (WHERE b.size = 100) AS full_batches,
        count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
        count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
-       count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight
+       count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned
   FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
          AS w(window_name, span)
   LEFT JOIN tweetkeeper.batches b ON b.claimed_at > now() - w.span
@@ -734,7 +833,7 @@ SELECT w.window_name,
  ORDER BY w.span;
 COMMENT ON VIEW batch_stats IS
   'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
-  'batches released by workers or expired.';
+  'batches released by workers, expired, or abandoned (their worker''s session ended).';
 
 
 CREATE VIEW credential_stats AS
@@ -782,7 +881,7 @@ GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
 
 GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), lease_settings(),
-  preloaded() TO tweetkeeper_reader;
+  preloaded(), backend_alive(integer, timestamptz) TO tweetkeeper_reader;
 
 GRANT tweetkeeper_reader TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;

@@ -35,7 +35,9 @@ run_suite sanitize tests/sanitize/run.sh
 run_suite fuzz tests/fuzz/run.sh
 run_suite cli tests/cli/worker_cli.sh
 run_suite pgtap tests/pgtap/run.sh
+run_suite upgrade tests/upgrade/upgrade.sh
 run_suite integration tests/integration/pipeline.sh
+run_suite backup tests/integration/backup.sh
 run_suite wakeup tests/integration/wakeup.sh
 run_suite quota tests/integration/quota.sh
 run_suite v1.1 tests/integration/v1_1.sh

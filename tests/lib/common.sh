@@ -83,3 +83,47 @@ tk_wait_exit() {
   tk_forget "$pid"
   TK_RC=timeout
 }
+
+# Checks and the summary line, for suites that count with these (run-all.sh adds up the
+# "<suite>: N passed, M failed" lines).
+TK_PASSED=0
+TK_FAILED=0
+# tk_ok NAME STATUS [DETAIL]: passes when STATUS is 0; DETAIL is printed under a failure.
+tk_ok() {
+  if [ "$2" = 0 ]; then
+    echo "ok - $1"
+    TK_PASSED=$((TK_PASSED + 1))
+  else
+    echo "not ok - $1"
+    [ -n "${3:-}" ] && printf '%s\n' "$3" | head -20 | sed 's/^/#   /'
+    TK_FAILED=$((TK_FAILED + 1))
+  fi
+  return 0
+}
+# tk_sql_ok NAME SQL [DETAIL-SQL]: passes when SQL returns t.
+tk_sql_ok() {
+  if [ "$(tk_psql -c "$2" 2>&1)" = t ]; then tk_ok "$1" 0; else tk_ok "$1" 1 "$([ -n "${3:-}" ] && tk_psql -c "$3" 2>&1)"; fi
+}
+# tk_summary SUITE: the summary line; returns non-zero when anything failed or nothing ran.
+tk_summary() {
+  echo "$1: $TK_PASSED passed, $TK_FAILED failed"
+  [ "$TK_FAILED" -eq 0 ] && [ "$TK_PASSED" -gt 0 ]
+}
+# tk_snowflake_sql AGE N [OFFSET]: SQL for an array of N Snowflake ids of tweets created AGE ago
+# (an interval literal), OFFSET+1 .. OFFSET+N in their low bits.
+tk_snowflake_sql() {
+  echo "ARRAY(SELECT (((extract(epoch FROM now() - interval '$1') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series(${3:-0} + 1, ${3:-0} + $2) g)"
+}
+# tk_snapshot DB FILE: every row of every tweetkeeper table and the lease sequence, in a stable
+# order, to compare two databases with diff. TK_COLUMNS[table], when set, names the columns to
+# take (e.g. only those an older version had).
+declare -A TK_COLUMNS=()
+tk_snapshot() {
+  local db=$1 out=$2 t
+  : >"$out"
+  for t in age_policy tweets metric_history batches credentials; do
+    echo "-- $t" >>"$out"
+    tk_psql -d "$db" -c "COPY (SELECT ${TK_COLUMNS[$t]:-*} FROM tweetkeeper.$t ORDER BY 1, 2) TO STDOUT" >>"$out"
+  done
+  tk_psql -d "$db" -c "SELECT 'lease_id_seq', last_value, is_called FROM tweetkeeper.lease_id_seq" >>"$out"
+}

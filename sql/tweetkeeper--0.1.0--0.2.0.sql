@@ -1,0 +1,469 @@
+\echo Use "ALTER EXTENSION tweetkeeper UPDATE TO '0.2.0'" to load this file. \quit
+
+-- tweetkeeper 0.1.0 -> 0.2.0. Once 0.2.0 is released this file is never edited again; until
+-- then, every change to sql/tweetkeeper.sql is also made here, and tests/upgrade/upgrade.sh checks
+-- that an updated 0.1.0 database has exactly the schema of a fresh 0.2.0 install.
+--  * Backups that restore: every table and sequence of users' data is dumped by pg_dump; the
+--    age policy only where the user edited it (age_policy.source).
+--  * Abandoned batches come back at once: batches record the session that claimed them, and
+--    maintenance() hands back those whose session is gone (outcome 'abandoned').
+--  * A quiet idle: scheduling wakes the background worker, which otherwise sleeps until the
+--    next tweet is due.
+
+--------------------------------------------------------------------------------------------------
+-- C functions
+--------------------------------------------------------------------------------------------------
+CREATE FUNCTION backend_start() RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'tk_backend_start' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION backend_start() IS
+  'When this database session started (pg_stat_activity.backend_start); with its pid, it names '
+  'the session that claimed a batch.';
+
+CREATE FUNCTION backend_alive(pid integer, started timestamptz) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_backend_alive' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
+  'Whether the database session with this pid and start time still exists (a reused pid with '
+  'another start time is another session).';
+
+CREATE FUNCTION wake_maintenance() RETURNS void
+  AS 'MODULE_PATHNAME', 'tk_wake_maintenance' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION wake_maintenance() IS
+  'When the current transaction commits, the background worker looks at the queue again at once '
+  '(it otherwise sleeps until the next tweet is due).';
+
+--------------------------------------------------------------------------------------------------
+-- The age policy: dumped where it is the user's
+--------------------------------------------------------------------------------------------------
+
+-- Untouched, the policy is exactly the rows 0.1.0 inserted (intervals compare by length, so
+-- '60 minutes' is '1 hour'); otherwise all of it is the user's.
+ALTER TABLE age_policy ADD COLUMN source text;
+UPDATE age_policy SET source = CASE WHEN NOT EXISTS (
+    (SELECT max_age, delay FROM age_policy
+     EXCEPT
+     SELECT * FROM (VALUES (interval '18 minutes', interval '2 minutes'),
+                           (interval '60 minutes', interval '5 minutes'),
+                           (interval '1 day', interval '30 minutes'),
+                           (interval '7 days', interval '6 hours'),
+                           (interval '30 days', interval '1 day')) AS d)
+    UNION ALL
+    (SELECT * FROM (VALUES (interval '18 minutes', interval '2 minutes'),
+                           (interval '60 minutes', interval '5 minutes'),
+                           (interval '1 day', interval '30 minutes'),
+                           (interval '7 days', interval '6 hours'),
+                           (interval '30 days', interval '1 day')) AS d
+     EXCEPT
+     SELECT max_age, delay FROM age_policy))
+  THEN 'extension' ELSE 'user' END;
+ALTER TABLE age_policy ALTER COLUMN source SET NOT NULL;
+ALTER TABLE age_policy ADD CONSTRAINT age_policy_source_known
+  CHECK (source IN ('extension', 'user'));
+
+CREATE FUNCTION age_policy_before_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.source IS NULL THEN
+    NEW.source := 'user';
+  ELSIF NEW.source = 'user' THEN
+    DELETE FROM tweetkeeper.age_policy p WHERE p.source = 'extension';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION age_policy_before_insert() IS
+  'Trigger: a new row is the user''s; a row that arrives marked as the user''s (from a pg_dump '
+  'restore) replaces the rows CREATE EXTENSION inserted.';
+
+CREATE FUNCTION age_policy_adopt() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM tweetkeeper.age_policy p WHERE p.source = 'extension') THEN
+    UPDATE tweetkeeper.age_policy p SET source = 'user' WHERE p.source = 'extension';
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION age_policy_adopt() IS
+  'Trigger: once the policy is edited, all of it is the user''s, and pg_dump keeps all of it.';
+
+CREATE TRIGGER age_policy_before_insert
+  BEFORE INSERT ON age_policy FOR EACH ROW EXECUTE FUNCTION age_policy_before_insert();
+CREATE TRIGGER age_policy_adopt
+  AFTER INSERT OR UPDATE OR DELETE ON age_policy
+  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_adopt();
+
+SELECT pg_catalog.pg_extension_config_dump('age_policy', 'WHERE source = ''user''');
+
+--------------------------------------------------------------------------------------------------
+-- Users' data: dumped by pg_dump
+--------------------------------------------------------------------------------------------------
+
+SELECT pg_catalog.pg_extension_config_dump('tweets', '');
+SELECT pg_catalog.pg_extension_config_dump('metric_history', '');
+SELECT pg_catalog.pg_extension_config_dump('lease_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('batches', '');
+SELECT pg_catalog.pg_extension_config_dump('credentials', '');
+
+--------------------------------------------------------------------------------------------------
+-- Batches: who claimed them; abandoned ones
+--------------------------------------------------------------------------------------------------
+
+ALTER TABLE batches ADD COLUMN claimer_pid integer;
+ALTER TABLE batches ADD COLUMN claimer_started timestamptz;
+ALTER TABLE batches DROP CONSTRAINT batches_outcome_known;
+ALTER TABLE batches ADD CONSTRAINT batches_outcome_known
+  CHECK (outcome IN ('completed', 'released', 'expired', 'abandoned'));
+
+CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+BEGIN
+  PERFORM tweetkeeper.check_tweet(tweet_id, c);
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay())
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  IF FOUND THEN
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
+  'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
+  'the Snowflake id when NULL). Returns false, changing nothing, if it is tracked already.';
+
+CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  first interval;
+  max_ids integer;
+  n_null bigint;
+  n_distinct bigint;
+  lo bigint;
+  hi bigint;
+  dup bigint;
+  dup_count bigint;
+  added bigint;
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(tweet_ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(tweet_ids), max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+  -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
+  -- times grow with the id, so checking the smallest and the largest id checks them all.
+  SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
+    INTO n_null, n_distinct, lo, hi
+    FROM unnest(tweet_ids) AS id;
+  IF n_null > 0 THEN
+    RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF lo IS NULL THEN
+    RETURN 0;
+  END IF;
+  -- A repeated id in one call is most likely a mistake upstream (a join that fanned out): say so
+  -- rather than guess.
+  IF n_distinct < cardinality(tweet_ids) THEN
+    SELECT id, count(*) INTO dup, dup_count FROM unnest(tweet_ids) AS id
+     GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1;
+    RAISE EXCEPTION 'tweet_ids contains % duplicate element(s), e.g. % appears % times',
+      cardinality(tweet_ids) - n_distinct, dup, dup_count
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass each id once, e.g. ARRAY(SELECT DISTINCT unnest(ids)).';
+  END IF;
+  PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
+  PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at)
+  SELECT id, c, c + first
+    FROM unnest(tweet_ids) AS id,
+         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  GET DIAGNOSTICS added = ROW_COUNT;
+  IF added > 0 THEN
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
+  RETURN added;
+END $$;
+COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
+  'schedule_tweet for many Snowflake ids in one statement (each id once, at most '
+  'tweetkeeper.max_ids_per_call); returns how many were new.';
+
+CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.lease_settings();
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+  cred text;
+  quota_mode boolean;
+  w record;
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Index scan on tweets_due_idx, stopping after max_size rows; rows another worker is claiming
+  -- right now are skipped, not waited for.
+  SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
+    FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
+           WHERE t.due_at <= now()
+           ORDER BY t.due_at
+           LIMIT max_size
+           FOR UPDATE SKIP LOCKED) AS c;
+  IF ids IS NULL OR (cardinality(ids) < max_size AND oldest > now() - s.buffer_ttl) THEN
+    RETURN;
+  END IF;
+
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
+  IF quota_mode THEN
+    -- The least recently used credential with quota, so that all of them are used. The row
+    -- lock serialises claims on one credential; the WHERE clause is rechecked under it.
+    UPDATE tweetkeeper.credentials c
+       SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                            THEN c.requests_per_window ELSE c.remaining END - 1,
+           window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                                  THEN now() + c.window_length ELSE c.window_reset_at END,
+           month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
+                             ELSE c.month_used END + cardinality(ids),
+           month_start = date_trunc('month', now(), 'UTC'),
+           status = 'active', status_reason = NULL, status_until = NULL,
+           requests = c.requests + 1, last_used_at = clock_timestamp()
+     WHERE c.name = (
+       SELECT x.name FROM tweetkeeper.credentials x
+        WHERE x.provider = claim_batch.provider
+          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
+          AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
+          AND (x.remaining > 0 OR x.window_reset_at <= now())
+          AND (x.monthly_cap IS NULL OR x.month_start < date_trunc('month', now(), 'UTC')
+               OR x.month_used + cardinality(ids) <= x.monthly_cap)
+        ORDER BY x.last_used_at NULLS FIRST
+        LIMIT 1
+        FOR UPDATE)
+       AND (c.remaining > 0 OR c.window_reset_at <= now())
+    RETURNING c.name INTO cred;
+    IF cred IS NULL THEN
+      -- Due tweets, no quota: say until when and why, so the worker can sleep that long.
+      SELECT min(CASE WHEN x.status IN ('waiting', 'capped') THEN x.status_until
+                      WHEN x.status = 'active' THEN x.window_reset_at END) AS until,
+             string_agg(format('%s %s%s', x.name, x.status,
+                               CASE WHEN x.status = 'active' THEN ' (window used up)'
+                                    ELSE ': ' || coalesce(x.status_reason, '') END), ', '
+                        ORDER BY x.name) AS why
+        INTO w
+        FROM tweetkeeper.credentials x
+       WHERE x.provider = claim_batch.provider
+         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
+      RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
+        greatest(coalesce(w.until, now() + interval '1 minute'), now()),
+        coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
+                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
+      RETURN;
+    END IF;
+  END IF;
+
+  lease := nextval('tweetkeeper.lease_id_seq');
+  UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+   WHERE t.tweet_id = ANY (ids);
+  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                   expires_at, credential, claimer_pid, claimer_started)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
+          pg_backend_pid(), tweetkeeper.backend_start());
+  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+END $$;
+COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
+  'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
+  'when credentials are registered, one request of a credential''s quota.';
+
+CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
+                               rate jsonb DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  recheck interval;
+  b record;
+  n_observed integer;
+  n_problems integer;
+BEGIN
+  IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
+    RAISE EXCEPTION 'lease, observations and problems must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF jsonb_typeof(observations) <> 'array' OR jsonb_typeof(problems) <> 'array' THEN
+    RAISE EXCEPTION 'observations and problems must be JSON arrays'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- A batch has at most 100 tweets; anything far larger is a bug, not an answer.
+  IF jsonb_array_length(observations) + jsonb_array_length(problems) > 1000 THEN
+    RAISE EXCEPTION 'observations and problems hold % entries; a batch has at most 100 tweets',
+      jsonb_array_length(observations) + jsonb_array_length(problems)
+      USING ERRCODE = 'program_limit_exceeded';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
+  END IF;
+
+  WITH obs AS (
+    SELECT DISTINCT ON (o.id) o.*
+      FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
+             reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
+             impression_count bigint)
+     WHERE o.id = ANY (b.tweet_ids)
+  ), upd AS (
+    UPDATE tweetkeeper.tweets t
+       SET retweet_count = o.retweet_count, reply_count = o.reply_count,
+           like_count = o.like_count, quote_count = o.quote_count,
+           bookmark_count = o.bookmark_count, impression_count = o.impression_count,
+           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL,
+           due_at = now() + tweetkeeper.next_delay(t.created_at),
+           state = CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                        THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
+           problem_type = NULL, problem_detail = NULL, problem_at = NULL
+      FROM obs o
+     WHERE t.tweet_id = o.id AND t.lease_id = lease
+    RETURNING t.*
+  )
+  INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+              reply_count, like_count, quote_count, bookmark_count, impression_count)
+  SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+         u.bookmark_count, u.impression_count
+    FROM upd u;
+  GET DIAGNOSTICS n_observed = ROW_COUNT;
+
+  IF jsonb_array_length(problems) > 0 THEN
+    recheck := (tweetkeeper.lease_settings()).unavailable_recheck;
+  END IF;
+  -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
+  -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
+  -- Anything else is recorded and the tweet stays on its schedule.
+  WITH p AS (
+    SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
+           CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
+                -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
+                WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
+                                'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
+           END AS terminal
+      FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
+     WHERE x.id = ANY (b.tweet_ids)
+  )
+  UPDATE tweetkeeper.tweets t
+     SET state = coalesce(p.terminal,
+                          CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                               THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
+         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + recheck
+                       WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
+         lease_id = NULL,
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
+    FROM p
+   WHERE t.tweet_id = p.id AND t.lease_id = lease;
+  GET DIAGNOSTICS n_problems = ROW_COUNT;
+
+  IF n_observed + n_problems < b.size THEN
+    -- Ids the API said nothing about, or a lease taken over: hand back what is still ours.
+    UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  END IF;
+  -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored.
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
+   WHERE batches.lease_id = lease AND batches.outcome IS DISTINCT FROM 'abandoned';
+  IF b.credential IS NOT NULL THEN
+    PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
+  END IF;
+  RETURN n_observed + n_problems;
+END $$;
+COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
+  'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '
+  'tweets were stored (fewer than claimed if the lease expired and was taken over).';
+
+CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
+DECLARE
+  s record := tweetkeeper.lease_settings();  -- also loads the module, which defines the setting
+  reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
+  n_due integer;
+  oldest timestamptz;
+  next_due timestamptz;
+  next_expiry timestamptz;
+BEGIN
+  -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
+  -- back at once, at their place in the queue: due since the oldest of them was. A worker that
+  -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
+  IF reclaim THEN
+    WITH gone AS (
+      UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+       WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
+         AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
+      RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
+    )
+    UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
+      FROM gone g
+     WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id;
+  END IF;
+  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
+  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
+   WHERE outcome IS NULL AND expires_at < now();
+  DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention;
+
+  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
+  SELECT count(*), min(d.due_at) INTO n_due, oldest
+    FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+           ORDER BY t.due_at LIMIT 100) AS d;
+  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+    PERFORM pg_notify('tweetkeeper_due', n_due::text);
+    RETURN interval '0';
+  END IF;
+  SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
+  IF next_expiry IS NOT NULL AND reclaim THEN
+    RETURN interval '0';
+  END IF;
+  IF n_due > 0 THEN
+    next_due := oldest + s.buffer_ttl;
+  ELSE
+    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
+  END IF;
+  RETURN least(next_due, next_expiry) - now();
+END $$;
+COMMENT ON FUNCTION maintenance() IS
+  'Hands back batches whose worker is gone, marks expired leases, purges old batch records, '
+  'notifies tweetkeeper_due when a batch is claimable; returns how long nothing can change. Run '
+  'by the background worker.';
+
+CREATE OR REPLACE VIEW batch_stats AS
+SELECT w.window_name,
+       count(b.lease_id) AS batches,
+       coalesce(sum(b.stored), 0) AS tweets_stored,
+       round(coalesce(sum(b.stored), 0) / extract(epoch FROM w.span), 1) AS tweets_per_second,
+       round(avg(b.size), 1) AS avg_batch_size,
+       count(b.lease_id) FILTER (WHERE b.size = 100) AS full_batches,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
+       count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight,
+       count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned
+  FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
+         AS w(window_name, span)
+  LEFT JOIN tweetkeeper.batches b ON b.claimed_at > now() - w.span
+ GROUP BY w.window_name, w.span
+ ORDER BY w.span;
+COMMENT ON VIEW batch_stats IS
+  'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
+  'batches released by workers, expired, or abandoned (their worker''s session ended).';
+
+--------------------------------------------------------------------------------------------------
+-- Privileges of the new functions (as the install script's REVOKE ALL ... FROM PUBLIC does)
+--------------------------------------------------------------------------------------------------
+
+REVOKE ALL ON FUNCTION backend_start(), backend_alive(integer, timestamptz), wake_maintenance(),
+  age_policy_before_insert(), age_policy_adopt() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION backend_alive(integer, timestamptz) TO tweetkeeper_reader;
