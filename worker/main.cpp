@@ -139,13 +139,14 @@ int main(int argc, char** argv) {
     ro.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
     ro.http.total_timeout = std::chrono::seconds(o.http_timeout_s);
     ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
+    ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base));
+    SignalThread signals(runner.stop_signal());  // a signal also ends the wait for the database
     try {
-      runner.Connect();
+      if (!runner.Connect()) return 0;
     } catch (const std::exception& e) {
       return Fail(tk::kExitRuntime, e.what());
     }
-    SignalThread signals(runner.stop_signal());
     return runner.Run();
   } catch (const std::exception& e) {
     return Fail(tk::kExitRuntime, e.what());

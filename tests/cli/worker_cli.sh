@@ -119,10 +119,28 @@ else
   not_ok "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN" "exit $rc, stderr: $(head -c 300 "$dir/stderr")"
 fi
 
-# --- runtime errors at startup: exit 1 ----------------------------------------------------------
-expect "unreachable database (no such socket directory)" 1 "/nonexistent" "$T" -- --dsn "$D" --api-url "$CLOSED_URL"
-expect "unreachable database (TCP, connection refused)" 1 "127.0.0.1" "$T" -- \
-  --dsn "host=127.0.0.1 port=1 dbname=tweetkeeper password=$PASSWORD connect_timeout=5" --api-url "$CLOSED_URL"
+# --- a database that is not there: waited for, up to --startup-timeout; then exit 1 ----------------
+# expect_wait NAME TEXT -- ARGS...: exit 1 after the wait, with exactly two lines on stderr: one
+# "waiting" line (however many retries), then the reason naming TEXT.
+expect_wait() {
+  local name=$1 text=$2
+  shift 3
+  env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 "$T" \
+    timeout 30 "$TK_WORKER" "$@" >"$dir/stdout" 2>"$dir/stderr"
+  local rc=$? problems=()
+  [ "$rc" = 1 ] || problems+=("exit status $rc, want 1")
+  [ "$(grep -c '' "$dir/stderr")" -eq 2 ] || problems+=("$(grep -c '' "$dir/stderr") lines on stderr, want 2")
+  [ "$(grep -c 'waiting for it' "$dir/stderr")" -eq 1 ] || problems+=("not exactly one 'waiting' line")
+  tail -1 "$dir/stderr" | grep -q -- "--startup-timeout.*$text" || problems+=("the last line does not name --startup-timeout and $text")
+  while IFS= read -r l; do problems+=("$l"); done < <(leaks "$dir/stdout" "$dir/stderr")
+  if ((${#problems[@]})); then not_ok "$name" "${problems[@]}" "stderr: $(head -c 600 "$dir/stderr")"; else ok "$name"; fi
+}
+expect_wait "unreachable database (no such socket directory): waited for, then exit 1" "/nonexistent" -- \
+  --dsn "$D" --api-url "$CLOSED_URL" --startup-timeout 2
+expect_wait "unreachable database (TCP, connection refused): waited for, then exit 1" "127.0.0.1" -- \
+  --dsn "host=127.0.0.1 port=1 dbname=tweetkeeper password=$PASSWORD connect_timeout=5" --api-url "$CLOSED_URL" \
+  --startup-timeout 2
+expect "--startup-timeout -1" 2 "--startup-timeout" "$T" -- --dsn "$D" --startup-timeout -1
 
 # --- a live worker --------------------------------------------------------------------------------
 if ! tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=0 >"$dir/pg-start.log" 2>&1 ||
@@ -133,6 +151,16 @@ if ! tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=0 >"$dir/pg-start.log" 2>&1 ||
 fi
 expect "database without the extension" 1 "CREATE EXTENSION" "$T" -- \
   --dsn "host=$PGHOST port=$PGPORT user=postgres dbname=postgres password=$PASSWORD" --api-url "$CLOSED_URL"
+# What waiting cannot fix: exit 1 at once (expect's `timeout 30` would show a wait), one line.
+tk_psql -c "CREATE ROLE tk_nogrants LOGIN; CREATE ROLE tk_pw LOGIN PASSWORD 'right' IN ROLE tweetkeeper_worker" >/dev/null
+sed -i '1i local all tk_pw scram-sha-256' "$dir/pg/data/pg_hba.conf"
+tk_psql -c "SELECT pg_reload_conf()" >/dev/null
+expect "a wrong password: exit 1 at once" 1 "password authentication failed" "$T" -- \
+  --dsn "host=$PGHOST port=$PGPORT user=tk_pw dbname=tweetkeeper password=$PASSWORD" --api-url "$CLOSED_URL"
+expect "a database that does not exist: exit 1 at once" 1 'database "nosuchdb" does not exist' "$T" -- \
+  --dsn "host=$PGHOST port=$PGPORT user=postgres dbname=nosuchdb password=$PASSWORD" --api-url "$CLOSED_URL"
+expect "a role without the worker grants: exit 1 at once, naming the GRANT" 1 "GRANT tweetkeeper_worker TO \"tk_nogrants\"" "$T" -- \
+  --dsn "host=$PGHOST port=$PGPORT user=tk_nogrants dbname=tweetkeeper password=$PASSWORD" --api-url "$CLOSED_URL"
 
 # Due tweets (created an hour ago), so the worker claims them and sends requests with the token.
 tk_psql -c "SELECT tweetkeeper.schedule_tweets(array_agg((((extract(epoch FROM now() - interval '1 hour') * 1000)::bigint
@@ -222,6 +250,44 @@ else
     ok "$name"
   fi
 fi
+
+# --- started while PostgreSQL is down, then while it is a standby: waits, then works ----------------
+# wait_log FILE PATTERN SECONDS: until the worker's log has PATTERN.
+wait_log() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do grep -q -- "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
+tk_pg_stop "$dir"
+env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN" --api-url "$CLOSED_URL" \
+  --concurrency 2 --batch-size 10 --http-timeout 2 --poll-interval 100 >"$dir/worker-wait.log" 2>&1 &
+worker=$!
+TK_PIDS+=("$worker")
+sleep 4 # several retries (0.5, 1, 2 s ...)
+waits=$(grep -c 'waiting for it' "$dir/worker-wait.log")
+if kill -0 "$worker" 2>/dev/null && [ "$waits" = 1 ] && grep -q 'database unreachable' "$dir/worker-wait.log"; then
+  ok "started while PostgreSQL is down: the worker waits, saying so once"
+else
+  not_ok "started while PostgreSQL is down: the worker waits, saying so once" "$waits waiting lines" "$(tail -3 "$dir/worker-wait.log")"
+fi
+# Back as a standby (in recovery, read-only): a new state, said once more; promoted: it works.
+touch "$dir/pg/data/standby.signal"
+chown postgres "$dir/pg/data/standby.signal" 2>/dev/null
+tk_pg_start "$dir" >/dev/null 2>&1
+if wait_log "$dir/worker-wait.log" 'database in recovery' 40 && kill -0 "$worker" 2>/dev/null; then
+  ok "PostgreSQL back as a standby: the worker says it waits for recovery to end"
+else
+  not_ok "PostgreSQL back as a standby: the worker says it waits for recovery to end" "$(tail -3 "$dir/worker-wait.log")"
+fi
+runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$dir/pg/data" promote -w >/dev/null 2>&1
+if wait_log "$dir/worker-wait.log" 'database available after' 40 && wait_log "$dir/worker-wait.log" 'API request for .* failed' 20; then
+  ok "promoted: the worker connects and claims ($(grep -c 'waiting for it' "$dir/worker-wait.log") waiting lines in all)"
+else
+  not_ok "promoted: the worker connects and claims" "$(tail -3 "$dir/worker-wait.log")"
+fi
+kill -TERM "$worker"
+tk_wait_exit "$worker" 20
+if [ "$TK_RC" = 0 ]; then ok "and exits 0 on SIGTERM"; else not_ok "and exits 0 on SIGTERM" "exit $TK_RC"; fi
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,7 @@ TEST(CommandLine, DefaultsWithOnlyDsn) {
   EXPECT_EQ(p.options->http_timeout_s, 30);
   EXPECT_EQ(p.options->poll_interval_ms, 5000);
   EXPECT_EQ(p.options->exit_when_idle_s, 0);
+  EXPECT_EQ(p.options->startup_timeout_s, 0);  // wait for the database as long as it takes
   EXPECT_EQ(p.options->log_level, "info");
   EXPECT_EQ(p.options->credentials_file, "");
   EXPECT_EQ(p.options->provider, "x-v2");
@@ -41,6 +42,18 @@ TEST(CommandLine, CredentialsAndProvider) {
   p = Parse({"--dsn", "x", "--provider", "x-v2"});
   ASSERT_TRUE(p.options) << p.err;
   EXPECT_EQ(p.options->provider, "x-v2");
+}
+
+TEST(CommandLine, StartupTimeout) {
+  ParsedCommandLine p = Parse({"--dsn", "x", "--startup-timeout", "90"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->startup_timeout_s, 90);
+  for (const char* bad : {"-1", "soon", "1.5"}) {
+    ParsedCommandLine q = Parse({"--dsn", "x", "--startup-timeout", bad});
+    EXPECT_FALSE(q.options) << bad;
+    EXPECT_EQ(q.exit_code, kExitUsage) << bad;
+    EXPECT_NE(q.err.find("--startup-timeout"), std::string::npos) << q.err;
+  }
 }
 
 TEST(CommandLine, AllOptions) {

@@ -26,8 +26,14 @@ Signals: SIGTERM/SIGINT stop claiming; batches in flight finish (bounded by --ht
 are stored or handed back. A second signal cuts requests short and hands their batches back;
 a third exits at once (unfinished leases then expire and come due again).
 
-Exit status: 0 stopped cleanly (signal or --exit-when-idle), 1 runtime error (database
-unreachable at startup, extension missing, ...), 2 usage error.)";
+Start-up: a database that is down, starting or in recovery is waited for (retries every
+0.5-30 s, one log line per change of its state; --startup-timeout bounds the wait). A refused
+login, a database without the extension or a role without the tweetkeeper_worker grants is
+not: the worker exits 1 at once with one line that says what to do.
+
+Exit status: 0 stopped cleanly (signal or --exit-when-idle), 1 runtime error (login refused,
+extension or grants missing, database still unavailable after --startup-timeout, ...), 2 usage
+error.)";
 
 // The one stderr line for a usage error. It quotes what the user typed, so: any password in
 // an argument is redacted as in a DSN (an unquoted DSN, "--dsn host=db password=x", splits
@@ -150,6 +156,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
       ->type_name("MS");
   app.add_option("--exit-when-idle", o.exit_when_idle_s,
                  "Exit 0 once nothing was claimed for this many seconds (0: never; for tests and benchmarks)")
+      ->check(CLI::Range(0, 31'536'000))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--startup-timeout", o.startup_timeout_s,
+                 "At start-up, exit 1 if the database is still down, starting or in recovery after this many seconds (0: wait as long as it takes)")
       ->check(CLI::Range(0, 31'536'000))
       ->capture_default_str()
       ->type_name("SECONDS");

@@ -26,6 +26,7 @@ struct Options {
   int http_timeout_s = 30;
   int poll_interval_ms = 5000;  // a safety net: the database NOTIFYs when work is due
   int exit_when_idle_s = 0;
+  int startup_timeout_s = 0;  // 0: wait for the database as long as it takes
   std::string log_level = "info";
   std::string credentials_file;  // --credentials; empty: the token comes from the environment
   std::string provider = "x-v2";  // --provider: x-v2 (GET /2/tweets) or x-v1.1 (statuses/lookup)

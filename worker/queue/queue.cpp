@@ -4,6 +4,7 @@
 
 #include <pqxx/pqxx>
 
+#include "queue/database_state.hpp"
 #include "queue/dsn.hpp"
 #include "queue/payload.hpp"
 
@@ -51,6 +52,32 @@ Queue::Queue(std::string dsn, std::string worker_name, std::string label, std::s
 
 Queue::~Queue() = default;
 
+// What a worker needs of the database beyond a connection: it takes writes, the extension is
+// there, and this role may run the worker's functions (tweetkeeper_worker). The first can change
+// by waiting; the others cannot, and get a message that says what to do.
+void Queue::CheckUsable(pqxx::transaction_base& tx) {
+  const pqxx::result r = tx.exec(
+      "SELECT pg_is_in_recovery(), current_user::text, current_database()::text, e.extversion,"
+      "       CASE WHEN e.extversion IS NOT NULL THEN"
+      "         has_schema_privilege(e.extnamespace, 'USAGE')"
+      "         AND has_function_privilege('tweetkeeper.claim_batch(text,integer,text,text[])', 'EXECUTE')"
+      "         AND has_function_privilege('tweetkeeper.complete_batch(bigint,jsonb,jsonb,jsonb)', 'EXECUTE')"
+      "         AND has_function_privilege('tweetkeeper.release_batch(bigint,text,text,jsonb)', 'EXECUTE') END"
+      "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
+  const auto row = r[0];
+  if (row[0].as<bool>()) throw DatabaseInRecovery();
+  const std::string role = row[1].as<std::string>(), database = row[2].as<std::string>();
+  if (row[3].is_null()) {
+    throw DatabaseUnusable("database \"" + database +
+                           "\" does not have the tweetkeeper extension: CREATE EXTENSION tweetkeeper there, or "
+                           "point --dsn at the database that has it");
+  }
+  if (!row[4].as<bool>()) {
+    throw DatabaseUnusable("role \"" + role + "\" may not run the worker's functions in database \"" + database +
+                           "\": GRANT tweetkeeper_worker TO \"" + role + "\"");
+  }
+}
+
 void Queue::Connect() {
   connection_.reset();
   auto connection = std::make_unique<pqxx::connection>(dsn_);
@@ -59,6 +86,7 @@ void Queue::Connect() {
     pqxx::nontransaction tx(*connection);
     tx.exec_params("SELECT set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
+    CheckUsable(tx);
   }
   connection->prepare(kClaim,
                       "SELECT lease_id, tweet_ids, credential, extract(epoch FROM wait_until)::bigint, wait_reason "

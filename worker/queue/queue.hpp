@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,10 @@ class Queue {
   Queue(const Queue&) = delete;
   Queue& operator=(const Queue&) = delete;
 
-  // Connects and prepares the statements. Throws pqxx::broken_connection when the database
-  // is unreachable, pqxx::sql_error when the tweetkeeper SQL API is missing.
+  // Connects, checks that the database can serve a worker, and prepares the statements.
+  // Throws pqxx::broken_connection when the database is unreachable (DatabaseInRecovery when
+  // it takes no writes yet), DatabaseUnusable when it lacks the extension or this role the
+  // grants, pqxx::sql_error when the tweetkeeper SQL API is otherwise unusable.
   void Connect();
 
   std::optional<Lease> Claim(int max_ids, const RetryPolicy& retry);
@@ -66,6 +69,7 @@ class Queue {
                const RetryPolicy& retry);
 
  private:
+  static void CheckUsable(pqxx::transaction_base& tx);
   template <typename Body>
   auto InTransaction(const RetryPolicy& retry, Body&& body);
 

@@ -9,6 +9,7 @@
 #include <fmt/chrono.h>
 #include <thread>
 
+#include "queue/database_state.hpp"
 #include "queue/dsn.hpp"
 #include "queue/due_listener.hpp"
 #include "queue/payload.hpp"
@@ -91,21 +92,61 @@ Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
 
 Runner::~Runner() = default;
 
-void Runner::Connect() {
-  for (int i = 0; i < options_.concurrency; ++i) {
-    auto slot = std::make_unique<Slot>(i + 1, options_);
+bool Runner::Connect() {
+  const auto started = steady_clock::now();
+  Backoff backoff{kReconnectBase, kReconnectCap};
+  std::string waiting_for;  // the state last logged; empty: not waiting
+  for (int attempt = 0; static_cast<int>(slots_.size()) < options_.concurrency;) {
+    auto slot = std::make_unique<Slot>(static_cast<int>(slots_.size()) + 1, options_);
+    std::string state, error;
     try {
       slot->queue.Connect();
+      slots_.push_back(std::move(slot));
+      if (!waiting_for.empty()) {
+        spdlog::info("database available after {:.1f} s", std::chrono::duration<double>(steady_clock::now() - started).count());
+        waiting_for.clear();
+      }
+      attempt = 0;
+      continue;
+    } catch (const DatabaseUnusable& e) {
+      throw std::runtime_error(e.what());
+    } catch (const DatabaseInRecovery& e) {
+      state = "in recovery (a standby, not yet promoted)";
+      error = e.what();
     } catch (const pqxx::sql_error& e) {
-      throw std::runtime_error(
-          "the database has no usable tweetkeeper SQL API (is the extension installed? "
-          "CREATE EXTENSION tweetkeeper): SQLSTATE " +
-          e.sqlstate() + ": " + SqlMessage(e, options_.dsn));
+      throw std::runtime_error("the database has no usable tweetkeeper SQL API: SQLSTATE " + e.sqlstate() + ": " +
+                               SqlMessage(e, options_.dsn));
+    } catch (const pqxx::broken_connection& e) {
+      error = RedactDsnSecrets(e.what(), options_.dsn);
+      const ConnectFailure failure = ClassifyConnectFailure(options_.dsn, e.what());
+      if (failure == ConnectFailure::kRefused) throw std::runtime_error("cannot connect to the database: " + error);
+      state = ConnectFailureName(failure);
     } catch (const std::exception& e) {
       throw std::runtime_error("cannot connect to the database: " + RedactDsnSecrets(e.what(), options_.dsn));
     }
-    slots_.push_back(std::move(slot));
+    // Worth waiting for. Said once per state, not once per attempt.
+    const auto limit = options_.startup_timeout;
+    if (state != waiting_for) {
+      spdlog::warn("database {}: {}; waiting for it (retrying every {:.1f} to {:.0f} s{})", state, error,
+                   Secs(kReconnectBase), Secs(kReconnectCap),
+                   limit.count() ? fmt::format(", for at most {} s: --startup-timeout", limit.count()) : "");
+      waiting_for = state;
+    }
+    Millis delay = backoff.Next(++attempt);
+    if (limit.count()) {
+      const auto left = std::chrono::duration_cast<Millis>(started + limit - steady_clock::now());
+      if (left <= Millis{0}) {
+        throw std::runtime_error(fmt::format("database still {} after {} s (--startup-timeout): {}", state,
+                                             limit.count(), error));
+      }
+      delay = std::min(delay, left);
+    }
+    if (!stop_.SleepUnlessStopped(delay)) {
+      spdlog::info("stopped while waiting for the database");
+      return false;
+    }
   }
+  return true;
 }
 
 int Runner::Run() {
@@ -181,8 +222,7 @@ void Runner::SlotLoop(Slot& slot) {
       } else if (!lease) {
         --in_flight_;
         CheckIdle();
-        // Nothing claimable: wait for the database's NOTIFY, polling as the safety net.
-        stop_.SleepUntilWoken(options_.poll_interval, wakes_seen);
+        IdleWait(wakes_seen);
         continue;
       } else {
         NoteActivity();
@@ -284,10 +324,12 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
 
   const std::size_t answered = result.observations.size() + result.problems.size();
   if (static_cast<std::size_t>(stored) < answered) {
-    // Not an error: we were too slow, the lease expired and another claim owns these tweets now.
+    // Not an error: we were too slow (the lease expired), or our session ended while we waited
+    // for the API (the batch was handed back); the tweets are another claim's now.
     ++counters_.expired;
-    spdlog::warn("{}: lease {} had expired: {} of {} answers stored, the rest belong to a newer lease", slot.label,
-                 lease.id, stored, answered);
+    spdlog::warn("{}: lease {} had expired or was handed back: {} of {} answers stored, the rest belong to a newer "
+                 "lease",
+                 slot.label, lease.id, stored, answered);
   }
   const double ms = std::chrono::duration<double, std::milli>(steady_clock::now() - started).count();
   spdlog::debug("{}: lease {}: {} ids, {} found, {} problems, {} ignored, {} stored, {:.0f} ms (api {:.0f} ms)",
@@ -424,6 +466,24 @@ bool Runner::WaitForApi() {
     const std::int64_t left = api_paused_until_ms_.load() - NowMs();
     if (left <= 0) return !stop_.stopping();
     if (!stop_.SleepUnlessStopped(Millis{left})) return false;
+  }
+}
+
+// Nothing claimable: wait for the database's NOTIFY. Polling is only the safety net, and one
+// poll per interval for the whole process is enough: a slot whose timer runs out while another
+// slot found nothing more recently goes back to sleep instead of asking again.
+void Runner::IdleWait(std::uint64_t wakes_seen) {
+  const std::int64_t interval = options_.poll_interval.count();
+  last_poll_ms_ = NowMs();
+  Millis sleep = options_.poll_interval;
+  for (;;) {
+    stop_.SleepUntilWoken(sleep, wakes_seen);
+    if (stop_.stopping() || stop_.wakes() != wakes_seen) return;
+    // Timers of several slots run out together: the one that moves last_poll_ms_ polls.
+    std::int64_t last = last_poll_ms_.load();
+    const std::int64_t now = NowMs();
+    if (now - last >= interval && last_poll_ms_.compare_exchange_strong(last, now)) return;
+    sleep = Millis{std::max<std::int64_t>(1, last_poll_ms_.load() + interval - now)};
   }
 }
 

@@ -33,6 +33,7 @@ struct RunnerOptions {
   int batch_size = 100;
   Millis poll_interval{500};
   std::chrono::seconds exit_when_idle{0};  // 0: never
+  std::chrono::seconds startup_timeout{0};  // give up waiting for the database at start-up; 0: never
   std::chrono::seconds summary_interval{10};
   HttpOptions http;
 };
@@ -42,9 +43,12 @@ class Runner {
   Runner(RunnerOptions options, std::unique_ptr<Provider> provider);
   ~Runner();
 
-  // Opens one connection per slot. Throws std::runtime_error with a one-line message that
-  // never contains the password.
-  void Connect();
+  // Opens one connection per slot, waiting for a database that is down, starting or in
+  // recovery (bounded, jittered backoff; one log line per change of its state) until it is
+  // there, options.startup_timeout passes, or a stop is requested (then returns false).
+  // Throws std::runtime_error with a one-line message that never contains the password when
+  // waiting cannot help (login refused, no extension, no grants) or the time is up.
+  bool Connect();
 
   // Runs until stopped (signal or --exit-when-idle); returns the process exit code.
   int Run();
@@ -72,6 +76,7 @@ class Runner {
   std::optional<Millis> ApplyRateLimit(Slot& slot, const BatchResult& result, bool quota_in_database);
   bool PauseApi(Millis duration);  // true if this extended the pause
   bool WaitForApi();               // false on stop
+  void IdleWait(std::uint64_t wakes_seen);
   void NoteActivity();
   void CheckIdle();
   Totals Snapshot() const;
@@ -84,6 +89,7 @@ class Runner {
   Counters counters_;
   std::atomic<int> in_flight_{0};
   std::atomic<std::int64_t> last_activity_ms_{0};     // steady clock
+  std::atomic<std::int64_t> last_poll_ms_{0};  // steady clock; the last idle poll (a claim that found nothing)
   std::mutex quota_log_mutex_;
   std::string last_quota_reason_;
   std::atomic<std::int64_t> api_paused_until_ms_{0};  // steady clock; shared by all slots

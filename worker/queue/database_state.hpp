@@ -1,0 +1,41 @@
+#pragma once
+// Why the database cannot serve the worker right now, and whether waiting helps. At start-up
+// the worker waits (with backoff) for a database that is down, starting, shutting down, out of
+// connection slots or in recovery; it exits at once for what waiting cannot fix: a refused login
+// (password, role, database), no extension, no grants.
+
+#include <pqxx/except>
+#include <stdexcept>
+#include <string>
+
+namespace tweetkeeper::worker {
+
+// The server is up but cannot take writes: a standby, or a primary not yet promoted. Retried
+// like a broken connection (it is one, as far as the queue is concerned).
+class DatabaseInRecovery : public pqxx::broken_connection {
+ public:
+  DatabaseInRecovery() : pqxx::broken_connection("pg_is_in_recovery() is true") {}
+};
+
+// The database can never serve this worker as it is: waiting will not help.
+class DatabaseUnusable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ConnectFailure {
+  kUnreachable,  // nothing answers: down, restarting, wrong host or port, network
+  kNotAccepting, // the server answers but takes no connections yet: starting, shutting down, crash recovery
+  kNoSlots,      // too many connections: a slot may free up
+  kRefused,      // the server refused this login: password, role or database; permanent
+};
+
+// Classifies a failed connection attempt by asking the server again with PQping (which tells a
+// server that is down from one that refused us) and, for a refusal, by the message: "too many
+// clients" is the one refusal that passes.
+ConnectFailure ClassifyConnectFailure(const std::string& dsn, const std::string& message);
+
+// For the log: what the database is doing, in a few words.
+const char* ConnectFailureName(ConnectFailure failure);
+
+}  // namespace tweetkeeper::worker
