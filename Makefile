@@ -1,7 +1,9 @@
 # tweetkeeper. Two halves in one file:
 #  - the PostgreSQL extension, built by PGXS (this file re-invokes itself with TK_PGXS=1, because
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
-#  - the project targets: deps, build, install, check, demo, bench.
+#  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
+#    provide), and deps, check, demo, bench, fuzz, which first install what is missing (as root,
+#    on Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
 
@@ -34,19 +36,22 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install check demo bench fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check demo bench fuzz clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-build: deps build-ext build-cpp
+build: build-ext build-cpp
 
+# Without the packages, say which and how, rather than fail deep in PGXS or CMake.
 build-ext:
+	@command -v pg_config >/dev/null || { echo "make: pg_config not found: install postgresql-server-dev-15 (or run 'make deps' as root)" >&2; exit 1; }
 	$(MAKE) TK_PGXS=1 -j$(JOBS)
 
 build-cpp:
+	@command -v cmake >/dev/null || { echo "make: cmake not found: install cmake and the packages README.md lists (or run 'make deps' as root)" >&2; exit 1; }
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
@@ -57,16 +62,23 @@ install: build
 	$(MAKE) TK_PGXS=1 install
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX) >/dev/null
 
+# Every test against the extension as installed (make install), in throwaway clusters.
+installcheck: build-cpp
+	tests/run-all.sh
+
 # Tests need the extension installed where the throwaway clusters find it.
-check: build
+check: deps
+	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/run-all.sh
 
-demo: build
+demo: deps
+	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	scripts/demo.sh
 
-bench: build
+bench: deps
+	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/run.sh
 

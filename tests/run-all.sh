@@ -30,6 +30,7 @@ unit() {
   return 1
 }
 
+run_suite build tests/build/make_targets.sh
 run_suite unit unit
 run_suite sanitize tests/sanitize/run.sh
 run_suite fuzz tests/fuzz/run.sh
