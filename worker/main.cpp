@@ -17,7 +17,7 @@
 #include "http/http_client.hpp"
 #include "credentials/credentials.hpp"
 #include "provider/factory.hpp"
-#include "queue/dsn.hpp"
+#include "dsn/dsn.hpp"
 #include "runner/runner.hpp"
 
 namespace tk = tweetkeeper::worker;

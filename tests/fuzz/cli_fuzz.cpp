@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "credentials/credentials.hpp"
 #include "fuzz_check.hpp"
 #include "provider/x_v2.hpp"
 

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "queue/dsn.hpp"
+#include "dsn/dsn.hpp"
 
 namespace tk = tweetkeeper::worker;
 

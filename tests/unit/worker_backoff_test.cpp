@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/backoff.hpp"
+#include "retry/backoff.hpp"
 
 namespace tweetkeeper::worker {
 namespace {

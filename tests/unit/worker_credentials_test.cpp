@@ -55,7 +55,7 @@ TEST(CredentialsParse, RefusesWithoutQuotingTokens) {
       {"bad name=SECRET", "line 1: the name before '=' must be"},
       {"caf\xc3\xa9=SECRET", "the name before '='"},
       {std::string(65, 'n') + "=SECRET", "1 to 64 characters"},
-      {"a=", "line 1: the token after '=' is empty (credential 'a')"},
+      {"a=", "line 1: the token is empty (credential 'a')"},
       {"a=SEC RET", "contains a space"},
       {"a=SECRET\x01", "control character"},
       {"a=SECRET\xc3\xa9", "non-ASCII"},

@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "cli/options.hpp"
-#include "queue/dsn.hpp"
+#include "credentials/credentials.hpp"
+#include "dsn/dsn.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -178,6 +179,12 @@ TEST(Token, Validation) {
   auto error = TokenError("secret\r\nX-Injected: 1");
   ASSERT_TRUE(error);
   EXPECT_EQ(error->find("secret"), std::string::npos);  // never quotes the token
+  // One rule for the environment and the credentials file: a space or a non-ASCII byte would
+  // break the Authorization header wherever the token came from.
+  for (const char* bad : {"two words", "caf\xc3\xa9"}) {
+    EXPECT_TRUE(TokenError(bad)) << bad;
+    EXPECT_TRUE(CredentialTokenError(bad)) << bad;
+  }
 }
 
 TEST(Dsn, ParsableOrNot) {

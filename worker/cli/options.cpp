@@ -5,7 +5,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "queue/dsn.hpp"
+#include "dsn/dsn.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -111,19 +111,6 @@ std::optional<ApiUrl> ParseApiUrl(std::string_view url) {
   std::string base(url);
   while (base.size() > start && base.back() == '/') base.pop_back();
   return ApiUrl{base, std::string(host)};
-}
-
-std::optional<std::string> TokenError(const char* token) {
-  if (token == nullptr || *token == '\0') {
-    return std::string(kTokenEnvVar) + " is not set: export the X API bearer token in it";
-  }
-  for (const char* p = token; *p; ++p) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c < 0x20 || c == 0x7f) {  // would break (or inject into) the HTTP header
-      return std::string(kTokenEnvVar) + " contains a control character (a stray newline?)";
-    }
-  }
-  return std::nullopt;
 }
 
 ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {

@@ -8,7 +8,6 @@
 
 namespace tweetkeeper::worker {
 
-constexpr const char* kTokenEnvVar = "TWEETKEEPER_BEARER_TOKEN";
 constexpr int kExitUsage = 2;    // bad command line or environment
 constexpr int kExitRuntime = 1;  // e.g. database unreachable at startup
 
@@ -44,8 +43,5 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]);
 
 // http(s)://host[:port][/path]; no user info, query or fragment. nullopt if invalid.
 std::optional<ApiUrl> ParseApiUrl(std::string_view url);
-
-// Why the token from the environment is unusable (never quoting it), or nullopt.
-std::optional<std::string> TokenError(const char* token);
 
 }  // namespace tweetkeeper::worker

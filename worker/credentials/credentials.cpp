@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cli/options.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -67,7 +66,7 @@ struct Fd {
 }  // namespace
 
 std::optional<std::string> CredentialTokenError(std::string_view token) {
-  if (token.empty()) return std::string("the token after '=' is empty");
+  if (token.empty()) return std::string("the token is empty");
   for (char c : token) {
     const auto u = static_cast<unsigned char>(c);
     // It goes into an HTTP header as is: a space, control character or non-ASCII byte would
@@ -147,6 +146,14 @@ CredentialsOrError LoadCredentials(const std::string& path) {
     }
   }
   return ParseCredentials(text, "credentials file " + Shown(path));
+}
+
+std::optional<std::string> TokenError(const char* token) {
+  if (token == nullptr || *token == '\0') {
+    return std::string(kTokenEnvVar) + " is not set: export the X API bearer token in it";
+  }
+  if (auto error = CredentialTokenError(token)) return std::string(kTokenEnvVar) + ": " + *error;
+  return std::nullopt;
 }
 
 CredentialsOrError CredentialsFromEnvValue(const char* token) {

@@ -48,7 +48,13 @@ std::optional<std::string> CredentialsModeError(mode_t mode, const std::string& 
 // The environment variable's value as a credential set (nullptr: unset).
 CredentialsOrError CredentialsFromEnvValue(const char* token);
 
-// Why a token is unusable (never quoting it), or nullopt.
+constexpr const char* kTokenEnvVar = "TWEETKEEPER_BEARER_TOKEN";
+
+// The one rule for a bearer token, wherever it comes from: non-empty printable ASCII without
+// spaces (it goes into an HTTP header as is). Why a token breaks it (never quoting it), or nullopt.
 std::optional<std::string> CredentialTokenError(std::string_view token);
+
+// The same rule for TWEETKEEPER_BEARER_TOKEN (nullptr: unset), in words that name the variable.
+std::optional<std::string> TokenError(const char* token);
 
 }  // namespace tweetkeeper::worker

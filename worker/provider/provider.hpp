@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "http/http_response.hpp"
-#include "provider/batch_result.hpp"
+#include "batch/batch_result.hpp"
 
 namespace tweetkeeper::worker {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "http/http_response.hpp"
-#include "provider/batch_result.hpp"
+#include "batch/batch_result.hpp"
 
 namespace tweetkeeper::worker {
 

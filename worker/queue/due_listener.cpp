@@ -6,8 +6,8 @@
 #include <memory>
 #include <pqxx/pqxx>
 
-#include "queue/dsn.hpp"
-#include "runner/backoff.hpp"
+#include "dsn/dsn.hpp"
+#include "retry/backoff.hpp"
 
 namespace tweetkeeper::worker {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "provider/batch_result.hpp"
+#include "batch/batch_result.hpp"
 
 namespace tweetkeeper::worker {
 

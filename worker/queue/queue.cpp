@@ -5,7 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "queue/database_state.hpp"
-#include "queue/dsn.hpp"
+#include "dsn/dsn.hpp"
 #include "queue/payload.hpp"
 
 namespace tweetkeeper::worker {

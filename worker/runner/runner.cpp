@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "queue/database_state.hpp"
-#include "queue/dsn.hpp"
+#include "dsn/dsn.hpp"
 #include "queue/due_listener.hpp"
 #include "queue/payload.hpp"
 

@@ -16,7 +16,7 @@
 #include "http/http_client.hpp"
 #include "provider/provider.hpp"
 #include "queue/queue.hpp"
-#include "runner/backoff.hpp"
+#include "retry/backoff.hpp"
 #include "runner/stop_signal.hpp"
 
 namespace tweetkeeper::worker {

@@ -1,4 +1,4 @@
-#include "runner/backoff.hpp"
+#include "retry/backoff.hpp"
 
 #include <algorithm>
 

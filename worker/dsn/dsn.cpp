@@ -1,4 +1,4 @@
-#include "queue/dsn.hpp"
+#include "dsn/dsn.hpp"
 
 #include <libpq-fe.h>
 
