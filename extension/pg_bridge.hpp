@@ -10,6 +10,11 @@
 //    catches the longjmp at the boundary and rethrows it as a PgException carrying the
 //    original ErrorData, which TK_FUNCTION re-raises unchanged (SQLSTATE, detail, hint kept).
 // Code inside a PgCall lambda must not create C++ objects with non-trivial destructors.
+// Should a C++ exception still leave a guarded region with PostgreSQL's error state changed (an
+// error context callback pushed by the body, a PG_TRY left by a throw inside a PgCall),
+// TK_FUNCTION restores PG_exception_stack and error_context_stack before raising (as pg_duckdb
+// does); tests/pgtap/08_bridge.sql checks both. Pure C++ files include cpp_only.hpp, which makes
+// including a PostgreSQL header there a compile error (ctest cpp_only_guard).
 #pragma once
 
 extern "C" {

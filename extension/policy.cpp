@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cpp_only.hpp"
+
 namespace tweetkeeper {
 
 AgePolicy::AgePolicy(std::vector<PolicyRow> rows) : rows_(std::move(rows)) {
