@@ -20,9 +20,7 @@ tk_psql -c "CREATE EXTENSION tweetkeeper" || exit 1
 fresh_state() {
   tk_psql <<SQL
 TRUNCATE tweetkeeper.tweets, tweetkeeper.metric_history, tweetkeeper.batches;
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - 1288834974657) << 22) + g
-    FROM generate_series(1, $TWEETS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' "$TWEETS"));
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL

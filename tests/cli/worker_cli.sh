@@ -163,8 +163,7 @@ expect "a role without the worker grants: exit 1 at once, naming the GRANT" 1 "G
   --dsn "host=$PGHOST port=$PGPORT user=tk_nogrants dbname=tweetkeeper password=$PASSWORD" --api-url "$CLOSED_URL"
 
 # Due tweets (created an hour ago), so the worker claims them and sends requests with the token.
-tk_psql -c "SELECT tweetkeeper.schedule_tweets(array_agg((((extract(epoch FROM now() - interval '1 hour') * 1000)::bigint
-                   - 1288834974657) << 22) + g)) FROM generate_series(1, 20) g" >/dev/null
+tk_psql -c "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' 20))" >/dev/null
 env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN password=$PASSWORD" \
   --api-url "$CLOSED_URL" --concurrency 2 --batch-size 10 --http-timeout 2 --poll-interval 100 \
   --log-level trace >"$dir/worker.log" 2>&1 &

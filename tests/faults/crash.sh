@@ -50,28 +50,8 @@ cleanup() {
   if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() { echo "not ok - $1"; failed=$((failed + 1)); }
-check() { # check NAME SQL-RETURNING-BOOLEAN [SQL-FOR-DETAIL]
-  if [ "$(tk_psql -c "$2")" = t ]; then
-    pass "$1"
-  else
-    fail "$1"
-    [ -n "${3:-}" ] && tk_psql -c "$3" | head -5 | sed 's/^/#   /'
-  fi
-}
-check_true() { # check_true NAME CONDITION-EXIT-STATUS [DETAIL]
-  if [ "$2" = 0 ]; then pass "$1"; else fail "$1"; [ -n "${3:-}" ] && echo "#   $3"; fi
-}
 now_local() { date '+%F %T.%3N'; }  # the workers' log timestamps are local time, milliseconds
 secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-forget_pid() { # drop a reaped child from TK_PIDS, so cleanup never signals a recycled pid
-  local p keep=()
-  for p in "${TK_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-  TK_PIDS=("${keep[@]}")
-}
 # start_worker NAME API_URL HTTP_TIMEOUT CONCURRENCY: sets STARTED_PID. Trace logs name each
 # lease's GET, which tells where a kill landed.
 start_worker() {
@@ -206,14 +186,14 @@ for ((k = 1; k <= KILLS; k++)); do
     tk_psql -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'crash-locker'" >/dev/null
     wait "$LOCKER"
   fi
-  forget_pid "${pids[i]}"
+  tk_forget "${pids[i]}"
   names[i]="w$((i + 1))-r$k"
   start_worker "${names[i]}" "$mock_url" $HTTP_TIMEOUT_S 2
   pids[i]=$STARTED_PID
   restarts=$((restarts + 1))
 done
 echo "# phase 1: $kills SIGKILLs and $restarts replacements in $(secs_since "$t0") s"
-check_true "no worker exited by itself during the kills" "${#died[@]}" "${died[*]:-}"
+tk_ok "no worker exited by itself during the kills" "${#died[@]}" "${died[*]:-}"
 # A quiet stretch after the last kill (its batches come back within a second, not a lease TTL):
 # every tweet must be refreshed within its delay plus 2 s in it (checked at the end).
 sleep $((LEASE_TTL_S + 2))
@@ -225,8 +205,8 @@ t_down=$(date +%s.%N)
 "$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/pg" immediate
 sleep $OUTAGE_S
 if ! tk_pg_start "$dir" "${PG_OPTS[@]}"; then
-  fail "PostgreSQL restarts after an immediate stop"
-  echo "crash-faults: $passed passed, $failed failed"
+  tk_ok "PostgreSQL restarts after an immediate stop" 1
+  tk_summary crash-faults
   exit 1
 fi
 tk_psql -c "UPDATE public.run SET up_at = now()"
@@ -236,26 +216,26 @@ echo "# phase 2: PostgreSQL down for $outage s (immediate stop, ${OUTAGE_S} s pa
 # about the outage's length; 20 s is plenty.
 if wait_for 20 "SELECT count(*) > 0 FROM tweetkeeper.metric_history h, public.run r
                  WHERE h.observed_at > r.up_at"; then
-  pass "refreshes resumed after the restart"
+  tk_ok "refreshes resumed after the restart" 0
 else
-  fail "refreshes resumed after the restart"
+  tk_ok "refreshes resumed after the restart" 1
 fi
 sleep 8
 alive=0
 for i in 0 1 2; do kill -0 "${pids[i]}" 2>/dev/null && alive=$((alive + 1)); done
-check_true "the three workers survived the outage (same processes, no restart by hand)" \
+tk_ok "the three workers survived the outage (same processes, no restart by hand)" \
   "$([ $alive = 3 ]; echo $?)" "$alive alive"
 reconnected=0
 for i in 0 1 2; do
   grep -q 'database connection restored' "$dir/worker-${names[i]}.log" && reconnected=$((reconnected + 1))
 done
-check_true "every worker logged that it reconnected ($reconnected of 3)" "$([ $reconnected = 3 ]; echo $?)"
+tk_ok "every worker logged that it reconnected ($reconnected of 3)" "$([ $reconnected = 3 ]; echo $?)"
 max_backoff=$(cat "$dir"/worker-*.log | sed -n 's/.*reconnect attempt [0-9/]* in \([0-9.]*\) s.*/\1/p' |
   sort -g | tail -1)
-check_true "reconnect backoff stayed bounded (longest wait ${max_backoff:-none} s, cap 30 s)" \
+tk_ok "reconnect backoff stayed bounded (longest wait ${max_backoff:-none} s, cap 30 s)" \
   "$(awk -v m="${max_backoff:-0}" 'BEGIN { exit !(m <= 30) }'; echo $?)"
 worker_list=$(printf "'%s'," "${names[@]}")
-check "each of the three workers claimed and completed batches after the restart" \
+tk_sql_ok "each of the three workers claimed and completed batches after the restart" \
   "SELECT count(DISTINCT b.worker) = 3 FROM tweetkeeper.batches b, public.run r
     WHERE b.claimed_at > r.up_at AND b.outcome = 'completed' AND b.worker IN (${worker_list%,})"
 
@@ -286,9 +266,9 @@ for ((try = 0; try < 150; try++)); do
   [ -n "$stale" ] || sleep 0.2
 done
 if [ -z "$stale" ]; then
-  fail "caught the pausing worker with a batch in flight"
+  tk_ok "caught the pausing worker with a batch in flight" 1
 else
-  pass "caught the pausing worker with a batch in flight (lease $stale)"
+  tk_ok "caught the pausing worker with a batch in flight (lease $stale)" 0
   t_stop=$(date +%s.%N)
   tk_psql -c "CREATE TABLE public.stale AS SELECT lease_id, tweet_ids, size, expires_at
                 FROM tweetkeeper.batches WHERE lease_id = $stale"
@@ -296,9 +276,9 @@ else
   if wait_for 40 "SELECT now() > s.expires_at AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t
                      WHERE t.tweet_id = ANY (s.tweet_ids) AND t.lease_id = s.lease_id)
                     FROM public.stale s"; then
-    pass "other workers took over the paused worker's batch after its lease expired"
+    tk_ok "other workers took over the paused worker's batch after its lease expired" 0
   else
-    fail "other workers took over the paused worker's batch after its lease expired"
+    tk_ok "other workers took over the paused worker's batch after its lease expired" 1
   fi
   past=$(tk_psql -c "SELECT round(extract(epoch FROM now() - expires_at)::numeric, 1) FROM public.stale")
   kill -CONT "$pauser_pid"
@@ -312,12 +292,12 @@ else
   done
   late_line=$(grep -E "lease $stale (had expired|: .*(stored|released))" "$dir/worker-pauser.log" | head -1)
   echo "#   pauser after SIGCONT: ${late_line#* * }"
-  check_true "the paused worker finished with its stale lease after SIGCONT" "$([ -n "$late_line" ]; echo $?)"
-  check "its late complete_batch stored nothing (outcome and stored of lease $stale)" \
+  tk_ok "the paused worker finished with its stale lease after SIGCONT" "$([ -n "$late_line" ]; echo $?)"
+  tk_sql_ok "its late complete_batch stored nothing (outcome and stored of lease $stale)" \
     "SELECT outcome IS NOT NULL AND stored = 0
        FROM tweetkeeper.batches WHERE lease_id = $stale" \
     "SELECT lease_id, outcome, stored, finished_at FROM tweetkeeper.batches WHERE lease_id = $stale"
-  check "no history row from the stale lease" \
+  tk_sql_ok "no history row from the stale lease" \
     "SELECT count(*) = 0 FROM tweetkeeper.metric_history WHERE lease_id = $stale"
 fi
 
@@ -335,11 +315,11 @@ for ((try = 0; try < 100; try++)); do
   sleep 0.1
 done
 if [ -z "$cut" ]; then
-  fail "caught the cut-off worker with a batch in flight"
+  tk_ok "caught the cut-off worker with a batch in flight" 1
 else
   tk_psql -c "SELECT pg_terminate_backend(claimer_pid) FROM tweetkeeper.batches WHERE lease_id = $cut" >/dev/null
   wait_for 5 "SELECT outcome = 'abandoned' FROM tweetkeeper.batches WHERE lease_id = $cut"
-  check "a live worker's batch whose session ended is handed back as abandoned" \
+  tk_sql_ok "a live worker's batch whose session ended is handed back as abandoned" \
     "SELECT outcome = 'abandoned' AND finished_at - claimed_at < interval '1500 ms' FROM tweetkeeper.batches WHERE lease_id = $cut" \
     "SELECT lease_id, outcome, claimed_at, finished_at FROM tweetkeeper.batches WHERE lease_id = $cut"
   for ((i = 0; i < 100; i++)); do
@@ -348,10 +328,10 @@ else
   done
   cut_line=$(grep "lease $cut had expired or was handed back" "$dir/worker-cutoff.log" | head -1)
   echo "#   cut-off worker: ${cut_line#* * }"
-  check_true "the worker reconnected and completed late, storing nothing (0 of its answers)" \
+  tk_ok "the worker reconnected and completed late, storing nothing (0 of its answers)" \
     "$(grep -q 'database connection restored' "$dir/worker-cutoff.log" && [[ $cut_line == *": 0 of "* ]]; echo $?)" \
     "$(tail -3 "$dir/worker-cutoff.log")"
-  check "no history row from the abandoned lease, and it stays abandoned" \
+  tk_sql_ok "no history row from the abandoned lease, and it stays abandoned" \
     "SELECT count(*) = 0 AND (SELECT outcome FROM tweetkeeper.batches WHERE lease_id = $cut) = 'abandoned'
        FROM tweetkeeper.metric_history WHERE lease_id = $cut"
 fi
@@ -367,20 +347,20 @@ rcs=()
 for p in "${all_pids[@]}"; do
   tk_wait_exit "$p" 30
   rcs+=("$TK_RC")
-  forget_pid "$p"
+  tk_forget "$p"
 done
 shutdown_s=$(secs_since "$t0")
 echo "# SIGTERM: workers exited with ${rcs[*]} in $shutdown_s s"
 bad_rc=0
 for rc in "${rcs[@]}"; do [ "$rc" = 0 ] || bad_rc=1; done
-check_true "every worker exits 0 on SIGTERM" "$bad_rc" "exit codes ${rcs[*]}"
+tk_ok "every worker exits 0 on SIGTERM" "$bad_rc" "exit codes ${rcs[*]}"
 # Leases of killed workers are all older than the lease TTL by now; wait for the background
 # worker to record any that are still open as expired.
 wait_for 20 "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL AND expires_at > now() - interval '3 seconds'" ||
   echo "# some batches were still in flight 20 s after the stop"
 sleep 2
 crit=$(grep -l -E '^[0-9-]+ [0-9:.]+ (critical|error) ' "$dir"/worker-*.log | xargs -r -n1 basename | tr '\n' ' ')
-check_true "no worker logged an error or a critical failure" "$([ -z "$crit" ]; echo $?)" "$crit"
+tk_ok "no worker logged an error or a critical failure" "$([ -z "$crit" ]; echo $?)" "$crit"
 
 tk_psql -c "\\copy public.kills FROM '$dir/kills.tsv'"
 sed -n 's/^\([0-9-]* [0-9:.]*\) .* lease \([0-9]*\): GET .*/\2\t\1/p' "$dir"/worker-*.log >"$dir/gets.tsv"
@@ -452,40 +432,40 @@ dups=$(tk_psql -c "SELECT (SELECT count(*) FROM (SELECT h.lease_id, count(*) n, 
                            WHERE bt.lease_id IS NULL)")
 echo "# counts: tweets tracked $tracked, kills $kills, restarts $restarts, refreshes $refreshes," \
   "late $late, lost $lost, leased forever $leased, duplicates $dups"
-check_true "late: every scheduled tweet was refreshed within its bound ($late late)" "$([ "$late" = 0 ]; echo $?)"
+tk_ok "late: every scheduled tweet was refreshed within its bound ($late late)" "$([ "$late" = 0 ]; echo $?)"
 [ "$late" = 0 ] || tk_psql -F ' | ' -c "SELECT '#  ', tweet_id, a, gap, allowed, failed, spans_outage
   FROM public.gaps WHERE gap > allowed ORDER BY gap - allowed DESC LIMIT 5"
-check_true "lost: no tweet vanished, changed state wrongly or went unrefreshed ($lost lost)" \
+tk_ok "lost: no tweet vanished, changed state wrongly or went unrefreshed ($lost lost)" \
   "$([ "$lost" = 0 ]; echo $?)"
-check_true "leased forever: no expired lease left unclaimed, no batch left in flight ($leased)" \
+tk_ok "leased forever: no expired lease left unclaimed, no batch left in flight ($leased)" \
   "$([ "$leased" = 0 ]; echo $?)"
-check "nothing is left leased after the graceful stop (killed workers' leases were all taken over)" \
+tk_sql_ok "nothing is left leased after the graceful stop (killed workers' leases were all taken over)" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
   "SELECT tweet_id, lease_id, due_at FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
-check_true "duplicates: at most one observation per tweet per lease, each from a completed batch that held the tweet ($dups)" \
+tk_ok "duplicates: at most one observation per tweet per lease, each from a completed batch that held the tweet ($dups)" \
   "$([ "$dups" = 0 ]; echo $?)"
-check "no tweet rescheduled twice: each tweet's update_count equals its history rows" \
+tk_sql_ok "no tweet rescheduled twice: each tweet's update_count equals its history rows" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets t
     WHERE t.update_count <> (SELECT count(*) FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id)" \
   "SELECT tweet_id, update_count FROM tweetkeeper.tweets t
     WHERE t.update_count <> (SELECT count(*) FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id)"
-check "no newer data overwritten: every tweet's metrics are those of its newest observation" \
+tk_sql_ok "no newer data overwritten: every tweet's metrics are those of its newest observation" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets t
      JOIN LATERAL (SELECT * FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id
                     ORDER BY h.lease_id DESC LIMIT 1) h ON true
     WHERE (t.like_count, t.retweet_count, t.impression_count, t.updated_at)
           IS DISTINCT FROM (h.like_count, h.retweet_count, h.impression_count, h.observed_at)"
-check "metrics never went down between observations" \
+tk_sql_ok "metrics never went down between observations" \
   "SELECT count(*) = 0 FROM (SELECT like_count - lag(like_count) OVER (PARTITION BY tweet_id ORDER BY lease_id) d
                               FROM tweetkeeper.metric_history) x WHERE d < 0"
-check "tweets past the last bucket were observed exactly once" \
+tk_sql_ok "tweets past the last bucket were observed exactly once" \
   "SELECT bool_and(n = 1) FROM (SELECT count(h.tweet_id) n FROM public.expected e
      LEFT JOIN tweetkeeper.metric_history h USING (tweet_id) WHERE e.state = 'done' GROUP BY e.tweet_id) x"
-check "every scheduled tweet was refreshed after PostgreSQL came back" \
+tk_sql_ok "every scheduled tweet was refreshed after PostgreSQL came back" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets t, public.run r WHERE t.state = 'scheduled'
       AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id AND h.observed_at > r.up_at)"
 requests=$(( $(curl -s "$mock_url/mock/stats" | jq '.requests') + $(curl -s "$slow_mock_url/mock/stats" | jq '.requests') ))
-check "at most one API request per claimed batch ($requests requests)" \
+tk_sql_ok "at most one API request per claimed batch ($requests requests)" \
   "SELECT count(*) >= $requests FROM tweetkeeper.batches"
 
 # Where the kills landed: per kill mode, the batches the killed workers never finished, and of
@@ -502,7 +482,7 @@ tk_psql -c "
     LEFT JOIN tweetkeeper.batches b ON b.worker = k.worker AND b.outcome IN ('expired', 'abandoned')
     LEFT JOIN public.gets g USING (lease_id)
    GROUP BY k.mode ORDER BY k.mode"
-check "every worker killed inside complete_batch left that batch to be handed back (nothing committed)" \
+tk_sql_ok "every worker killed inside complete_batch left that batch to be handed back (nothing committed)" \
   "SELECT count(*) = 0 FROM public.kills k WHERE k.mode = 'complete'
       AND NOT EXISTS (SELECT FROM tweetkeeper.batches b WHERE b.worker = k.worker AND b.outcome = 'abandoned')" \
   "SELECT worker, killed_at FROM public.kills k WHERE k.mode = 'complete'
@@ -510,7 +490,7 @@ check "every worker killed inside complete_batch left that batch to be handed ba
 # Abandoned batches (issue 7): a killed worker's sessions end with it, and the background worker
 # hands its batches back within a tick, not after lease_ttl. From the SIGKILL to the batch's
 # tweets being claimable again (its finished_at): p99 at most 1 s.
-check "every batch of a killed worker was handed back as abandoned, none left to expire" \
+tk_sql_ok "every batch of a killed worker was handed back as abandoned, none left to expire" \
   "SELECT count(*) = 0 FROM public.kills k JOIN tweetkeeper.batches b ON b.worker = k.worker
     WHERE b.outcome = 'expired'" \
   "SELECT b.worker, b.lease_id, b.outcome FROM public.kills k JOIN tweetkeeper.batches b ON b.worker = k.worker
@@ -520,7 +500,7 @@ tk_psql -F ' ' -c "SELECT '# from SIGKILL to claimable again:', count(*), 'batch
     round(percentile_cont(0.99) WITHIN GROUP (ORDER BY lat)::numeric, 3), 's, max', round(max(lat)::numeric, 3), 's'
   FROM (SELECT extract(epoch FROM b.finished_at) - k.killed_epoch AS lat
           FROM public.kills k JOIN tweetkeeper.batches b ON b.worker = k.worker AND b.outcome = 'abandoned') x"
-check "from SIGKILL to claimable again: p99 at most 1 s" \
+tk_sql_ok "from SIGKILL to claimable again: p99 at most 1 s" \
   "SELECT count(*) > 0 AND percentile_cont(0.99) WITHIN GROUP (ORDER BY lat) <= 1
      FROM (SELECT extract(epoch FROM b.finished_at) - k.killed_epoch AS lat
              FROM public.kills k JOIN tweetkeeper.batches b ON b.worker = k.worker AND b.outcome = 'abandoned') x"
@@ -529,7 +509,7 @@ tk_psql -F ' ' -c "SELECT '# after the last kill:', count(*), 'refreshes, larges
     round(extract(epoch FROM max(g.gap - g.delay))::numeric, 3), 's'
   FROM public.gaps g, public.run r
  WHERE g.delay > interval '0' AND g.b > (SELECT to_timestamp(max(killed_epoch)) FROM public.kills) AND g.b < r.down_at"
-check "after the last kill, every tweet was refreshed within its delay plus 2 s" \
+tk_sql_ok "after the last kill, every tweet was refreshed within its delay plus 2 s" \
   "SELECT count(*) > 0 AND bool_and(g.gap <= g.delay + interval '2 s') FROM public.gaps g, public.run r
     WHERE g.delay > interval '0' AND g.b > (SELECT to_timestamp(max(killed_epoch)) FROM public.kills) AND g.b < r.down_at" \
   "SELECT g.tweet_id, g.a, g.gap, g.delay FROM public.gaps g, public.run r
@@ -544,11 +524,10 @@ tk_psql -F ' ' -c "SELECT '# gaps that needed more than one lease TTL (a tweet''
 tk_psql -F ' ' -c "SELECT '# largest gap vs its bound:', max(gap - allowed) FROM public.gaps"
 tk_psql -F ' ' -c "SELECT '# first refresh after the restart came', min(h.observed_at) - r.up_at, 'after it'
   FROM tweetkeeper.metric_history h, public.run r WHERE h.observed_at > r.up_at GROUP BY r.up_at"
-if [ "$failed" -gt 0 ]; then
+if [ "$TK_FAILED" -gt 0 ]; then
   echo "# worker logs (last lines):"
   for f in "$dir"/worker-w?.log "$dir"/worker-pauser.log "$dir"/worker-*-r"$KILLS".log; do
     [ -f "$f" ] && grep -v ': GET ' "$f" | tail -n 6 | sed "s|^|#   $(basename "$f"): |"
   done
 fi
-echo "crash-faults: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tk_summary crash-faults

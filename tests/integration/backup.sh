@@ -7,9 +7,7 @@
 # handed back, new leases continue the sequence). Prints "backup: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-dir=$(tk_tmpdir backup)
-cleanup() { tk_cleanup; tk_pg_stop "$dir"; [ -n "${KEEP:-}" ] || rm -rf "$dir"; }
-trap cleanup EXIT
+tk_workdir backup
 tk_pg_start "$dir" || exit 1
 tk_mock_start "$dir/mock.log" || exit 1
 
@@ -71,5 +69,4 @@ tk_sql_ok "new leases continue the restored sequence" \
 tk_sql_ok "and only the active credential was spent; the rejected one stays rejected" \
   "SELECT (SELECT status FROM tweetkeeper.credentials WHERE name = 'beta') = 'rejected'
       AND (SELECT bool_and(credential = 'alpha') FROM tweetkeeper.batches WHERE worker = 'restored')"
-if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; fi
 tk_summary backup

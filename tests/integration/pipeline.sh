@@ -12,19 +12,7 @@ SLACK_S=3          # scheduling jitter we accept: poll interval, commit time, a 
 DELETED_EVERY=53   # the mock's rule: id % 53 = 7 is deleted ...
 PROTECTED_EVERY=61 # ... and id % 61 = 11 protected (deleted wins)
 
-dir=$(tk_tmpdir integration)
-cleanup() { tk_cleanup; tk_pg_stop "$dir"; [ -n "${KEEP:-}" ] || rm -rf "$dir"; }
-trap cleanup EXIT
-passed=0
-failed=0
-check() { # check NAME SQL-RETURNING-BOOLEAN [SQL-FOR-DETAIL]
-  if [ "$(tk_psql -c "$2")" = t ]; then
-    echo "ok - $1"; passed=$((passed + 1))
-  else
-    echo "not ok - $1"; failed=$((failed + 1))
-    [ -n "${3:-}" ] && tk_psql -c "$3" | head -5 | sed 's/^/#   /'
-  fi
-}
+tk_workdir integration
 
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=30s || exit 1
 tk_mock_start "$dir/mock.log" --deleted-every $DELETED_EVERY --protected-every $PROTECTED_EVERY || exit 1
@@ -77,20 +65,20 @@ curl -s "$TK_MOCK_URL/mock/stats" >"$dir/mock-stats.json"
 slack="interval '$SLACK_S seconds'"
 buffer="interval '$BUFFER_TTL_S seconds'"
 [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && r=t || r=f
-check "both workers exit 0 on SIGTERM" "SELECT '$r'::boolean"
-check "no tweet disappeared" "SELECT count(*) = $total FROM tweetkeeper.tweets"
-check "nothing is left leased after a graceful exit" \
+tk_sql_ok "both workers exit 0 on SIGTERM" "SELECT '$r'::boolean"
+tk_sql_ok "no tweet disappeared" "SELECT count(*) = $total FROM tweetkeeper.tweets"
+tk_sql_ok "nothing is left leased after a graceful exit" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
   "SELECT tweet_id, due_at, lease_id FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
-check "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
-check "every tweet ends in the state the mock's rules say (deleted, unavailable, done, scheduled)" \
+tk_sql_ok "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
+tk_sql_ok "every tweet ends in the state the mock's rules say (deleted, unavailable, done, scheduled)" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets t JOIN expected e USING (tweet_id) WHERE t.state::text <> e.state" \
   "SELECT t.tweet_id, t.state, e.state AS expected FROM tweetkeeper.tweets t JOIN expected e USING (tweet_id) WHERE t.state::text <> e.state"
-check "deleted and protected tweets were not observed" \
+tk_sql_ok "deleted and protected tweets were not observed" \
   "SELECT count(*) = 0 FROM tweetkeeper.metric_history h JOIN expected e USING (tweet_id) WHERE e.state IN ('deleted', 'unavailable')"
-check "tweets past the last bucket were observed exactly once" \
+tk_sql_ok "tweets past the last bucket were observed exactly once" \
   "SELECT bool_and(n = 1) FROM (SELECT count(h.tweet_id) n FROM expected e LEFT JOIN tweetkeeper.metric_history h USING (tweet_id) WHERE e.state = 'done' GROUP BY e.tweet_id) x"
-check "every overdue tweet was first refreshed within the first seconds" \
+tk_sql_ok "every overdue tweet was first refreshed within the first seconds" \
   "SELECT max(first) <= timestamptz '$start' + interval '10 seconds' FROM (SELECT min(observed_at) first FROM tweetkeeper.metric_history GROUP BY tweet_id) x"
 # On schedule: between two observations of a tweet, at least its delay and at most delay +
 # buffer TTL + slack; and the last observation is no older than that at the end of the run.
@@ -103,45 +91,44 @@ SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap,
  WHERE t.state = 'scheduled'
 WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);
 SQL
-check "scheduled tweets were refreshed several times" \
+tk_sql_ok "scheduled tweets were refreshed several times" \
   "SELECT min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'"
-check "no refresh came earlier than the tweet's delay" \
+tk_sql_ok "no refresh came earlier than the tweet's delay" \
   "$(cat "$dir/gaps.sql") SELECT coalesce(bool_and(gap >= delay - interval '50 ms'), false) FROM gaps WHERE gap IS NOT NULL" \
   "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap < delay - interval '50 ms'"
-check "no refresh came later than delay + buffer TTL + ${SLACK_S}s" \
+tk_sql_ok "no refresh came later than delay + buffer TTL + ${SLACK_S}s" \
   "$(cat "$dir/gaps.sql") SELECT coalesce(bool_and(gap <= delay + $buffer + $slack), false) FROM gaps WHERE gap IS NOT NULL" \
   "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap > delay + $buffer + $slack ORDER BY gap DESC"
-check "no scheduled tweet was overdue by more than buffer TTL + ${SLACK_S}s when the run ended" \
+tk_sql_ok "no scheduled tweet was overdue by more than buffer TTL + ${SLACK_S}s when the run ended" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $buffer - $slack" \
   "SELECT tweet_id, due_at, timestamptz '$stop' - due_at AS late FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $buffer - $slack"
-check "every partial batch waited the buffer TTL for its oldest tweet" \
+tk_sql_ok "every partial batch waited the buffer TTL for its oldest tweet" \
   "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer" \
   "SELECT lease_id, size, claimed_at - oldest_due_at FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer"
-check "most batches were full (100 ids)" \
+tk_sql_ok "most batches were full (100 ids)" \
   "SELECT count(*) FILTER (WHERE size = 100) >= 0.8 * count(*) FROM tweetkeeper.batches"
-check "history has one observation per tweet per lease" \
+tk_sql_ok "history has one observation per tweet per lease" \
   "SELECT count(*) = count(DISTINCT (tweet_id, lease_id)) FROM tweetkeeper.metric_history"
-check "metrics never went down between observations" \
+tk_sql_ok "metrics never went down between observations" \
   "SELECT count(*) = 0 FROM (SELECT like_count - lag(like_count) OVER (PARTITION BY tweet_id ORDER BY lease_id) d FROM tweetkeeper.metric_history) x WHERE d < 0"
 # One API request per batch: the mock saw exactly the batches the database recorded.
 requests=$(jq '.status_counts["200"] // 0' "$dir/mock-stats.json")
 ids=$(jq '.ids_requested' "$dir/mock-stats.json")
-check "one API request per completed batch ($requests requests)" \
+tk_sql_ok "one API request per completed batch ($requests requests)" \
   "SELECT count(*) = $requests FROM tweetkeeper.batches WHERE outcome = 'completed'"
-check "every id requested belongs to a completed batch ($ids ids)" \
+tk_sql_ok "every id requested belongs to a completed batch ($ids ids)" \
   "SELECT sum(size) = $ids FROM tweetkeeper.batches WHERE outcome = 'completed'"
 
 # The bearer token never reaches the database or any log.
 pg_dump --data-only tweetkeeper >"$dir/dump.sql" 2>/dev/null
 if grep -q -- "$TWEETKEEPER_BEARER_TOKEN" "$dir/dump.sql" "$dir/pg/server.log" "$dir"/worker-*.log "$dir"/mock.log*; then r=f; else r=t; fi
 [ -s "$dir/dump.sql" ] || r=f
-check "the bearer token is in no table, no server log, no worker or mock log" "SELECT '$r'::boolean"
+tk_sql_ok "the bearer token is in no table, no server log, no worker or mock log" "SELECT '$r'::boolean"
 tk_psql -c "SELECT format('# %s refreshes in %s batches (%s full); %s requests to the mock',
   (SELECT count(*) FROM tweetkeeper.metric_history), count(*), count(*) FILTER (WHERE size = 100), $requests)
   FROM tweetkeeper.batches"
 tk_psql -F ' | ' -c "SELECT '#', state, tweets FROM tweetkeeper.queue_stats"
-if [ "$failed" -gt 0 ]; then
+if [ "$TK_FAILED" -gt 0 ]; then
   echo "# worker logs:"; tail -n 15 "$dir"/worker-*.log | sed 's/^/#   /'
 fi
-echo "integration: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tk_summary integration

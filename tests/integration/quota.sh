@@ -11,13 +11,7 @@ WINDOW_S=10
 PER_WINDOW=15
 RUN1_S=${RUN1_S:-32}
 RUN2_S=${RUN2_S:-15}
-dir=$(tk_tmpdir quota)
-cleanup() { tk_cleanup; tk_pg_stop "$dir"; [ -n "${KEEP:-}" ] || rm -rf "$dir"; }
-trap cleanup EXIT
-passed=0
-failed=0
-ok() { if [ "$2" = 0 ]; then echo "ok - $1"; passed=$((passed + 1)); else echo "not ok - $1"; failed=$((failed + 1)); fi; }
-sql_ok() { [ "$(tk_psql -c "$2")" = t ]; ok "$1" $?; }
+tk_workdir quota
 sha12() { printf %s "$1" | sha256sum | cut -c1-12; }
 
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
@@ -29,7 +23,7 @@ tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 SELECT tweetkeeper.add_credential(n, $PER_WINDOW, interval '$WINDOW_S seconds') FROM unnest(ARRAY['alpha', 'beta', 'gamma']) n;
-SELECT tweetkeeper.schedule_tweets(ARRAY(SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series(1, 30000) g));
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' 30000));
 SQL
 
 start_workers() {
@@ -57,14 +51,14 @@ for t in tok-alpha-1 tok-beta-2 tok-gamma-3; do
   # Full windows are all but the last (still running) one.
   full=$(jq -c --arg h "$h" '(.windows[$h] // [])[:-1]' "$dir/stats1.json")
   jq -e --arg h "$h" --argjson n $PER_WINDOW '((.windows[$h] // [])[:-1]) as $w | ($w | length) >= 2 and all($w[]; . == $n)' "$dir/stats1.json" >/dev/null
-  ok "credential of $t: exactly $PER_WINDOW requests in every full window $full" $?
+  tk_ok "credential of $t: exactly $PER_WINDOW requests in every full window $full" $?
 done
-[ "$(jq '.status_counts["429"] // 0' "$dir/stats1.json")" = 0 ]; ok "no 429: our own counting never overspent" $?
-sql_ok "every credential was used" "SELECT bool_and(requests > 0) AND count(*) = 3 FROM tweetkeeper.credentials"
-sql_ok "the backlog is far larger than the quota (tweets still due)" \
+[ "$(jq '.status_counts["429"] // 0' "$dir/stats1.json")" = 0 ]; tk_ok "no 429: our own counting never overspent" $?
+tk_sql_ok "every credential was used" "SELECT bool_and(requests > 0) AND count(*) = 3 FROM tweetkeeper.credentials"
+tk_sql_ok "the backlog is far larger than the quota (tweets still due)" \
   "SELECT count(*) > 10000 FROM tweetkeeper.tweets WHERE due_at <= now()"
 grep -h "no credential has quota until" "$dir"/worker-*.log | head -1 | sed 's/^/# /'
-grep -q "no credential has quota until" "$dir"/worker-*.log; ok "workers say until when they wait for quota" $?
+grep -q "no credential has quota until" "$dir"/worker-*.log; tk_ok "workers say until when they wait for quota" $?
 
 # One credential capped and one revoked mid-run: the third carries the load, the stats say why.
 curl -s -X POST "$TK_MOCK_URL/mock/cap?token=tok-beta-2" >/dev/null
@@ -74,25 +68,24 @@ sleep "$RUN2_S"
 stop_workers
 curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats2.json"
 tk_psql -F ' | ' -c "SELECT '#', name, status, reason, remaining, requests FROM tweetkeeper.credential_stats"
-sql_ok "the capped credential is marked capped until next month, with the API's words" \
+tk_sql_ok "the capped credential is marked capped until next month, with the API's words" \
   "SELECT status = 'capped' AND reason LIKE '%Usage cap exceeded%' AND until = date_trunc('month', now(), 'UTC') + interval '1 month' FROM tweetkeeper.credential_stats WHERE name = 'beta'"
-sql_ok "the revoked credential is marked rejected, with the API's words" \
+tk_sql_ok "the revoked credential is marked rejected, with the API's words" \
   "SELECT status = 'rejected' AND reason LIKE '%Forbidden%' FROM tweetkeeper.credential_stats WHERE name = 'gamma'"
-sql_ok "the remaining credential carried the load" \
+tk_sql_ok "the remaining credential carried the load" \
   "SELECT requests > $a0 FROM tweetkeeper.credentials WHERE name = 'alpha'"
 capped_after=$(jq --arg h "$(sha12 tok-beta-2)" '.tokens[$h]["429"] // 0' "$dir/stats2.json")
 revoked_after=$(jq --arg h "$(sha12 tok-gamma-3)" '.tokens[$h]["403"] // 0' "$dir/stats2.json")
 # Batches already in flight with it when it was refused get the same answer: 4 workers x 2 slots.
 [ "$capped_after" -ge 1 ] && [ "$capped_after" -le 8 ]
-ok "the capped credential was not retried (usage-capped 429s: $capped_after; at most one per batch in flight, 8)" $?
+tk_ok "the capped credential was not retried (usage-capped 429s: $capped_after; at most one per batch in flight, 8)" $?
 [ "$revoked_after" -ge 1 ] && [ "$revoked_after" -le 8 ]
-ok "the revoked credential was not retried (403s: $revoked_after; at most 8)" $?
-sql_ok "no tweet lost, nothing left leased" \
+tk_ok "the revoked credential was not retried (403s: $revoked_after; at most 8)" $?
+tk_sql_ok "no tweet lost, nothing left leased" \
   "SELECT count(*) = 30000 AND count(*) FILTER (WHERE lease_id IS NOT NULL) = 0 FROM tweetkeeper.tweets"
-sql_ok "a deleted tweet was requested once and never again" \
+tk_sql_ok "a deleted tweet was requested once and never again" \
   "SELECT count(*) > 0 AND bool_and(n = 1) FROM (SELECT t.tweet_id, (SELECT count(*) FROM tweetkeeper.batches b WHERE t.tweet_id = ANY (b.tweet_ids) AND b.outcome = 'completed') n FROM tweetkeeper.tweets t WHERE t.state = 'deleted') x"
-sql_ok "a protected tweet was requested once, then left until its recheck (unavailable_recheck, 7 days)" \
+tk_sql_ok "a protected tweet was requested once, then left until its recheck (unavailable_recheck, 7 days)" \
   "SELECT count(*) > 0 AND bool_and(n = 1 AND due_at > now() + interval '6 days') FROM (SELECT t.tweet_id, t.due_at, (SELECT count(*) FROM tweetkeeper.batches b WHERE t.tweet_id = ANY (b.tweet_ids) AND b.outcome = 'completed') n FROM tweetkeeper.tweets t WHERE t.state = 'unavailable') x"
-! grep -q -e tok-alpha-1 -e tok-beta-2 -e tok-gamma-3 "$dir"/worker-*.log "$dir/pg/server.log"; ok "no token in any log" $?
-echo "quota: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+! grep -q -e tok-alpha-1 -e tok-beta-2 -e tok-gamma-3 "$dir"/worker-*.log "$dir/pg/server.log"; tk_ok "no token in any log" $?
+tk_summary quota

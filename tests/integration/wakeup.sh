@@ -6,15 +6,7 @@
 # nothing in a database without the extension. Prints "wakeup: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-dir=$(tk_tmpdir wakeup)
-cleanup() { tk_cleanup; tk_pg_stop "$dir"; [ -n "${KEEP:-}" ] || rm -rf "$dir"; }
-trap cleanup EXIT
-passed=0
-failed=0
-ok() { # ok NAME CONDITION-EXIT-STATUS
-  if [ "$2" = 0 ]; then echo "ok - $1"; passed=$((passed + 1)); else echo "not ok - $1"; failed=$((failed + 1)); fi
-}
-sql_ok() { [ "$(tk_psql -c "$2")" = t ]; ok "$1" $?; }
+tk_workdir wakeup
 bgw_pid() { tk_psql -d "${1:-tweetkeeper}" -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'tweetkeeper maintenance'"; }
 wait_bgw() { # wait_bgw [NOT_PID]: until a maintenance worker (other than NOT_PID) runs; prints its pid
   local i p
@@ -56,7 +48,7 @@ sleep 20
 x1=$(xacts)
 idle=$((x1 - x0 - 1)) # less the measuring session's own second transaction
 echo "# idle: $idle transactions in 20 s (background worker + 3 idle workers, 10 slots)"
-[ "$idle" -le 20 ]; ok "an idle system commits at most 1 transaction per second (was $idle in 20 s)" $?
+[ "$idle" -le 20 ]; tk_ok "an idle system commits at most 1 transaction per second (was $idle in 20 s)" $?
 for p in "${idle_pids[@]}"; do kill -TERM "$p"; tk_wait_exit "$p" 20; done
 
 # A full batch is scheduled: the background worker, woken at commit, notifies the worker, which
@@ -69,7 +61,7 @@ for i in $(seq 1 50); do
 done
 latency=$(tk_psql -c "SELECT round(extract(epoch FROM min(claimed_at) - timestamptz '$t0')::numeric, 3) FROM tweetkeeper.batches")
 echo "# a newly scheduled full batch was claimed after ${latency:-never} s"
-sql_ok "a newly scheduled full batch is claimed within 0.75 s (was ${latency:-never} s)" \
+tk_sql_ok "a newly scheduled full batch is claimed within 0.75 s (was ${latency:-never} s)" \
   "SELECT coalesce(min(claimed_at) - timestamptz '$t0' < interval '750 ms', false) FROM tweetkeeper.batches"
 
 # A full batch that becomes due 3 s from now, while everything is idle: the background worker
@@ -80,7 +72,7 @@ sleep 5
 x1=$(xacts)
 due_lag=$(tk_psql -c "SELECT round(extract(epoch FROM b.claimed_at - b.oldest_due_at)::numeric, 3) FROM tweetkeeper.batches b WHERE 1595100000000000001 = ANY (b.tweet_ids)")
 echo "# a full batch was claimed ${due_lag:-never} s after it became due; $((x1 - x0 - 1)) transactions in those 5 s"
-sql_ok "a newly due full batch is claimed within 0.75 s of its due time (was ${due_lag:-never} s)" \
+tk_sql_ok "a newly due full batch is claimed within 0.75 s of its due time (was ${due_lag:-never} s)" \
   "SELECT coalesce(bool_and(claimed_at - oldest_due_at BETWEEN interval '0' AND interval '750 ms'), false) FROM tweetkeeper.batches WHERE 1595100000000000001 = ANY (tweet_ids)"
 
 # A partial batch: claimed when its oldest tweet has waited the buffer TTL (1 s), not later.
@@ -88,20 +80,20 @@ tk_psql -c "SELECT tweetkeeper.schedule_tweet(1595000000000000000 + g, now() - i
 sleep 5
 lag=$(tk_psql -c "SELECT round(extract(epoch FROM b.claimed_at - b.oldest_due_at)::numeric, 3) FROM tweetkeeper.batches b WHERE 1595000000000000001 = ANY (b.tweet_ids)")
 echo "# a partial batch was claimed ${lag:-never} s after its oldest tweet became due (buffer TTL 1 s)"
-sql_ok "a partial batch is claimed between 1 s and 1.75 s after it is due (was ${lag:-never} s)" \
+tk_sql_ok "a partial batch is claimed between 1 s and 1.75 s after it is due (was ${lag:-never} s)" \
   "SELECT coalesce(bool_and(claimed_at - oldest_due_at BETWEEN interval '1 s' AND interval '1750 ms'), false) FROM tweetkeeper.batches WHERE 1595000000000000001 = ANY (tweet_ids)"
 tk_psql -F ' ' -c "SELECT '# batch', lease_id, worker, size, outcome, claimed_at FROM tweetkeeper.batches ORDER BY lease_id"
-sql_ok "all three batches were completed" "SELECT count(*) = 3 AND bool_and(outcome = 'completed') FROM tweetkeeper.batches"
+tk_sql_ok "all three batches were completed" "SELECT count(*) = 3 AND bool_and(outcome = 'completed') FROM tweetkeeper.batches"
 
 # SIGHUP: a reload keeps the maintenance worker (same pid) and applies the new tick.
 tk_psql -c "ALTER SYSTEM SET tweetkeeper.tick_interval = '100ms'" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 1
-[ "$(bgw_pid)" = "$pid1" ]; ok "a config reload (SIGHUP) keeps the maintenance worker running" $?
+[ "$(bgw_pid)" = "$pid1" ]; tk_ok "a config reload (SIGHUP) keeps the maintenance worker running" $?
 
 # Terminated (as after an error): the postmaster starts it again.
 tk_psql -c "SELECT pg_terminate_backend($pid1)" >/dev/null
 pid2=$(wait_bgw "$pid1")
-ok "a terminated maintenance worker is restarted by PostgreSQL (pid $pid1 -> ${pid2:-none})" $?
+tk_ok "a terminated maintenance worker is restarted by PostgreSQL (pid $pid1 -> ${pid2:-none})" $?
 
 # In a database without the extension it idles quietly.
 tk_psql -c "ALTER SYSTEM SET tweetkeeper.database = 'postgres'" >/dev/null
@@ -110,11 +102,10 @@ tk_pg_start "$dir" || exit 1
 pid3=$(wait_bgw)
 sleep 2
 [ -n "$pid3" ] && [ "$(bgw_pid postgres)" = "$pid3" ]
-ok "in a database without the extension the maintenance worker stays up" $?
-! grep -q 'ERROR' "$dir/pg/server.log"; ok "and the server log has no ERROR" $?
+tk_ok "in a database without the extension the maintenance worker stays up" $?
+! grep -q 'ERROR' "$dir/pg/server.log"; tk_ok "and the server log has no ERROR" $?
 
 kill -TERM "$worker"
 tk_wait_exit "$worker" 30
-[ "$TK_RC" = 0 ]; ok "the worker survived the restarts and exits 0 on SIGTERM" $? 2>/dev/null || true
-echo "wakeup: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$TK_RC" = 0 ]; tk_ok "the worker survived the restarts and exits 0 on SIGTERM" $? 2>/dev/null || true
+tk_summary wakeup

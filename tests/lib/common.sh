@@ -127,3 +127,14 @@ tk_snapshot() {
   done
   tk_psql -d "$db" -c "SELECT 'lease_id_seq', last_value, is_called FROM tweetkeeper.lease_id_seq" >>"$out"
 }
+# tk_workdir NAME: sets dir to a fresh directory for this suite; at exit, every process started
+# here is stopped, the cluster too, and the directory removed (kept, and named, with KEEP=1).
+tk_workdir() {
+  dir=$(tk_tmpdir "$1")
+  trap tk_finish EXIT
+}
+tk_finish() {
+  tk_cleanup
+  tk_pg_stop "$dir"
+  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
+}
