@@ -42,7 +42,7 @@ else
   # Snowflake ids made at a chosen age: (ms since Twitter's epoch) << 22, plus a sequence.
   for spec in "3 minutes:250:0" "2 hours:120:1000" "45 days:30:2000"; do
     IFS=: read -r age n from <<<"$spec"
-    show "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql "$age" "$n" "$((from - 1))")) AS \"scheduled, $age old\""
+    show "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql "$age" "$n" "$from")) AS \"scheduled, $age old\""
   done
 fi
 

@@ -112,7 +112,8 @@ tk_summary() {
 # tk_snowflake_sql AGE N [OFFSET]: SQL for an array of N Snowflake ids of tweets created AGE ago
 # (an interval literal), OFFSET+1 .. OFFSET+N in their low bits.
 tk_snowflake_sql() {
-  echo "ARRAY(SELECT (((extract(epoch FROM now() - interval '$1') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series(${3:-0} + 1, ${3:-0} + $2) g)"
+  local off=${3:-0}
+  echo "ARRAY(SELECT (((extract(epoch FROM now() - interval '$1') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series($((off + 1)), $((off + $2))) g)"
 }
 # tk_snapshot DB FILE: every row of every tweetkeeper table and the lease sequence, in a stable
 # order, to compare two databases with diff. TK_COLUMNS[table], when set, names the columns to
