@@ -4,7 +4,7 @@
 -- on a schedule set by its age. Workers (tweetkeeper-worker) claim due tweets in batches of up to
 -- 100, make one API request per batch, and complete the batch in one transaction.
 --
--- Lease design (design.md, option 2: visibility timeout). claim_batch() pushes each claimed
+-- Lease design (a visibility timeout, not row locks held during the API call). claim_batch() pushes each claimed
 -- tweet's due_at forward by tweetkeeper.lease_ttl and stamps it with a lease id, in a short
 -- transaction; complete_batch() stores the results only for rows that still carry that lease id.
 -- Why this one and not "hold the row locks during the API call":

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "provider/answer_text.hpp"
+#include "provider/json_fields.hpp"
 #include "provider/provider.hpp"
 #include "queue/payload.hpp"
 

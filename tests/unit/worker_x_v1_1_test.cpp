@@ -118,11 +118,11 @@ TEST(XV11Parse, Errors) {
        "HTTP 400 Bad Authentication data. (code 215)"},
       {403, R"({"errors":[{"message":"You currently have access to a subset of X API V2 endpoints","code":453}]})",
        FailureKind::kRejected, "HTTP 403 You currently have access to a subset of X API V2 endpoints (code 453)"},
-      {400, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})", FailureKind::kInvalidRequest,
+      {400, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})", FailureKind::kOurRequestInvalid,
        "HTTP 400 id parameter is invalid. (code 44)"},
       {503, R"({"errors":[{"code":130,"message":"Over capacity"}]})", FailureKind::kServer,
        "HTTP 503 Over capacity (code 130)"},
-      {404, "Not Found", FailureKind::kBadRequest, "HTTP 404 Not Found"},
+      {404, "Not Found", FailureKind::kOtherClientError, "HTTP 404 Not Found"},
   };
   for (const Case& c : cases) {
     BatchResult r = kApi.ParseAnswer(Answer(c.status, c.body), {1});

@@ -252,7 +252,7 @@ TEST(XV2Parse, ErrorStatuses) {
        R"({"errors":[{"parameters":{"ids":[]},"message":"The `ids` query parameter can not be empty"}],
            "title":"Invalid Request","detail":"One or more parameters to your request was invalid.",
            "type":"https://api.twitter.com/2/problems/invalid-request"})",
-       FailureKind::kInvalidRequest,
+       FailureKind::kOurRequestInvalid,
        "HTTP 400 Invalid Request: One or more parameters to your request was invalid. (The `ids` query parameter "
        "can not be empty)"},
       {401, R"({"title":"Unauthorized","type":"about:blank","status":401,"detail":"Unauthorized"})", FailureKind::kRejected,
@@ -269,8 +269,8 @@ TEST(XV2Parse, ErrorStatuses) {
       {503, "<html><body>Service\nUnavailable</body></html>", FailureKind::kServer,
        "HTTP 503 <html><body>Service Unavailable</body></html>"},
       {500, "", FailureKind::kServer, "HTTP 500"},
-      {404, "{\"title\":", FailureKind::kBadRequest, "HTTP 404 {\"title\":"},
-      {302, "", FailureKind::kBadRequest, "HTTP 302"},
+      {404, "{\"title\":", FailureKind::kOtherClientError, "HTTP 404 {\"title\":"},
+      {302, "", FailureKind::kOtherClientError, "HTTP 302"},
   };
   for (const Case& c : cases) {
     BatchResult r = kApi.ParseAnswer(Answer(c.status, c.body), {1});

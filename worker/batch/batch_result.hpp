@@ -37,8 +37,8 @@ enum class FailureKind {
   kRateLimited,  // 429 for the 15-minute window: wait for x-rate-limit-reset
   kUsageCapped,  // 429 for the monthly cap: waiting for the window does not help
   kRejected,        // 401/403 (or a v1.1 auth error code): the token is wrong or lacks access
-  kInvalidRequest,  // 400: the request we built is wrong (our bug); retrying the same ids fails again
-  kBadRequest,      // other 4xx and 3xx: most likely a wrong --api-url
+  kOurRequestInvalid,  // 400: the request we built is wrong (our bug); retrying the same ids fails again
+  kOtherClientError,   // other 4xx and 3xx: most likely a wrong --api-url
   kServer,       // 5xx
   kUnparsable,   // a 200 whose body we cannot use
 

@@ -1,7 +1,8 @@
 #pragma once
 // The API seam: how one batch of ids becomes a request URL, and how the answer becomes a
 // BatchResult. Implementations are pure (no I/O) so they can be tested on recorded bodies.
-// X API v2 lives in x_v2.hpp; another endpoint (v1.1 statuses/lookup) is one more file.
+// X API v2 (GET /2/tweets) lives in x_v2.hpp, v1.1 (statuses/lookup) in x_v1_1.hpp; factory.hpp
+// picks one by --provider. Another API is one more class implementing this interface.
 
 #include <cstdint>
 #include <string>

@@ -6,8 +6,8 @@
 #include <array>
 #include <unordered_set>
 
-#include "provider/answer_text.hpp"
-#include "provider/rate_limit.hpp"
+#include "provider/json_fields.hpp"
+#include "provider/answer_status.hpp"
 
 namespace tweetkeeper::worker {
 namespace {

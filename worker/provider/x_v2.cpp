@@ -7,8 +7,8 @@
 #include <charconv>
 #include <unordered_set>
 
-#include "provider/answer_text.hpp"
-#include "provider/rate_limit.hpp"
+#include "provider/json_fields.hpp"
+#include "provider/answer_status.hpp"
 
 namespace tweetkeeper::worker {
 namespace {

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "provider/answer_text.hpp"  // ProblemType, ParseTweetId
+#include "provider/json_fields.hpp"  // ProblemType, ParseTweetId
 #include "provider/provider.hpp"
-#include "provider/rate_limit.hpp"   // ParseRateLimit
+#include "provider/answer_status.hpp"   // ParseRateLimit
 
 namespace tweetkeeper::worker {
 

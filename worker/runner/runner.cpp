@@ -292,7 +292,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     }
     ++counters_.errors;
     const Millis wait = paused ? Millis{0} : slot.failure_backoff.Next(++slot.failures);
-    const bool ours = result.failure == FailureKind::kInvalidRequest;  // a 400 is a bug on our side
+    const bool ours = result.failure == FailureKind::kOurRequestInvalid;  // a 400 is a bug on our side
     const auto level =
         result.failure == FailureKind::kRejected || ours ? spdlog::level::err : spdlog::level::warn;
     if (ours) {

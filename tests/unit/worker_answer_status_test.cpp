@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "provider/rate_limit.hpp"
+#include "provider/answer_status.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -34,10 +34,10 @@ TEST(Classify, StatusesAndBodies) {
       {403, R"({"errors":[{"code":453,"message":"You currently have access to a subset"}]})", FailureKind::kRejected},
       {401, "", FailureKind::kRejected},
       {403, "<html>", FailureKind::kRejected},
-      {400, R"({"title":"Invalid Request"})", FailureKind::kInvalidRequest},
-      {400, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})", FailureKind::kInvalidRequest},
-      {404, R"({"errors":[{"code":34,"message":"Sorry, that page does not exist."}]})", FailureKind::kBadRequest},
-      {301, "", FailureKind::kBadRequest},
+      {400, R"({"title":"Invalid Request"})", FailureKind::kOurRequestInvalid},
+      {400, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})", FailureKind::kOurRequestInvalid},
+      {404, R"({"errors":[{"code":34,"message":"Sorry, that page does not exist."}]})", FailureKind::kOtherClientError},
+      {301, "", FailureKind::kOtherClientError},
       {500, R"({"errors":[{"code":131,"message":"Internal error"}]})", FailureKind::kServer},
       {503, R"({"errors":[{"code":130,"message":"Over capacity"}]})", FailureKind::kServer},
       {599, "[", FailureKind::kServer},
@@ -84,7 +84,7 @@ TEST(Classify, GarbageNeverCrashes) {
 
 TEST(Classify, KindNames) {
   EXPECT_STREQ(FailureKindName(FailureKind::kRejected), "rejected");
-  EXPECT_STREQ(FailureKindName(FailureKind::kInvalidRequest), "invalid-request");
+  EXPECT_STREQ(FailureKindName(FailureKind::kOurRequestInvalid), "invalid-request");
   EXPECT_STREQ(FailureKindName(FailureKind::kUsageCapped), "usage-capped");
 }
 

@@ -1,4 +1,4 @@
-#include "provider/rate_limit.hpp"
+#include "provider/answer_status.hpp"
 
 #include <rapidjson/document.h>
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "provider/answer_text.hpp"
+#include "provider/json_fields.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -79,9 +79,9 @@ FailureKind Classify(long status, const Value* doc) {
   }
   if (code == kV11RateLimitCode) return FailureKind::kRateLimited;
   if (status == 401 || status == 403 || (code && V11AuthCode(*code))) return FailureKind::kRejected;
-  if (status == 400) return FailureKind::kInvalidRequest;
+  if (status == 400) return FailureKind::kOurRequestInvalid;
   if (status >= 500) return FailureKind::kServer;
-  return FailureKind::kBadRequest;
+  return FailureKind::kOtherClientError;
 }
 
 }  // namespace
@@ -98,9 +98,9 @@ const char* FailureKindName(FailureKind kind) {
       return "usage-capped";
     case FailureKind::kRejected:
       return "rejected";
-    case FailureKind::kInvalidRequest:
+    case FailureKind::kOurRequestInvalid:
       return "invalid-request";
-    case FailureKind::kBadRequest:
+    case FailureKind::kOtherClientError:
       return "bad-request";
     case FailureKind::kServer:
       return "server";

@@ -19,9 +19,9 @@ RateLimit ParseRateLimit(const Headers& headers);
 //       or title "UsageCapExceeded"              -> kUsageCapped
 //   429, or v1.1 code 88                         -> kRateLimited
 //   401/403, or a v1.1 authentication code       -> kRejected
-//   400                                          -> kInvalidRequest
+//   400                                          -> kOurRequestInvalid
 //   5xx                                          -> kServer
-//   anything else (404, 3xx, ...)                -> kBadRequest
+//   anything else (404, 3xx, ...)                -> kOtherClientError
 FailureKind ClassifyFailure(long status, std::string_view body);
 
 // A failed answer (status 0 or not 200) as a BatchResult: kind as ClassifyFailure says, reason

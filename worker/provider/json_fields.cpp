@@ -1,4 +1,4 @@
-#include "provider/answer_text.hpp"
+#include "provider/json_fields.hpp"
 
 #include <algorithm>
 #include <charconv>
