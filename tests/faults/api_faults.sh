@@ -20,28 +20,7 @@ STOP_BOUND_S=$((2 * HTTP_TIMEOUT_S + 8)) # SIGTERM to exit: the request in fligh
 YOUNG=300          # tweets 1 minute old: every 6 s
 OLDER=100          # tweets 1 hour old: every 15 s
 
-dir=$(tk_tmpdir api-faults)
-cleanup() {
-  tk_cleanup
-  tk_pg_stop "$dir"
-  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
-passed=0
-failed=0
-pass() { echo "ok - $1"; passed=$((passed + 1)); }
-fail() { echo "not ok - $1"; failed=$((failed + 1)); }
-check() { # check NAME SQL-RETURNING-BOOLEAN [SQL-FOR-DETAIL]
-  if [ "$(tk_psql -c "$2")" = t ]; then
-    pass "$1"
-  else
-    fail "$1"
-    [ -n "${3:-}" ] && tk_psql -c "$3" | head -5 | sed 's/^/#   /'
-  fi
-}
-check_true() { # check_true NAME 'SHELL CONDITION' (expanded by the caller, evaluated here)
-  if eval "$2"; then pass "$1"; else fail "$1"; fi
-}
+tk_workdir api-faults
 # CPU seconds (user + system) a process has used so far.
 cpu_seconds() { awk -v tck="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tck }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # Worker log lines reporting a released batch whose reason matches an extended regex.
@@ -125,26 +104,26 @@ tk_psql -F ' ' -c "SELECT '#   released', count(*), 'x',
   FROM tweetkeeper.batches WHERE outcome = 'released' GROUP BY 4 ORDER BY 2 DESC"
 
 # --- the workers survived and stopped cleanly
-check_true "the mock was up to the end and answered /mock/stats ($requests requests)" \
+tk_ok_if "the mock was up to the end and answered /mock/stats ($requests requests)" \
   'jq -e ".requests > 0" "$dir/mock-stats.json" >/dev/null 2>&1'
-check_true "both workers were alive when the run ended ($alive of 2)" '[ "$alive" = 2 ]'
-check_true "both workers exit 0 within ${STOP_BOUND_S}s of SIGTERM (${rcs[*]} after ${stop_s}s)" \
+tk_ok_if "both workers were alive when the run ended ($alive of 2)" '[ "$alive" = 2 ]'
+tk_ok_if "both workers exit 0 within ${STOP_BOUND_S}s of SIGTERM (${rcs[*]} after ${stop_s}s)" \
   '[ "${rcs[0]}" = 0 ] && [ "${rcs[1]}" = 0 ]'
-check_true "the mock stops promptly on SIGTERM, hangs held or not (exit $mock_rc)" '[ "$mock_rc" = 0 ]'
+tk_ok_if "the mock stops promptly on SIGTERM, hangs held or not (exit $mock_rc)" '[ "$mock_rc" = 0 ]'
 crashes=$(cat "$dir"/worker-*.log | grep -cE 'Sanitizer|runtime error:|Segmentation|core dumped|terminate called|Assertion|critical')
-check_true "worker logs have no crash, sanitizer report or critical error ($crashes lines)" '[ "$crashes" = 0 ]'
+tk_ok_if "worker logs have no crash, sanitizer report or critical error ($crashes lines)" '[ "$crashes" = 0 ]'
 [ "$crashes" = 0 ] || cat "$dir"/worker-*.log | grep -E 'Sanitizer|runtime error:|Segmentation|core dumped|terminate called|Assertion|critical' | head -5 | sed 's/^/#   /'
 mock_crashes=$(grep -cE 'Sanitizer|runtime error:|cannot find the connection' "$dir/mock.log")
-check_true "the mock's log has no sanitizer report and found every socket it had to close ($mock_crashes lines)" \
+tk_ok_if "the mock's log has no sanitizer report and found every socket it had to close ($mock_crashes lines)" \
   '[ "$mock_crashes" = 0 ]'
 
 # --- nothing lost, nothing stuck
-check "no tweet disappeared ($total)" "SELECT count(*) = $total FROM tweetkeeper.tweets"
-check "nothing is left leased after the graceful exit" \
+tk_sql_ok "no tweet disappeared ($total)" "SELECT count(*) = $total FROM tweetkeeper.tweets"
+tk_sql_ok "nothing is left leased after the graceful exit" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
   "SELECT tweet_id, due_at, lease_id FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
-check "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
-check "no batch was left to lease expiry: every failed one was handed back" \
+tk_sql_ok "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
+tk_sql_ok "no batch was left to lease expiry: every failed one was handed back" \
   "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome NOT IN ('completed', 'released')" \
   "SELECT lease_id, worker, outcome, reason FROM tweetkeeper.batches WHERE outcome NOT IN ('completed', 'released')"
 # The history's primary key (tweet_id, lease_id) rules out duplicates; what could still go wrong
@@ -157,7 +136,7 @@ SELECT h.lease_id, count(*) AS stored, min(b.size) AS size,
   FROM tweetkeeper.metric_history h LEFT JOIN tweetkeeper.batches b USING (lease_id)
  GROUP BY h.lease_id;
 SQL
-check "each lease stored at most its batch's tweets, only its own, and only as a completed batch" \
+tk_sql_ok "each lease stored at most its batch's tweets, only its own, and only as a completed batch" \
   "$(cat "$dir/leases.sql") SELECT count(*) > 0 AND bool_and(completed AND in_batch AND stored <= size) FROM leases" \
   "$(cat "$dir/leases.sql") SELECT * FROM leases WHERE NOT (completed AND in_batch AND stored <= size)"
 
@@ -174,13 +153,13 @@ SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap,
  WHERE t.state = 'scheduled'
 WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);
 SQL
-check "every scheduled tweet was refreshed at least twice" \
+tk_sql_ok "every scheduled tweet was refreshed at least twice" \
   "SELECT count(*) > 0 AND min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'" \
   "SELECT tweet_id, update_count FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count LIMIT 5"
-check "no gap between two observations exceeded delay + lease TTL + buffer TTL + ${SLACK_S}s" \
+tk_sql_ok "no gap between two observations exceeded delay + lease TTL + buffer TTL + ${SLACK_S}s" \
   "$(cat "$dir/gaps.sql") SELECT coalesce(bool_and(gap <= delay + $bound), false) FROM gaps WHERE gap IS NOT NULL" \
   "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap > delay + $bound ORDER BY gap DESC"
-check "no scheduled tweet was overdue by more than lease TTL + buffer TTL + ${SLACK_S}s when the run ended" \
+tk_sql_ok "no scheduled tweet was overdue by more than lease TTL + buffer TTL + ${SLACK_S}s when the run ended" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $bound" \
   "SELECT tweet_id, due_at, timestamptz '$stop' - due_at AS late FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$stop' - $bound"
 tk_psql -F ' ' -c "$(cat "$dir/gaps.sql") SELECT '# gaps between observations: delay 6 s: max', max(gap) FILTER (WHERE delay = '6 s'),
@@ -191,10 +170,10 @@ needed=$(tk_psql -c "SELECT ceil(sum(1 + extract(epoch FROM timestamptz '$stop' 
     / extract(epoch FROM CASE WHEN created_at > now() - interval '5 minutes' THEN interval '6 seconds'
                               ELSE interval '15 seconds' END)) / $BATCH_SIZE)::int FROM tweetkeeper.tweets")
 completed=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'completed'")
-check_true "requests to the mock stay bounded: $requests <= 3 x $needed that a fault-free run needs ($completed batches completed)" \
+tk_ok_if "requests to the mock stay bounded: $requests <= 3 x $needed that a fault-free run needs ($completed batches completed)" \
   '[ "$requests" -le $((3 * needed)) ]'
 busy=$(awk -v w="$wall" -v a="${cpu[0]}" -v b="${cpu[1]}" 'BEGIN { print (a > 0.25 * w || b > 0.25 * w) ? 1 : 0 }')
-check_true "no busy loop: each worker used under 25% of one core (${cpu[*]} CPU s in ${wall}s)" '[ "$busy" = 0 ]'
+tk_ok_if "no busy loop: each worker used under 25% of one core (${cpu[*]} CPU s in ${wall}s)" '[ "$busy" = 0 ]'
 
 # --- every fault that reached a worker was logged as a released batch, one line each
 f_timeout=$(released 'Timeout was reached')
@@ -202,20 +181,20 @@ f_empty=$(released 'Empty reply from server|Server returned nothing')
 f_server=$(released '\(server\): HTTP 5[0-9][0-9]')
 f_unparsable=$(released '\(unparsable\)')
 f_huge=$(released 'response body larger than')
-check_true "every hang was logged as a timeout and a release ($hang hangs, $f_timeout timeouts logged)" \
+tk_ok_if "every hang was logged as a timeout and a release ($hang hangs, $f_timeout timeouts logged)" \
   '[ "$f_timeout" -ge "$hang" ]'
-check_true "every drop that reached a worker was logged as a release ($drop drops - $drop_reused resent = $f_empty logged)" \
+tk_ok_if "every drop that reached a worker was logged as a release ($drop drops - $drop_reused resent = $f_empty logged)" \
   '[ "$f_empty" -eq $((drop - drop_reused)) ]'
-check_true "every 5xx was logged as a release ($err5xx answers, $f_server logged)" '[ "$f_server" -eq "$err5xx" ]'
-check_true "every truncated or text/html 200 was logged as unparsable and released ($truncated + $ctype, $f_unparsable logged)" \
+tk_ok_if "every 5xx was logged as a release ($err5xx answers, $f_server logged)" '[ "$f_server" -eq "$err5xx" ]'
+tk_ok_if "every truncated or text/html 200 was logged as unparsable and released ($truncated + $ctype, $f_unparsable logged)" \
   '[ "$f_unparsable" -eq $((truncated + ctype)) ]'
-check_true "every huge answer was cut off at the body limit and released ($huge answers, $f_huge logged)" \
+tk_ok_if "every huge answer was cut off at the body limit and released ($huge answers, $f_huge logged)" \
   '[ "$f_huge" -eq "$huge" ]'
 # Released batches (the database's view) = faults that reached a worker + usable answers that came
 # too late (a slow one past --http-timeout on a loaded machine), nothing else.
 reached=$((hang + drop - drop_reused + err5xx + truncated + ctype + huge))
 released_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'released' AND reason IS DISTINCT FROM 'worker shutting down'")
-check_true "released batches = faults that reached a worker + usable answers not kept ($released_db = $reached + $((usable - completed)))" \
+tk_ok_if "released batches = faults that reached a worker + usable answers not kept ($released_db = $reached + $((usable - completed)))" \
   '[ "$released_db" -eq $((reached + usable - completed)) ] && [ "$usable" -ge "$completed" ]'
 for kind in "(transport): Timeout" "(transport): Server returned nothing" "(transport): response body" "(server): HTTP 503" \
   "(server): HTTP 500" "unparsable 200 body"; do
@@ -223,9 +202,8 @@ for kind in "(transport): Timeout" "(transport): Server returned nothing" "(tran
 done
 cat "$dir"/worker-*.log | grep 'stopped after' | sed 's/^/# log: /'
 
-if [ "$failed" -gt 0 ]; then
+if [ "$TK_FAILED" -gt 0 ]; then
   echo "# worker logs:"
   tail -n 15 "$dir"/worker-*.log | sed 's/^/#   /'
 fi
-echo "api-faults: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tk_summary api-faults

@@ -100,6 +100,10 @@ tk_ok() {
   fi
   return 0
 }
+# tk_ok_if NAME 'SHELL CONDITION': passes when the condition (evaluated here) holds.
+tk_ok_if() {
+  if eval "$2"; then tk_ok "$1" 0; else tk_ok "$1" 1; fi
+}
 # tk_sql_ok NAME SQL [DETAIL-SQL]: passes when SQL returns t.
 tk_sql_ok() {
   if [ "$(tk_psql -c "$2" 2>&1)" = t ]; then tk_ok "$1" 0; else tk_ok "$1" 1 "$([ -n "${3:-}" ] && tk_psql -c "$3" 2>&1)"; fi
