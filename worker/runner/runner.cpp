@@ -47,18 +47,12 @@ std::string RateJson(const RateLimit& rl) {
                      field(rl.reset_epoch_s));
 }
 
-// What the credential's refusal was, in release_batch's words.
+// What the credential's refusal was, in release_batch's words (which are FailureKindName's for
+// the three kinds that say something about the credential), or "" for any other failure.
 std::string Refusal(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::kRateLimited:
-      return "rate-limited";
-    case FailureKind::kUsageCapped:
-      return "usage-capped";
-    case FailureKind::kRejected:
-      return "rejected";
-    default:
-      return "";
-  }
+  const bool refusal =
+      kind == FailureKind::kRateLimited || kind == FailureKind::kUsageCapped || kind == FailureKind::kRejected;
+  return refusal ? FailureKindName(kind) : "";
 }
 
 std::string Opt(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "?"; }
