@@ -36,13 +36,14 @@ Interval* MsToInterval(int64 ms) {
 }
 }  // namespace
 
-// lease_settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck): the GUCs as
-// intervals, so that
-// SQL code reads them through the module (which guarantees they are defined).
-TK_FUNCTION(tk_lease_settings) {
+// settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck): the GUCs as
+// intervals, so that SQL code reads them through the module (which guarantees they are defined).
+// lease_settings() is its 0.1.0 name, kept for databases (and queries) made with 0.1.0.
+namespace {
+Datum SettingsRecord(FunctionCallInfo fcinfo) {
   TupleDesc tupdesc;
   if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
-    throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "lease_settings must return a record");
+    throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "settings must return a record");
   Datum values[4] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
                      IntervalPGetDatum(MsToInterval(settings::lease_ttl_ms)),
                      IntervalPGetDatum(MsToInterval(int64{settings::batch_retention_s} * 1000)),
@@ -51,6 +52,10 @@ TK_FUNCTION(tk_lease_settings) {
   HeapTuple tuple = pg::PgCall([&] { return heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls); });
   PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
 }
+}  // namespace
+
+TK_FUNCTION(tk_settings) { return SettingsRecord(fcinfo); }
+TK_FUNCTION(tk_lease_settings) { return SettingsRecord(fcinfo); }
 
 // preloaded() -> bool: whether the module was loaded through shared_preload_libraries.
 TK_FUNCTION(tk_preloaded) { PG_RETURN_BOOL(bgworker::Registered()); }

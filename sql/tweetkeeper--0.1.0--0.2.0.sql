@@ -9,6 +9,8 @@
 --    maintenance() hands back those whose session is gone (outcome 'abandoned').
 --  * A quiet idle: scheduling wakes the background worker, which otherwise sleeps until the
 --    next tweet is due.
+--  * settings() is the new name of lease_settings(), which returns more than lease settings; the
+--    old name stays, deprecated, for queries written for 0.1.0.
 
 --------------------------------------------------------------------------------------------------
 -- C functions
@@ -30,6 +32,15 @@ CREATE FUNCTION wake_maintenance() RETURNS void
 COMMENT ON FUNCTION wake_maintenance() IS
   'When the current transaction commits, the background worker looks at the queue again at once '
   '(it otherwise sleeps until the next tweet is due).';
+
+CREATE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+                         OUT batch_retention interval, OUT unavailable_recheck interval)
+  AS 'MODULE_PATHNAME', 'tk_settings' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION settings() IS
+  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
+  'intervals.';
+COMMENT ON FUNCTION lease_settings() IS
+  'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
 
 --------------------------------------------------------------------------------------------------
 -- The age policy: dumped where it is the user's
@@ -196,7 +207,7 @@ CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100
                  wait_reason text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  s record := tweetkeeper.lease_settings();
+  s record := tweetkeeper.settings();
   ids bigint[];
   oldest timestamptz;
   lease bigint;
@@ -343,7 +354,7 @@ BEGIN
   GET DIAGNOSTICS n_observed = ROW_COUNT;
 
   IF jsonb_array_length(problems) > 0 THEN
-    recheck := (tweetkeeper.lease_settings()).unavailable_recheck;
+    recheck := (tweetkeeper.settings()).unavailable_recheck;
   END IF;
   -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
   -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
@@ -390,7 +401,7 @@ COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
 
 CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
 DECLARE
-  s record := tweetkeeper.lease_settings();  -- also loads the module, which defines the setting
+  s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
   reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
   n_due integer;
   oldest timestamptz;
@@ -465,5 +476,5 @@ COMMENT ON VIEW batch_stats IS
 --------------------------------------------------------------------------------------------------
 
 REVOKE ALL ON FUNCTION backend_start(), backend_alive(integer, timestamptz), wake_maintenance(),
-  age_policy_before_insert(), age_policy_adopt() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION backend_alive(integer, timestamptz) TO tweetkeeper_reader;
+  settings(), age_policy_before_insert(), age_policy_adopt() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION backend_alive(integer, timestamptz), settings() TO tweetkeeper_reader;

@@ -34,12 +34,18 @@ CREATE FUNCTION age_policy_changed() RETURNS trigger
 COMMENT ON FUNCTION age_policy_changed() IS
   'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
 
+CREATE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+                         OUT batch_retention interval, OUT unavailable_recheck interval)
+  AS 'MODULE_PATHNAME', 'tk_settings' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION settings() IS
+  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
+  'intervals.';
+
 CREATE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
                                OUT batch_retention interval, OUT unavailable_recheck interval)
   AS 'MODULE_PATHNAME', 'tk_lease_settings' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION lease_settings() IS
-  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
-  'intervals.';
+  'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
 
 CREATE FUNCTION backend_start() RETURNS timestamptz
   AS 'MODULE_PATHNAME', 'tk_backend_start' LANGUAGE C STABLE STRICT;
@@ -498,7 +504,7 @@ CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
                  wait_reason text)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  s record := tweetkeeper.lease_settings();
+  s record := tweetkeeper.settings();
   ids bigint[];
   oldest timestamptz;
   lease bigint;
@@ -653,7 +659,7 @@ BEGIN
   GET DIAGNOSTICS n_observed = ROW_COUNT;
 
   IF jsonb_array_length(problems) > 0 THEN
-    recheck := (tweetkeeper.lease_settings()).unavailable_recheck;
+    recheck := (tweetkeeper.settings()).unavailable_recheck;
   END IF;
   -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
   -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
@@ -745,7 +751,7 @@ COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS
 -- tweetkeeper_due (a hint: workers poll as well, slowly).
 CREATE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
 DECLARE
-  s record := tweetkeeper.lease_settings();  -- also loads the module, which defines the setting
+  s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
   reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
   n_due integer;
   oldest timestamptz;
@@ -880,7 +886,7 @@ GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
   TO tweetkeeper_worker;
 
 GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
-GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), lease_settings(),
+GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), settings(), lease_settings(),
   preloaded(), backend_alive(integer, timestamptz) TO tweetkeeper_reader;
 
 GRANT tweetkeeper_reader TO tweetkeeper_admin;

@@ -2,13 +2,15 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(18);
+SELECT plan(19);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
-SELECT row_eq($$SELECT * FROM tweetkeeper.lease_settings()$$,
+SELECT row_eq($$SELECT * FROM tweetkeeper.settings()$$,
   ROW(interval '5 seconds', interval '2 minutes', interval '1 hour', interval '7 days'), 'default settings');
 SET LOCAL tweetkeeper.buffer_ttl = '250ms';
-SELECT is((SELECT buffer_ttl FROM tweetkeeper.lease_settings()), interval '0.25 seconds', 'settings follow SET');
+SELECT is((SELECT buffer_ttl FROM tweetkeeper.settings()), interval '0.25 seconds', 'settings follow SET');
+SELECT results_eq($$SELECT * FROM tweetkeeper.lease_settings()$$, $$SELECT * FROM tweetkeeper.settings()$$,
+  'lease_settings(), the 0.1.0 name, still answers as settings() does');
 SELECT throws_ok($$SET tweetkeeper.buffer_ttl = '-1s'$$, '22023', NULL, 'a negative buffer_ttl is refused');
 SELECT throws_ok($$SET tweetkeeper.lease_ttl = '10ms'$$, '22023', NULL, 'a lease_ttl under a second is refused');
 

@@ -6,9 +6,7 @@
 # working. Prints "upgrade: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-dir=$(tk_tmpdir upgrade)
-cleanup() { tk_pg_stop "$dir"; [ -n "${KEEP:-}" ] || rm -rf "$dir"; }
-trap cleanup EXIT
+tk_workdir upgrade
 tk_pg_start "$dir" || exit 1
 current=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
 released=0.1.0
@@ -24,6 +22,16 @@ done
 tk_snapshot filled "$dir/before.txt"
 rows=$(grep -vc '^--' "$dir/before.txt")
 echo "# $released database filled: $rows rows"
+
+# Until ALTER EXTENSION UPDATE, a 0.1.0 database runs its own SQL on the new library (every C
+# symbol 0.1.0 names, lease_settings() included, must still be there and answer the same).
+PGDATABASE=untouched tk_sql_ok "before the update, $released's SQL works on the new library" "
+  SET tweetkeeper.buffer_ttl = 0;
+  DO \$\$ BEGIN PERFORM tweetkeeper.schedule_tweet(1234567890123456789); END \$\$;
+  UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
+  SELECT (SELECT buffer_ttl = interval '0' FROM tweetkeeper.lease_settings())
+         AND tweetkeeper.complete_batch(c.lease_id, jsonb_build_array(jsonb_build_object('id', 1234567890123456789))) = 1
+    FROM tweetkeeper.claim_batch('before-update') c"
 
 out=$(tk_psql -d filled -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
 tk_ok "ALTER EXTENSION tweetkeeper UPDATE from $released (filled database)" $? "$out"
@@ -67,5 +75,4 @@ PGDATABASE=filled tk_sql_ok "the updated queue claims and completes" "
 PGDATABASE=filled tk_sql_ok "the new batch names the session that claimed it" \
   "SELECT claimer_pid IS NOT NULL AND claimer_started IS NOT NULL FROM tweetkeeper.batches WHERE worker = 'after-update'"
 
-if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; fi
 tk_summary upgrade
