@@ -7,9 +7,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../tests/lib/common.sh"
 DEMO_SECONDS=${DEMO_SECONDS:-60}
-dir=$(tk_tmpdir demo)
-cleanup() { tk_cleanup; tk_pg_stop "$dir"; rm -rf "$dir"; }
-trap cleanup EXIT
+tk_workdir demo
 trap 'exit 130' INT TERM
 
 if [ -t 1 ]; then bold=$'\033[1m' dim=$'\033[2m' off=$'\033[0m'; else bold= dim= off=; fi

@@ -7,13 +7,16 @@ cd "$TK_ROOT"
 log=$(mktemp /tmp/tweetkeeper-check.XXXXXX)
 trap 'rm -f "$log"' EXIT
 suites_failed=()
+times=() # "name seconds" of each suite, printed before the summary: where make check's time goes
 
 run_suite() { # run_suite NAME COMMAND...
   local name=$1
   shift
   echo "=== $name"
+  local start=$SECONDS
   "$@" 2>&1 | tee -a "$log"
   local rc=${PIPESTATUS[0]}
+  times+=("$name $((SECONDS - start))s")
   [ "$rc" -eq 0 ] || suites_failed+=("$name")
 }
 
@@ -47,6 +50,7 @@ run_suite crash-faults tests/faults/crash.sh
 
 read -r passed failed < <(awk '/^[a-z0-9.-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
 echo "==="
+echo "seconds per suite: ${times[*]/ /=}"
 if ((${#suites_failed[@]})); then
   echo "failed suites: ${suites_failed[*]}"
   [ "$failed" -gt 0 ] || failed=${#suites_failed[@]}

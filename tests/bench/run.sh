@@ -10,9 +10,7 @@ FLOOR_CLIENTS=${FLOOR_CLIENTS:-4}
 WORKERS=${WORKERS:-2}
 CONCURRENCY=${CONCURRENCY:-4}
 
-dir=$(tk_tmpdir bench)
-cleanup() { tk_cleanup; tk_pg_stop "$dir"; rm -rf "$dir"; }
-trap cleanup EXIT
+tk_workdir bench
 tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" || exit 1
 

@@ -14,27 +14,12 @@ PASSWORD="Pw${RANDOM}${RANDOM}cli"
 T="TWEETKEEPER_BEARER_TOKEN=$TOKEN"
 CLOSED_URL=http://127.0.0.1:1 # nothing listens on port 1: connection refused at once
 
-dir=$(tk_tmpdir cli)
-cleanup() {
-  tk_cleanup
-  [ -f "$dir/pg/data/postmaster.pid" ] && tk_pg_stop "$dir" immediate
-  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { # not_ok NAME REASON...
-  echo "not ok - $1"
-  shift
-  local r
-  for r in "$@"; do echo "#   $r"; done
-  failed=$((failed + 1))
-}
+TK_STOP_MODE=immediate
+tk_workdir cli
 
 if [ ! -x "$TK_WORKER" ]; then
-  not_ok "worker binary" "$TK_WORKER is missing: build first (make build, or TK_BUILD=dir)"
-  echo "cli: $passed passed, $failed failed"
+  tk_fail "worker binary" "$TK_WORKER is missing: build first (make build, or TK_BUILD=dir)"
+  tk_summary cli
   exit 1
 fi
 
@@ -66,9 +51,9 @@ expect() {
   grep -qF -- "$text" "$dir/stderr" || problems+=("stderr does not name: $text")
   while IFS= read -r l; do problems+=("$l"); done < <(leaks "$dir/stdout" "$dir/stderr")
   if ((${#problems[@]})); then
-    not_ok "$name" "${problems[@]}" "stderr: $(head -c 600 "$dir/stderr")"
+    tk_fail "$name" "${problems[@]}" "stderr: $(head -c 600 "$dir/stderr")"
   else
-    ok "$name"
+    tk_pass "$name"
   fi
 }
 
@@ -114,9 +99,9 @@ expect "a value with a newline stays on one line (--concurrency)" 2 "--concurren
 env -i PATH="$PATH" "$TK_WORKER" --help >"$dir/stdout" 2>"$dir/stderr"
 rc=$?
 if [ "$rc" -eq 0 ] && grep -q TWEETKEEPER_BEARER_TOKEN "$dir/stdout" && [ ! -s "$dir/stderr" ]; then
-  ok "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN"
+  tk_pass "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN"
 else
-  not_ok "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN" "exit $rc, stderr: $(head -c 300 "$dir/stderr")"
+  tk_fail "--help exits 0 and mentions TWEETKEEPER_BEARER_TOKEN" "exit $rc, stderr: $(head -c 300 "$dir/stderr")"
 fi
 
 # --- a database that is not there: waited for, up to --startup-timeout; then exit 1 ----------------
@@ -133,7 +118,7 @@ expect_wait() {
   [ "$(grep -c 'waiting for it' "$dir/stderr")" -eq 1 ] || problems+=("not exactly one 'waiting' line")
   tail -1 "$dir/stderr" | grep -q -- "--startup-timeout.*$text" || problems+=("the last line does not name --startup-timeout and $text")
   while IFS= read -r l; do problems+=("$l"); done < <(leaks "$dir/stdout" "$dir/stderr")
-  if ((${#problems[@]})); then not_ok "$name" "${problems[@]}" "stderr: $(head -c 600 "$dir/stderr")"; else ok "$name"; fi
+  if ((${#problems[@]})); then tk_fail "$name" "${problems[@]}" "stderr: $(head -c 600 "$dir/stderr")"; else tk_pass "$name"; fi
 }
 expect_wait "unreachable database (no such socket directory): waited for, then exit 1" "/nonexistent" -- \
   --dsn "$D" --api-url "$CLOSED_URL" --startup-timeout 2
@@ -145,8 +130,8 @@ expect "--startup-timeout -1" 2 "--startup-timeout" "$T" -- --dsn "$D" --startup
 # --- a live worker --------------------------------------------------------------------------------
 if ! tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=0 >"$dir/pg-start.log" 2>&1 ||
    ! tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null; then
-  not_ok "throwaway cluster with the extension" "$(tail -5 "$dir/pg-start.log")"
-  echo "cli: $passed passed, $failed failed"
+  tk_fail "throwaway cluster with the extension" "$(tail -5 "$dir/pg-start.log")"
+  tk_summary cli
   exit 1
 fi
 expect "database without the extension" 1 "CREATE EXTENSION" "$T" -- \
@@ -175,49 +160,49 @@ for _ in $(seq 1 100); do # until a request has failed (and so has been made), a
   sleep 0.1
 done
 if grep -q 'API request for .* failed' "$dir/worker.log" && kill -0 "$worker" 2>/dev/null; then
-  ok "live worker: claims, requests the closed API port, keeps running"
+  tk_pass "live worker: claims, requests the closed API port, keeps running"
 else
-  not_ok "live worker: claims, requests the closed API port, keeps running" "$(tail -5 "$dir/worker.log")"
+  tk_fail "live worker: claims, requests the closed API port, keeps running" "$(tail -5 "$dir/worker.log")"
 fi
 
 ps_ok=0
 ps -ww -eo pid,args >"$dir/ps.txt" 2>&1 && grep -q "^ *$worker " "$dir/ps.txt" && ps_ok=1
 cmdline=$(tr '\0' ' ' <"/proc/$worker/cmdline" 2>/dev/null)
 if [ "$ps_ok" = 0 ]; then
-  not_ok "the token is not in ps -ww -eo args nor /proc/PID/cmdline" \
+  tk_fail "the token is not in ps -ww -eo args nor /proc/PID/cmdline" \
     "ps did not list the worker (Debian: procps): $(head -c 200 "$dir/ps.txt")"
 elif [ -n "$cmdline" ] && ! grep -qF -- "$TOKEN" "$dir/ps.txt" && [[ $cmdline != *"$TOKEN"* ]]; then
-  ok "the token is not in ps -ww -eo args nor /proc/PID/cmdline"
+  tk_pass "the token is not in ps -ww -eo args nor /proc/PID/cmdline"
 else
-  not_ok "the token is not in ps -ww -eo args nor /proc/PID/cmdline" "$(grep -F -- "$TOKEN" "$dir/ps.txt" | head -2)"
+  tk_fail "the token is not in ps -ww -eo args nor /proc/PID/cmdline" "$(grep -F -- "$TOKEN" "$dir/ps.txt" | head -2)"
 fi
 
 kill -TERM "$worker"
 tk_wait_exit "$worker" 20
 if [ "$TK_RC" = 0 ]; then
-  ok "SIGTERM: exit 0"
+  tk_pass "SIGTERM: exit 0"
 else
-  not_ok "SIGTERM: exit 0" "exit status $TK_RC" "$(tail -3 "$dir/worker.log")"
+  tk_fail "SIGTERM: exit 0" "exit status $TK_RC" "$(tail -3 "$dir/worker.log")"
 fi
 leaked=$(leaks "$dir/worker.log")
 if [ -z "$leaked" ] && [ -s "$dir/worker.log" ]; then
-  ok "the token and the password are not in the log (trace level, $(grep -c '' "$dir/worker.log") lines)"
+  tk_pass "the token and the password are not in the log (trace level, $(grep -c '' "$dir/worker.log") lines)"
 else
   mapfile -t lines <<<"${leaked:-the log is empty}"
-  not_ok "the token and the password are not in the log" "${lines[@]}"
+  tk_fail "the token and the password are not in the log" "${lines[@]}"
 fi
 leased=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL")
 if [ "$leased" = 0 ]; then
-  ok "failed requests handed their batches back (nothing left leased)"
+  tk_pass "failed requests handed their batches back (nothing left leased)"
 else
-  not_ok "failed requests handed their batches back (nothing left leased)" "$leased tweets still leased"
+  tk_fail "failed requests handed their batches back (nothing left leased)" "$leased tweets still leased"
 fi
 
 # An API (or a proxy in front of it) whose error page echoes the request headers: the worker
 # quotes error bodies in its log and in batches.reason, but must not copy the token there.
 name="an error page echoing the Authorization header: token not in the log nor batches.reason"
 if ! command -v python3 >/dev/null; then
-  not_ok "$name" "python3 is missing (Debian: python3)"
+  tk_fail "$name" "python3 is missing (Debian: python3)"
 else
   python3 "$TK_ROOT/tests/cli/echo_api.py" 0 >"$dir/echo.out" 2>"$dir/echo.log" &
   TK_PIDS+=($!)
@@ -241,12 +226,12 @@ else
   tk_psql -c "SELECT coalesce(string_agg(reason, E'\n'), '') FROM tweetkeeper.batches" >"$dir/reasons.txt"
   leaked=$(leaks "$dir/worker-echo.log" "$dir/reasons.txt")
   if [ -z "$echo_url" ] || ! grep -q 'HTTP 502' "$dir/worker-echo.log"; then
-    not_ok "$name" "the worker never got the echo API's 502 ($echo_url)" "$(tail -3 "$dir/worker-echo.log")"
+    tk_fail "$name" "the worker never got the echo API's 502 ($echo_url)" "$(tail -3 "$dir/worker-echo.log")"
   elif [ -n "$leaked" ]; then
     mapfile -t lines <<<"$leaked"
-    not_ok "$name" "${lines[@]}" "$(grep -m1 'HTTP 502' "$dir/worker-echo.log" | cut -c1-300)"
+    tk_fail "$name" "${lines[@]}" "$(grep -m1 'HTTP 502' "$dir/worker-echo.log" | cut -c1-300)"
   else
-    ok "$name"
+    tk_pass "$name"
   fi
 fi
 
@@ -265,28 +250,27 @@ TK_PIDS+=("$worker")
 sleep 4 # several retries (0.5, 1, 2 s ...)
 waits=$(grep -c 'waiting for it' "$dir/worker-wait.log")
 if kill -0 "$worker" 2>/dev/null && [ "$waits" = 1 ] && grep -q 'database unreachable' "$dir/worker-wait.log"; then
-  ok "started while PostgreSQL is down: the worker waits, saying so once"
+  tk_pass "started while PostgreSQL is down: the worker waits, saying so once"
 else
-  not_ok "started while PostgreSQL is down: the worker waits, saying so once" "$waits waiting lines" "$(tail -3 "$dir/worker-wait.log")"
+  tk_fail "started while PostgreSQL is down: the worker waits, saying so once" "$waits waiting lines" "$(tail -3 "$dir/worker-wait.log")"
 fi
 # Back as a standby (in recovery, read-only): a new state, said once more; promoted: it works.
 touch "$dir/pg/data/standby.signal"
 chown postgres "$dir/pg/data/standby.signal" 2>/dev/null
 tk_pg_start "$dir" >/dev/null 2>&1
 if wait_log "$dir/worker-wait.log" 'database in recovery' 40 && kill -0 "$worker" 2>/dev/null; then
-  ok "PostgreSQL back as a standby: the worker says it waits for recovery to end"
+  tk_pass "PostgreSQL back as a standby: the worker says it waits for recovery to end"
 else
-  not_ok "PostgreSQL back as a standby: the worker says it waits for recovery to end" "$(tail -3 "$dir/worker-wait.log")"
+  tk_fail "PostgreSQL back as a standby: the worker says it waits for recovery to end" "$(tail -3 "$dir/worker-wait.log")"
 fi
 runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -D "$dir/pg/data" promote -w >/dev/null 2>&1
 if wait_log "$dir/worker-wait.log" 'database available after' 40 && wait_log "$dir/worker-wait.log" 'API request for .* failed' 20; then
-  ok "promoted: the worker connects and claims ($(grep -c 'waiting for it' "$dir/worker-wait.log") waiting lines in all)"
+  tk_pass "promoted: the worker connects and claims ($(grep -c 'waiting for it' "$dir/worker-wait.log") waiting lines in all)"
 else
-  not_ok "promoted: the worker connects and claims" "$(tail -3 "$dir/worker-wait.log")"
+  tk_fail "promoted: the worker connects and claims" "$(tail -3 "$dir/worker-wait.log")"
 fi
 kill -TERM "$worker"
 tk_wait_exit "$worker" 20
-if [ "$TK_RC" = 0 ]; then ok "and exits 0 on SIGTERM"; else not_ok "and exits 0 on SIGTERM" "exit $TK_RC"; fi
+if [ "$TK_RC" = 0 ]; then tk_pass "and exits 0 on SIGTERM"; else tk_fail "and exits 0 on SIGTERM" "exit $TK_RC"; fi
 
-echo "cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tk_summary cli

@@ -32,15 +32,9 @@ tk_mock_start "$dir/mock.log" --fault-rate $FAULT_RATE --fault-seed "$FAULT_SEED
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
--- The fast policy of the integration test.
-DELETE FROM tweetkeeper.age_policy;
-INSERT INTO tweetkeeper.age_policy VALUES ('5 minutes', '6 seconds'), ('2 hours', '15 seconds'),
-                                          ('30 days', '1 day');
-CREATE FUNCTION pg_temp.ids(age interval, n int, seq_from int) RETURNS bigint[] LANGUAGE sql AS \$\$
-  SELECT array_agg((((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g)
-    FROM generate_series(seq_from, seq_from + n - 1) g \$\$;
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 minute', $YOUNG, 0));
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 hour', $OLDER, 5000));
+$(tk_fast_policy_sql)
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' $YOUNG 0));
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' $OLDER 5000));
 SQL
 total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
 echo "# $total tweets; mock with --fault-rate $FAULT_RATE --fault-seed $FAULT_SEED (all kinds);" \

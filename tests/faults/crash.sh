@@ -40,16 +40,7 @@ RANDOM=$SEED
 PG_OPTS=(-c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=${LEASE_TTL_S}s
          -c synchronous_commit=on)
 
-dir=$(tk_tmpdir crash)
-paused_pid=""
-cleanup() {
-  # A stopped process acts on SIGTERM only once continued.
-  [ -n "$paused_pid" ] && kill -CONT "$paused_pid" 2>/dev/null
-  tk_cleanup
-  tk_pg_stop "$dir"
-  if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
+tk_workdir crash  # at exit, tk_cleanup also continues the worker phase 3 stops
 now_local() { date '+%F %T.%3N'; }  # the workers' log timestamps are local time, milliseconds
 secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 # start_worker NAME API_URL HTTP_TIMEOUT CONCURRENCY: sets STARTED_PID. Trace logs name each
@@ -81,19 +72,13 @@ slow_mock_url=$TK_MOCK_URL
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
--- A fast policy: young tweets every 5 s. Ages stay in their bucket for the whole run.
-DELETE FROM tweetkeeper.age_policy;
-INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '5 seconds'), ('2 hours', '15 seconds'),
-                                          ('30 days', '1 day');
+-- Young tweets every 5 s. Ages stay in their bucket for the whole run.
+$(tk_fast_policy_sql '10 minutes' '5 seconds')
 CREATE FUNCTION public.policy_delay(age interval) RETURNS interval LANGUAGE sql STABLE AS
   \$\$ SELECT delay FROM tweetkeeper.age_policy WHERE max_age > age ORDER BY max_age LIMIT 1 \$\$;
--- Snowflake ids made at a given age: (ms since Twitter's epoch) << 22, plus a sequence.
-CREATE FUNCTION pg_temp.ids(age interval, n int, seq_from int) RETURNS bigint[] LANGUAGE sql AS \$\$
-  SELECT array_agg((((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g)
-    FROM generate_series(seq_from, seq_from + n - 1) g \$\$;
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 minute', 1600, 0));   -- every 5 s
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 hour', 350, 5000));   -- every 15 s
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('40 days', 20, 9000));   -- once, then done
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 1600 0));   -- every 5 s
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' 350 5000));   -- every 15 s
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '40 days' 20 9000));   -- once, then done
 CREATE TABLE public.expected AS
 SELECT tweet_id,
        CASE WHEN tweet_id % $DELETED_EVERY = 7 THEN 'deleted'
@@ -253,14 +238,12 @@ for ((try = 0; try < 150; try++)); do
                        ORDER BY lease_id DESC LIMIT 1")
   if [ -n "$lease" ]; then
     kill -STOP "$pauser_pid"
-    paused_pid=$pauser_pid
     sleep 0.3
     # Still in flight once stopped (not completed in the meantime)?
     if [ "$(tk_psql -c "SELECT outcome IS NULL FROM tweetkeeper.batches WHERE lease_id = $lease")" = t ]; then
       stale=$lease
     else
       kill -CONT "$pauser_pid"
-      paused_pid=""
     fi
   fi
   [ -n "$stale" ] || sleep 0.2
@@ -282,7 +265,6 @@ else
   fi
   past=$(tk_psql -c "SELECT round(extract(epoch FROM now() - expires_at)::numeric, 1) FROM public.stale")
   kill -CONT "$pauser_pid"
-  paused_pid=""
   echo "# phase 3: worker 'pauser' stopped for $(secs_since "$t_stop") s holding lease $stale" \
     "($(tk_psql -c "SELECT size FROM public.stale") tweets), resumed $past s after the lease expired"
   # Its next log line about the stale lease: the late completion (or a release).

@@ -21,17 +21,10 @@ tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 -- The workers log in with nothing but the worker role's rights.
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
--- A fast policy so that a 40-second run sees many refreshes.
-DELETE FROM tweetkeeper.age_policy;
-INSERT INTO tweetkeeper.age_policy VALUES ('5 minutes', '6 seconds'), ('2 hours', '15 seconds'),
-                                          ('30 days', '1 day');
--- Snowflake ids made at a given age: (ms since Twitter's epoch) << 22, plus a sequence.
-CREATE FUNCTION pg_temp.ids(age interval, n int, seq_from int) RETURNS bigint[] LANGUAGE sql AS \$\$
-  SELECT array_agg((((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g)
-    FROM generate_series(seq_from, seq_from + n - 1) g \$\$;
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 minute', 1050, 0));   -- every 6 s
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('1 hour', 130, 5000));   -- every 15 s
-SELECT tweetkeeper.schedule_tweets(pg_temp.ids('40 days', 20, 9000));   -- once, then done
+$(tk_fast_policy_sql)
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 1050 0));   -- every 6 s
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' 130 5000));   -- every 15 s
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '40 days' 20 9000));   -- once, then done
 CREATE TABLE public.expected AS
 SELECT tweet_id,
        CASE WHEN tweet_id % $DELETED_EVERY = 7 THEN 'deleted'

@@ -50,10 +50,11 @@ tk_mock_start() {
   return 1
 }
 
-# tk_cleanup: stop every background process we started.
+# tk_cleanup: stop every background process we started (SIGTERM, then SIGCONT, as a stopped
+# process acts on SIGTERM only once continued).
 tk_cleanup() {
   local p
-  for p in "${TK_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${TK_PIDS[@]}"; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null; done
   for p in "${TK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   TK_PIDS=()
 }
@@ -100,6 +101,13 @@ tk_ok() {
   fi
   return 0
 }
+# tk_pass NAME; tk_fail NAME [REASON...]: the two outcomes spelled out, one reason per line.
+tk_pass() { tk_ok "$1" 0; }
+tk_fail() {
+  local name=$1
+  shift
+  tk_ok "$name" 1 "$(printf '%s\n' "$@")"
+}
 # tk_ok_if NAME 'SHELL CONDITION': passes when the condition (evaluated here) holds.
 tk_ok_if() {
   if eval "$2"; then tk_ok "$1" 0; else tk_ok "$1" 1; fi
@@ -119,6 +127,13 @@ tk_snowflake_sql() {
   local off=${3:-0}
   echo "ARRAY(SELECT (((extract(epoch FROM now() - interval '$1') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series($((off + 1)), $((off + $2))) g)"
 }
+# tk_fast_policy_sql [YOUNG_AGE [YOUNG_DELAY]]: SQL that replaces the age policy with the suites'
+# fast one: tweets younger than YOUNG_AGE (5 minutes) every YOUNG_DELAY (6 seconds), up to 2 hours
+# every 15 seconds, up to 30 days daily. A run of a minute sees many refreshes.
+tk_fast_policy_sql() {
+  echo "DELETE FROM tweetkeeper.age_policy;
+INSERT INTO tweetkeeper.age_policy VALUES ('${1:-5 minutes}', '${2:-6 seconds}'), ('2 hours', '15 seconds'), ('30 days', '1 day');"
+}
 # tk_snapshot DB FILE: every row of every tweetkeeper table and the lease sequence, in a stable
 # order, to compare two databases with diff. TK_COLUMNS[table], when set, names the columns to
 # take (e.g. only those an older version had).
@@ -133,13 +148,13 @@ tk_snapshot() {
   tk_psql -d "$db" -c "SELECT 'lease_id_seq', last_value, is_called FROM tweetkeeper.lease_id_seq" >>"$out"
 }
 # tk_workdir NAME: sets dir to a fresh directory for this suite; at exit, every process started
-# here is stopped, the cluster too, and the directory removed (kept, and named, with KEEP=1).
+# here is stopped, the cluster too (pg_ctl -m TK_STOP_MODE, default fast), and the directory removed (kept, and named, with KEEP=1).
 tk_workdir() {
   dir=$(tk_tmpdir "$1")
   trap tk_finish EXIT
 }
 tk_finish() {
   tk_cleanup
-  tk_pg_stop "$dir"
+  tk_pg_stop "$dir" "${TK_STOP_MODE:-fast}"
   if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
 }

@@ -3,8 +3,7 @@
 # CREATE EXTENSION's warning in a cluster without it. Prints "pgtap: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-dir=$(tk_tmpdir pgtap)
-trap 'tk_pg_stop "$dir"; rm -rf "$dir"' EXIT
+tk_workdir pgtap
 tk_pg_start "$dir" || exit 1
 tk_psql -c "CREATE EXTENSION pgtap" || exit 1
 out=$(pg_prove --ext .sql -f "$TK_ROOT"/tests/pgtap/*.sql 2>&1 | grep -v 'NOTICE:')
