@@ -33,8 +33,7 @@ tk_mock_start "$dir/mock.log" --fault-rate $FAULT_RATE --fault-seed "$FAULT_SEED
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 $(tk_fast_policy_sql)
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' $YOUNG 0));
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' $OLDER 5000));
+$(tk_fast_queue_sql $YOUNG $OLDER)
 SQL
 total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
 echo "# $total tweets; mock with --fault-rate $FAULT_RATE --fault-seed $FAULT_SEED (all kinds);" \
@@ -138,15 +137,7 @@ tk_sql_ok "each lease stored at most its batch's tweets, only its own, and only 
 # by its failed attempts only, which the lease TTL covers.
 slack="interval '$SLACK_S seconds'"
 bound="interval '$((LEASE_TTL_S + BUFFER_TTL_S + SLACK_S)) seconds'"
-cat >"$dir/gaps.sql" <<SQL
-CREATE TEMP VIEW gaps AS
-SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap,
-       CASE WHEN t.created_at > now() - interval '5 minutes' THEN interval '6 seconds'
-            ELSE interval '15 seconds' END AS delay
-  FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id)
- WHERE t.state = 'scheduled'
-WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);
-SQL
+tk_gaps_sql >"$dir/gaps.sql"
 tk_sql_ok "every scheduled tweet was refreshed at least twice" \
   "SELECT count(*) > 0 AND min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'" \
   "SELECT tweet_id, update_count FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count LIMIT 5"

@@ -76,16 +76,8 @@ CREATE EXTENSION tweetkeeper;
 $(tk_fast_policy_sql '10 minutes' '5 seconds')
 CREATE FUNCTION public.policy_delay(age interval) RETURNS interval LANGUAGE sql STABLE AS
   \$\$ SELECT delay FROM tweetkeeper.age_policy WHERE max_age > age ORDER BY max_age LIMIT 1 \$\$;
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 1600 0));   -- every 5 s
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' 350 5000));   -- every 15 s
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '40 days' 20 9000));   -- once, then done
-CREATE TABLE public.expected AS
-SELECT tweet_id,
-       CASE WHEN tweet_id % $DELETED_EVERY = 7 THEN 'deleted'
-            WHEN tweet_id % $PROTECTED_EVERY = 11 THEN 'unavailable'
-            WHEN created_at < now() - interval '30 days' THEN 'done'
-            ELSE 'scheduled' END AS state
-  FROM tweetkeeper.tweets;
+$(tk_fast_queue_sql 1600 350 20)
+$(tk_expected_sql $DELETED_EVERY $PROTECTED_EVERY)
 CREATE TABLE public.run (started timestamptz, down_at timestamptz, up_at timestamptz,
                          stopped timestamptz);
 CREATE TABLE public.kills (worker text, killed_at timestamp, mode text, killed_epoch double precision);

@@ -22,16 +22,8 @@ CREATE EXTENSION tweetkeeper;
 -- The workers log in with nothing but the worker role's rights.
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 $(tk_fast_policy_sql)
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 1050 0));   -- every 6 s
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' 130 5000));   -- every 15 s
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '40 days' 20 9000));   -- once, then done
-CREATE TABLE public.expected AS
-SELECT tweet_id,
-       CASE WHEN tweet_id % $DELETED_EVERY = 7 THEN 'deleted'
-            WHEN tweet_id % $PROTECTED_EVERY = 11 THEN 'unavailable'
-            WHEN created_at < now() - interval '30 days' THEN 'done'
-            ELSE 'scheduled' END AS state
-  FROM tweetkeeper.tweets;
+$(tk_fast_queue_sql 1050 130 20)
+$(tk_expected_sql $DELETED_EVERY $PROTECTED_EVERY)
 SQL
 total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
 echo "# scheduled $total tweets; running two workers for ${RUN_SECONDS}s against $TK_MOCK_URL"
@@ -75,15 +67,7 @@ tk_sql_ok "every overdue tweet was first refreshed within the first seconds" \
   "SELECT max(first) <= timestamptz '$start' + interval '10 seconds' FROM (SELECT min(observed_at) first FROM tweetkeeper.metric_history GROUP BY tweet_id) x"
 # On schedule: between two observations of a tweet, at least its delay and at most delay +
 # buffer TTL + slack; and the last observation is no older than that at the end of the run.
-cat >"$dir/gaps.sql" <<SQL
-CREATE TEMP VIEW gaps AS
-SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap,
-       CASE WHEN t.created_at > now() - interval '5 minutes' THEN interval '6 seconds'
-            ELSE interval '15 seconds' END AS delay
-  FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id)
- WHERE t.state = 'scheduled'
-WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);
-SQL
+tk_gaps_sql >"$dir/gaps.sql"
 tk_sql_ok "scheduled tweets were refreshed several times" \
   "SELECT min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'"
 tk_sql_ok "no refresh came earlier than the tweet's delay" \

@@ -134,6 +134,36 @@ tk_fast_policy_sql() {
   echo "DELETE FROM tweetkeeper.age_policy;
 INSERT INTO tweetkeeper.age_policy VALUES ('${1:-5 minutes}', '${2:-6 seconds}'), ('2 hours', '15 seconds'), ('30 days', '1 day');"
 }
+# tk_fast_queue_sql YOUNG OLDER OLD: SQL that schedules YOUNG tweets made a minute ago (the fast
+# policy's first bucket), OLDER made an hour ago (every 15 s) and OLD made 40 days ago (fetched
+# once, then done). Their ids start at 1, 5001 and 9001.
+tk_fast_queue_sql() {
+  echo "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' "$1" 0));
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' "$2" 5000));"
+  [ "${3:-0}" -gt 0 ] && echo "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '40 days' "$3" 9000));"
+  return 0
+}
+# tk_expected_sql DELETED_EVERY PROTECTED_EVERY: SQL for public.expected (tweet_id, state), the
+# state each tracked tweet must end in when the mock runs with --deleted-every and
+# --protected-every.
+tk_expected_sql() {
+  echo "CREATE TABLE public.expected AS
+SELECT tweet_id,
+       CASE WHEN tweet_id % $1 = 7 THEN 'deleted'
+            WHEN tweet_id % $2 = 11 THEN 'unavailable'
+            WHEN created_at < now() - interval '30 days' THEN 'done'
+            ELSE 'scheduled' END AS state
+  FROM tweetkeeper.tweets;"
+}
+# tk_gaps_sql: SQL for the temporary view gaps (tweet_id, gap, delay): the time between each two
+# observations of a scheduled tweet, beside the delay its age policy gives it.
+tk_gaps_sql() {
+  echo "CREATE TEMP VIEW gaps AS
+SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap, tweetkeeper.next_delay(t.created_at) AS delay
+  FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id)
+ WHERE t.state = 'scheduled'
+WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);"
+}
 # tk_snapshot DB FILE: every row of every tweetkeeper table and the lease sequence, in a stable
 # order, to compare two databases with diff. TK_COLUMNS[table], when set, names the columns to
 # take (e.g. only those an older version had).
