@@ -9,6 +9,9 @@
 --    maintenance() hands back those whose session is gone (outcome 'abandoned').
 --  * A quiet idle: scheduling wakes the background worker, which otherwise sleeps until the
 --    next tweet is due.
+--  * Billing-true accounting: X bills a post once per UTC day, so caps and stats count billed
+--    reads (tweets.billed_on/billed_by, batches.billable/billed, daily_usage, usage_stats), and
+--    credentials have a price per read.
 --  * settings() is the new name of lease_settings(), which returns more than lease settings; the
 --    old name stays, deprecated, for queries written for 0.1.0.
 
@@ -121,6 +124,50 @@ ALTER TABLE batches DROP CONSTRAINT batches_outcome_known;
 ALTER TABLE batches ADD CONSTRAINT batches_outcome_known
   CHECK (outcome IN ('completed', 'released', 'expired', 'abandoned'));
 
+--------------------------------------------------------------------------------------------------
+-- Billing-true accounting
+--------------------------------------------------------------------------------------------------
+
+ALTER TABLE tweets ADD COLUMN billed_on date;
+ALTER TABLE tweets ADD COLUMN billed_by text;
+ALTER TABLE batches ADD COLUMN billable integer;
+ALTER TABLE batches ADD COLUMN billed integer;
+ALTER TABLE batches ADD COLUMN provider text;
+ALTER TABLE credentials ADD COLUMN price_per_read numeric NOT NULL DEFAULT 0.005;
+ALTER TABLE credentials ADD CONSTRAINT credentials_price_not_negative CHECK (price_per_read >= 0);
+
+DROP FUNCTION add_credential(text, integer, interval, bigint, text);
+-- What the API was asked and what it billed, per UTC day, provider and credential ('' when the
+-- workers use a single token without a registered credential). Kept: one row per day each.
+CREATE TABLE daily_usage (
+  day date NOT NULL,
+  provider text NOT NULL,
+  credential text NOT NULL,
+  requests bigint NOT NULL DEFAULT 0,      -- answered requests (completed batches)
+  tweets_read bigint NOT NULL DEFAULT 0,   -- tweets found in the answers
+  billed_reads bigint NOT NULL DEFAULT 0,  -- of those, the first read of the tweet that UTC day
+  CONSTRAINT daily_usage_pkey PRIMARY KEY (day, provider, credential)
+);
+SELECT pg_catalog.pg_extension_config_dump('daily_usage', '');
+COMMENT ON TABLE daily_usage IS
+  'Answered requests, tweets read and billed reads per UTC day, provider and credential. X bills '
+  'a post once per UTC day however often it is read, so billed_reads is what the bill counts.';
+
+CREATE FUNCTION add_credential(name text, requests_per_window integer,
+                               window_length interval DEFAULT interval '15 minutes',
+                               monthly_cap bigint DEFAULT NULL, provider text DEFAULT 'x-v2',
+                               price_per_read numeric DEFAULT 0.005)
+  RETURNS void LANGUAGE sql AS $$
+  INSERT INTO tweetkeeper.credentials (name, provider, requests_per_window, window_length,
+                                       monthly_cap, remaining, price_per_read)
+  VALUES (name, provider, requests_per_window, window_length, monthly_cap, requests_per_window,
+          price_per_read)
+$$;
+COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) IS
+  'Registers a credential: its name (as in the workers'' credentials file), requests per window, '
+  'window length, optional monthly cap (billed reads), provider (x-v2 or x-v1.1) and price per '
+  'billed read (X pay-per-use: 0.005 USD; 0 for a flat-rate plan).';
+
 CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -214,6 +261,9 @@ DECLARE
   cred text;
   quota_mode boolean;
   w record;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+  read_today text[];  -- per claimed tweet already read this UTC day: the credential that read it
+  billable integer;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -238,17 +288,22 @@ BEGIN
     RETURN;
   END IF;
 
+  -- X bills a post once per UTC day: a tweet this credential already read today costs nothing.
+  SELECT coalesce(array_agg(t.billed_by), '{}') INTO read_today
+    FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids) AND t.billed_on = today;
   quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
   IF quota_mode THEN
     -- The least recently used credential with quota, so that all of them are used. The row
-    -- lock serialises claims on one credential; the WHERE clause is rechecked under it.
+    -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
+    -- monthly cap counts billed reads, reserved here and settled by complete or release.
     UPDATE tweetkeeper.credentials c
        SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
                             THEN c.requests_per_window ELSE c.remaining END - 1,
            window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
                                   THEN now() + c.window_length ELSE c.window_reset_at END,
            month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
-                             ELSE c.month_used END + cardinality(ids),
+                             ELSE c.month_used END
+                        + cardinality(ids) - cardinality(array_positions(read_today, c.name)),
            month_start = date_trunc('month', now(), 'UTC'),
            status = 'active', status_reason = NULL, status_until = NULL,
            requests = c.requests + 1, last_used_at = clock_timestamp()
@@ -258,20 +313,43 @@ BEGIN
           AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
           AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
           AND (x.remaining > 0 OR x.window_reset_at <= now())
-          AND (x.monthly_cap IS NULL OR x.month_start < date_trunc('month', now(), 'UTC')
-               OR x.month_used + cardinality(ids) <= x.monthly_cap)
+          AND (x.monthly_cap IS NULL
+               OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
+                  + cardinality(ids) - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
         ORDER BY x.last_used_at NULLS FIRST
         LIMIT 1
         FOR UPDATE)
        AND (c.remaining > 0 OR c.window_reset_at <= now())
     RETURNING c.name INTO cred;
     IF cred IS NULL THEN
+      -- A credential whose monthly cap is used up (by settled reads, not reservations of
+      -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
+      UPDATE tweetkeeper.credentials x
+         SET status = 'capped', status_until = date_trunc('month', now(), 'UTC') + interval '1 month',
+             status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
+                                    x.monthly_cap)
+       WHERE x.provider = claim_batch.provider AND x.status = 'active'
+         AND x.month_start = date_trunc('month', now(), 'UTC')
+         AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
+                              WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
       -- Due tweets, no quota: say until when and why, so the worker can sleep that long.
       SELECT min(CASE WHEN x.status IN ('waiting', 'capped') THEN x.status_until
+                      WHEN x.status = 'active' AND x.monthly_cap IS NOT NULL
+                           AND x.month_start = date_trunc('month', now(), 'UTC')
+                           AND x.month_used + cardinality(ids) - cardinality(array_positions(read_today, x.name))
+                               > x.monthly_cap
+                        THEN date_trunc('month', now(), 'UTC') + interval '1 month'
                       WHEN x.status = 'active' THEN x.window_reset_at END) AS until,
              string_agg(format('%s %s%s', x.name, x.status,
-                               CASE WHEN x.status = 'active' THEN ' (window used up)'
-                                    ELSE ': ' || coalesce(x.status_reason, '') END), ', '
+                               CASE WHEN x.status <> 'active' THEN ': ' || coalesce(x.status_reason, '')
+                                    WHEN x.monthly_cap IS NOT NULL
+                                         AND x.month_start = date_trunc('month', now(), 'UTC')
+                                         AND x.month_used + cardinality(ids)
+                                             - cardinality(array_positions(read_today, x.name)) > x.monthly_cap
+                                      THEN format(' (monthly cap: %s of %s billed reads left, the batch needs %s)',
+                                                  x.monthly_cap - x.month_used, x.monthly_cap,
+                                                  cardinality(ids) - cardinality(array_positions(read_today, x.name)))
+                                    ELSE ' (window used up)' END), ', '
                         ORDER BY x.name) AS why
         INTO w
         FROM tweetkeeper.credentials x
@@ -285,13 +363,15 @@ BEGIN
     END IF;
   END IF;
 
+  billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
   lease := nextval('tweetkeeper.lease_id_seq');
   UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
    WHERE t.tweet_id = ANY (ids);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                   expires_at, credential, claimer_pid, claimer_started)
+                                   expires_at, credential, claimer_pid, claimer_started, billable,
+                                   provider)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start());
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_batch.provider);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
@@ -306,6 +386,9 @@ DECLARE
   b record;
   n_observed integer;
   n_problems integer;
+  n_billed integer;
+  found_ids bigint[];
+  today date := (now() AT TIME ZONE 'UTC')::date;
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
     RAISE EXCEPTION 'lease, observations and problems must not be NULL'
@@ -326,6 +409,14 @@ BEGIN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
 
+  -- Billed: found tweets this batch's credential had not read yet this UTC day.
+  -- (Parsing every id first also refuses a malformed one, 22P02, whatever the plans below.)
+  found_ids := ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint));
+  SELECT count(*) INTO n_billed
+    FROM tweetkeeper.tweets t
+   WHERE t.lease_id = lease AND t.tweet_id = ANY (found_ids)
+     AND (t.billed_on IS DISTINCT FROM today OR t.billed_by IS DISTINCT FROM coalesce(b.credential, ''));
+
   WITH obs AS (
     SELECT DISTINCT ON (o.id) o.*
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
@@ -334,7 +425,8 @@ BEGIN
      WHERE o.id = ANY (b.tweet_ids)
   ), upd AS (
     UPDATE tweetkeeper.tweets t
-       SET retweet_count = o.retweet_count, reply_count = o.reply_count,
+       SET billed_on = today, billed_by = coalesce(b.credential, ''),
+           retweet_count = o.retweet_count, reply_count = o.reply_count,
            like_count = o.like_count, quote_count = o.quote_count,
            bookmark_count = o.bookmark_count, impression_count = o.impression_count,
            updated_at = now(), update_count = t.update_count + 1, lease_id = NULL,
@@ -388,11 +480,27 @@ BEGIN
   END IF;
   -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored.
   UPDATE tweetkeeper.batches
-     SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems
+     SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems,
+         billed = n_billed
    WHERE batches.lease_id = lease AND batches.outcome IS DISTINCT FROM 'abandoned';
+  IF b.outcome IS NOT NULL THEN
+    -- A late answer (the batch expired or was abandoned meanwhile): the API read and billed the
+    -- posts, but nothing was stored here. Count what the claim reserved.
+    n_billed := coalesce(b.billable, 0);
+  END IF;
   IF b.credential IS NOT NULL THEN
+    -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
+    UPDATE tweetkeeper.credentials c
+       SET month_used = greatest(c.month_used + n_billed - coalesce(b.billable, 0), 0)
+     WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
+  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
+  VALUES (today, coalesce(b.provider, 'x-v2'), coalesce(b.credential, ''), 1,
+          CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END, n_billed)
+  ON CONFLICT (day, provider, credential) DO UPDATE
+     SET requests = u.requests + 1, tweets_read = u.tweets_read + excluded.tweets_read,
+         billed_reads = u.billed_reads + excluded.billed_reads;
   RETURN n_observed + n_problems;
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
@@ -471,6 +579,86 @@ COMMENT ON VIEW batch_stats IS
   'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
   'batches released by workers, expired, or abandoned (their worker''s session ended).';
 
+CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
+                              rate jsonb DEFAULT NULL) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  b record;
+  n integer;
+BEGIN
+  IF lease IS NULL THEN
+    RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected') THEN
+    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected or NULL, got %', refusal
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
+         reason = release_batch.reason, billed = 0
+   WHERE batches.lease_id = lease;
+  -- A refused or failed request returned no posts, so it is billed nothing: give back the reads
+  -- the claim reserved (once: a batch already finished has nothing reserved any more).
+  IF b.outcome IS NULL THEN
+    UPDATE tweetkeeper.credentials c SET month_used = greatest(c.month_used - coalesce(b.billable, 0), 0)
+     WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
+  END IF;
+  PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS
+  'Hands a claimed batch back unharmed (its tweets are due again now); returns how many tweets '
+  'were still held by the lease.';
+
+CREATE OR REPLACE VIEW credential_stats AS
+SELECT c.name, c.provider, c.status, c.status_reason AS reason, c.status_until AS until,
+       CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+            THEN c.requests_per_window ELSE c.remaining END AS remaining,
+       c.requests_per_window, c.window_length,
+       CASE WHEN c.window_reset_at > now() THEN c.window_reset_at END AS window_reset_at,
+       CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE c.month_used END
+         AS month_used,
+       c.monthly_cap, c.requests, c.last_used_at,
+       (SELECT count(*) FROM tweetkeeper.batches b
+         WHERE b.credential = c.name AND b.outcome = 'released') AS released_batches,
+       c.price_per_read,
+       round(CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE c.month_used END
+             * c.price_per_read, 2) AS month_cost
+  FROM tweetkeeper.credentials c
+ ORDER BY c.name;
+COMMENT ON VIEW credential_stats IS
+  'Each credential''s live quota and status, with the reason when it is waiting, capped or '
+  'rejected, and its batches released (by the API''s refusals or failures) in the retention window. '
+  'month_used counts billed reads (a post once per UTC day); month_cost prices them.';
+
+CREATE VIEW usage_stats AS
+SELECT u.provider, u.credential,
+       coalesce(sum(u.requests) FILTER (WHERE u.day = d.today), 0) AS requests_today,
+       coalesce(sum(u.tweets_read) FILTER (WHERE u.day = d.today), 0) AS tweets_read_today,
+       coalesce(sum(u.billed_reads) FILTER (WHERE u.day = d.today), 0) AS billed_reads_today,
+       round(coalesce(sum(u.billed_reads) FILTER (WHERE u.day = d.today), 0)
+             * coalesce(c.price_per_read, 0.005), 2) AS cost_today,
+       sum(u.requests) AS requests_this_month,
+       sum(u.tweets_read) AS tweets_read_this_month,
+       sum(u.billed_reads) AS billed_reads_this_month,
+       round(sum(u.billed_reads) * coalesce(c.price_per_read, 0.005), 2) AS cost_this_month
+  FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS today) d
+  JOIN tweetkeeper.daily_usage u ON u.day >= date_trunc('month', d.today)::date
+  LEFT JOIN tweetkeeper.credentials c ON c.name = u.credential
+ GROUP BY u.provider, u.credential, c.price_per_read
+ ORDER BY u.provider, u.credential;
+COMMENT ON VIEW usage_stats IS
+  'What tracking costs: answered requests, tweets read, billed reads (a post once per UTC day) '
+  'and their price, today and this month (UTC), per provider and credential (empty for a single '
+  'unregistered token, priced at X''s 0.005 USD).';
+
 --------------------------------------------------------------------------------------------------
 -- Privileges of the new functions (as the install script's REVOKE ALL ... FROM PUBLIC does)
 --------------------------------------------------------------------------------------------------
@@ -478,3 +666,7 @@ COMMENT ON VIEW batch_stats IS
 REVOKE ALL ON FUNCTION backend_start(), backend_alive(integer, timestamptz), wake_maintenance(),
   settings(), age_policy_before_insert(), age_policy_adopt() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION backend_alive(integer, timestamptz), settings() TO tweetkeeper_reader;
+REVOKE ALL ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) TO tweetkeeper_admin;
+GRANT SELECT ON daily_usage, usage_stats TO tweetkeeper_reader;
+GRANT DELETE ON daily_usage TO tweetkeeper_admin;

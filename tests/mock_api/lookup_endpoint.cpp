@@ -69,6 +69,7 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
   bool map = false;
   if (auto it = params.find("map"); it != params.end()) map = it->second == "true" || it->second == "1" || it->second == "t";
 
+  std::vector<uint64_t> returned;
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   if (map) {
@@ -80,6 +81,7 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
       w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
       if (ClassifyTweet(id, config, now_ms) == TweetState::kVisible) {
         WriteTweet(w, id, now_ms);
+        returned.push_back(id);
       } else {
         w.Null();
       }
@@ -90,12 +92,16 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
     w.StartArray();
     // No promised order: reverse, as /2/tweets does, so clients that zip by position fail.
     for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
-      if (ClassifyTweet(*it, config, now_ms) == TweetState::kVisible) WriteTweet(w, *it, now_ms);
+      if (ClassifyTweet(*it, config, now_ms) == TweetState::kVisible) {
+        WriteTweet(w, *it, now_ms);
+        returned.push_back(*it);
+      }
     }
     w.EndArray();
   }
   EndpointReply reply;
   reply.body = buf.GetString();
+  reply.returned = std::move(returned);
   return reply;
 }
 

@@ -46,12 +46,13 @@ number, to get one of the --faults kinds:
   content-type  a 200 with text/html and an HTML page
   huge          a 200 of 20 MiB: the answer behind a giant "padding" string
 Quotas: fixed windows per token and endpoint (--rate-limit, --window-seconds): 429 Too Many
-Requests; after --monthly-cap 200s in a UTC month, or after POST /mock/cap?token=T: 429
+Requests; after --monthly-cap billed post reads in a UTC month (a post is billed once per UTC
+day and token, as X bills), or after POST /mock/cap?token=T: 429
 UsageCapExceeded (usage-capped) with the window's own x-rate-limit-remaining; after
 POST /mock/revoke?token=T: 403 Forbidden. Both last until POST /mock/reset.
 Endpoints: GET /2/tweets?ids=...; GET or POST (form body) /1.1/statuses/lookup.json?id=...&map=true
 (v1.1 bodies: {"id":{"<id>":{tweet}|null}} or an array; errors {"errors":[{"code":..,"message":..}]}).
-Test endpoints: GET /mock/stats (counts, faults, per-token statuses and 200s per window),
+Test endpoints: GET /mock/stats (counts, faults, per-token statuses, 200s per window, billed reads),
 POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz.)";
 
 int64_t NowMs() {
@@ -200,8 +201,8 @@ int Run(int argc, char** argv) {
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_option("--monthly-cap", config.monthly_cap,
-                 "200 answers per token and calendar month (UTC); then every request with it gets the "
-                 "usage-capped 429. 0: no cap")
+                 "Billed post reads per token and calendar month (UTC; a post once per UTC day); then "
+                 "every request with it gets the usage-capped 429. 0: no cap")
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));

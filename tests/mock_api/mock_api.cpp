@@ -111,6 +111,7 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
   const std::string fingerprint = token ? TokenFingerprint(*token) : "";
   const bool v1 = route.dialect == Dialect::kV1;
   int64_t window_start_ms = -1;  // set when the request was counted in a rate-limit window
+  int64_t billed_reads = 0;      // posts this answer was billed for
   FaultPlan plan = PlanFaults(config_.faults, request_seq_++);
   if (plan.kind == FaultKind::kHang && ++hangs_held_ > config_.faults.max_hangs) {
     // Every held connection holds a server thread: past the cap, let go at once.
@@ -140,13 +141,17 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
     TokenQuota& quota = quotas_[*token];
     if (const int64_t month = UtcMonth(now_ms); month != quota.month) {
       quota.month = month;
-      quota.ok_this_month = 0;
+      quota.billed_this_month = 0;
+    }
+    if (const int64_t day = now_ms / 86'400'000; day != quota.day) {
+      quota.day = day;
+      quota.read_today.clear();
     }
     RateVerdict verdict;
     if (quota.revoked) {
       // Like a 401, a 403 for a revoked credential carries no rate-limit headers.
       reply = v1 ? Reply(403, kJson, V1Error(200, "Forbidden.")) : Reply(403, kJson, GenericProblem(403, "Forbidden"));
-    } else if (quota.capped || (config_.monthly_cap > 0 && quota.ok_this_month >= config_.monthly_cap)) {
+    } else if (quota.capped || (config_.monthly_cap > 0 && quota.billed_this_month >= config_.monthly_cap)) {
       verdict = limiter_.Peek(limiter_key, now_ms);  // not counted: the window may show plenty left
       reply = Reply(429, kJson, UsageCappedProblem(AccountId(fingerprint)));
     } else {
@@ -156,7 +161,14 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
                    : Reply(429, kJson, GenericProblem(429, "Too Many Requests"));
       } else {
         window_start_ms = verdict.window_start_ms;
-        if (answer.status == 200) ++quota.ok_this_month;
+        // Billed: the posts returned that this token had not read yet this UTC day. Like X, a
+        // request under the cap is answered in full, so the last one may pass it a little.
+        int64_t billed = 0;
+        if (answer.status == 200) {
+          for (uint64_t id : answer.returned) billed += quota.read_today.insert(id).second ? 1 : 0;
+        }
+        quota.billed_this_month += billed;
+        billed_reads = billed;
         reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
       }
     }
@@ -180,6 +192,7 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
   }
   reply.faults = plan;
   stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, fingerprint, route.path, window_start_ms);
+  if (billed_reads > 0) stats_.Bill(fingerprint, billed_reads);
   if (request_log_) {
     std::string line = RequestLogLine(now_ms, reply.status, n_ids, token ? fingerprint : "-");
     if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);

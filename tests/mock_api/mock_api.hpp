@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -69,12 +70,15 @@ class MockApi {
     Dialect dialect;
   };
 
-  // What the operator (a test) did to a credential, and its 200s this month.
+  // What the operator (a test) did to a credential, and what it was billed: X bills a post
+  // once per UTC day and token, however often it is read.
   struct TokenQuota {
     bool capped = false;   // POST /mock/cap: usage-capped until /mock/reset
     bool revoked = false;  // POST /mock/revoke: 403 until /mock/reset
-    int64_t month = -1;    // year * 12 + month (UTC) that ok_this_month counts
-    int64_t ok_this_month = 0;
+    int64_t month = -1;    // year * 12 + month (UTC) that billed_this_month counts
+    int64_t billed_this_month = 0;
+    int64_t day = -1;      // days since the epoch (UTC) that read_today holds
+    std::unordered_set<uint64_t> read_today;
   };
 
   HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
@@ -84,7 +88,7 @@ class MockApi {
   LogSink request_log_;
   RateLimiter limiter_;
   RequestStats stats_;
-  std::mutex quota_mutex_;  // held across the cap check, the rate limiter and the count of 200s
+  std::mutex quota_mutex_;  // held across the cap check, the rate limiter and the billing
   std::map<std::string, TokenQuota> quotas_;  // by token
   std::atomic<uint64_t> request_seq_{0};
   std::atomic<int> hangs_held_{0};

@@ -16,7 +16,7 @@ struct MockConfig {
   bool repost_count_alias = false;  // spec 2.167 renames retweet_count to repost_count
   int64_t rate_limit = 3500;        // requests per window, per token
   int64_t window_seconds = 900;
-  int64_t monthly_cap = 0;  // 200 answers per token per calendar month (UTC) before usage-capped 429s; 0: none
+  int64_t monthly_cap = 0;  // billed post reads per token per calendar month (UTC) before usage-capped 429s; 0: none
   std::set<std::string> tokens;  // empty: any non-empty bearer token is accepted
   FaultConfig faults;
 };

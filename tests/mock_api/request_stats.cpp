@@ -41,6 +41,11 @@ void RequestStats::Record(int status, size_t n_ids, FaultKind fault, bool reused
   }
 }
 
+void RequestStats::Bill(const std::string& token_fp, int64_t posts) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  token_billed_[token_fp] += static_cast<uint64_t>(posts);
+}
+
 std::string RequestStats::ToJson() const {
   std::lock_guard<std::mutex> lock(mutex_);
   rapidjson::StringBuffer buf;
@@ -75,6 +80,17 @@ std::string RequestStats::ToJson() const {
     w.EndArray();
   }
   w.EndObject();
+  uint64_t billed_reads = 0;
+  for (const auto& [fp, posts] : token_billed_) billed_reads += posts;
+  w.Key("billed_reads");
+  w.Uint64(billed_reads);
+  w.Key("billed");
+  w.StartObject();
+  for (const auto& [fp, posts] : token_billed_) {
+    w.Key(fp.c_str(), static_cast<rapidjson::SizeType>(fp.size()));
+    w.Uint64(posts);
+  }
+  w.EndObject();
   w.EndObject();
   return buf.GetString();
 }
@@ -89,6 +105,7 @@ void RequestStats::Reset() {
   drops_on_reused_connections_ = 0;
   token_status_counts_.clear();
   token_windows_.clear();
+  token_billed_.clear();
 }
 
 }  // namespace tweetkeeper::mock

@@ -26,8 +26,10 @@ class RequestStats {
   // {"requests":N,"ids_requested":M,"status_counts":{"200":a,...},"batch_sizes":{"100":k,...},
   //  "faults":{"hang":h,"slow":s,"drop":d,"5xx":e,"truncated":t,"content-type":c,"huge":g},
   //  "drops_on_reused_connections":r,"tokens":{"<fp>":{"200":a,"429":b,...}},
-  //  "windows":{"<fp>":[n_200_in_window_1,n_200_in_window_2,...]}}
+  //  "windows":{"<fp>":[n_200_in_window_1,n_200_in_window_2,...]},"billed_reads":B,"billed":{"<fp>":b}}
   std::string ToJson() const;
+  // Posts billed to a token (its first read of each post in a UTC day): "billed":{"<fp>":n}.
+  void Bill(const std::string& token_fp, int64_t posts);
   void Reset();
 
  private:
@@ -41,6 +43,7 @@ class RequestStats {
   std::map<std::string, std::map<int, uint64_t>> token_status_counts_;
   // Per token: 200s per window, ordered by the window's start (then endpoint).
   std::map<std::string, std::map<std::pair<int64_t, std::string>, uint64_t>> token_windows_;
+  std::map<std::string, uint64_t> token_billed_;
 };
 
 }  // namespace tweetkeeper::mock

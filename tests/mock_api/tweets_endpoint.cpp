@@ -160,6 +160,7 @@ EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int
   }
   // The API promises no order; answering in reverse catches clients that zip by position.
   std::reverse(found.begin(), found.end());
+  for (size_t i : found) reply.returned.push_back(req.values[i]);
 
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);

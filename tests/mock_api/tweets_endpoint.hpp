@@ -23,6 +23,7 @@ struct EndpointReply {
   int status = 200;
   std::string content_type = kJson;
   std::string body;
+  std::vector<uint64_t> returned;  // the posts in the answer: what X bills (errors are not billed)
 };
 
 struct TweetsRequest {

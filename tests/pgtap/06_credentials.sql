@@ -39,7 +39,7 @@ SELECT is((SELECT credential FROM tweetkeeper.batches WHERE lease_id = (SELECT l
 INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
 SELECT row_eq($$SELECT lease_id, wait_until, wait_reason FROM c WHERE n = 6$$,
   ROW(NULL::bigint, now() + interval '15 minutes',
-      'alpha active (window used up), beta active (window used up)'::text),
+      'alpha active (window used up), beta active (monthly cap: 0 of 4 billed reads left, the batch needs 2)'::text),
   'all quota spent: the claim says until when and why');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id IS NULL AND due_at <= now()), 30::bigint,
   'and claims no tweet');

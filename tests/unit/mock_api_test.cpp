@@ -86,13 +86,13 @@ TEST(MockApi, CountsStatsAndResets) {
             R"({"requests":5,"ids_requested":7,"status_counts":{"200":3,"401":1,"429":1},"batch_sizes":{"1":1,"3":2},)"
             R"("faults":{"hang":0,"slow":0,"drop":0,"5xx":0,"truncated":0,"content-type":0,"huge":0},)"
             R"("drops_on_reused_connections":0,"tokens":{"e3b98a4da31a":{"200":3,"429":1}},)"
-            R"("windows":{"e3b98a4da31a":[3]}})");  // sha256("t")
+            R"("windows":{"e3b98a4da31a":[3]},"billed_reads":3,"billed":{"e3b98a4da31a":3}})");  // sha256("t")
 
   EXPECT_EQ(api.Handle({"POST", "/mock/reset", {}, ""}, kNow).status, 200);
   EXPECT_EQ(api.Handle({"GET", "/mock/stats", {}, ""}, kNow).body,
             R"({"requests":0,"ids_requested":0,"status_counts":{},"batch_sizes":{},)"
             R"("faults":{"hang":0,"slow":0,"drop":0,"5xx":0,"truncated":0,"content-type":0,"huge":0},)"
-            R"("drops_on_reused_connections":0,"tokens":{},"windows":{}})");
+            R"("drops_on_reused_connections":0,"tokens":{},"windows":{},"billed_reads":0,"billed":{}})");
   EXPECT_EQ(api.Handle(Tweets("Bearer t"), kNow).status, 200);  // the window was forgotten too
 }
 
@@ -124,17 +124,18 @@ std::string WithoutAccount(std::string body) {
 
 std::string Stat(MockApi& api) { return api.Handle({"GET", "/mock/stats", {}, ""}, kNow).body; }
 
-TEST(MockApi, MonthlyCapCountsTwoHundredsPerTokenAndMonth) {
+// X bills each post returned once per UTC day and token; the cap counts those billed reads.
+TEST(MockApi, MonthlyCapCountsBilledReadsPerTokenAndMonth) {
   MockConfig config;
   config.monthly_cap = 3;
   config.rate_limit = 100;
   config.window_seconds = 60;
   MockApi api(config);
   const int64_t jan31 = kNow + 30LL * 86400000 + 86399000;  // 2024-01-31T23:59:59Z
-  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);
-  EXPECT_EQ(api.Handle(Tweets("Bearer a", "x"), kNow).status, 400);  // a 400 is not a 200: not capped
-  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);
-  EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31).status, 200);
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);        // 2 posts: billed 2
+  EXPECT_EQ(api.Handle(Tweets("Bearer a", "x"), kNow).status, 400);   // no post returned: nothing
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(api.Handle(Tweets("Bearer a"), kNow).status, 200);  // same day: 0
+  EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31).status, 200);       // a new UTC day: 2 more, 4 >= 3
   for (int64_t at : {jan31, jan31 + 500}) {
     const HttpReply capped = api.Handle(Tweets("Bearer a"), at);
     EXPECT_EQ(capped.status, 429);
@@ -148,7 +149,10 @@ TEST(MockApi, MonthlyCapCountsTwoHundredsPerTokenAndMonth) {
   EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31).body, api.Handle(Tweets("Bearer a"), jan31).body);
   EXPECT_EQ(api.Handle(Tweets("Bearer b"), jan31).status, 200);  // caps are per token
   EXPECT_EQ(api.Handle(Tweets("Bearer a"), jan31 + 1000).status, 200);  // February: a new month
-  EXPECT_EQ(Stat(api).find(R"("ca978112ca1b":{"200":4,"400":1,"429":4})") != std::string::npos, true) << Stat(api);
+  EXPECT_NE(Stat(api).find(R"("ca978112ca1b":{"200":8,"400":1,"429":4})"), std::string::npos) << Stat(api);
+  // a: 2 on the 1st, 2 on the 31st, 2 in February; b: 2.
+  EXPECT_NE(Stat(api).find(R"("billed_reads":8,"billed":{"3e23e8160039":2,"ca978112ca1b":6})"), std::string::npos)
+      << Stat(api);
 }
 
 TEST(MockApi, CapAndRevokeOneTokenMidRunUntilReset) {
@@ -200,7 +204,7 @@ TEST(MockApi, StatsCountTwoHundredsPerTokenAndWindow) {
   const std::string stats = Stat(api);
   EXPECT_NE(stats.find(R"("tokens":{"2e7d2c03a950":{"403":1},"3e23e8160039":{"200":2},)"
                        R"("ca978112ca1b":{"200":5,"400":1,"429":2}},)"
-                       R"("windows":{"3e23e8160039":[1,1],"ca978112ca1b":[3,0,2]}})"),
+                       R"("windows":{"3e23e8160039":[1,1],"ca978112ca1b":[3,0,2]},)"),
             std::string::npos)
       << stats;
 }
@@ -259,12 +263,17 @@ TEST(MockApi, MonthlyCapIsExactUnderConcurrency) {
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 200; ++i) ok += api.Handle(Tweets("Bearer a", "20"), kNow).status == 200;
+    threads.emplace_back([&, t] {
+      // One new post per request, so each 200 bills exactly one read.
+      for (int i = 0; i < 200; ++i) {
+        ok += api.Handle(Tweets("Bearer a", std::to_string(1'000'000 + t * 1000 + i)), kNow).status == 200;
+      }
     });
   }
   for (std::thread& t : threads) t.join();
-  EXPECT_EQ(ok.load(), 500);
+  // Some ids are deleted or protected in the mock's world: their 200s bill nothing.
+  EXPECT_NE(Stat(api).find(R"("billed_reads":500,)"), std::string::npos) << Stat(api);
+  EXPECT_LT(ok.load(), 800);
 }
 
 TEST(MockApi, ServesHealthAndNotFound) {

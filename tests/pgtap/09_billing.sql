@@ -1,0 +1,78 @@
+-- Billing-true accounting: X bills a post once per UTC day however often it is read, so monthly
+-- caps, usage and cost count billed reads, reserved at the claim and settled by complete/release.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION tweetkeeper;
+SELECT plan(21);
+SET LOCAL tweetkeeper.buffer_ttl = 0;
+
+CREATE TEMP TABLE c (n serial, lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz, wait_reason text);
+CREATE FUNCTION pg_temp.claim() RETURNS bigint LANGUAGE sql AS $$
+  INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason)
+  SELECT * FROM tweetkeeper.claim_batch('w', 100) RETURNING lease_id $$;
+CREATE FUNCTION pg_temp.due_again() RETURNS void LANGUAGE sql AS $$
+  UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 second' WHERE state = 'scheduled' $$;
+
+-- Without a registered credential: still counted, under the credential ''.
+SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM generate_series(1, 3) g;
+SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), '[{"id":1001},{"id":1002},{"id":1003}]'), 3, 'a batch without credential');
+SELECT results_eq($$SELECT provider, credential, requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage$$,
+  $$VALUES ('x-v2', '', 1::bigint, 3::bigint, 3::bigint)$$, 'usage is counted without a credential too');
+SELECT pg_temp.due_again();
+SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), '[{"id":1001},{"id":1002},{"id":1003}]'), 3, 'read again the same day');
+SELECT results_eq($$SELECT requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage$$,
+  $$VALUES (2::bigint, 6::bigint, 3::bigint)$$, 'a post read twice in a UTC day is billed once');
+SELECT is((SELECT cost_today FROM tweetkeeper.usage_stats WHERE credential = ''), 0.02,
+  'usage_stats prices an unregistered token''s reads at X''s 0.005 (3 reads: 0.015, rounded)');
+
+-- With a credential: the claim reserves what it may be billed, complete settles it.
+SELECT tweetkeeper.add_credential('c1', 50, interval '15 minutes', 10, 'x-v2', 0.01);
+SELECT throws_ok($$SELECT tweetkeeper.add_credential('c2', 5, interval '15 minutes', NULL, 'x-v2', -0.01)$$, '23514', NULL,
+  'a negative price is refused');
+SELECT pg_temp.due_again();
+SELECT pg_temp.claim();
+SELECT row_eq($$SELECT b.billable, c.month_used FROM tweetkeeper.batches b JOIN tweetkeeper.credentials c ON c.name = b.credential
+                 WHERE b.lease_id = (SELECT max(lease_id) FROM c)$$, ROW(3, 3::bigint),
+  'another credential has not read them today: the claim reserves 3 billed reads');
+SELECT is(tweetkeeper.complete_batch((SELECT max(lease_id) FROM c), '[{"id":1001},{"id":1002}]',
+  '[{"id":1003,"type":"resource-not-found","detail":"gone"}]'), 3, 'two found, one deleted');
+SELECT row_eq($$SELECT b.billed, c.month_used FROM tweetkeeper.batches b JOIN tweetkeeper.credentials c ON c.name = b.credential
+                 WHERE b.lease_id = (SELECT max(lease_id) FROM c)$$, ROW(2, 2::bigint),
+  'complete settles to the found tweets: 2 billed, month_used 2');
+SELECT results_eq($$SELECT billed_on, billed_by FROM tweetkeeper.tweets WHERE tweet_id IN (1001, 1002) ORDER BY tweet_id$$,
+  $$VALUES ((now() AT TIME ZONE 'UTC')::date, 'c1'), ((now() AT TIME ZONE 'UTC')::date, 'c1')$$,
+  'each found tweet remembers the UTC day and credential of its billed read');
+
+SELECT pg_temp.due_again();
+SELECT pg_temp.claim();
+SELECT is((SELECT billable FROM tweetkeeper.batches WHERE lease_id = (SELECT max(lease_id) FROM c)), 0,
+  'read again by the same credential the same day: nothing to reserve');
+SELECT tweetkeeper.complete_batch((SELECT max(lease_id) FROM c), '[{"id":1001},{"id":1002}]');
+SELECT row_eq($$SELECT requests_today, tweets_read_today, billed_reads_today, cost_today FROM tweetkeeper.usage_stats WHERE credential = 'c1'$$,
+  ROW(2::numeric, 4::numeric, 2::numeric, 0.02), 'usage_stats: 2 requests, 4 reads, 2 billed, at 0.01 each');
+SELECT row_eq($$SELECT month_used, month_cost FROM tweetkeeper.credential_stats WHERE name = 'c1'$$, ROW(2::bigint, 0.02),
+  'credential_stats: billed reads this month and what they cost');
+
+-- A new UTC day bills again; a failed request gives its reservation back.
+UPDATE tweetkeeper.tweets SET billed_on = billed_on - 1;
+SELECT pg_temp.due_again();
+SELECT pg_temp.claim();
+SELECT row_eq($$SELECT b.billable, c.month_used FROM tweetkeeper.batches b JOIN tweetkeeper.credentials c ON c.name = b.credential
+                 WHERE b.lease_id = (SELECT max(lease_id) FROM c)$$, ROW(2, 4::bigint), 'read on an earlier UTC day: billed again');
+SELECT is(tweetkeeper.release_batch((SELECT max(lease_id) FROM c), 'HTTP 503'), 2, 'the request failed');
+SELECT is((SELECT month_used FROM tweetkeeper.credentials WHERE name = 'c1'), 2::bigint,
+  'a failed request is billed nothing: the reservation is given back');
+SELECT is(tweetkeeper.release_batch((SELECT max(lease_id) FROM c), 'again'), 0, 'released twice');
+SELECT is((SELECT month_used FROM tweetkeeper.credentials WHERE name = 'c1'), 2::bigint, 'and given back once only');
+
+-- The cap counts billed reads: reached, the credential says capped, and why.
+UPDATE tweetkeeper.credentials SET monthly_cap = 2 WHERE name = 'c1';
+SELECT is(pg_temp.claim(), NULL::bigint, 'no claim past the cap');
+SELECT alike((SELECT wait_reason FROM c WHERE n = (SELECT max(n) FROM c)), 'c1 capped: monthly cap reached: 2 of 2 billed reads used',
+  'the claim says it is the monthly cap, not the window');
+SELECT row_eq($$SELECT status::text, reason, until FROM tweetkeeper.credential_stats WHERE name = 'c1'$$,
+  ROW('capped'::text, 'monthly cap reached: 2 of 2 billed reads used'::text, date_trunc('month', now(), 'UTC') + interval '1 month'),
+  'and the credential is capped until next month, saying so');
+
+SELECT * FROM finish();
+ROLLBACK;
