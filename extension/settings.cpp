@@ -16,6 +16,12 @@ int max_ids_per_call = 10000000;
 int unavailable_recheck_s = 7 * 86400;
 bool reclaim_abandoned = true;
 char* database = nullptr;
+int spending = kSpendEven;
+
+namespace {
+const config_enum_entry kSpendingOptions[] = {
+    {"even", kSpendEven, false}, {"burst", kSpendBurst, false}, {nullptr, 0, false}};
+}  // namespace
 
 void Define(bool preloading) {
   DefineCustomIntVariable(
@@ -52,6 +58,13 @@ void Define(bool preloading) {
       "Without it, a killed worker's batch waits for tweetkeeper.lease_ttl. Turn it off behind a "
       "connection pooler in transaction mode, where the claiming session is not the worker's.",
       &reclaim_abandoned, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomEnumVariable(
+      "tweetkeeper.spending",
+      "How claims spend each credential's window: even (one request every window/limit) or burst.",
+      "even spaces a credential's requests evenly over its window, across all workers, so a tweet "
+      "due mid-window does not wait for the next window; burst spends the window as fast as "
+      "tweets are due, then waits for its reset (0.1.0's behaviour).",
+      &spending, kSpendEven, kSpendingOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",
                              "The database in which the background worker runs.", nullptr,

@@ -11,6 +11,8 @@ extern int max_ids_per_call;
 extern int unavailable_recheck_s;
 extern bool reclaim_abandoned;
 extern char* database;
+enum Spending { kSpendEven, kSpendBurst };
+extern int spending;  // Spending
 
 void Define(bool preloading);
 

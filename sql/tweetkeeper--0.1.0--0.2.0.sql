@@ -12,6 +12,8 @@
 --  * Billing-true accounting: X bills a post once per UTC day, so caps and stats count billed
 --    reads (tweets.billed_on/billed_by, batches.billable/billed, daily_usage, usage_stats), and
 --    credentials have a price per read.
+--  * Paced spending: claims spread each credential's requests evenly over its window
+--    (credentials.paced_until; the setting tweetkeeper.spending chooses even or burst).
 --  * settings() is the new name of lease_settings(), which returns more than lease settings; the
 --    old name stays, deprecated, for queries written for 0.1.0.
 
@@ -135,6 +137,13 @@ ALTER TABLE batches ADD COLUMN billed integer;
 ALTER TABLE batches ADD COLUMN provider text;
 ALTER TABLE credentials ADD COLUMN price_per_read numeric NOT NULL DEFAULT 0.005;
 ALTER TABLE credentials ADD CONSTRAINT credentials_price_not_negative CHECK (price_per_read >= 0);
+
+--------------------------------------------------------------------------------------------------
+-- Paced spending (tweetkeeper.spending): the next request of a credential no earlier than this
+--------------------------------------------------------------------------------------------------
+
+ALTER TABLE credentials ADD COLUMN paced_until timestamptz;
+ALTER TABLE credentials ADD COLUMN window_started_at timestamptz;
 
 DROP FUNCTION add_credential(text, integer, interval, bigint, text);
 -- What the API was asked and what it billed, per UTC day, provider and credential ('' when the
@@ -264,6 +273,7 @@ DECLARE
   today date := (now() AT TIME ZONE 'UTC')::date;
   read_today text[];  -- per claimed tweet already read this UTC day: the credential that read it
   billable integer;
+  burst boolean := current_setting('tweetkeeper.spending') = 'burst';
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -295,18 +305,32 @@ BEGIN
   IF quota_mode THEN
     -- The least recently used credential with quota, so that all of them are used. The row
     -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
-    -- monthly cap counts billed reads, reserved here and settled by complete or release.
+    -- monthly cap counts billed reads, reserved here and settled by complete or release. Even
+    -- spending (tweetkeeper.spending) also waits for the credential's pace, one request every
+    -- window_length / requests_per_window whichever worker sends it (paced_until).
     UPDATE tweetkeeper.credentials c
        SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
                             THEN c.requests_per_window ELSE c.remaining END - 1,
            window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
                                   THEN now() + c.window_length ELSE c.window_reset_at END,
+           window_started_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                                    THEN now() ELSE c.window_started_at END,
            month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
                              ELSE c.month_used END
                         + cardinality(ids) - cardinality(array_positions(read_today, c.name)),
            month_start = date_trunc('month', now(), 'UTC'),
            status = 'active', status_reason = NULL, status_until = NULL,
-           requests = c.requests + 1, last_used_at = clock_timestamp()
+           requests = c.requests + 1, last_used_at = clock_timestamp(),
+           -- The k-th request of a window goes no earlier than k paces after our first request
+           -- of it (window_started_at, never later than the API's start, unlike its reset,
+           -- which the API rounds up), so a busy credential sends exactly its limit in every
+           -- window; one that fell behind catches up at no more than twice the pace.
+           paced_until = greatest(
+             CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                  THEN now() + c.window_length / c.requests_per_window
+                  ELSE coalesce(c.window_started_at, c.window_reset_at - c.window_length)
+                       + (c.requests_per_window - c.remaining + 1) * (c.window_length / c.requests_per_window) END,
+             now() + c.window_length / c.requests_per_window / 2)
      WHERE c.name = (
        SELECT x.name FROM tweetkeeper.credentials x
         WHERE x.provider = claim_batch.provider
@@ -316,10 +340,12 @@ BEGIN
           AND (x.monthly_cap IS NULL
                OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
                   + cardinality(ids) - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
+          AND (burst OR x.paced_until IS NULL OR x.paced_until <= now())
         ORDER BY x.last_used_at NULLS FIRST
         LIMIT 1
         FOR UPDATE)
        AND (c.remaining > 0 OR c.window_reset_at <= now())
+       AND (burst OR c.paced_until IS NULL OR c.paced_until <= now())
     RETURNING c.name INTO cred;
     IF cred IS NULL THEN
       -- A credential whose monthly cap is used up (by settled reads, not reservations of
@@ -332,27 +358,35 @@ BEGIN
          AND x.month_start = date_trunc('month', now(), 'UTC')
          AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
                               WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
-      -- Due tweets, no quota: say until when and why, so the worker can sleep that long.
-      SELECT min(CASE WHEN x.status IN ('waiting', 'capped') THEN x.status_until
-                      WHEN x.status = 'active' AND x.monthly_cap IS NOT NULL
-                           AND x.month_start = date_trunc('month', now(), 'UTC')
-                           AND x.month_used + cardinality(ids) - cardinality(array_positions(read_today, x.name))
-                               > x.monthly_cap
-                        THEN date_trunc('month', now(), 'UTC') + interval '1 month'
-                      WHEN x.status = 'active' THEN x.window_reset_at END) AS until,
-             string_agg(format('%s %s%s', x.name, x.status,
-                               CASE WHEN x.status <> 'active' THEN ': ' || coalesce(x.status_reason, '')
-                                    WHEN x.monthly_cap IS NOT NULL
-                                         AND x.month_start = date_trunc('month', now(), 'UTC')
-                                         AND x.month_used + cardinality(ids)
-                                             - cardinality(array_positions(read_today, x.name)) > x.monthly_cap
-                                      THEN format(' (monthly cap: %s of %s billed reads left, the batch needs %s)',
-                                                  x.monthly_cap - x.month_used, x.monthly_cap,
-                                                  cardinality(ids) - cardinality(array_positions(read_today, x.name)))
-                                    ELSE ' (window used up)' END), ', '
-                        ORDER BY x.name) AS why
+      -- Due tweets, no quota: say until when and why, so the worker can sleep that long. A
+      -- reason starting with "paced:" means the first credential free again waits only for
+      -- its even pace: normal work, not a shortage.
+      SELECT min(v.until) AS until,
+             CASE WHEN (array_agg(v.paced ORDER BY v.until))[1] THEN 'paced: ' ELSE '' END
+               || string_agg(v.why, ', ' ORDER BY v.name) AS why
         INTO w
         FROM tweetkeeper.credentials x
+        CROSS JOIN LATERAL (
+          SELECT cardinality(ids) - cardinality(array_positions(read_today, x.name)) AS need,
+                 x.status = 'active' AND x.monthly_cap IS NOT NULL
+                   AND x.month_start = date_trunc('month', now(), 'UTC') AS capped_month) n
+        CROSS JOIN LATERAL (
+          SELECT x.name,
+                 CASE WHEN x.status <> 'active' THEN x.status_until
+                      WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
+                        THEN date_trunc('month', now(), 'UTC') + interval '1 month'
+                      WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN x.window_reset_at
+                      ELSE greatest(x.paced_until, now()) END AS until,
+                 x.status = 'active' AND NOT (n.capped_month AND x.month_used + n.need > x.monthly_cap)
+                   AND NOT (x.remaining <= 0 AND x.window_reset_at > now()) AS paced,
+                 format('%s %s%s', x.name, x.status,
+                        CASE WHEN x.status <> 'active' THEN ': ' || coalesce(x.status_reason, '')
+                             WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
+                               THEN format(' (monthly cap: %s of %s billed reads left, the batch needs %s)',
+                                           x.monthly_cap - x.month_used, x.monthly_cap, n.need)
+                             WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN ' (window used up)'
+                             ELSE format(' (one request every %s)', x.window_length / x.requests_per_window)
+                        END) AS why) v
        WHERE x.provider = claim_batch.provider
          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,

@@ -16,14 +16,14 @@ sha12() { printf %s "$1" | sha256sum | cut -c1-12; }
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
 # Every tweet exists (no deleted or protected ones), so every read is a billed read.
 tk_mock_start "$dir/mock.log" --token tok-alpha --token tok-beta --monthly-cap 1000 \
-  --deleted-every 0 --protected-every 0 || exit 1
+  --rate-limit 3000 --window-seconds 900 --deleted-every 0 --protected-every 0 || exit 1
 umask 077
 printf 'alpha=tok-alpha\nbeta=tok-beta\n' >"$dir/credentials"
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 $(tk_fast_policy_sql '10 minutes' '3 seconds')
-SELECT tweetkeeper.add_credential('alpha', 1000, interval '15 minutes', 1000);
+SELECT tweetkeeper.add_credential('alpha', 3000, interval '15 minutes', 1000);
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' $TWEETS));
 SQL
 
@@ -59,7 +59,7 @@ tk_sql_ok "usage_stats prices it: 500 billed reads at 0.005 = 2.50" \
 # A cap below what is due: beta may bill 300 reads; 500 tweets have not been read by it today.
 tk_psql >/dev/null <<SQL || exit 1
 DELETE FROM tweetkeeper.credentials WHERE name = 'alpha';
-SELECT tweetkeeper.add_credential('beta', 1000, interval '15 minutes', 300);
+SELECT tweetkeeper.add_credential('beta', 3000, interval '15 minutes', 300);
 UPDATE tweetkeeper.tweets SET due_at = now() WHERE state = 'scheduled';
 SQL
 run_worker billing-2 8

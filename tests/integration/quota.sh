@@ -2,7 +2,7 @@
 # Many credentials, every quota honoured: 3 credentials of 15 requests per 10-second window
 # (the mock enforces the same), 4 workers, a backlog far larger than the quota. Checks that in
 # every full window each credential made exactly 15 requests, that our own counting caused no
-# 429, that every credential was used; then caps one and revokes another mid-run and checks
+# 429, that the requests were spread evenly over the windows, that every credential was used; then caps one and revokes another mid-run and checks
 # that the third carries the load and the stats say why. Deleted tweets get no further request.
 # Prints "quota: N passed, M failed".
 set -uo pipefail
@@ -16,7 +16,7 @@ sha12() { printf %s "$1" | sha256sum | cut -c1-12; }
 
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
 tk_mock_start "$dir/mock.log" --token tok-alpha-1 --token tok-beta-2 --token tok-gamma-3 \
-  --rate-limit $PER_WINDOW --window-seconds $WINDOW_S || exit 1
+  --rate-limit $PER_WINDOW --window-seconds $WINDOW_S --request-log "$dir/requests.log" || exit 1
 umask 077
 printf 'alpha=tok-alpha-1\n# a comment\nbeta=tok-beta-2\ngamma=tok-gamma-3\n' >"$dir/credentials"
 tk_psql >/dev/null <<SQL || exit 1
@@ -54,6 +54,14 @@ for t in tok-alpha-1 tok-beta-2 tok-gamma-3; do
   tk_ok "credential of $t: exactly $PER_WINDOW requests in every full window $full" $?
 done
 [ "$(jq '.status_counts["429"] // 0' "$dir/stats1.json")" = 0 ]; tk_ok "no 429: our own counting never overspent" $?
+# Even spending (the default): each credential's requests are spread over its window, one every
+# WINDOW_S / PER_WINDOW s (0.67 s), catching up at most at twice that pace; burst would send a
+# window's 15 back to back.
+read -r closest median < <(awk '$2 == 200 { if (last[$4] != "") print $1 - last[$4]; last[$4] = $1 }' "$dir/requests.log" |
+  sort -n | awk '{ a[NR] = $1 } END { print a[1] + 0, a[int((NR + 1) / 2)] + 0 }')
+echo "# gaps between two requests of one credential: closest ${closest} ms, median ${median} ms"
+[ "$closest" -ge 300 ] && [ "$median" -ge 600 ]
+tk_ok "requests are paced: never two of a credential within 0.3 s (closest ${closest} ms, median ${median} ms)" $?
 tk_sql_ok "every credential was used" "SELECT bool_and(requests > 0) AND count(*) = 3 FROM tweetkeeper.credentials"
 tk_sql_ok "the backlog is far larger than the quota (tweets still due)" \
   "SELECT count(*) > 10000 FROM tweetkeeper.tweets WHERE due_at <= now()"

@@ -5,6 +5,9 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
 SELECT plan(30);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
+-- Window accounting, request after request in one transaction: spend without the even pace
+-- (10_pacing.sql tests the pace).
+SET LOCAL tweetkeeper.spending = burst;
 
 SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM generate_series(1, 40) g;
 CREATE TEMP TABLE c (n serial, lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz, wait_reason text);

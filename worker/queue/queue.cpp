@@ -89,7 +89,7 @@ void Queue::Connect() {
     CheckUsable(tx);
   }
   connection->prepare(kClaim,
-                      "SELECT lease_id, tweet_ids, credential, extract(epoch FROM wait_until)::bigint, wait_reason "
+                      "SELECT lease_id, tweet_ids, credential, (extract(epoch FROM wait_until) * 1000)::bigint, wait_reason "
                       "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
   connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
   connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");

@@ -21,10 +21,12 @@
 
 namespace tweetkeeper::worker {
 
-// Due tweets, but no registered credential has quota: claim_batch says until when and why.
+// Due tweets, but no registered credential has quota: claim_batch says until when and why. A
+// reason starting with "paced:" is even spending's pace (tweetkeeper.spending), not a shortage.
 struct QuotaWait {
-  std::int64_t until_epoch_s = 0;
+  std::int64_t until_epoch_ms = 0;
   std::string reason;
+  bool Paced() const { return reason.rfind("paced:", 0) == 0; }
 };
 
 struct Lease {

@@ -340,17 +340,21 @@ void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reaso
 }
 
 // Every credential is spent: one line per new reason (not per slot, not per poll), then sleep
-// until the earliest reset, at most a minute at a time so new quota is noticed.
+// until the earliest reset, at most a minute at a time so new quota is noticed. Waiting for the
+// even pace is normal work, logged at debug level only.
 void Runner::WaitForQuota(Slot& slot, const QuotaWait& wait) {
-  const std::int64_t now_s =
-      std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const Millis pause = std::clamp(Millis{(wait.until_epoch_s - now_s) * 1000}, Millis{1000}, Millis{60'000});
-  {
+  const std::int64_t now_ms =
+      std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // At least 20 ms: the database never says "until" in the past, but clocks differ a little.
+  const Millis pause = std::clamp(Millis{wait.until_epoch_ms - now_ms}, Millis{20}, Millis{60'000});
+  if (wait.Paced()) {
+    spdlog::debug("{}: {}; next request in {} ms", slot.label, wait.reason, pause.count());
+  } else {
     std::lock_guard<std::mutex> lock(quota_log_mutex_);
     if (wait.reason != last_quota_reason_) {
       last_quota_reason_ = wait.reason;
       spdlog::info("{}: tweets are due but no credential has quota until {} ({}); waiting", slot.label,
-                   fmt::format("{:%H:%M:%S} UTC", fmt::gmtime(static_cast<std::time_t>(wait.until_epoch_s))),
+                   fmt::format("{:%H:%M:%S} UTC", fmt::gmtime(static_cast<std::time_t>(wait.until_epoch_ms / 1000))),
                    wait.reason);
     }
   }
