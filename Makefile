@@ -36,7 +36,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check demo bench fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-shortage fuzz clean
 
 all: build
 
@@ -81,6 +81,13 @@ bench: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/run.sh
+	tests/bench/shortage.sh
+
+# Only the shortage scenario of make bench (about 4 minutes).
+bench-shortage: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/shortage.sh
 
 # The long fuzz run (make check runs 20 s of it).
 FUZZ_SECONDS ?= 600

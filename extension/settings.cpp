@@ -17,10 +17,13 @@ int unavailable_recheck_s = 7 * 86400;
 bool reclaim_abandoned = true;
 char* database = nullptr;
 int spending = kSpendEven;
+int claim_order = kOrderLateness;
 
 namespace {
 const config_enum_entry kSpendingOptions[] = {
     {"even", kSpendEven, false}, {"burst", kSpendBurst, false}, {nullptr, 0, false}};
+const config_enum_entry kClaimOrderOptions[] = {
+    {"lateness", kOrderLateness, false}, {"due", kOrderDue, false}, {nullptr, 0, false}};
 }  // namespace
 
 void Define(bool preloading) {
@@ -65,6 +68,13 @@ void Define(bool preloading) {
       "due mid-window does not wait for the next window; burst spends the window as fast as "
       "tweets are due, then waits for its reset (0.1.0's behaviour).",
       &spending, kSpendEven, kSpendingOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomEnumVariable(
+      "tweetkeeper.claim_order",
+      "Which due tweets a claim takes first: lateness (relative to each tweet's delay) or due.",
+      "lateness serves the most overdue tweets relative to their own delay, so that under a "
+      "shortage every interval stretches by about the same factor; due takes the oldest due_at "
+      "first (0.1.0's order). Watched tweets come first either way.",
+      &claim_order, kOrderLateness, kClaimOrderOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",
                              "The database in which the background worker runs.", nullptr,

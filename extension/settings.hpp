@@ -13,6 +13,8 @@ extern bool reclaim_abandoned;
 extern char* database;
 enum Spending { kSpendEven, kSpendBurst };
 extern int spending;  // Spending
+enum ClaimOrder { kOrderLateness, kOrderDue };
+extern int claim_order;  // ClaimOrder
 
 void Define(bool preloading);
 

@@ -14,6 +14,10 @@
 --    credentials have a price per read.
 --  * Paced spending: claims spread each credential's requests evenly over its window
 --    (credentials.paced_until; the setting tweetkeeper.spending chooses even or burst).
+--  * Freshest-first when short: claims serve due tweets by lateness relative to their delay
+--    (tweets.delay, tweets_lateness_idx; tweetkeeper.claim_order chooses lateness or due).
+--  * Watched tweets: watch(), unwatch(), the view watches (tweets.watch_every/watch_until).
+--  * What tracking costs: tweet_cost(), forecast() and the view capacity.
 --  * settings() is the new name of lease_settings(), which returns more than lease settings; the
 --    old name stays, deprecated, for queries written for 0.1.0.
 
@@ -135,6 +139,7 @@ ALTER TABLE tweets ADD COLUMN billed_by text;
 ALTER TABLE batches ADD COLUMN billable integer;
 ALTER TABLE batches ADD COLUMN billed integer;
 ALTER TABLE batches ADD COLUMN provider text;
+ALTER TABLE batches ADD COLUMN tweets_read integer;
 ALTER TABLE credentials ADD COLUMN price_per_read numeric NOT NULL DEFAULT 0.005;
 ALTER TABLE credentials ADD CONSTRAINT credentials_price_not_negative CHECK (price_per_read >= 0);
 
@@ -145,9 +150,145 @@ ALTER TABLE credentials ADD CONSTRAINT credentials_price_not_negative CHECK (pri
 ALTER TABLE credentials ADD COLUMN paced_until timestamptz;
 ALTER TABLE credentials ADD COLUMN window_started_at timestamptz;
 
+--------------------------------------------------------------------------------------------------
+-- Freshest-first (tweetkeeper.claim_order) and watched tweets
+--------------------------------------------------------------------------------------------------
+
+ALTER TABLE tweets ADD COLUMN delay interval;
+ALTER TABLE tweets ADD COLUMN watch_every interval;
+ALTER TABLE tweets ADD COLUMN watch_until timestamptz;
+-- The delay a tweet created then has now: its age bucket's, or for a tweet past the last bucket
+-- (fetched once more, then done) the longest delay of the policy. What lateness is measured by.
+CREATE FUNCTION age_delay(created_at timestamptz) RETURNS interval
+  LANGUAGE sql STABLE
+  RETURN coalesce(tweetkeeper.next_delay(created_at),
+                  (SELECT max(p.delay) FROM tweetkeeper.age_policy p));
+
+-- How long until a tweet's next refresh after this one: its watch's interval while the watch
+-- lasts, else its age bucket's delay; NULL when it is past the last bucket (done).
+CREATE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watch_until timestamptz)
+  RETURNS interval LANGUAGE sql STABLE
+  RETURN CASE WHEN watch_until > now() THEN watch_every ELSE tweetkeeper.next_delay(created_at) END;
+
+-- Every tweet still to be refreshed gets the delay it was scheduled with: its age bucket's, or
+-- unavailable_recheck for a tweet the API would not show.
+UPDATE tweets t
+   SET delay = CASE WHEN t.state = 'unavailable' THEN (tweetkeeper.settings()).unavailable_recheck
+                    ELSE tweetkeeper.age_delay(t.created_at) END
+ WHERE t.due_at IS NOT NULL;
+ALTER TABLE tweets ADD CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL);
+ALTER TABLE tweets ADD CONSTRAINT tweets_watch_complete CHECK ((watch_every IS NULL) = (watch_until IS NULL));
+CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL;
+
+--------------------------------------------------------------------------------------------------
+-- Watched tweets: refreshed on a fixed interval for a while, whatever their age
+--------------------------------------------------------------------------------------------------
+
+-- Returns tweets to their age schedule (an ended or expired watch): the next refresh one age
+-- delay after the last; done if past the last bucket and fetched before. A tweet in flight
+-- keeps its lease; its completion schedules it by age.
+CREATE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n bigint;
+BEGIN
+  UPDATE tweetkeeper.tweets t
+     SET watch_every = NULL, watch_until = NULL,
+         delay = tweetkeeper.age_delay(t.created_at),
+         state = CASE WHEN t.lease_id IS NULL AND t.updated_at IS NOT NULL
+                           AND tweetkeeper.next_delay(t.created_at) IS NULL
+                      THEN 'done'::tweetkeeper.tweet_state ELSE t.state END,
+         due_at = CASE WHEN t.lease_id IS NOT NULL OR t.updated_at IS NULL THEN t.due_at
+                       ELSE t.updated_at + tweetkeeper.next_delay(t.created_at) END
+   WHERE t.tweet_id = ANY (tweet_ids) AND t.watch_until IS NOT NULL;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION stop_watching(bigint[]) IS
+  'Ends the watches of these tweets (unwatch and expiry): back to their age schedule.';
+
+CREATE FUNCTION watch(tweet_ids bigint[], every interval DEFAULT interval '5 minutes',
+                      for_how_long interval DEFAULT interval '1 day') RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  ids bigint[];
+  max_ids integer;
+  n bigint;
+BEGIN
+  IF tweet_ids IS NULL OR every IS NULL OR for_how_long IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids, every and for_how_long must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF array_position(tweet_ids, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'tweet_ids contains a NULL element' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- Faster than every 10 s would spend requests on changes too small to see; longer than a day
+  -- is what the age policy already does.
+  IF every < interval '10 seconds' OR every > interval '1 day' THEN
+    RAISE EXCEPTION 'every must be between 10 seconds and 1 day, got %', every
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF for_how_long <= interval '0' OR for_how_long > interval '30 days' THEN
+    RAISE EXCEPTION 'for_how_long must be more than 0 and at most 30 days, got %', for_how_long
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF every > for_how_long THEN
+    RAISE EXCEPTION 'every (%) is longer than the watch itself (%)', every, for_how_long
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  ids := ARRAY(SELECT DISTINCT x FROM unnest(tweet_ids) x);
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % distinct elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(ids), max_ids USING ERRCODE = 'program_limit_exceeded';
+  END IF;
+  -- Tracks those not tracked yet (refusing ids that are not Snowflake ids, as schedule_tweets does).
+  PERFORM tweetkeeper.schedule_tweets(ARRAY(
+    SELECT x FROM unnest(ids) x WHERE NOT EXISTS (SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = x)));
+  -- Deleted and unavailable tweets cannot be refreshed: they are not watched. A renewal extends
+  -- the watch and takes the new interval; the next refresh is `every` after the last one.
+  UPDATE tweetkeeper.tweets t
+     SET watch_every = every, watch_until = greatest(t.watch_until, now() + for_how_long),
+         delay = every, state = 'scheduled',
+         due_at = CASE WHEN t.lease_id IS NOT NULL THEN t.due_at
+                       ELSE least(coalesce(t.due_at, 'infinity'), coalesce(t.updated_at, now()) + every) END
+   WHERE t.tweet_id = ANY (ids) AND t.state IN ('scheduled', 'done');
+  GET DIAGNOSTICS n = ROW_COUNT;
+  PERFORM tweetkeeper.wake_maintenance();
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
+  'Refreshes these tweets every `every` (10 s to 1 day) for `for_how_long` (up to 30 days), '
+  'whatever their age, ahead of everything else under a shortage; tracks them if they are not '
+  'yet; a renewal extends the watch. Returns how many are watched (deleted and unavailable '
+  'tweets are not).';
+
+CREATE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  RETURN tweetkeeper.stop_watching(tweet_ids);
+END $$;
+COMMENT ON FUNCTION unwatch(bigint[]) IS
+  'Ends the watches of these tweets: back to their age schedule. Returns how many were watched.';
+
+CREATE VIEW watches AS
+SELECT t.tweet_id, t.watch_every AS every, t.watch_until AS until, t.updated_at AS last_refreshed,
+       t.due_at AS next_refresh, t.update_count, t.state
+  FROM tweetkeeper.tweets t
+ WHERE t.watch_until > now()
+ ORDER BY t.watch_until, t.tweet_id;
+COMMENT ON VIEW watches IS 'Live watches (tweetkeeper.watch): what is refreshed how often, until when.';
+
+
 DROP FUNCTION add_credential(text, integer, interval, bigint, text);
 -- What the API was asked and what it billed, per UTC day, provider and credential ('' when the
--- workers use a single token without a registered credential). Kept: one row per day each.
+-- workers use a single token without a registered credential), for batches purged after
+-- tweetkeeper.batch_retention: maintenance() adds each batch here as it deletes it, so a batch is
+-- counted either here or in batches, never both (usage_stats adds the two). One row per day each.
 CREATE TABLE daily_usage (
   day date NOT NULL,
   provider text NOT NULL,
@@ -183,8 +324,8 @@ DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
-  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay())
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c))
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     PERFORM tweetkeeper.wake_maintenance();
@@ -199,6 +340,7 @@ CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   first interval;
+  last interval;
   max_ids integer;
   n_null bigint;
   n_distinct bigint;
@@ -212,6 +354,7 @@ BEGIN
     RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
   first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
   max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
   IF cardinality(tweet_ids) > max_ids THEN
     RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
@@ -242,8 +385,8 @@ BEGIN
   END IF;
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at)
-  SELECT id, c, c + first
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last)
     FROM unnest(tweet_ids) AS id,
          LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
@@ -274,6 +417,13 @@ DECLARE
   read_today text[];  -- per claimed tweet already read this UTC day: the credential that read it
   billable integer;
   burst boolean := current_setting('tweetkeeper.spending') = 'burst';
+  by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
+  held bigint[];
+  got bigint[];
+  group_delays interval[];
+  group_sizes bigint[];
+  wanted bigint;
+  skipped bigint := 0;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -286,15 +436,59 @@ BEGIN
     RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  -- Index scan on tweets_due_idx, stopping after max_size rows; rows another worker is claiming
-  -- right now are skipped, not waited for.
-  SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
-    FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
-           WHERE t.due_at <= now()
-           ORDER BY t.due_at
-           LIMIT max_size
-           FOR UPDATE SKIP LOCKED) AS c;
-  IF ids IS NULL OR (cardinality(ids) < max_size AND oldest > now() - s.buffer_ttl) THEN
+  -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
+  --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
+  --    so that under a shortage every tweet's interval stretches by about the same factor and
+  --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
+  --    only grows. Index-driven: a loose scan of tweets_lateness_idx (delay, due_at) finds the
+  --    few distinct delays, each gives at most max_size of its most overdue tweets, and only
+  --    those (delays x max_size rows) are ranked. That ranking, read without locks, says how
+  --    many tweets to take from each delay; they are then locked per delay, most overdue first,
+  --    skipping those another claim holds, so concurrent claims take successive slices.
+  --  * due: the oldest due first (tweets_due_idx), 0.1.0's order.
+  held := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
+                 WHERE t.watch_until IS NOT NULL AND t.due_at <= now()
+                 ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED);
+  IF cardinality(held) < max_size AND by_due THEN
+    held := held || ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
+                           WHERE t.due_at <= now() AND t.tweet_id <> ALL (held)
+                           ORDER BY t.due_at LIMIT max_size - cardinality(held) FOR UPDATE SKIP LOCKED);
+  ELSIF cardinality(held) < max_size THEN
+    SELECT coalesce(array_agg(r.delay), '{}'), coalesce(array_agg(r.n), '{}'), coalesce(sum(r.n), 0)
+      INTO group_delays, group_sizes, wanted
+      FROM (SELECT x.delay, count(*) AS n FROM (
+              WITH RECURSIVE d(delay) AS (
+                 (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL
+                   ORDER BY t.delay LIMIT 1)
+                 UNION ALL
+                 SELECT (SELECT t.delay FROM tweetkeeper.tweets t
+                          WHERE t.due_at IS NOT NULL AND t.delay > d.delay ORDER BY t.delay LIMIT 1)
+                   FROM d WHERE d.delay IS NOT NULL)
+              SELECT d.delay
+                FROM d CROSS JOIN LATERAL (
+                  SELECT t.due_at FROM tweetkeeper.tweets t
+                   WHERE t.delay = d.delay AND t.due_at <= now() AND t.tweet_id <> ALL (held)
+                   ORDER BY t.due_at LIMIT max_size - cardinality(held)) c
+               WHERE d.delay IS NOT NULL
+               ORDER BY extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) DESC
+               LIMIT max_size - cardinality(held)) x
+             GROUP BY x.delay) r;
+    got := ARRAY(SELECT c.tweet_id
+                   FROM unnest(group_delays, group_sizes) AS g(delay, n)
+                   CROSS JOIN LATERAL (
+                     SELECT t.tweet_id FROM tweetkeeper.tweets t
+                      WHERE t.delay = g.delay AND t.due_at <= now() AND t.tweet_id <> ALL (held)
+                      ORDER BY t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) c);
+    skipped := wanted - cardinality(got);
+    held := held || got;
+  END IF;
+  SELECT array_agg(t.tweet_id ORDER BY t.due_at), min(t.due_at) INTO ids, oldest
+    FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (held);
+  -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
+  -- still in progress is left to that claim: sending both halves would spend two requests on one
+  -- batch's worth of tweets.
+  IF ids IS NULL OR (cardinality(ids) < max_size
+                     AND (oldest > now() - s.buffer_ttl OR skipped > 0)) THEN
     RETURN;
   END IF;
 
@@ -464,9 +658,13 @@ BEGIN
            like_count = o.like_count, quote_count = o.quote_count,
            bookmark_count = o.bookmark_count, impression_count = o.impression_count,
            updated_at = now(), update_count = t.update_count + 1, lease_id = NULL,
-           due_at = now() + tweetkeeper.next_delay(t.created_at),
-           state = CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+           due_at = now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
+           state = CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
+           delay = coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay),
+           -- An expired watch ends here: the tweet is back on its age schedule.
+           watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
+           watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
            problem_type = NULL, problem_detail = NULL, problem_at = NULL
       FROM obs o
      WHERE t.tweet_id = o.id AND t.lease_id = lease
@@ -497,10 +695,16 @@ BEGIN
   )
   UPDATE tweetkeeper.tweets t
      SET state = coalesce(p.terminal,
-                          CASE WHEN tweetkeeper.next_delay(t.created_at) IS NULL
+                          CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
          due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + recheck
-                       WHEN p.terminal IS NULL THEN now() + tweetkeeper.next_delay(t.created_at) END,
+                       WHEN p.terminal IS NULL
+                         THEN now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) END,
+         delay = CASE WHEN p.terminal = 'unavailable' THEN recheck
+                      ELSE coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay) END,
+         -- A watch ends with the tweet's visibility, or when it expired.
+         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_every END,
+         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_until END,
          lease_id = NULL,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
     FROM p
@@ -512,16 +716,21 @@ BEGIN
     UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
      WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
   END IF;
-  -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored.
-  UPDATE tweetkeeper.batches
-     SET finished_at = now(), outcome = 'completed', stored = n_observed + n_problems,
-         billed = n_billed
-   WHERE batches.lease_id = lease AND batches.outcome IS DISTINCT FROM 'abandoned';
   IF b.outcome IS NOT NULL THEN
     -- A late answer (the batch expired or was abandoned meanwhile): the API read and billed the
     -- posts, but nothing was stored here. Count what the claim reserved.
     n_billed := coalesce(b.billable, 0);
   END IF;
+  -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored. Either
+  -- way the request was answered, for usage_stats (and daily_usage once the batch is purged):
+  -- kept on the batch, not added to a shared row, on which concurrent completions would queue.
+  UPDATE tweetkeeper.batches
+     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE now() END,
+         outcome = CASE WHEN outcome = 'abandoned' THEN outcome ELSE 'completed' END,
+         stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
+         billed = n_billed,
+         tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END
+   WHERE batches.lease_id = lease;
   IF b.credential IS NOT NULL THEN
     -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
     UPDATE tweetkeeper.credentials c
@@ -529,12 +738,6 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
-  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  VALUES (today, coalesce(b.provider, 'x-v2'), coalesce(b.credential, ''), 1,
-          CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END, n_billed)
-  ON CONFLICT (day, provider, credential) DO UPDATE
-     SET requests = u.requests + 1, tweets_read = u.tweets_read + excluded.tweets_read,
-         billed_reads = u.billed_reads + excluded.billed_reads;
   RETURN n_observed + n_problems;
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
@@ -549,6 +752,7 @@ DECLARE
   oldest timestamptz;
   next_due timestamptz;
   next_expiry timestamptz;
+  next_watch_end timestamptz;
 BEGIN
   -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
   -- back at once, at their place in the queue: due since the oldest of them was. A worker that
@@ -564,10 +768,26 @@ BEGIN
       FROM gone g
      WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id;
   END IF;
+  -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
+  PERFORM tweetkeeper.stop_watching(ARRAY(
+    SELECT t.tweet_id FROM tweetkeeper.tweets t
+     WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL));
   -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
-  DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention;
+  -- Old batch records go; the requests they answered stay counted in daily_usage.
+  WITH gone AS (
+    DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
+    RETURNING finished_at, provider, credential, tweets_read, billed
+  )
+  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
+  SELECT (g.finished_at AT TIME ZONE 'UTC')::date, coalesce(g.provider, 'x-v2'), coalesce(g.credential, ''),
+         count(*), sum(g.tweets_read), sum(coalesce(g.billed, 0))
+    FROM gone g WHERE g.tweets_read IS NOT NULL
+   GROUP BY 1, 2, 3
+  ON CONFLICT (day, provider, credential) DO UPDATE
+     SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
+         billed_reads = u.billed_reads + excluded.billed_reads;
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
   SELECT count(*), min(d.due_at) INTO n_due, oldest
@@ -586,7 +806,8 @@ BEGIN
   ELSE
     SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
   END IF;
-  RETURN least(next_due, next_expiry) - now();
+  SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
+  RETURN least(next_due, next_expiry, next_watch_end) - now();
 END $$;
 COMMENT ON FUNCTION maintenance() IS
   'Hands back batches whose worker is gone, marks expired leases, purges old batch records, '
@@ -684,7 +905,13 @@ SELECT u.provider, u.credential,
        sum(u.billed_reads) AS billed_reads_this_month,
        round(sum(u.billed_reads) * coalesce(c.price_per_read, 0.005), 2) AS cost_this_month
   FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS today) d
-  JOIN tweetkeeper.daily_usage u ON u.day >= date_trunc('month', d.today)::date
+  JOIN (SELECT x.day, x.provider, x.credential, x.requests, x.tweets_read, x.billed_reads
+          FROM tweetkeeper.daily_usage x
+        UNION ALL
+        SELECT (b.finished_at AT TIME ZONE 'UTC')::date, coalesce(b.provider, 'x-v2'),
+               coalesce(b.credential, ''), 1, b.tweets_read, coalesce(b.billed, 0)
+          FROM tweetkeeper.batches b WHERE b.tweets_read IS NOT NULL) u
+    ON u.day >= date_trunc('month', d.today)::date
   LEFT JOIN tweetkeeper.credentials c ON c.name = u.credential
  GROUP BY u.provider, u.credential, c.price_per_read
  ORDER BY u.provider, u.credential;
@@ -692,6 +919,191 @@ COMMENT ON VIEW usage_stats IS
   'What tracking costs: answered requests, tweets read, billed reads (a post once per UTC day) '
   'and their price, today and this month (UTC), per provider and credential (empty for a single '
   'unregistered token, priced at X''s 0.005 USD).';
+
+--------------------------------------------------------------------------------------------------
+-- What tracking costs: one tweet's life, a forecast for the queue, what the credentials give
+--------------------------------------------------------------------------------------------------
+
+-- One tweet from its creation to its last refresh under the current policy: the refreshes (ages
+-- first_delay, then + the delay of the age reached, until past the last bucket), the requests
+-- they are a share of (100 tweets per request), the billed reads (distinct UTC days with a
+-- refresh, averaged over the hour of day the tweet was made) and their price.
+CREATE FUNCTION tweet_cost(price_per_read numeric DEFAULT 0.005, OUT refreshes integer,
+                           OUT requests numeric, OUT billed_reads numeric, OUT cost numeric,
+                           OUT tracked_for interval)
+  LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  age interval := tweetkeeper.first_delay();
+  d interval;
+  ages double precision[] := '{}';
+BEGIN
+  IF price_per_read IS NULL OR price_per_read < 0 THEN
+    RAISE EXCEPTION 'price_per_read must be 0 or more, got %', coalesce(price_per_read::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  LOOP
+    ages := ages || extract(epoch FROM age)::double precision;
+    IF cardinality(ages) > 1000000 THEN
+      RAISE EXCEPTION 'the age policy refreshes a tweet more than 1,000,000 times over its life'
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    SELECT p.delay INTO d FROM tweetkeeper.age_policy p WHERE p.max_age > age ORDER BY p.max_age LIMIT 1;
+    EXIT WHEN d IS NULL;
+    age := age + d;
+  END LOOP;
+  refreshes := cardinality(ages);
+  requests := round(refreshes / 100.0, 2);
+  SELECT round(avg(n), 1) INTO billed_reads
+    FROM (SELECT count(DISTINCT floor((h * 3600 + 1800 + a) / 86400)) AS n
+            FROM generate_series(0, 23) h, unnest(ages) a GROUP BY h) x;
+  cost := round(billed_reads * price_per_read, 4);
+  tracked_for := justify_interval(age);
+END $$;
+COMMENT ON FUNCTION tweet_cost(numeric) IS
+  'What one tweet costs over its life under the current age policy: refreshes, requests (a '
+  'share of 100 per request), billed reads (X bills a post once per UTC day) and their price.';
+
+-- What the queue will need from now to now + span (expected values, from each tracked tweet's
+-- age and the policy, the watches, and new tweets arriving at the rate of the last day: tweets
+-- created in the last 24 hours, per second).
+CREATE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
+                         OUT billed_reads numeric)
+  LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  t0 timestamptz := now();
+  t1 timestamptz := now() + span;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+  first interval;
+  last interval;
+  arrivals numeric;  -- new tweets per second lately
+  span_s numeric := extract(epoch FROM span);
+  rf numeric;
+  bl numeric;
+BEGIN
+  IF span IS NULL OR span <= interval '0' OR span > interval '1 year' THEN
+    RAISE EXCEPTION 'span must be more than 0 and at most a year, got %', coalesce(span::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  first := tweetkeeper.first_delay();
+  last := (SELECT max(p.max_age) FROM tweetkeeper.age_policy p);
+  -- New tweets: those created in the last day, per second of it (a bulk load of older tweets is
+  -- not a stream of new ones).
+  arrivals := (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.created_at > now() - interval '1 day')
+              / 86400.0;
+
+  WITH g AS MATERIALIZED (
+    -- Tracked tweets on their age schedule, by minute of creation; then the expected arrivals.
+    SELECT date_trunc('minute', t.created_at) AS c, count(*)::numeric AS n,
+           count(*) FILTER (WHERE t.billed_on = today)::numeric AS n_billed,
+           count(*) FILTER (WHERE t.due_at <= t0)::numeric AS n_due
+      FROM tweetkeeper.tweets t WHERE t.state = 'scheduled' AND t.watch_until IS NULL GROUP BY 1
+    UNION ALL
+    SELECT t0 + (k + 0.5) * (span / 60), arrivals * span_s / 60, 0, 0
+      FROM generate_series(0, 59) k WHERE arrivals > 0),
+  p AS (
+    SELECT coalesce(lag(a.max_age) OVER (ORDER BY a.max_age), interval '0') AS lo, a.max_age AS hi, a.delay
+      FROM tweetkeeper.age_policy a),
+  days AS (
+    SELECT greatest(t0, d) AS s0, least(t1, d + interval '1 day') AS s1,
+           (d AT TIME ZONE 'UTC')::date = today AS is_today
+      FROM generate_series(date_trunc('day', t0, 'UTC'), t1, interval '1 day') d
+     WHERE least(t1, d + interval '1 day') > greatest(t0, d))
+  SELECT
+    -- Refreshes: 1/delay integrated over the ages each group passes through in the window (from
+    -- its first refresh on), plus its last refresh past the last bucket, plus half a refresh for
+    -- each overdue tweet (fetched at once, then on its delay).
+    coalesce((SELECT sum(g.n * greatest(extract(epoch FROM least(t1 - g.c, p.hi)
+                                        - greatest(greatest(t0, g.c + first) - g.c, p.lo)), 0)
+                         / extract(epoch FROM p.delay)) FROM g, p), 0)
+    + coalesce((SELECT sum(g.n) FROM g WHERE g.c + last >= t0 AND g.c + last < t1), 0)
+    + coalesce((SELECT sum(g.n_due) FROM g), 0) * 0.5,
+    -- Billed reads: per UTC day the window covers, each tweet alive then is read at least once
+    -- with probability min(1, its time in that day / its delay there); today only if not read
+    -- yet today. Past the last bucket, its last refresh.
+    coalesce((SELECT sum(CASE WHEN days.is_today THEN g.n - g.n_billed ELSE g.n END
+                         * CASE WHEN x.age >= last THEN (CASE WHEN g.c + last < days.s1 THEN 1 ELSE 0 END)
+                                ELSE least(1, extract(epoch FROM days.s1 - x.start) / extract(epoch FROM
+                                     (SELECT p.delay FROM p WHERE p.hi > x.age ORDER BY p.hi LIMIT 1))) END)
+                FROM g, days,
+                     LATERAL (SELECT greatest(days.s0, g.c + first) AS start,
+                                     greatest(days.s0, g.c + first) - g.c AS age) x
+               WHERE x.start < days.s1 AND x.age < last + interval '1 day'), 0)
+    INTO rf, bl;
+  -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable ones:
+  -- rechecked once when due (an error, not billed).
+  rf := rf + coalesce((SELECT sum(extract(epoch FROM least(t1, t.watch_until) - t0) / extract(epoch FROM t.watch_every))
+                         FROM tweetkeeper.tweets t WHERE t.watch_until > t0), 0)
+           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t WHERE t.state = 'unavailable' AND t.due_at < t1), 0);
+  bl := bl + coalesce((
+    SELECT sum(CASE WHEN (d AT TIME ZONE 'UTC')::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
+      FROM tweetkeeper.tweets t,
+           generate_series(date_trunc('day', t0, 'UTC'), least(t1, t.watch_until), interval '1 day') d
+     WHERE t.watch_until > t0), 0);
+
+  refreshes := round(rf, 1);
+  -- Full batches when enough is due; otherwise a partial batch every buffer TTL at the most.
+  requests := round(least(rf, greatest(rf / 100, span_s / greatest(extract(epoch FROM s.buffer_ttl), 1))), 1);
+  billed_reads := round(bl, 1);
+END $$;
+COMMENT ON FUNCTION forecast(interval) IS
+  'What the tracked and watched tweets, and new ones at the rate of the last day, will need from '
+  'now to now + span: refreshes, requests and billed reads (expected values).';
+
+CREATE VIEW capacity AS
+WITH f AS (
+  SELECT h.requests AS req_h, d.requests AS req_d, m.requests AS req_m,
+         h.billed_reads AS bil_h, d.billed_reads AS bil_d, m.billed_reads AS bil_m,
+         date_trunc('month', now(), 'UTC') + interval '1 month' AS month_end
+    FROM tweetkeeper.forecast(interval '1 hour') h, tweetkeeper.forecast(interval '1 day') d,
+         tweetkeeper.forecast(date_trunc('month', now(), 'UTC') + interval '1 month' - now()) m),
+pr AS (
+  SELECT c.provider, count(*) AS credentials, avg(c.price_per_read) AS price,
+         min(c.window_length) AS window_length,
+         -- Requests the credentials can send from now (or from when a waiting or capped one may
+         -- again) to the end of each span.
+         sum(c.requests_per_window * greatest(extract(epoch FROM now() + interval '1 hour' - u.at), 0)
+             / extract(epoch FROM c.window_length)) AS cap_h,
+         sum(c.requests_per_window * greatest(extract(epoch FROM now() + interval '1 day' - u.at), 0)
+             / extract(epoch FROM c.window_length)) AS cap_d,
+         sum(c.requests_per_window * greatest(extract(epoch FROM (SELECT month_end FROM f) - u.at), 0)
+             / extract(epoch FROM c.window_length)) AS cap_m,
+         -- Billed reads left under the monthly caps; NULL when a usable credential has none.
+         CASE WHEN bool_and(c.monthly_cap IS NOT NULL OR c.status = 'rejected') THEN
+           sum(CASE WHEN c.status = 'rejected' THEN 0
+                    ELSE greatest(c.monthly_cap - CASE WHEN c.month_start < date_trunc('month', now(), 'UTC')
+                                                       THEN 0 ELSE c.month_used END, 0) END) END AS billed_left
+    FROM tweetkeeper.credentials c
+    CROSS JOIN LATERAL (SELECT CASE WHEN c.status = 'active' THEN now()
+                                    WHEN c.status = 'rejected' THEN 'infinity'::timestamptz
+                                    ELSE greatest(c.status_until, now()) END AS at) u
+   GROUP BY c.provider
+  UNION ALL
+  SELECT 'x-v2', 0, 0.005, NULL, NULL, NULL, NULL, NULL
+   WHERE NOT EXISTS (SELECT 1 FROM tweetkeeper.credentials))
+SELECT pr.provider,
+       round(f.req_h) AS requests_next_hour, round(f.req_d) AS requests_next_day,
+       round(f.req_m) AS requests_to_month_end,
+       round(f.bil_h) AS billed_reads_next_hour, round(f.bil_d) AS billed_reads_next_day,
+       round(f.bil_m) AS billed_reads_to_month_end,
+       round(f.bil_d * pr.price, 2) AS cost_next_day, round(f.bil_m * pr.price, 2) AS cost_to_month_end,
+       floor(pr.cap_h) AS capacity_next_hour, floor(pr.cap_d) AS capacity_next_day,
+       floor(pr.cap_m) AS capacity_to_month_end, pr.billed_left AS billed_reads_left_this_month,
+       CASE WHEN pr.credentials = 0
+              THEN 'unknown: no credentials registered (tweetkeeper.add_credential says what a token may send)'
+            WHEN f.req_h > pr.cap_h
+              THEN format('short by %s requests per %s', ceil((f.req_h - pr.cap_h)
+                          * extract(epoch FROM pr.window_length) / 3600), pr.window_length)
+            WHEN pr.billed_left IS NOT NULL AND f.bil_m > pr.billed_left
+              THEN format('monthly cap runs out on %s', to_char((now() + (pr.billed_left / f.bil_m)
+                          * (f.month_end - now())) AT TIME ZONE 'UTC', 'YYYY-MM-DD'))
+            ELSE 'enough' END AS verdict
+  FROM pr, f
+ ORDER BY pr.provider;
+COMMENT ON VIEW capacity IS
+  'Per provider: the requests and billed reads the queue needs in the next hour, day and until '
+  'the end of the month (forecast()), their cost, what the registered credentials can give, and '
+  'a verdict: enough, short by N requests per window, or the day the monthly cap runs out.';
 
 --------------------------------------------------------------------------------------------------
 -- Privileges of the new functions (as the install script's REVOKE ALL ... FROM PUBLIC does)
@@ -704,3 +1116,11 @@ REVOKE ALL ON FUNCTION add_credential(text, integer, interval, bigint, text, num
 GRANT EXECUTE ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) TO tweetkeeper_admin;
 GRANT SELECT ON daily_usage, usage_stats TO tweetkeeper_reader;
 GRANT DELETE ON daily_usage TO tweetkeeper_admin;
+REVOKE ALL ON FUNCTION age_delay(timestamptz), refresh_delay(timestamptz, interval, timestamptz),
+  stop_watching(bigint[]), watch(bigint[], interval, interval), unwatch(bigint[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]), stop_watching(bigint[]),
+  age_delay(timestamptz), refresh_delay(timestamptz, interval, timestamptz) TO tweetkeeper_admin;
+GRANT SELECT ON watches TO tweetkeeper_reader;
+REVOKE ALL ON FUNCTION tweet_cost(numeric), forecast(interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tweet_cost(numeric), forecast(interval), first_delay() TO tweetkeeper_reader;
+GRANT SELECT ON capacity TO tweetkeeper_reader;

@@ -49,9 +49,9 @@ tk_sql_ok "every tweet was refreshed more than twice (a cap of 1,000 reads no lo
 tk_sql_ok "the credential is still active and has used 500 billed reads of its 1,000" \
   "SELECT status = 'active' AND month_used = $TWEETS FROM tweetkeeper.credential_stats WHERE name = 'alpha'"
 tk_sql_ok "the database's billed reads equal the mock's ($mock_billed)" \
-  "SELECT sum(billed_reads) = $mock_billed AND $mock_billed = $TWEETS FROM tweetkeeper.daily_usage WHERE credential = 'alpha'"
+  "SELECT billed_reads_today = $mock_billed AND $mock_billed = $TWEETS FROM tweetkeeper.usage_stats WHERE credential = 'alpha'"
 tk_sql_ok "tweets read count every read: they equal the observations stored" \
-  "SELECT (SELECT sum(tweets_read) FROM tweetkeeper.daily_usage) = (SELECT count(*) FROM tweetkeeper.metric_history)"
+  "SELECT (SELECT sum(tweets_read_today) FROM tweetkeeper.usage_stats) = (SELECT count(*) FROM tweetkeeper.metric_history)"
 tk_sql_ok "usage_stats prices it: 500 billed reads at 0.005 = 2.50" \
   "SELECT cost_today = 2.50 AND cost_this_month = 2.50 FROM tweetkeeper.usage_stats WHERE credential = 'alpha'"
 [ "$(jq '.status_counts["429"] // 0' "$dir/stats1.json")" = 0 ]; tk_ok "no 429 from the mock's cap" $?

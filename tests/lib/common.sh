@@ -85,6 +85,28 @@ tk_wait_exit() {
   TK_RC=timeout
 }
 
+# tk_start_workers N NAME [worker options...]: start N workers named NAME-1..NAME-N against TK_DSN
+# (logs in $dir/NAME-i.log); their pids in TK_WORKERS. tk_stop_workers: SIGTERM them and wait
+# (30 s each), printing any that did not exit 0.
+tk_start_workers() {
+  local n=$1 name=$2 i
+  shift 2
+  TK_WORKERS=()
+  for ((i = 1; i <= n; i++)); do
+    "$TK_WORKER" --dsn "$TK_DSN" --name "$name-$i" "$@" >"$dir/$name-$i.log" 2>&1 &
+    TK_WORKERS+=($!)
+    TK_PIDS+=($!)
+  done
+}
+tk_stop_workers() {
+  local p
+  for p in "${TK_WORKERS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${TK_WORKERS[@]}"; do
+    tk_wait_exit "$p" 30
+    [ "$TK_RC" = 0 ] || echo "# worker $p: exit $TK_RC"
+  done
+}
+
 # Checks and the summary line, for suites that count with these (run-all.sh adds up the
 # "<suite>: N passed, M failed" lines).
 TK_PASSED=0

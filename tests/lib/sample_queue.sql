@@ -7,6 +7,10 @@
 --   an edited age policy (a changed delay and a new bucket).
 -- Run with psql -v ON_ERROR_STOP=1 as a superuser, in a database with the extension.
 \set QUIET on
+-- The claims below follow one another at once, oldest due first, as under 0.1.0 (where these
+-- settings do nothing): without 0.2.0's even pace they need not wait for the credential.
+SET tweetkeeper.spending = burst;
+SET tweetkeeper.claim_order = due;
 CREATE TEMP TABLE sample_ids AS
 SELECT grp, (((extract(epoch FROM now() - age) * 1000)::bigint - 1288834974657) << 22) + g AS id
   FROM (VALUES ('old', interval '45 days', 0), ('young', interval '2 hours', 1000),

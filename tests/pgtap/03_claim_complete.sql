@@ -130,8 +130,9 @@ SELECT throws_ok($$SELECT tweetkeeper.release_batch(NULL)$$, '22004', NULL, 'rel
 SELECT is(tweetkeeper.release_batch(987654321), 0, 'release: an unknown lease releases nothing');
 
 -- The claim is index-driven even as a generic plan (as PL/pgSQL may cache it).
-INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at)
-SELECT 100000 + g, now() - interval '1 day', now() + g * interval '1 second' FROM generate_series(1, 20000) g;
+INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay)
+SELECT 100000 + g, now() - interval '1 day', now() + g * interval '1 second', interval '1 hour' * (g % 5 + 1)
+  FROM generate_series(1, 20000) g;
 ANALYZE tweetkeeper.tweets;
 SET LOCAL plan_cache_mode = force_generic_plan;
 PREPARE claim_scan(int) AS

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(21);
+SELECT plan(25);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 -- Window accounting, request after request in one transaction: spend without the even pace
 -- (10_pacing.sql tests the pace).
@@ -19,12 +19,12 @@ CREATE FUNCTION pg_temp.due_again() RETURNS void LANGUAGE sql AS $$
 -- Without a registered credential: still counted, under the credential ''.
 SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM generate_series(1, 3) g;
 SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), '[{"id":1001},{"id":1002},{"id":1003}]'), 3, 'a batch without credential');
-SELECT results_eq($$SELECT provider, credential, requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage$$,
-  $$VALUES ('x-v2', '', 1::bigint, 3::bigint, 3::bigint)$$, 'usage is counted without a credential too');
+SELECT results_eq($$SELECT provider, credential, requests_today, tweets_read_today, billed_reads_today FROM tweetkeeper.usage_stats$$,
+  $$VALUES ('x-v2', '', 1::numeric, 3::numeric, 3::numeric)$$, 'usage is counted without a credential too');
 SELECT pg_temp.due_again();
 SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), '[{"id":1001},{"id":1002},{"id":1003}]'), 3, 'read again the same day');
-SELECT results_eq($$SELECT requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage$$,
-  $$VALUES (2::bigint, 6::bigint, 3::bigint)$$, 'a post read twice in a UTC day is billed once');
+SELECT results_eq($$SELECT requests_today, tweets_read_today, billed_reads_today FROM tweetkeeper.usage_stats$$,
+  $$VALUES (2::numeric, 6::numeric, 3::numeric)$$, 'a post read twice in a UTC day is billed once');
 SELECT is((SELECT cost_today FROM tweetkeeper.usage_stats WHERE credential = ''), 0.02,
   'usage_stats prices an unregistered token''s reads at X''s 0.005 (3 reads: 0.015, rounded)');
 
@@ -76,6 +76,18 @@ SELECT alike((SELECT wait_reason FROM c WHERE n = (SELECT max(n) FROM c)), 'c1 c
 SELECT row_eq($$SELECT status::text, reason, until FROM tweetkeeper.credential_stats WHERE name = 'c1'$$,
   ROW('capped'::text, 'monthly cap reached: 2 of 2 billed reads used'::text, date_trunc('month', now(), 'UTC') + interval '1 month'),
   'and the credential is capped until next month, saying so');
+
+-- Purged batches move into daily_usage: the counts stay the same.
+SELECT results_eq($$SELECT requests_this_month, tweets_read_this_month, billed_reads_this_month FROM tweetkeeper.usage_stats ORDER BY credential$$,
+  $$VALUES (2::numeric, 6::numeric, 3::numeric), (2::numeric, 4::numeric, 2::numeric)$$, 'usage before the purge');
+UPDATE tweetkeeper.batches SET finished_at = now() - interval '2 hours';
+SELECT tweetkeeper.maintenance();
+SELECT is((SELECT count(*) FROM tweetkeeper.batches), 0::bigint, 'maintenance purged the old batches');
+SELECT results_eq($$SELECT requests_this_month, tweets_read_this_month, billed_reads_this_month FROM tweetkeeper.usage_stats ORDER BY credential$$,
+  $$VALUES (2::numeric, 6::numeric, 3::numeric), (2::numeric, 4::numeric, 2::numeric)$$,
+  'and usage_stats says the same from daily_usage');
+SELECT results_eq($$SELECT credential, requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage ORDER BY credential$$,
+  $$VALUES ('', 2::bigint, 6::bigint, 3::bigint), ('c1', 2::bigint, 4::bigint, 2::bigint)$$, 'one row per UTC day and credential');
 
 SELECT * FROM finish();
 ROLLBACK;

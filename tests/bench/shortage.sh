@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make bench-shortage: demand 20% above quota, the old order and spending beside the new ones.
+# 1,000 tweets on a 5 s delay and 6,000 on a 60 s delay need 3 requests/s; one credential gives
+# 25 requests per 10 s window (2.5/s, the mock enforces the same); two workers; RUN_S seconds
+# (100) per mode. Tweets start spread over their delay, as in a steady state. Reported per
+# mode: young tweets' refresh gaps (p50, p99), the share of old tweets refreshed during the run,
+# 429 answers. Targets (issue 9): young p99 gap <= 1.5 x 5 s + 1 s = 8.5 s, >= 70% of old tweets
+# refreshed, 0 answers 429. Exits 1 when the new defaults miss a target.
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+RUN_S=${RUN_S:-100}
+YOUNG=${YOUNG:-1000}
+OLD=${OLD:-6000}
+PER_WINDOW=25
+WINDOW_S=10
+
+tk_workdir shortage
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
+tk_mock_start "$dir/mock.log" --token tok-short --rate-limit $PER_WINDOW --window-seconds $WINDOW_S \
+  --deleted-every 0 --protected-every 0 || exit 1
+umask 077
+printf 'short=tok-short\n' >"$dir/credentials"
+
+# run_mode ORDER SPENDING: a fresh queue, two workers for RUN_S seconds; prints one result line
+# "order spending young_p50 young_p99 old_share n429" and keeps it in $dir/result-ORDER-SPENDING.
+run_mode() {
+  local order=$1 spending=$2
+  tk_psql -d postgres -c "DROP DATABASE IF EXISTS tweetkeeper WITH (FORCE)" -c "CREATE DATABASE tweetkeeper" >/dev/null || return 1
+  tk_psql >/dev/null <<SQL || return 1
+ALTER DATABASE tweetkeeper SET tweetkeeper.claim_order = $order;
+ALTER DATABASE tweetkeeper SET tweetkeeper.spending = $spending;
+CREATE EXTENSION tweetkeeper;
+DELETE FROM tweetkeeper.age_policy;
+INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '5 seconds'), ('2 hours', '60 seconds'), ('30 days', '1 day');
+SELECT tweetkeeper.add_credential('short', $PER_WINDOW, interval '$WINDOW_S seconds');
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' "$YOUNG" 0));
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' "$OLD" 100000));
+-- A steady state: each tweet due at a random point of its delay.
+UPDATE tweetkeeper.tweets SET due_at = now() + random() * delay;
+SQL
+  curl -s -X POST "$TK_MOCK_URL/mock/reset" >/dev/null
+  tk_start_workers 2 "short-$order-$spending" --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" --concurrency 2
+  sleep "$RUN_S"
+  tk_stop_workers
+  local n429
+  n429=$(curl -s "$TK_MOCK_URL/mock/stats" | jq '.status_counts["429"] // 0')
+  tk_psql -F ' ' -c "
+    WITH g AS (
+      SELECT t.delay, h.observed_at - lag(h.observed_at) OVER (PARTITION BY h.tweet_id ORDER BY h.lease_id) AS gap
+        FROM tweetkeeper.metric_history h JOIN tweetkeeper.tweets t USING (tweet_id))
+    SELECT '$order', '$spending',
+           round(extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY gap) FILTER (WHERE delay = '5 s'))::numeric, 1),
+           round(extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY gap) FILTER (WHERE delay = '5 s'))::numeric, 1),
+           (SELECT round(100.0 * count(*) FILTER (WHERE update_count > 0) / count(*), 1)
+              FROM tweetkeeper.tweets WHERE delay = '60 s'),
+           $n429
+      FROM g WHERE gap IS NOT NULL" | tee "$dir/result-$order-$spending"
+}
+
+echo "# $YOUNG tweets every 5 s + $OLD every 60 s = $(( (YOUNG / 5 + OLD / 60) )) tweets/s;" \
+  "quota $PER_WINDOW requests per ${WINDOW_S}s = $(( PER_WINDOW * 100 / WINDOW_S )) tweets/s; ${RUN_S}s per mode"
+echo "order spending young_p50_s young_p99_s old_refreshed_% answers_429"
+run_mode due burst || exit 1
+run_mode lateness even || exit 1
+read -r _ _ _ p99 share n429 <"$dir/result-lateness-even"
+echo "== result"
+echo "lateness+even: young p99 gap ${p99} s (target <= 8.5), old refreshed ${share}% (target >= 70), 429s ${n429} (target 0)"
+awk -v p="$p99" -v s="$share" -v n="$n429" 'BEGIN { exit !(p <= 8.5 && s >= 70 && n == 0) }'

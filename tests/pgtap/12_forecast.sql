@@ -1,0 +1,59 @@
+-- What tracking costs: tweet_cost() (one tweet's life), forecast() (the queue's next hours), and
+-- the capacity view's verdicts.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION tweetkeeper;
+SELECT plan(17);
+
+-- The default policy: about 110 refreshes over 30 days, but X bills a post once per UTC day.
+SELECT row_eq($$SELECT refreshes, billed_reads, cost FROM tweetkeeper.tweet_cost()$$,
+  ROW(111, 31.0, 0.1550), 'default policy: 111 refreshes, 31 billed reads, $0.155 per tweet');
+SELECT is((SELECT tracked_for FROM tweetkeeper.tweet_cost()), interval '30 days 3 minutes',
+  'tracked until past 30 days');
+
+-- A policy of one refresh an hour for a day: 24 refreshes over two UTC days.
+DELETE FROM tweetkeeper.age_policy;
+INSERT INTO tweetkeeper.age_policy VALUES ('1 day', '1 hour');
+SELECT row_eq($$SELECT refreshes, requests, billed_reads, cost FROM tweetkeeper.tweet_cost(0.01)$$,
+  ROW(24, 0.24, 2.0, 0.0200), 'hourly for a day: 24 refreshes, 0.24 requests, 2 billed reads, at 0.01 each');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.tweet_cost(-1)$$, '22023', 'price_per_read must be 0 or more, got -1',
+  'tweet_cost: a negative price');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.tweet_cost(NULL)$$, '22023', NULL, 'tweet_cost: NULL price');
+
+-- forecast(): ten tweets made 30 minutes ago, first refreshed at one hour of age, then hourly:
+-- in the next hour each is refreshed once... from 30 minutes on, half an hour at one an hour.
+SELECT tweetkeeper.schedule_tweet(1595000000000000000 + g, now() - interval '30 minutes') FROM generate_series(1, 10) g;
+SELECT ok((SELECT refreshes BETWEEN 4.9 AND 5.1 FROM tweetkeeper.forecast('1 hour')),
+  'forecast: 10 tweets x half an hour at one refresh an hour = 5 refreshes');
+SELECT ok((SELECT billed_reads BETWEEN 4.9 AND 10 FROM tweetkeeper.forecast('1 hour')),
+  'billed reads: each tweet read in the window is billed once');
+-- A day: 23 hourly refreshes left in each life and its last one (240), plus ten new tweets
+-- expected (ten were made in the last day), refreshed hourly from their first hour (~110).
+SELECT ok((SELECT refreshes BETWEEN 340 AND 360 FROM tweetkeeper.forecast('1 day')),
+  'forecast for a day: what is left of each life, plus the tweets expected to arrive');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.forecast('0')$$, '22023', NULL, 'forecast: an empty span');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.forecast(NULL)$$, '22023', NULL, 'forecast: NULL span');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.forecast('2 years')$$, '22023', NULL, 'forecast: more than a year');
+
+-- Overdue tweets are owed a refresh now.
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
+SELECT ok((SELECT refreshes BETWEEN 9.9 AND 10.1 FROM tweetkeeper.forecast('1 hour')),
+  'overdue tweets add half a refresh each (fetched at once, then on their delay)');
+
+-- capacity: no credentials, enough, short, the monthly cap.
+SELECT alike((SELECT verdict FROM tweetkeeper.capacity), 'unknown: no credentials registered%',
+  'without credentials the capacity is unknown');
+SELECT tweetkeeper.add_credential('a', 450, interval '15 minutes');
+SELECT is((SELECT verdict FROM tweetkeeper.capacity), 'enough', 'one credential of 450 per 15 minutes: enough');
+SELECT is((SELECT capacity_next_hour FROM tweetkeeper.capacity), 1800::numeric, 'it can send 1,800 requests an hour');
+SELECT tweetkeeper.watch(ARRAY(SELECT 1595000000000000000 + g FROM generate_series(1, 10) g), '10 seconds', '1 day');
+UPDATE tweetkeeper.credentials SET requests_per_window = 1;
+SELECT is((SELECT verdict FROM tweetkeeper.capacity),
+  (SELECT format('short by %s requests per 00:15:00', ceil((requests_next_hour - 4) / 4)) FROM tweetkeeper.capacity),
+  'ten tweets watched every 10 s need a request every buffer TTL; 1 per 15 minutes is short by the difference per window');
+UPDATE tweetkeeper.credentials SET requests_per_window = 450, monthly_cap = 20;
+SELECT alike((SELECT verdict FROM tweetkeeper.capacity), 'monthly cap runs out on 20%',
+  'a cap of 20 billed reads runs out, and the verdict says when');
+
+SELECT * FROM finish();
+ROLLBACK;
