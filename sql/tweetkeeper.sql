@@ -169,7 +169,7 @@ CREATE TABLE tweets (
   problem_detail text,
   problem_at timestamptz,
   billed_on date,                -- the UTC day of its last billed read (X bills a post once per
-  billed_by text,                --   UTC day) and the credential that read it ('' for none)
+  billed_by text[],              --   UTC day) and the credentials that read it then ('' for none)
   delay interval,                -- the delay it was scheduled with: lateness is relative to it
   watch_every interval,          -- watched (tweetkeeper.watch): refreshed this often ...
   watch_until timestamptz,       -- ... until then, whatever its age
@@ -327,6 +327,11 @@ END $$;
 COMMENT ON FUNCTION reset_credential(text) IS
   'An operator''s word: a capped or rejected credential may be used again.';
 
+-- The start of next month, UTC (monthly caps reset then), whatever the session's time zone: in
+-- timestamptz arithmetic '+ 1 month' would follow the session's zone and its DST changes.
+CREATE FUNCTION next_month_utc() RETURNS timestamptz LANGUAGE sql STABLE
+  RETURN (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC';
+
 -- Applies what the API said about a credential's quota: the x-rate-limit-* headers, and what
 -- kind of refusal, if any. {"limit":15,"remaining":3,"reset":1700000000}
 CREATE FUNCTION record_quota(credential text, rate jsonb, refusal text, detail text)
@@ -358,7 +363,7 @@ BEGIN
      WHERE c.name = credential;
   ELSIF refusal = 'usage-capped' THEN
     UPDATE tweetkeeper.credentials c
-       SET status = 'capped', status_until = date_trunc('month', now(), 'UTC') + interval '1 month',
+       SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
            status_reason = coalesce(detail, 'Usage cap exceeded')
      WHERE c.name = credential;
   ELSIF refusal = 'rejected' THEN
@@ -566,7 +571,7 @@ DECLARE
   quota_mode boolean;
   w record;
   today date := (now() AT TIME ZONE 'UTC')::date;
-  read_today text[];  -- per claimed tweet already read this UTC day: the credential that read it
+  read_today text[];  -- per read of a claimed tweet this UTC day: the credential that read it
   billable integer;
   burst boolean := current_setting('tweetkeeper.spending') = 'burst';
   by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
@@ -645,8 +650,9 @@ BEGIN
   END IF;
 
   -- X bills a post once per UTC day: a tweet this credential already read today costs nothing.
-  SELECT coalesce(array_agg(t.billed_by), '{}') INTO read_today
-    FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids) AND t.billed_on = today;
+  SELECT coalesce(array_agg(r.name), '{}') INTO read_today
+    FROM tweetkeeper.tweets t CROSS JOIN LATERAL unnest(t.billed_by) AS r(name)
+   WHERE t.tweet_id = ANY (ids) AND t.billed_on = today;
   quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
   IF quota_mode THEN
     -- The least recently used credential with quota, so that all of them are used. The row
@@ -697,7 +703,7 @@ BEGIN
       -- A credential whose monthly cap is used up (by settled reads, not reservations of
       -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
       UPDATE tweetkeeper.credentials x
-         SET status = 'capped', status_until = date_trunc('month', now(), 'UTC') + interval '1 month',
+         SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
              status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
                                     x.monthly_cap)
        WHERE x.provider = claim_batch.provider AND x.status = 'active'
@@ -720,7 +726,7 @@ BEGIN
           SELECT x.name,
                  CASE WHEN x.status <> 'active' THEN x.status_until
                       WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
-                        THEN date_trunc('month', now(), 'UTC') + interval '1 month'
+                        THEN tweetkeeper.next_month_utc()
                       WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN x.window_reset_at
                       ELSE greatest(x.paced_until, now()) END AS until,
                  x.status = 'active' AND NOT (n.capped_month AND x.month_used + n.need > x.monthly_cap)
@@ -803,7 +809,7 @@ BEGIN
   SELECT count(*) INTO n_billed
     FROM tweetkeeper.tweets t
    WHERE t.lease_id = lease AND t.tweet_id = ANY (found_ids)
-     AND (t.billed_on IS DISTINCT FROM today OR t.billed_by IS DISTINCT FROM coalesce(b.credential, ''));
+     AND (t.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (t.billed_by));
 
   WITH obs AS (
     SELECT DISTINCT ON (o.id) o.*
@@ -813,7 +819,10 @@ BEGIN
      WHERE o.id = ANY (b.tweet_ids)
   ), upd AS (
     UPDATE tweetkeeper.tweets t
-       SET billed_on = today, billed_by = coalesce(b.credential, ''),
+       SET billed_on = today,
+           billed_by = CASE WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
+                            WHEN coalesce(b.credential, '') = ANY (t.billed_by) THEN t.billed_by
+                            ELSE t.billed_by || coalesce(b.credential, '') END,
            retweet_count = o.retweet_count, reply_count = o.reply_count,
            like_count = o.like_count, quote_count = o.quote_count,
            bookmark_count = o.bookmark_count, impression_count = o.impression_count,
@@ -1300,11 +1309,13 @@ BEGIN
   p AS (
     SELECT coalesce(lag(a.max_age) OVER (ORDER BY a.max_age), interval '0') AS lo, a.max_age AS hi, a.delay
       FROM tweetkeeper.age_policy a),
-  days AS (
-    SELECT greatest(t0, d) AS s0, least(t1, d + interval '1 day') AS s1,
-           (d AT TIME ZONE 'UTC')::date = today AS is_today
-      FROM generate_series(date_trunc('day', t0, 'UTC'), t1, interval '1 day') d
-     WHERE least(t1, d + interval '1 day') > greatest(t0, d))
+  days AS (  -- UTC days, whatever the session's time zone (and its DST changes)
+    SELECT greatest(t0, d.d0) AS s0, least(t1, d.d1) AS s1, d.is_today
+      FROM (SELECT u AT TIME ZONE 'UTC' AS d0, (u + interval '1 day') AT TIME ZONE 'UTC' AS d1,
+                   u::date = today AS is_today
+              FROM generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), t1 AT TIME ZONE 'UTC',
+                                   interval '1 day') u) d
+     WHERE least(t1, d.d1) > greatest(t0, d.d0))
   SELECT
     -- Refreshes: 1/delay integrated over the ages each group passes through in the window (from
     -- its first refresh on), plus its last refresh past the last bucket, plus half a refresh for
@@ -1312,19 +1323,22 @@ BEGIN
     coalesce((SELECT sum(g.n * greatest(extract(epoch FROM least(t1 - g.c, p.hi)
                                         - greatest(greatest(t0, g.c + first) - g.c, p.lo)), 0)
                          / extract(epoch FROM p.delay)) FROM g, p), 0)
-    + coalesce((SELECT sum(g.n) FROM g WHERE g.c + last >= t0 AND g.c + last < t1), 0)
-    + coalesce((SELECT sum(g.n_due) FROM g), 0) * 0.5,
+    -- (a tweet already past it, such as a backlog of old tweets just scheduled, gets it now)
+    + coalesce((SELECT sum(g.n) FROM g WHERE g.c + last < t1), 0)
+    + coalesce((SELECT sum(g.n_due) FROM g WHERE g.c + last >= t0), 0) * 0.5,
     -- Billed reads: per UTC day the window covers, each tweet alive then is read at least once
     -- with probability min(1, its time in that day / its delay there); today only if not read
     -- yet today. Past the last bucket, its last refresh.
     coalesce((SELECT sum(CASE WHEN days.is_today THEN g.n - g.n_billed ELSE g.n END
-                         * CASE WHEN x.age >= last THEN (CASE WHEN g.c + last < days.s1 THEN 1 ELSE 0 END)
+                         * CASE WHEN x.age >= last
+                                  THEN (CASE WHEN greatest(t0, g.c + last) >= days.s0
+                                              AND greatest(t0, g.c + last) < days.s1 THEN 1 ELSE 0 END)
                                 ELSE least(1, extract(epoch FROM days.s1 - x.start) / extract(epoch FROM
                                      (SELECT p.delay FROM p WHERE p.hi > x.age ORDER BY p.hi LIMIT 1))) END)
                 FROM g, days,
                      LATERAL (SELECT greatest(days.s0, g.c + first) AS start,
                                      greatest(days.s0, g.c + first) - g.c AS age) x
-               WHERE x.start < days.s1 AND x.age < last + interval '1 day'), 0)
+               WHERE x.start < days.s1), 0)
     INTO rf, bl;
   -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable ones:
   -- rechecked once when due (an error, not billed).
@@ -1332,9 +1346,10 @@ BEGIN
                          FROM tweetkeeper.tweets t WHERE t.watch_until > t0), 0)
            + coalesce((SELECT count(*) FROM tweetkeeper.tweets t WHERE t.state = 'unavailable' AND t.due_at < t1), 0);
   bl := bl + coalesce((
-    SELECT sum(CASE WHEN (d AT TIME ZONE 'UTC')::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
+    SELECT sum(CASE WHEN u::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
       FROM tweetkeeper.tweets t,
-           generate_series(date_trunc('day', t0, 'UTC'), least(t1, t.watch_until), interval '1 day') d
+           generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), least(t1, t.watch_until) AT TIME ZONE 'UTC',
+                           interval '1 day') u
      WHERE t.watch_until > t0), 0);
 
   refreshes := round(rf, 1);
@@ -1350,28 +1365,29 @@ CREATE VIEW capacity AS
 WITH f AS (
   SELECT h.requests AS req_h, d.requests AS req_d, m.requests AS req_m,
          h.billed_reads AS bil_h, d.billed_reads AS bil_d, m.billed_reads AS bil_m,
-         date_trunc('month', now(), 'UTC') + interval '1 month' AS month_end
+         tweetkeeper.next_month_utc() AS month_end
     FROM tweetkeeper.forecast(interval '1 hour') h, tweetkeeper.forecast(interval '1 day') d,
-         tweetkeeper.forecast(date_trunc('month', now(), 'UTC') + interval '1 month' - now()) m),
+         tweetkeeper.forecast(tweetkeeper.next_month_utc() - now()) m),
 pr AS (
   SELECT c.provider, count(*) AS credentials, avg(c.price_per_read) AS price,
          min(c.window_length) AS window_length,
          -- Requests the credentials can send from now (or from when a waiting or capped one may
          -- again) to the end of each span.
-         sum(c.requests_per_window * greatest(extract(epoch FROM now() + interval '1 hour' - u.at), 0)
-             / extract(epoch FROM c.window_length)) AS cap_h,
-         sum(c.requests_per_window * greatest(extract(epoch FROM now() + interval '1 day' - u.at), 0)
-             / extract(epoch FROM c.window_length)) AS cap_d,
-         sum(c.requests_per_window * greatest(extract(epoch FROM (SELECT month_end FROM f) - u.at), 0)
-             / extract(epoch FROM c.window_length)) AS cap_m,
+         coalesce(sum(c.requests_per_window * greatest(extract(epoch FROM now() + interval '1 hour' - u.at), 0)
+             / extract(epoch FROM c.window_length)), 0) AS cap_h,
+         coalesce(sum(c.requests_per_window * greatest(extract(epoch FROM now() + interval '1 day' - u.at), 0)
+             / extract(epoch FROM c.window_length)), 0) AS cap_d,
+         coalesce(sum(c.requests_per_window * greatest(extract(epoch FROM (SELECT month_end FROM f) - u.at), 0)
+             / extract(epoch FROM c.window_length)), 0) AS cap_m,
          -- Billed reads left under the monthly caps; NULL when a usable credential has none.
          CASE WHEN bool_and(c.monthly_cap IS NOT NULL OR c.status = 'rejected') THEN
            sum(CASE WHEN c.status = 'rejected' THEN 0
                     ELSE greatest(c.monthly_cap - CASE WHEN c.month_start < date_trunc('month', now(), 'UTC')
                                                        THEN 0 ELSE c.month_used END, 0) END) END AS billed_left
     FROM tweetkeeper.credentials c
+    -- A rejected credential gives nothing (at is NULL, so is its share, and sum() skips it).
     CROSS JOIN LATERAL (SELECT CASE WHEN c.status = 'active' THEN now()
-                                    WHEN c.status = 'rejected' THEN 'infinity'::timestamptz
+                                    WHEN c.status = 'rejected' THEN NULL
                                     ELSE greatest(c.status_until, now()) END AS at) u
    GROUP BY c.provider
   UNION ALL
@@ -1429,8 +1445,8 @@ GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
 
 GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), settings(), lease_settings(),
-  preloaded(), backend_alive(integer, timestamptz), tweet_cost(numeric), forecast(interval)
-  TO tweetkeeper_reader;
+  preloaded(), backend_alive(integer, timestamptz), tweet_cost(numeric), forecast(interval),
+  next_month_utc() TO tweetkeeper_reader;
 
 GRANT tweetkeeper_reader TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;

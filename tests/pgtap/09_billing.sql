@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(25);
+SELECT plan(32);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 -- Window accounting, request after request in one transaction: spend without the even pace
 -- (10_pacing.sql tests the pace).
@@ -43,8 +43,8 @@ SELECT row_eq($$SELECT b.billed, c.month_used FROM tweetkeeper.batches b JOIN tw
                  WHERE b.lease_id = (SELECT max(lease_id) FROM c)$$, ROW(2, 2::bigint),
   'complete settles to the found tweets: 2 billed, month_used 2');
 SELECT results_eq($$SELECT billed_on, billed_by FROM tweetkeeper.tweets WHERE tweet_id IN (1001, 1002) ORDER BY tweet_id$$,
-  $$VALUES ((now() AT TIME ZONE 'UTC')::date, 'c1'), ((now() AT TIME ZONE 'UTC')::date, 'c1')$$,
-  'each found tweet remembers the UTC day and credential of its billed read');
+  $$VALUES ((now() AT TIME ZONE 'UTC')::date, ARRAY['', 'c1']), ((now() AT TIME ZONE 'UTC')::date, ARRAY['', 'c1'])$$,
+  'each found tweet remembers the UTC day and the credentials that read it then (first none, then c1)');
 
 SELECT pg_temp.due_again();
 SELECT pg_temp.claim();
@@ -77,17 +77,38 @@ SELECT row_eq($$SELECT status::text, reason, until FROM tweetkeeper.credential_s
   ROW('capped'::text, 'monthly cap reached: 2 of 2 billed reads used'::text, date_trunc('month', now(), 'UTC') + interval '1 month'),
   'and the credential is capped until next month, saying so');
 
--- Purged batches move into daily_usage: the counts stay the same.
+-- Purged batches move into daily_usage: the counts stay the same. (Two hours back may be last
+-- month, so the check is on daily_usage's totals, not on this month's.)
 SELECT results_eq($$SELECT requests_this_month, tweets_read_this_month, billed_reads_this_month FROM tweetkeeper.usage_stats ORDER BY credential$$,
   $$VALUES (2::numeric, 6::numeric, 3::numeric), (2::numeric, 4::numeric, 2::numeric)$$, 'usage before the purge');
 UPDATE tweetkeeper.batches SET finished_at = now() - interval '2 hours';
 SELECT tweetkeeper.maintenance();
 SELECT is((SELECT count(*) FROM tweetkeeper.batches), 0::bigint, 'maintenance purged the old batches');
-SELECT results_eq($$SELECT requests_this_month, tweets_read_this_month, billed_reads_this_month FROM tweetkeeper.usage_stats ORDER BY credential$$,
-  $$VALUES (2::numeric, 6::numeric, 3::numeric), (2::numeric, 4::numeric, 2::numeric)$$,
-  'and usage_stats says the same from daily_usage');
-SELECT results_eq($$SELECT credential, requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage ORDER BY credential$$,
-  $$VALUES ('', 2::bigint, 6::bigint, 3::bigint), ('c1', 2::bigint, 4::bigint, 2::bigint)$$, 'one row per UTC day and credential');
+SELECT results_eq($$SELECT credential, sum(requests), sum(tweets_read), sum(billed_reads) FROM tweetkeeper.daily_usage
+                    GROUP BY credential ORDER BY credential$$,
+  $$VALUES ('', 2::numeric, 6::numeric, 3::numeric), ('c1', 2::numeric, 4::numeric, 2::numeric)$$,
+  'and daily_usage holds the same counts, per credential');
+SELECT is((SELECT count(*) FROM tweetkeeper.daily_usage), 2::bigint, 'one row per UTC day and credential');
+
+-- Two credentials taking turns: each is billed a post once a day, however the turns go.
+UPDATE tweetkeeper.credentials SET monthly_cap = NULL, status = 'active', status_until = NULL;
+SELECT tweetkeeper.add_credential('c2', 50, interval '15 minutes');
+CREATE FUNCTION pg_temp.read_with(cred text) RETURNS integer LANGUAGE sql AS $$
+  UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 second' WHERE state = 'scheduled';
+  UPDATE tweetkeeper.credentials SET last_used_at = CASE WHEN name = cred THEN NULL ELSE now() END;
+  SELECT tweetkeeper.complete_batch(pg_temp.claim(), '[{"id":1001},{"id":1002}]');
+  SELECT billed FROM tweetkeeper.batches ORDER BY lease_id DESC LIMIT 1 $$;
+SELECT is(pg_temp.read_with('c1'), 2, 'c1 reads two posts it read yesterday: billed');
+SELECT is(pg_temp.read_with('c2'), 2, 'c2 reads them today too: billed to c2');
+SELECT is(pg_temp.read_with('c1'), 0, 'c1 reads them again: nothing more');
+SELECT is(pg_temp.read_with('c2'), 0, 'nor c2');
+SELECT is((SELECT billed_by FROM tweetkeeper.tweets WHERE tweet_id = 1001), ARRAY['c1', 'c2'], 'both are remembered for the day');
+
+-- Next month is UTC's, whatever the session's time zone.
+SET LOCAL TIME ZONE 'America/Los_Angeles';
+SELECT is(tweetkeeper.next_month_utc(), (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC',
+  'next_month_utc is midnight UTC on the 1st');
+SELECT is(extract(day FROM tweetkeeper.next_month_utc() AT TIME ZONE 'UTC'), 1::numeric, 'on the 1st in UTC, not a Pacific day');
 
 SELECT * FROM finish();
 ROLLBACK;
