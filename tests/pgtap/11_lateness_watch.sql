@@ -126,8 +126,9 @@ PREPARE lateness_scan(int, bigint[]) AS
   SELECT c.tweet_id, extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
     FROM d CROSS JOIN LATERAL (
       SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
-       WHERE t.delay = d.delay AND t.due_at <= now() AND t.tweet_id <> ALL ($2)
-       ORDER BY t.due_at LIMIT $1) c
+       WHERE t.due_at IS NOT NULL AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+         AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL ($2)
+       ORDER BY t.delay, t.due_at LIMIT $1) c
    WHERE d.delay IS NOT NULL;
 CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text; plan text := '';
