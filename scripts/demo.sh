@@ -68,6 +68,12 @@ say "History of one tweet (every observation is kept)"
 psql -X -c "SELECT observed_at, like_count, retweet_count, impression_count FROM tweetkeeper.metric_history
              WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count DESC LIMIT 1)
              ORDER BY lease_id"
+say "What it cost: X bills a post once per UTC day, however often it is read"
+psql -X -c "SELECT provider, requests_today, tweets_read_today, billed_reads_today, cost_today FROM tweetkeeper.usage_stats"
+say "And what one tweet costs over its life under the default policy (tweetkeeper.tweet_cost())"
+psql -X -c "BEGIN" -c "DELETE FROM tweetkeeper.age_policy" \
+  -c "INSERT INTO tweetkeeper.age_policy VALUES ('18 minutes', '2 minutes'), ('1 hour', '5 minutes'), ('1 day', '30 minutes'), ('7 days', '6 hours'), ('30 days', '1 day')" \
+  -c "SELECT * FROM tweetkeeper.tweet_cost()" -c "ROLLBACK" | grep -v '^BEGIN\|^DELETE\|^INSERT\|^ROLLBACK'
 say "Stopping the workers (SIGTERM: they hand back what they hold and exit 0)"
 tk_cleanup
 tail -n 3 "$dir"/worker-*.log
