@@ -138,12 +138,7 @@ SET LOCAL plan_cache_mode = force_generic_plan;
 PREPARE claim_scan(int) AS
   SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
    ORDER BY t.due_at LIMIT $1 FOR UPDATE SKIP LOCKED;
-CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text; plan text := '';
-BEGIN
-  FOR r IN EXECUTE 'EXPLAIN ' || q LOOP plan := plan || r || E'\n'; END LOOP;
-  RETURN plan;
-END $$;
+\ir lib/plan_of.sql
 SELECT matches(pg_temp.plan_of('EXECUTE claim_scan(100)'), 'Index Scan using tweets_due_idx',
   'the claim scan walks the due index');
 SELECT doesnt_match(pg_temp.plan_of('EXECUTE claim_scan(100)'), 'Seq Scan|Sort', 'with no sort and no full scan');

@@ -130,12 +130,7 @@ PREPARE lateness_scan(int, bigint[]) AS
          AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL ($2)
        ORDER BY t.delay, t.due_at LIMIT $1) c
    WHERE d.delay IS NOT NULL;
-CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text; plan text := '';
-BEGIN
-  FOR r IN EXECUTE 'EXPLAIN ' || q LOOP plan := plan || r || E'\n'; END LOOP;
-  RETURN plan;
-END $$;
+\ir lib/plan_of.sql
 SELECT matches(pg_temp.plan_of($$EXECUTE lateness_scan(100, '{}')$$), 'Index (Only )?Scan using tweets_lateness_idx',
   'the lateness scan walks tweets_lateness_idx');
 SELECT doesnt_match(pg_temp.plan_of($$EXECUTE lateness_scan(100, '{}')$$), 'Seq Scan', 'with no full scan');
