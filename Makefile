@@ -2,8 +2,8 @@
 #  - the PostgreSQL extension, built by PGXS (this file re-invokes itself with TK_PGXS=1, because
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
 #  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
-#    provide), and deps, check, demo, bench, fuzz, which first install what is missing (as root,
-#    on Debian 12).
+#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, fuzz, which first
+#    install what is missing (as root, on Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
 
