@@ -18,6 +18,7 @@
 --    (tweets.delay, tweets_lateness_idx; tweetkeeper.claim_order chooses lateness or due).
 --  * Watched tweets: watch(), unwatch(), the view watches (tweets.watch_every/watch_until).
 --  * What tracking costs: tweet_cost(), forecast() and the view capacity.
+--  * batch_stats.tweets_per_second divides by the time its batches cover, not the whole window.
 --  * settings() is the new name of lease_settings(), which returns more than lease settings; the
 --    old name stays, deprecated, for queries written for 0.1.0.
 
@@ -832,7 +833,10 @@ CREATE OR REPLACE VIEW batch_stats AS
 SELECT w.window_name,
        count(b.lease_id) AS batches,
        coalesce(sum(b.stored), 0) AS tweets_stored,
-       round(coalesce(sum(b.stored), 0) / extract(epoch FROM w.span), 1) AS tweets_per_second,
+       -- Per second of the window that the kept batches cover: a system that has run for ten
+       -- minutes (or keeps ten minutes of batches) is not averaged over a whole hour.
+       round(coalesce(sum(b.stored), 0)
+             / greatest(extract(epoch FROM least(w.span, now() - f.first_claim)), 1), 1) AS tweets_per_second,
        round(avg(b.size), 1) AS avg_batch_size,
        count(b.lease_id) FILTER (WHERE b.size = 100) AS full_batches,
        count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
@@ -841,8 +845,9 @@ SELECT w.window_name,
        count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned
   FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
          AS w(window_name, span)
+  CROSS JOIN (SELECT min(x.claimed_at) AS first_claim FROM tweetkeeper.batches x) f
   LEFT JOIN tweetkeeper.batches b ON b.claimed_at > now() - w.span
- GROUP BY w.window_name, w.span
+ GROUP BY w.window_name, w.span, f.first_claim
  ORDER BY w.span;
 COMMENT ON VIEW batch_stats IS
   'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '

@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(19);
+SELECT plan(20);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.settings()$$,
@@ -61,6 +61,17 @@ SELECT throws_ok($$SELECT tweetkeeper.age_policy_changed()$$, '39P01',
   'the policy trigger function cannot be called directly');
 SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.tweets'::regclass), ARRAY['fillfactor=70'],
   'tweets leaves room for non-HOT updates on the same page');
+
+-- A system running for 10 s that stored 100 tweets: 10 a second in both windows, not 100 over a
+-- whole hour (issue 10).
+DELETE FROM tweetkeeper.batches;
+INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at, expires_at,
+                                 finished_at, outcome, stored)
+VALUES (900001, 'w', '{}', 100, now() - interval '11 seconds', now() - interval '10 seconds', now() + interval '1 minute',
+        now() - interval '9 seconds', 'completed', 100);
+SELECT results_eq($$SELECT window_name, tweets_per_second FROM tweetkeeper.batch_stats$$,
+  $$VALUES ('last minute', 10.0), ('last hour', 10.0)$$,
+  'tweets_per_second is over the time the kept batches cover, not the whole window');
 
 SELECT * FROM finish();
 ROLLBACK;
