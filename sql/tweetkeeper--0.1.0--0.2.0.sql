@@ -497,9 +497,12 @@ BEGIN
     FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (held);
   -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
   -- still in progress is left to that claim: sending both halves would spend two requests on one
-  -- batch's worth of tweets.
+  -- batch's worth of tweets. A claim commits in milliseconds, so that deference ends a second
+  -- past the buffer TTL: a lock held longer (an operator's open transaction) must not stall
+  -- every partial batch behind it.
   IF ids IS NULL OR (cardinality(ids) < max_size
-                     AND (oldest > now() - s.buffer_ttl OR skipped > 0)) THEN
+                     AND (oldest > now() - s.buffer_ttl
+                          OR (skipped > 0 AND oldest > now() - s.buffer_ttl - interval '1 second'))) THEN
     RETURN;
   END IF;
 
