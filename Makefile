@@ -2,7 +2,7 @@
 #  - the PostgreSQL extension, built by PGXS (this file re-invokes itself with TK_PGXS=1, because
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
 #  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
-#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, fuzz, which first
+#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, soak, fuzz, which first
 #    install what is missing (as root, on Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
@@ -36,7 +36,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-shortage bench-scale fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-shortage bench-scale soak fuzz clean
 
 all: build
 
@@ -81,6 +81,7 @@ bench: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/run.sh
+	tests/bench/history.sh
 	tests/bench/shortage.sh
 
 # The claim's latency at 100,000 and 10,000,000 tracked tweets (about 10 minutes, 5 GB of disk).
@@ -94,6 +95,13 @@ bench-shortage: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/shortage.sh
+
+# Steady refreshing with history kept for minutes; sizes every minute must stay flat
+# (SOAK_MINUTES, 30 by default).
+soak: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/soak.sh
 
 # The long fuzz run (make check runs 20 s of it).
 FUZZ_SECONDS ?= 600

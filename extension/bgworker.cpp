@@ -4,6 +4,10 @@
 // when a batch is claimable. The queue itself needs no worker to stay correct (an expired lease
 // is simply due again); this makes recovery fast and keeps the bookkeeping and stats honest.
 //
+// Every tweetkeeper.housekeeping_interval it also calls tweetkeeper.housekeeping() in a
+// transaction of its own: history partitions ahead, retention and rollups, unless pg_cron ran
+// them more recently (tweetkeeper.schedule_housekeeping()).
+//
 // It sleeps as long as maintenance() says nothing can happen: until the next tweet is due, or a
 // tick while batches are in flight (a dead worker is noticed within a tick). A transaction that
 // schedules tweets wakes it at commit (wakeup.cpp), so an idle system costs almost nothing.
@@ -33,6 +37,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 PGDLLEXPORT void tk_maintenance_main(Datum arg);
 }
@@ -93,6 +98,38 @@ std::optional<long> Tick() {
   return wait_ms;
 }
 
+// The history's housekeeping, in a transaction of its own so that it never delays the queue's
+// tick. housekeeping() records a failed task and carries on; it skips tasks that ran within the
+// interval (pg_cron). A database still on 0.1.0 has no housekeeping() and is left alone.
+// Returns whether it ran: until it has, it is tried again at every tick, so that a new
+// extension gets its first partitions at once.
+bool HousekeepingTick() {
+  bool ran = false;
+  SetCurrentStatementStartTimestamp();
+  StartTransactionCommand();
+  SPI_connect();
+  PushActiveSnapshot(GetTransactionSnapshot());
+  pgstat_report_activity(STATE_RUNNING, "tweetkeeper housekeeping");
+  if (OidIsValid(get_extension_oid("tweetkeeper", true)) &&
+      SPI_execute("SELECT to_regprocedure('tweetkeeper.housekeeping(interval)') IS NOT NULL", true, 0) ==
+          SPI_OK_SELECT &&
+      SPI_processed == 1) {
+    bool isnull = true;
+    Datum exists = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    ran = !isnull && DatumGetBool(exists);
+    if (ran)
+      SPI_execute("SELECT tweetkeeper.housekeeping((tweetkeeper.settings()).housekeeping_interval "
+                  "- interval '1 second')",
+                  false, 0);
+  }
+  SPI_finish();
+  PopActiveSnapshot();
+  CommitTransactionCommand();
+  pgstat_report_stat(false);
+  pgstat_report_activity(STATE_IDLE, nullptr);
+  return ran;
+}
+
 }  // namespace
 
 void tk_maintenance_main(Datum) {
@@ -103,10 +140,18 @@ void tk_maintenance_main(Datum) {
   tweetkeeper::wakeup::PublishMaintenancePid();
   elog(LOG, "tweetkeeper maintenance started in database \"%s\"", tweetkeeper::settings::database);
 
+  TimestampTz next_housekeeping = 0;  // at once: a new database gets its first partitions
   for (;;) {
     const std::optional<long> wait_ms = Tick();
+    const TimestampTz now = GetCurrentTimestamp();
+    if (now >= next_housekeeping && HousekeepingTick())
+      next_housekeeping = GetCurrentTimestamp() + int64{tweetkeeper::settings::housekeeping_interval_s} * USECS_PER_SEC;
     const long tick = tweetkeeper::settings::tick_interval_ms;
-    const long timeout = !wait_ms ? kIdleSleepMs : *wait_ms <= 0 ? tick : std::min(*wait_ms, kIdleSleepMs);
+    long timeout = !wait_ms ? kIdleSleepMs : *wait_ms <= 0 ? tick : std::min(*wait_ms, kIdleSleepMs);
+    if (next_housekeeping > now) {
+      const long until_housekeeping = static_cast<long>((next_housekeeping - GetCurrentTimestamp()) / 1000);
+      timeout = std::max(1L, std::min(timeout, until_housekeeping));
+    }
     (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout,
                     PG_WAIT_EXTENSION);
     ResetLatch(MyLatch);

@@ -18,6 +18,11 @@ bool reclaim_abandoned = true;
 char* database = nullptr;
 int spending = kSpendEven;
 int claim_order = kOrderLateness;
+int history_partition_s = 86400;
+int history_retention_s = 0;
+bool history_rollup = true;
+bool history_keep_unchanged = false;
+int housekeeping_interval_s = 600;
 
 namespace {
 const config_enum_entry kSpendingOptions[] = {
@@ -75,6 +80,34 @@ void Define(bool preloading) {
       "shortage every interval stretches by about the same factor; due takes the oldest due_at "
       "first (0.1.0's order). Watched tweets come first either way.",
       &claim_order, kOrderLateness, kClaimOrderOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  // The history's housekeeping (tweetkeeper.housekeeping(), run by the background worker or by
+  // pg_cron). SUSET rather than SIGHUP: ALTER DATABASE ... SET reaches pg_cron's job sessions.
+  DefineCustomIntVariable(
+      "tweetkeeper.history_partition",
+      "Length of each partition of tweetkeeper.metric_history.",
+      "Partitions are aligned to multiples of it since 1970-01-01 UTC (1 day: UTC days). A change "
+      "applies to partitions created from then on.",
+      &history_partition_s, 86400, 60, 366 * 86400, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.history_retention",
+      "How long observations stay in tweetkeeper.metric_history; 0 keeps everything.",
+      "Whole partitions are dropped once all of their rows are older than this, never row by row.",
+      &history_retention_s, 0, 0, INT32_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "tweetkeeper.history_rollup",
+      "Before a partition is dropped, keep one row per tweet per UTC day in tweetkeeper.metric_daily.",
+      nullptr, &history_rollup, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "tweetkeeper.history_keep_unchanged",
+      "Store an observation even when all of its counts equal the tweet's previous ones.",
+      "Off: history holds a row only when something changed (read it as a step function); "
+      "tweets.updated_at says when the tweet was last checked.",
+      &history_keep_unchanged, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.housekeeping_interval",
+      "How often the background worker runs tweetkeeper.housekeeping() (partitions ahead, retention).",
+      "It skips a task that ran more recently, by pg_cron for example.",
+      &housekeeping_interval_s, 600, 10, 86400, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",
                              "The database in which the background worker runs.", nullptr,

@@ -15,6 +15,11 @@ enum Spending { kSpendEven, kSpendBurst };
 extern int spending;  // Spending
 enum ClaimOrder { kOrderLateness, kOrderDue };
 extern int claim_order;  // ClaimOrder
+extern int history_partition_s;
+extern int history_retention_s;  // 0: keep everything
+extern bool history_rollup;
+extern bool history_keep_unchanged;
+extern int housekeeping_interval_s;
 
 void Define(bool preloading);
 

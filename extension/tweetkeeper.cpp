@@ -36,19 +36,30 @@ Interval* MsToInterval(int64 ms) {
 }
 }  // namespace
 
-// settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck): the GUCs as
-// intervals, so that SQL code reads them through the module (which guarantees they are defined).
-// lease_settings() is its 0.1.0 name, kept for databases (and queries) made with 0.1.0.
+// settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck, history_partition,
+// history_retention, history_rollup, history_keep_unchanged, housekeeping_interval): the GUCs
+// typed, so that SQL code reads them through the module (which guarantees they are defined).
+// lease_settings() is its 0.1.0 name with the first four columns only, kept for databases (and
+// queries) made with 0.1.0: the record is filled up to the caller's number of columns.
 namespace {
 Datum SettingsRecord(FunctionCallInfo fcinfo) {
   TupleDesc tupdesc;
   if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
     throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "settings must return a record");
-  Datum values[4] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
-                     IntervalPGetDatum(MsToInterval(settings::lease_ttl_ms)),
-                     IntervalPGetDatum(MsToInterval(int64{settings::batch_retention_s} * 1000)),
-                     IntervalPGetDatum(MsToInterval(int64{settings::unavailable_recheck_s} * 1000))};
-  bool nulls[4] = {false, false, false, false};
+  auto seconds = [](int s) { return IntervalPGetDatum(MsToInterval(int64{s} * 1000)); };
+  Datum values[] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
+                    IntervalPGetDatum(MsToInterval(settings::lease_ttl_ms)),
+                    seconds(settings::batch_retention_s),
+                    seconds(settings::unavailable_recheck_s),
+                    seconds(settings::history_partition_s),
+                    seconds(settings::history_retention_s),
+                    BoolGetDatum(settings::history_rollup),
+                    BoolGetDatum(settings::history_keep_unchanged),
+                    seconds(settings::housekeeping_interval_s)};
+  constexpr int kColumns = sizeof(values) / sizeof(values[0]);
+  if (tupdesc->natts > kColumns)
+    throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "settings has more columns than this library knows");
+  bool nulls[kColumns] = {};
   HeapTuple tuple = pg::PgCall([&] { return heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls); });
   PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
 }

@@ -21,6 +21,10 @@
 --  * batch_stats.tweets_per_second divides by the time its batches cover, not the whole window.
 --  * settings() is the new name of lease_settings(), which returns more than lease settings; the
 --    old name stays, deprecated, for queries written for 0.1.0.
+--  * History that stays bounded: metric_history is partitioned by observed_at (0.1.0's rows
+--    become its first partition), observations equal to the previous one are not stored again,
+--    retention drops whole partitions after a daily rollup (metric_daily), and housekeeping runs
+--    in the background worker or on pg_cron (schedule_housekeeping()).
 
 --------------------------------------------------------------------------------------------------
 -- C functions
@@ -44,11 +48,16 @@ COMMENT ON FUNCTION wake_maintenance() IS
   '(it otherwise sleeps until the next tweet is due).';
 
 CREATE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
-                         OUT batch_retention interval, OUT unavailable_recheck interval)
+                         OUT batch_retention interval, OUT unavailable_recheck interval,
+                         OUT history_partition interval, OUT history_retention interval,
+                         OUT history_rollup boolean, OUT history_keep_unchanged boolean,
+                         OUT housekeeping_interval interval)
   AS 'MODULE_PATHNAME', 'tk_settings' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION settings() IS
-  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention and unavailable_recheck as '
-  'intervals.';
+  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention, unavailable_recheck, '
+  'history_partition, history_retention (0: keep everything), history_rollup, '
+  'history_keep_unchanged and housekeeping_interval, typed.';
+
 COMMENT ON FUNCTION lease_settings() IS
   'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
 
@@ -120,6 +129,91 @@ SELECT pg_catalog.pg_extension_config_dump('metric_history', '');
 SELECT pg_catalog.pg_extension_config_dump('lease_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('batches', '');
 SELECT pg_catalog.pg_extension_config_dump('credentials', '');
+
+--------------------------------------------------------------------------------------------------
+-- History in partitions, retention and rollups
+--------------------------------------------------------------------------------------------------
+
+-- 0.1.0's history becomes the partition of everything before the update: attached, not copied
+-- (its rows are read once, to check the bound and to index them by time). It leaves the
+-- extension like every partition the housekeeping makes, so that retention can drop it once all
+-- of it is old; pg_dump dumps it, rows included, as it dumps every partition.
+ALTER TABLE metric_history RENAME TO metric_history_before_0_2_0;
+ALTER TABLE metric_history_before_0_2_0 DROP CONSTRAINT metric_history_pkey;
+ALTER TABLE metric_history_before_0_2_0
+  ADD CONSTRAINT metric_history_before_0_2_0_pkey PRIMARY KEY (tweet_id, observed_at, lease_id);
+ALTER EXTENSION tweetkeeper DROP TABLE metric_history_before_0_2_0;
+CREATE TABLE metric_history (
+  tweet_id bigint NOT NULL,
+  lease_id bigint NOT NULL,      -- the batch that observed it: at most one observation per lease
+  observed_at timestamptz NOT NULL,
+  retweet_count bigint,
+  reply_count bigint,
+  like_count bigint,
+  quote_count bigint,
+  bookmark_count bigint,
+  impression_count bigint
+) PARTITION BY RANGE (observed_at);
+SELECT pg_catalog.pg_extension_config_dump('metric_history', '');
+COMMENT ON TABLE metric_history IS
+  'Observations of tweets'' metrics, one row per refresh that changed a count (all of them with '
+  'tweetkeeper.history_keep_unchanged). Partitioned by observed_at (tweetkeeper.history_partition); '
+  'each partition''s primary key (tweet_id, observed_at, lease_id) reads a tweet''s history in '
+  'time order.';
+-- The key is each partition's, not the parent's: a parent index would be made on a partition as
+-- pg_restore attaches it, before the restore adds the partition's own (dumped) key, and the
+-- restore would fail. (The parent is the extension's, its partitions are not.)
+-- Partitions are created ahead by tweetkeeper.create_partitions() (housekeeping); a row that finds
+-- none (housekeeping stopped for too long) lands here, is never lost, and is moved into its own
+-- partition by the next create_partitions().
+CREATE TABLE metric_history_default PARTITION OF metric_history (
+  CONSTRAINT metric_history_default_pkey PRIMARY KEY (tweet_id, observed_at, lease_id)
+) DEFAULT;
+SELECT pg_catalog.pg_extension_config_dump('metric_history_default', '');
+COMMENT ON TABLE metric_history_default IS
+  'Observations no partition covered yet; tweetkeeper.create_partitions() moves them out.';
+
+-- What retention keeps of the dropped partitions: one row per tweet per UTC day.
+CREATE TABLE metric_daily (
+  tweet_id bigint NOT NULL,
+  day date NOT NULL,             -- UTC
+  observations integer NOT NULL, -- rows of metric_history rolled up into this one
+  last_observed_at timestamptz NOT NULL,
+  retweet_count bigint,          -- the counts of the day's last observation
+  reply_count bigint,
+  like_count bigint,
+  quote_count bigint,
+  bookmark_count bigint,
+  impression_count bigint,
+  CONSTRAINT metric_daily_pkey PRIMARY KEY (tweet_id, day)
+);
+SELECT pg_catalog.pg_extension_config_dump('metric_daily', '');
+COMMENT ON TABLE metric_daily IS
+  'Daily rollup of metric_history partitions dropped by retention (tweetkeeper.history_rollup): '
+  'the day''s last counts and how many observations it had.';
+
+-- When each housekeeping task last ran, and what it did: the background worker skips a task
+-- that ran more recently than tweetkeeper.housekeeping_interval (by pg_cron, say).
+CREATE TABLE housekeeping_runs (
+  task text NOT NULL,
+  last_run timestamptz NOT NULL,
+  result text NOT NULL,
+  CONSTRAINT housekeeping_runs_pkey PRIMARY KEY (task)
+);
+SELECT pg_catalog.pg_extension_config_dump('housekeeping_runs', '');
+COMMENT ON TABLE housekeeping_runs IS
+  'The last run of each housekeeping task (partitions, retention) and what it did.';
+
+-- The partition's upper bound: the first boundary of tweetkeeper.history_partition after every
+-- row (the renamed table is locked: clock_timestamp() is past every committed observation).
+DO $$
+DECLARE
+  len double precision := extract(epoch FROM (tweetkeeper.settings()).history_partition);
+BEGIN
+  EXECUTE format('ALTER TABLE tweetkeeper.metric_history ATTACH PARTITION tweetkeeper.metric_history_before_0_2_0 '
+                 'FOR VALUES FROM (MINVALUE) TO (%L)',
+                 to_timestamp((floor(extract(epoch FROM clock_timestamp()) / len) + 1) * len));
+END $$;
 
 --------------------------------------------------------------------------------------------------
 -- Batches: who claimed them; abandoned ones
@@ -630,7 +724,7 @@ DECLARE
   n_observed integer;
   n_problems integer;
   n_billed integer;
-  found_ids bigint[];
+  keep_all boolean;
   today date := (now() AT TIME ZONE 'UTC')::date;
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
@@ -652,20 +746,27 @@ BEGIN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
 
-  -- Billed: found tweets this batch's credential had not read yet this UTC day.
-  -- (Parsing every id first also refuses a malformed one, 22P02, whatever the plans below.)
-  found_ids := ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint));
-  SELECT count(*) INTO n_billed
-    FROM tweetkeeper.tweets t
-   WHERE t.lease_id = lease AND t.tweet_id = ANY (found_ids)
-     AND (t.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (t.billed_by));
+  -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
+  PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
+  keep_all := (tweetkeeper.settings()).history_keep_unchanged;
 
+  -- One look at each of our tweets before the update: billed (a found tweet this batch's
+  -- credential had not read yet this UTC day) and changed (a count differs from the stored one,
+  -- or it is the first observation); history stores only changed observations unless keep_all.
   WITH obs AS (
     SELECT DISTINCT ON (o.id) o.*
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
              impression_count bigint)
      WHERE o.id = ANY (b.tweet_ids)
+  ), prev AS (
+    SELECT o.*,
+           (p.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (p.billed_by)) AS billed,
+           (p.update_count = 0 OR (o.retweet_count, o.reply_count, o.like_count, o.quote_count,
+                                   o.bookmark_count, o.impression_count)
+              IS DISTINCT FROM (p.retweet_count, p.reply_count, p.like_count, p.quote_count,
+                                p.bookmark_count, p.impression_count)) AS changed
+      FROM obs o JOIN tweetkeeper.tweets p ON p.tweet_id = o.id AND p.lease_id = lease
   ), upd AS (
     UPDATE tweetkeeper.tweets t
        SET billed_on = today,
@@ -684,16 +785,18 @@ BEGIN
            watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
            watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
            problem_type = NULL, problem_detail = NULL, problem_at = NULL
-      FROM obs o
+      FROM prev o
      WHERE t.tweet_id = o.id AND t.lease_id = lease
-    RETURNING t.*
+    RETURNING t.tweet_id, t.retweet_count, t.reply_count, t.like_count, t.quote_count,
+              t.bookmark_count, t.impression_count, o.billed, o.changed
+  ), hist AS (
+    INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+                reply_count, like_count, quote_count, bookmark_count, impression_count)
+    SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+           u.bookmark_count, u.impression_count
+      FROM upd u WHERE u.changed OR keep_all
   )
-  INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
-              reply_count, like_count, quote_count, bookmark_count, impression_count)
-  SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
-         u.bookmark_count, u.impression_count
-    FROM upd u;
-  GET DIAGNOSTICS n_observed = ROW_COUNT;
+  SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
 
   IF jsonb_array_length(problems) > 0 THEN
     recheck := (tweetkeeper.settings()).unavailable_recheck;
@@ -1173,6 +1276,228 @@ BEGIN
   END IF;
 END $$;
 
+-- Partition bounds as times (pg_get_expr prints them in this session's TimeZone and DateStyle,
+-- and reads back the same in the same session). The default partition has none.
+CREATE VIEW history_partitions AS
+SELECT c.oid::regclass AS partition,
+       CASE WHEN m[1] = 'MINVALUE' THEN '-infinity' ELSE btrim(m[1], '''')::timestamptz END AS starts,
+       CASE WHEN m[2] = 'MAXVALUE' THEN 'infinity' ELSE btrim(m[2], '''')::timestamptz END AS ends,
+       greatest(c.reltuples, 0)::bigint AS rows_estimate,
+       pg_total_relation_size(c.oid) AS bytes
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+  CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \((.*)\) TO \((.*)\)') AS m
+ WHERE i.inhparent = 'tweetkeeper.metric_history'::regclass AND m IS NOT NULL;
+COMMENT ON VIEW history_partitions IS
+  'The partitions of metric_history with their time range [starts, ends), estimated rows and '
+  'bytes (the default partition, which has no range, is not listed).';
+
+CREATE OR REPLACE FUNCTION record_housekeeping(task text, result text) RETURNS void
+  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  INSERT INTO tweetkeeper.housekeeping_runs AS r (task, last_run, result)
+  VALUES (task, clock_timestamp(), result)
+  ON CONFLICT ON CONSTRAINT housekeeping_runs_pkey
+  DO UPDATE SET last_run = excluded.last_run, result = excluded.result;
+$$;
+COMMENT ON FUNCTION record_housekeeping(text, text) IS
+  'Records that a housekeeping task ran and what it did (tweetkeeper.housekeeping_runs).';
+
+CREATE OR REPLACE FUNCTION create_partitions() RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
+  SET lock_timeout = '2s' AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  len double precision := extract(epoch FROM s.history_partition);
+  ahead interval := greatest(2 * s.history_partition, 2 * s.housekeeping_interval, interval '1 hour');
+  slot timestamptz;
+  lo timestamptz;
+  hi timestamptz;
+  bound timestamptz;
+  part text;
+  created integer := 0;
+  moved bigint := 0;
+  n bigint;
+  locked boolean := false;
+BEGIN
+  -- One housekeeping task at a time (pg_cron runs its jobs side by side), and the parent locked
+  -- before any partition, as readers and completions lock them: no lock cycle, no deadlock.
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  FOR slot IN
+    SELECT DISTINCT to_timestamp(floor(extract(epoch FROM d.observed_at) / len) * len)
+      FROM tweetkeeper.metric_history_default d
+    UNION
+    SELECT to_timestamp(floor(extract(epoch FROM g) / len) * len)
+      FROM generate_series(now(), now() + ahead, s.history_partition) g
+    ORDER BY 1
+  LOOP
+    lo := slot;
+    hi := to_timestamp(extract(epoch FROM slot) + len);
+    LOOP  -- a partition covering lo: start after it
+      SELECT p.ends INTO bound FROM tweetkeeper.history_partitions p WHERE p.starts <= lo AND p.ends > lo;
+      EXIT WHEN NOT FOUND;
+      lo := bound;
+    END LOOP;
+    SELECT min(p.starts) INTO bound FROM tweetkeeper.history_partitions p WHERE p.starts > lo AND p.starts < hi;
+    hi := least(hi, bound);
+    CONTINUE WHEN lo >= hi;
+    IF NOT locked THEN
+      LOCK TABLE tweetkeeper.metric_history IN SHARE UPDATE EXCLUSIVE MODE;  -- what ATTACH takes
+      locked := true;
+    END IF;
+    part := 'metric_history_' || to_char(lo, 'YYYYMMDD_HH24MISS');
+    EXECUTE format('CREATE TABLE tweetkeeper.%1$I (LIKE tweetkeeper.metric_history,
+                      CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id))', part, part || '_pkey');
+    EXECUTE format('WITH m AS (DELETE FROM tweetkeeper.metric_history_default
+                                WHERE observed_at >= $1 AND observed_at < $2 RETURNING *)
+                    INSERT INTO tweetkeeper.%I SELECT * FROM m', part) USING lo, hi;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    moved := moved + n;
+    EXECUTE format('ALTER TABLE tweetkeeper.metric_history ATTACH PARTITION tweetkeeper.%I FOR VALUES FROM (%L) TO (%L)',
+                   part, lo, hi);
+    created := created + 1;
+  END LOOP;
+  PERFORM tweetkeeper.record_housekeeping('partitions',
+    format('%s partitions created, %s rows moved out of the default partition', created, moved));
+  RETURN created;
+END $$;
+COMMENT ON FUNCTION create_partitions() IS
+  'Creates the partitions of metric_history for now and a little ahead (and for rows waiting in '
+  'the default partition, which move into them); returns how many it created. Idempotent.';
+
+CREATE OR REPLACE FUNCTION apply_retention() RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
+  SET lock_timeout = '2s' AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  cutoff timestamptz := now() - s.history_retention;
+  p record;
+  dropped integer := 0;
+  rolled bigint := 0;
+  n bigint;
+BEGIN
+  IF s.history_retention = interval '0' THEN
+    PERFORM tweetkeeper.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
+    RETURN 0;
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  IF NOT EXISTS (SELECT FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff)
+     AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history_default d WHERE d.observed_at < cutoff) THEN
+    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s', cutoff));
+    RETURN 0;
+  END IF;
+  -- DROP takes this lock on the parent; taken first, before create_partitions() locks any
+  -- partition, so that no reader holding the parent waits for a partition held here.
+  LOCK TABLE tweetkeeper.metric_history IN ACCESS EXCLUSIVE MODE;
+  PERFORM tweetkeeper.create_partitions();  -- rows in the default partition get a partition, so they age out too
+  FOR p IN SELECT h.partition FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff ORDER BY h.starts LOOP
+    IF s.history_rollup THEN
+      EXECUTE format($q$
+        INSERT INTO tweetkeeper.metric_daily AS d (tweet_id, day, observations, last_observed_at,
+               retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count)
+        SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
+               count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
+               h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count
+          FROM %s h
+         ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
+        ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
+           SET observations = d.observations + excluded.observations,
+               last_observed_at = greatest(d.last_observed_at, excluded.last_observed_at),
+               retweet_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.retweet_count ELSE d.retweet_count END,
+               reply_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.reply_count ELSE d.reply_count END,
+               like_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.like_count ELSE d.like_count END,
+               quote_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.quote_count ELSE d.quote_count END,
+               bookmark_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.bookmark_count ELSE d.bookmark_count END,
+               impression_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.impression_count ELSE d.impression_count END
+      $q$, p.partition);
+      GET DIAGNOSTICS n = ROW_COUNT;
+      rolled := rolled + n;
+    END IF;
+    EXECUTE format('DROP TABLE %s', p.partition);
+    dropped := dropped + 1;
+  END LOOP;
+  PERFORM tweetkeeper.record_housekeeping('retention',
+    format('%s partitions older than %s dropped, %s daily rows rolled up', dropped, cutoff, rolled));
+  RETURN dropped;
+END $$;
+COMMENT ON FUNCTION apply_retention() IS
+  'Drops the partitions of metric_history older than tweetkeeper.history_retention (0: none), '
+  'first rolling them up into metric_daily (tweetkeeper.history_rollup); returns how many it dropped.';
+
+CREATE OR REPLACE FUNCTION housekeeping(if_older_than interval DEFAULT interval '0') RETURNS text
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  job text;
+  done text[] := '{}';
+BEGIN
+  IF if_older_than IS NULL OR if_older_than < interval '0' THEN
+    RAISE EXCEPTION 'if_older_than must be zero or more, not %', if_older_than
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Retention first: it takes the strongest lock (see apply_retention), before any other.
+  FOREACH job IN ARRAY ARRAY['retention', 'partitions'] LOOP
+    CONTINUE WHEN if_older_than > interval '0' AND EXISTS (
+                    SELECT FROM tweetkeeper.housekeeping_runs r
+                     WHERE r.task = job AND r.last_run > clock_timestamp() - if_older_than
+                             AND r.result NOT LIKE 'failed:%');
+    BEGIN
+      IF job = 'partitions' THEN PERFORM tweetkeeper.create_partitions();
+      ELSE PERFORM tweetkeeper.apply_retention();
+      END IF;
+      done := done || (job || ': ' || (SELECT r.result FROM tweetkeeper.housekeeping_runs r WHERE r.task = job));
+    EXCEPTION WHEN OTHERS THEN
+      PERFORM tweetkeeper.record_housekeeping(job, 'failed: ' || SQLERRM);
+      done := done || (job || ': failed: ' || SQLERRM);
+    END;
+  END LOOP;
+  RETURN array_to_string(done, '; ');
+END $$;
+COMMENT ON FUNCTION housekeeping(interval) IS
+  'Runs the housekeeping tasks (create_partitions, apply_retention) that have not run for '
+  'if_older_than; a failed task is recorded in housekeeping_runs and does not stop the other. '
+  'Returns what was done.';
+
+CREATE OR REPLACE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 * * * *',
+                                      retention text DEFAULT '17 * * * *') RETURNS bigint[]
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF partitions IS NULL OR retention IS NULL THEN
+    RAISE EXCEPTION 'the schedules must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
+    RAISE EXCEPTION 'pg_cron is not installed in database %', current_database()
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Add pg_cron to shared_preload_libraries, set cron.database_name to this database '
+                   'and CREATE EXTENSION pg_cron; without it the background worker does the housekeeping.';
+  END IF;
+  RETURN ARRAY[cron.schedule('tweetkeeper-partitions', partitions, 'SELECT tweetkeeper.create_partitions()'),
+               cron.schedule('tweetkeeper-retention', retention, 'SELECT tweetkeeper.apply_retention()')];
+END $$;
+COMMENT ON FUNCTION schedule_housekeeping(text, text) IS
+  'Registers (or updates) the pg_cron jobs tweetkeeper-partitions and tweetkeeper-retention with '
+  'these cron schedules; returns their job ids. Needs pg_cron in this database.';
+
+CREATE OR REPLACE FUNCTION unschedule_housekeeping() RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer := 0;
+  job text;
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
+    RETURN 0;  -- nothing can be scheduled
+  END IF;
+  FOR job IN EXECUTE 'SELECT jobname FROM cron.job WHERE jobname IN (''tweetkeeper-partitions'', ''tweetkeeper-retention'')
+                       AND username = current_user' LOOP
+    PERFORM cron.unschedule(job);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION unschedule_housekeeping() IS
+  'Removes the pg_cron jobs of schedule_housekeeping() (the background worker takes over); '
+  'returns how many it removed.';
+
 --------------------------------------------------------------------------------------------------
 -- Privileges of the new functions (as the install script's REVOKE ALL ... FROM PUBLIC does)
 --------------------------------------------------------------------------------------------------
@@ -1194,3 +1519,10 @@ GRANT EXECUTE ON FUNCTION tweet_cost(numeric), forecast(interval), first_delay()
 GRANT SELECT ON capacity TO tweetkeeper_reader;
 REVOKE ALL ON FUNCTION next_month_utc() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION next_month_utc() TO tweetkeeper_reader;
+GRANT SELECT ON metric_history, metric_history_default, metric_daily, housekeeping_runs, history_partitions
+  TO tweetkeeper_reader;
+GRANT DELETE ON metric_history, metric_daily TO tweetkeeper_admin;
+REVOKE ALL ON FUNCTION record_housekeeping(text, text), create_partitions(), apply_retention(),
+  housekeeping(interval), schedule_housekeeping(text, text), unschedule_housekeeping() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION create_partitions(), apply_retention(), housekeeping(interval),
+  schedule_housekeeping(text, text), unschedule_housekeeping() TO tweetkeeper_admin;

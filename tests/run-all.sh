@@ -47,6 +47,7 @@ run_suite quota tests/integration/quota.sh
 run_suite billing tests/integration/billing.sh
 run_suite forecast tests/integration/forecast.sh
 run_suite claims tests/integration/claims.sh
+run_suite housekeeping tests/integration/housekeeping.sh
 run_suite v1.1 tests/integration/v1_1.sh
 run_suite api-faults tests/faults/api_faults.sh
 run_suite crash-faults tests/faults/crash.sh

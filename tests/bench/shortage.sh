@@ -30,6 +30,8 @@ run_mode() {
 ALTER DATABASE tweetkeeper SET tweetkeeper.claim_order = $order;
 ALTER DATABASE tweetkeeper SET tweetkeeper.spending = $spending;
 CREATE EXTENSION tweetkeeper;
+-- Every refresh leaves a history row, unchanged or not: the gaps between them are measured.
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 DELETE FROM tweetkeeper.age_policy;
 INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '5 seconds'), ('2 hours', '60 seconds'), ('30 days', '1 day');
 SELECT tweetkeeper.add_credential('short', $PER_WINDOW, interval '$WINDOW_S seconds');

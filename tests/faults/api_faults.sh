@@ -32,6 +32,8 @@ tk_mock_start "$dir/mock.log" --fault-rate $FAULT_RATE --fault-seed "$FAULT_SEED
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
+-- Every refresh leaves a history row, unchanged or not: the gaps between them are measured.
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 $(tk_fast_policy_sql)
 $(tk_fast_queue_sql $YOUNG $OLDER)
 SQL

@@ -72,6 +72,8 @@ slow_mock_url=$TK_MOCK_URL
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
+-- Every refresh leaves a history row, unchanged or not: the checks count them against update_count.
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 -- Young tweets every 5 s. Ages stay in their bucket for the whole run.
 $(tk_fast_policy_sql '10 minutes' '5 seconds')
 CREATE FUNCTION public.policy_delay(age interval) RETURNS interval LANGUAGE sql STABLE AS

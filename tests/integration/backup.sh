@@ -19,6 +19,14 @@ bgw_restart() { # the maintenance worker reads database settings when it connect
 tk_psql -d postgres -c "CREATE DATABASE source"
 tk_psql -d source -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 tk_psql -d source -f "$TK_ROOT/tests/lib/sample_queue.sql" >/dev/null
+# History in partitions made by the housekeeping (not members of the extension) and, from ten
+# days ago, a row that no partition covers, in the default partition (a member).
+tk_psql -d source -c "SELECT tweetkeeper.create_partitions()" \
+  -c "INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count)
+      SELECT tweet_id, 1, now() - interval '10 days', 1 FROM tweetkeeper.tweets ORDER BY tweet_id LIMIT 1" >/dev/null
+layout="SELECT string_agg(format('%s %s %s', partition, starts, ends), '; ' ORDER BY starts)
+          || ' default ' || (SELECT count(*) FROM tweetkeeper.metric_history_default) FROM tweetkeeper.history_partitions"
+source_layout=$(tk_psql -d source -c "$layout")
 tk_snapshot source "$dir/source.txt"
 rows=$(grep -vc '^--' "$dir/source.txt")
 tk_psql -d source -c "SELECT state, count(*) FROM tweetkeeper.tweets GROUP BY 1 ORDER BY 1" | tr '\n' ' ' | sed 's/^/# source tweets by state: /'
@@ -35,11 +43,14 @@ tk_ok "pg_dump -Fc of a database in use" $? "$out"
 # abandoned batches (so the comparison sees the rows as dumped); then switched on.
 tk_psql -d postgres -c "ALTER DATABASE tweetkeeper SET tweetkeeper.reclaim_abandoned = off"
 bgw_restart
-out=$(pg_restore -d tweetkeeper --exit-on-error "$dir/source.dump" 2>&1)
+out=$(pg_restore -d tweetkeeper --single-transaction "$dir/source.dump" 2>&1)
 tk_ok "pg_restore into a fresh database reports no error" $? "$out"
 tk_snapshot tweetkeeper "$dir/restored.txt"
 diff -u "$dir/source.txt" "$dir/restored.txt" >"$dir/restore.diff"
 tk_ok "every row ($rows) and the lease sequence are restored identical" $? "$(head -20 "$dir/restore.diff")"
+restored_layout=$(tk_psql -c "$layout")
+[ "$restored_layout" = "$source_layout" ] && [[ "$source_layout" == *"default 1" ]]
+tk_ok "the history's partitions are restored with their bounds and rows ($source_layout)" $? "$restored_layout"
 tk_sql_ok "the restored policy is the edited one, in force" \
   "SELECT tweetkeeper.next_delay(now() - interval '2 hours') = interval '1 hour' AND count(*) = 6 FROM tweetkeeper.age_policy"
 

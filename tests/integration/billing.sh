@@ -21,6 +21,8 @@ umask 077
 printf 'alpha=tok-alpha\nbeta=tok-beta\n' >"$dir/credentials"
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
+-- Every read leaves a history row, unchanged or not: reads are counted against them.
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 $(tk_fast_policy_sql '10 minutes' '3 seconds')
 SELECT tweetkeeper.add_credential('alpha', 3000, interval '15 minutes', 1000);

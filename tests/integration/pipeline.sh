@@ -19,6 +19,8 @@ tk_mock_start "$dir/mock.log" --deleted-every $DELETED_EVERY --protected-every $
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
+-- Every refresh leaves a history row, unchanged or not: the gaps between them are measured.
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 -- The workers log in with nothing but the worker role's rights.
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 $(tk_fast_policy_sql)

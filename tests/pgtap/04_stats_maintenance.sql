@@ -6,10 +6,12 @@ SELECT plan(20);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.settings()$$,
-  ROW(interval '5 seconds', interval '2 minutes', interval '1 hour', interval '7 days'), 'default settings');
+  ROW(interval '5 seconds', interval '2 minutes', interval '1 hour', interval '7 days', interval '1 day',
+      interval '0', true, false, interval '10 minutes'), 'default settings');
 SET LOCAL tweetkeeper.buffer_ttl = '250ms';
 SELECT is((SELECT buffer_ttl FROM tweetkeeper.settings()), interval '0.25 seconds', 'settings follow SET');
-SELECT results_eq($$SELECT * FROM tweetkeeper.lease_settings()$$, $$SELECT * FROM tweetkeeper.settings()$$,
+SELECT results_eq($$SELECT * FROM tweetkeeper.lease_settings()$$,
+  $$SELECT buffer_ttl, lease_ttl, batch_retention, unavailable_recheck FROM tweetkeeper.settings()$$,
   'lease_settings(), the 0.1.0 name, still answers as settings() does');
 SELECT throws_ok($$SET tweetkeeper.buffer_ttl = '-1s'$$, '22023', NULL, 'a negative buffer_ttl is refused');
 SELECT throws_ok($$SET tweetkeeper.lease_ttl = '10ms'$$, '22023', NULL, 'a lease_ttl under a second is refused');

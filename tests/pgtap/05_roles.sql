@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(27);
+SELECT plan(32);
 
 SELECT has_role('tweetkeeper_worker');
 SELECT has_role('tweetkeeper_reader');
@@ -27,6 +27,7 @@ SELECT throws_ok($$SELECT count(*) FROM tweetkeeper.metric_history$$, '42501', N
 SELECT throws_ok($$UPDATE tweetkeeper.age_policy SET delay = '1 minute'$$, '42501', NULL, 'worker cannot change the policy');
 SELECT throws_ok($$SELECT tweetkeeper.schedule_tweet(1595000000000000000)$$, '42501', NULL, 'worker cannot schedule');
 SELECT throws_ok($$SELECT tweetkeeper.maintenance()$$, '42501', NULL, 'worker cannot run maintenance');
+SELECT throws_ok($$SELECT tweetkeeper.housekeeping()$$, '42501', NULL, 'worker cannot run the housekeeping');
 SELECT throws_ok($$UPDATE tweetkeeper.tweets SET like_count = 0$$, '42501', NULL, 'worker cannot write tweets directly');
 RESET ROLE;
 SELECT is((SELECT n FROM got WHERE what = 'claim'), 2, 'worker can claim');
@@ -44,6 +45,9 @@ SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_batch('r')$$, '42501', NULL, 
 SELECT throws_ok($$INSERT INTO tweetkeeper.age_policy VALUES ('1 year', '1 week')$$, '42501', NULL, 'reader cannot change the policy');
 SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(ARRAY[1595000000000000000])$$, '42501', NULL, 'reader cannot schedule');
 SELECT throws_ok($$DELETE FROM tweetkeeper.tweets$$, '42501', NULL, 'reader cannot delete tweets');
+SELECT lives_ok($$SELECT * FROM tweetkeeper.history_partitions, tweetkeeper.metric_daily, tweetkeeper.housekeeping_runs$$,
+  'reader can read the partitions, the rollup and the housekeeping''s runs');
+SELECT throws_ok($$SELECT tweetkeeper.create_partitions()$$, '42501', NULL, 'reader cannot create partitions');
 RESET ROLE;
 
 -- The admin: policy and scheduling.
@@ -51,6 +55,9 @@ SET LOCAL ROLE tweetkeeper_admin;
 SELECT lives_ok($$UPDATE tweetkeeper.age_policy SET delay = '3 minutes' WHERE max_age = '18 minutes'$$, 'admin can change the policy');
 SELECT lives_ok($$SELECT tweetkeeper.schedule_tweet(1595000000000000000)$$, 'admin can schedule');
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_batch('a')$$, '42501', NULL, 'admin is not a worker');
+SELECT lives_ok($$SELECT tweetkeeper.housekeeping()$$, 'admin can run the housekeeping (partitions, retention)');
+SELECT throws_ok($$SELECT tweetkeeper.record_housekeeping('partitions', 'forged')$$, '42501', NULL,
+  'admin cannot forge a housekeeping record');
 RESET ROLE;
 
 -- A role without grants reaches nothing.

@@ -51,6 +51,19 @@ PGDATABASE=untouched tk_sql_ok "an untouched policy is still the extension's (pg
 PGDATABASE=filled tk_sql_ok "batches claimed by 0.1.0 name no session, so they are never called abandoned" \
   "SELECT count(*) = 4 AND bool_and(claimer_pid IS NULL) FROM tweetkeeper.batches"
 
+PGDATABASE=filled tk_sql_ok "0.1.0's history is metric_history's first partition, everything before the update" \
+  "SELECT starts = '-infinity' AND ends > now() AND rows_estimate >= 0
+     FROM tweetkeeper.history_partitions WHERE partition = 'tweetkeeper.metric_history_before_0_2_0'::regclass"
+PGDATABASE=filled tk_sql_ok "it is no member of the extension (retention may drop it) and no longer in extconfig" \
+  "SELECT NOT EXISTS (SELECT FROM pg_depend WHERE objid = 'tweetkeeper.metric_history_before_0_2_0'::regclass AND deptype = 'e')
+      AND NOT 'tweetkeeper.metric_history_before_0_2_0'::regclass = ANY (extconfig)
+      AND 'tweetkeeper.metric_history'::regclass = ANY (extconfig)
+     FROM pg_extension WHERE extname = 'tweetkeeper'"
+PGDATABASE=filled tk_sql_ok "housekeeping creates partitions after it" "SELECT tweetkeeper.create_partitions() >= 1"
+PGDATABASE=filled tk_sql_ok "the first of them starts where it ends" \
+  "SELECT (SELECT min(starts) FILTER (WHERE starts > '-infinity') FROM tweetkeeper.history_partitions)
+          = (SELECT ends FROM tweetkeeper.history_partitions WHERE starts = '-infinity')"
+
 # The same schema as a fresh install, to the letter.
 tk_psql -d fresh -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 tk_psql -d fresh -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-fresh.txt"

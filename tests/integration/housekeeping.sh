@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The history's housekeeping, for real: pg_cron loaded beside tweetkeeper
+# (shared_preload_libraries = 'pg_cron,tweetkeeper'), schedule_housekeeping() registers its jobs
+# once however often it is called, the jobs run and cron.job_run_details shows them succeeding,
+# and what they did is there: partitions ahead, observations from the default partition moved,
+# old partitions rolled up into metric_daily and dropped. Then unschedule_housekeeping(), and the
+# background worker does the same work on its own. Partitions of a minute, a retention of two.
+# Prints "housekeeping: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+tk_workdir housekeeping
+tk_pg_start "$dir" -c shared_preload_libraries=pg_cron,tweetkeeper -c cron.database_name=tweetkeeper \
+  -c cron.use_background_workers=on -c max_worker_processes=16 || exit 1
+tk_psql >/dev/null <<'SQL' || exit 1
+CREATE EXTENSION pg_cron;
+CREATE EXTENSION tweetkeeper;
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_partition = '1min';
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_retention = '2min';
+SQL
+# Observations from 10 and 5 minutes ago, as a system whose housekeeping had stopped would hold
+# them: in the default partition. Three per tweet and minute, tweets 1 and 2.
+old_rows() {
+  tk_psql -c "INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count)
+    SELECT t, $1 * 100 + s, date_trunc('minute', now()) - interval '$1 minutes' + s * interval '10 seconds', s
+      FROM generate_series(1, 2) t, generate_series(0, 2) s"
+}
+tk_psql -c "DELETE FROM tweetkeeper.metric_history" # the worker's first housekeeping may have made partitions: start clean
+old_rows 10
+old_rows 5
+
+# Registering the jobs: idempotent.
+first=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('* * * * *', '* * * * *')")
+second=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('* * * * *', '* * * * *')")
+jobs=$(tk_psql -c "SELECT count(*) FROM cron.job WHERE jobname LIKE 'tweetkeeper-%'")
+[ "$first" = "$second" ] && [ "$jobs" = 2 ]
+tk_ok "schedule_housekeeping() registers two pg_cron jobs, and calling it again changes nothing ($first, $jobs jobs)" $?
+out=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('every full moon')" 2>&1)
+[ $? -ne 0 ] && [[ "$out" == *"invalid schedule"* ]]
+tk_ok "a schedule pg_cron cannot read is refused" $? "$out"
+
+# wait_for SECONDS SQL: until SQL answers t, polling twice a second.
+wait_for() {
+  local i
+  for ((i = 0; i < $1 * 2; i++)); do
+    [ "$(tk_psql -c "$2")" = t ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
+# The jobs run at the next minute (pg_cron's finest grain in 1.4).
+succeeded="SELECT count(DISTINCT j.jobname) = 2 FROM cron.job_run_details d JOIN cron.job j USING (jobid)
+            WHERE j.jobname LIKE 'tweetkeeper-%' AND d.status = 'succeeded'"
+wait_for 90 "$succeeded"
+runs=$(tk_psql -c "SELECT string_agg(format('%s %s %s', j.jobname, d.status, d.return_message), '; ')
+                    FROM cron.job_run_details d JOIN cron.job j USING (jobid)")
+[ "$(tk_psql -c "$succeeded")" = t ]
+tk_ok "both jobs ran and cron.job_run_details shows them succeeding ($runs)" $?
+# Whatever finished second, both jobs are done: wait for the retention job to have dropped.
+wait_for 10 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
+tk_sql_ok "the old observations were rolled up and their partitions dropped" \
+  "SELECT (SELECT count(*) = 0 FROM tweetkeeper.metric_history)
+      AND (SELECT count(*) = 0 FROM tweetkeeper.metric_history_default)
+      AND (SELECT count(DISTINCT tweet_id) = 2 AND sum(observations) = 12 FROM tweetkeeper.metric_daily)" \
+  "SELECT * FROM tweetkeeper.metric_daily"
+tk_sql_ok "partitions cover now and what is ahead, none older than the retention" \
+  "SELECT bool_or(starts <= now() AND ends > now()) AND max(ends) > now() + interval '1 hour'
+      AND min(starts) > now() - interval '3 minutes' FROM tweetkeeper.history_partitions" \
+  "SELECT * FROM tweetkeeper.history_partitions ORDER BY starts LIMIT 3"
+tk_sql_ok "housekeeping_runs says what the jobs did" \
+  "SELECT count(*) = 2 AND bool_and(last_run > now() - interval '2 minutes') AND bool_and(result NOT LIKE 'failed%')
+     FROM tweetkeeper.housekeeping_runs" "SELECT * FROM tweetkeeper.housekeeping_runs"
+
+removed=$(tk_psql -c "SELECT tweetkeeper.unschedule_housekeeping()")
+left=$(tk_psql -c "SELECT count(*) FROM cron.job WHERE jobname LIKE 'tweetkeeper-%'")
+again=$(tk_psql -c "SELECT tweetkeeper.unschedule_housekeeping()")
+[ "$removed" = 2 ] && [ "$left" = 0 ] && [ "$again" = 0 ]
+tk_ok "unschedule_housekeeping() removes both jobs, and then none ($removed, $left left, $again)" $?
+
+# Without the jobs, the background worker does the same, every housekeeping_interval.
+tk_psql -c "ALTER SYSTEM SET tweetkeeper.housekeeping_interval = '10s'" -c "SELECT pg_reload_conf()" >/dev/null
+tk_psql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'tweetkeeper maintenance'" >/dev/null
+old_rows 9
+# It restarts within 5 s and runs at once, but skips what pg_cron did less than 10 s before; then
+# every 10 s.
+wait_for 40 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
+tk_sql_ok "the background worker rolled up and dropped them too" \
+  "SELECT (SELECT count(*) = 0 FROM tweetkeeper.metric_history)
+      AND (SELECT count(DISTINCT tweet_id) = 2 AND sum(observations) = 18 FROM tweetkeeper.metric_daily)" \
+  "SELECT format('%s rows left; daily %s; runs %s', (SELECT count(*) FROM tweetkeeper.metric_history),
+     (SELECT string_agg(format('%s %s %s', tweet_id, day, observations), ', ') FROM tweetkeeper.metric_daily),
+     (SELECT string_agg(format('%s %s %s', task, last_run, result), ', ') FROM tweetkeeper.housekeeping_runs))"
+tk_summary housekeeping
