@@ -21,6 +21,7 @@
 --  * batch_stats.tweets_per_second divides by the time its batches cover, not the whole window.
 --  * settings() is the new name of lease_settings(), which returns more than lease settings; the
 --    old name stays, deprecated, for queries written for 0.1.0.
+--  * The queue's tables are not truncated by vacuum (vacuum_truncate = false).
 --  * History that stays bounded: metric_history is partitioned by observed_at (0.1.0's rows
 --    become its first partition), observations equal to the previous one are not stored again,
 --    retention drops whole partitions after a daily rollup (metric_daily), and housekeeping runs
@@ -129,6 +130,13 @@ SELECT pg_catalog.pg_extension_config_dump('metric_history', '');
 SELECT pg_catalog.pg_extension_config_dump('lease_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('batches', '');
 SELECT pg_catalog.pg_extension_config_dump('credentials', '');
+
+--------------------------------------------------------------------------------------------------
+-- The queue's tables keep their pages (make soak): vacuum no longer truncates them, which takes
+-- an ACCESS EXCLUSIVE lock only for the table to grow again within seconds
+--------------------------------------------------------------------------------------------------
+ALTER TABLE tweets SET (vacuum_truncate = false);
+ALTER TABLE batches SET (vacuum_truncate = false);
 
 --------------------------------------------------------------------------------------------------
 -- History in partitions, retention and rollups
@@ -1241,6 +1249,7 @@ CREATE OR REPLACE FUNCTION record_quota(credential text, rate jsonb, refusal tex
   RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   api_remaining integer := (rate ->> 'remaining')::integer;
+  api_limit integer := (rate ->> 'limit')::integer;
   api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
 BEGIN
   IF credential IS NULL THEN
@@ -1250,8 +1259,14 @@ BEGIN
   -- A larger remaining does not: other requests of this window may still be in flight, not
   -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
   -- An answer from a window older than ours says nothing about ours.
+  -- A limit smaller than the registered one is the API's to set: kept, so that the pace (one
+  -- request every window_length / requests_per_window, counted from remaining) follows it. With
+  -- the registered one, the requests the API counts as used would look like thousands and hold
+  -- the credential back until the window's end (found by tests/integration/prometheus.sh).
   UPDATE tweetkeeper.credentials c
-     SET remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
+     SET requests_per_window = CASE WHEN api_limit > 0 AND api_limit < c.requests_per_window
+                                    THEN api_limit ELSE c.requests_per_window END,
+         remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
                           WHEN api_reset IS NOT NULL AND c.window_reset_at IS NOT NULL
                                AND api_reset <= c.window_reset_at - c.window_length THEN c.remaining
                           ELSE least(c.remaining, api_remaining) END,

@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(20);
+SELECT plan(21);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.settings()$$,
@@ -61,8 +61,11 @@ SELECT ok(pg_temp.maintenance_running(),
 SELECT throws_ok($$SELECT tweetkeeper.age_policy_changed()$$, '39P01',
   'tweetkeeper.age_policy_changed() must be called as a trigger',
   'the policy trigger function cannot be called directly');
-SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.tweets'::regclass), ARRAY['fillfactor=70'],
-  'tweets leaves room for non-HOT updates on the same page');
+SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.tweets'::regclass),
+  ARRAY['fillfactor=70', 'vacuum_truncate=false'],
+  'tweets leaves room for non-HOT updates on the same page, and vacuum does not truncate it');
+SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.batches'::regclass), ARRAY['vacuum_truncate=false'],
+  'nor batches (make soak: the queue''s tables fill again within seconds)');
 
 -- A system running for 10 s that stored 100 tweets: 10 a second in both windows, not 100 over a
 -- whole hour (issue 10).

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(15);
+SELECT plan(17);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM generate_series(1, 40) g;
@@ -55,6 +55,22 @@ SET LOCAL tweetkeeper.spending = even;
 UPDATE tweetkeeper.credentials SET remaining = 0, paced_until = now() - interval '1 second';
 SELECT alike((SELECT wait_reason FROM pg_temp.claim()), 'p active (window used up), q active (window used up)',
   'the pace never lets a credential pass its window');
+
+
+-- Registered with more than the API allows: the API's limit (x-rate-limit-limit) is taken, so
+-- the pace follows it instead of counting the API's used requests against the registered limit
+-- (which held the credential back until the window's end).
+SELECT tweetkeeper.add_credential('r', 100000, interval '15 minutes');
+SELECT tweetkeeper.record_quota('r', jsonb_build_object('limit', 3500, 'remaining', 3498,
+                                                        'reset', extract(epoch FROM now() + interval '14 minutes')), NULL, NULL);
+SELECT is((SELECT requests_per_window FROM tweetkeeper.credentials WHERE name = 'r'), 3500,
+  'a smaller limit from the API replaces the registered one');
+UPDATE tweetkeeper.credentials SET window_started_at = now() - interval '1 minute', window_reset_at = now() + interval '14 minutes'
+ WHERE name = 'r';
+UPDATE tweetkeeper.credentials SET status = 'rejected' WHERE name <> 'r';
+SELECT pg_temp.claim();
+SELECT cmp_ok((SELECT paced_until FROM tweetkeeper.credentials WHERE name = 'r'), '<', now() + interval '1 second',
+  'and the next request is paced by it: not held back until the window ends');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -46,6 +46,12 @@ WITH ext AS (
   SELECT 'trigger', pg_get_triggerdef(t.oid)
     FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid AND NOT t.tgisinternal
   UNION ALL
+  SELECT 'partitioning', format('%s %s', r.relname, pg_get_partkeydef(r.oid))
+    FROM rels r WHERE r.relkind = 'p'
+  UNION ALL
+  SELECT 'partition', format('%s of %s %s', r.relname, i.inhparent::regclass, pg_get_expr(c.relpartbound, c.oid))
+    FROM rels r JOIN pg_class c ON c.oid = r.oid JOIN pg_inherits i ON i.inhrelid = r.oid
+  UNION ALL
   SELECT 'view', format('%s %s', r.relname, pg_get_viewdef(r.oid))
     FROM rels r WHERE r.relkind = 'v'
   UNION ALL
