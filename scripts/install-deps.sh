@@ -7,7 +7,8 @@ packages=(
   postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
   libtap-parser-sourcehandler-pgtap-perl
   libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev rapidjson-dev libgtest-dev libgmock-dev
-  libcpp-httplib-dev libcli11-dev libspdlog-dev
+  libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev
+  prometheus prometheus-postgres-exporter systemd
   curl jq
 )
 missing=()

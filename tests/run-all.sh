@@ -48,6 +48,8 @@ run_suite billing tests/integration/billing.sh
 run_suite forecast tests/integration/forecast.sh
 run_suite claims tests/integration/claims.sh
 run_suite housekeeping tests/integration/housekeeping.sh
+run_suite prometheus tests/integration/prometheus.sh
+run_suite deploy tests/deploy/deploy.sh
 run_suite v1.1 tests/integration/v1_1.sh
 run_suite api-faults tests/faults/api_faults.sh
 run_suite crash-faults tests/faults/crash.sh

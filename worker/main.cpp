@@ -141,6 +141,15 @@ int main(int argc, char** argv) {
     ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base));
+    if (!o.metrics_address.empty()) {
+      try {
+        const int port = runner.telemetry().Serve(o.metrics_address);
+        const std::string host = o.metrics_address.substr(0, o.metrics_address.rfind(':'));
+        spdlog::info("metrics at http://{}:{}/metrics", host, port);
+      } catch (const std::exception& e) {
+        return Fail(tk::kExitRuntime, e.what());
+      }
+    }
     SignalThread signals(runner.stop_signal());  // a signal also ends the wait for the database
     try {
       if (!runner.Connect()) return 0;

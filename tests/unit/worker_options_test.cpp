@@ -57,6 +57,24 @@ TEST(CommandLine, StartupTimeout) {
   }
 }
 
+TEST(CommandLine, MetricsAddress) {
+  ParsedCommandLine p = Parse({"--dsn", "x"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->metrics_address, "");  // no /metrics unless asked
+  for (const char* good : {"127.0.0.1:9464", "0.0.0.0:0", "localhost:65535", "metrics-host.internal:9464"}) {
+    ParsedCommandLine q = Parse({"--dsn", "x", "--metrics-address", good});
+    ASSERT_TRUE(q.options) << good << ": " << q.err;
+    EXPECT_EQ(q.options->metrics_address, good);
+  }
+  for (const char* bad : {"", "9464", ":9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:99999999",
+                          "[::1]:9464", "host:port", "a b:1"}) {
+    ParsedCommandLine q = Parse({"--dsn", "x", "--metrics-address", bad});
+    EXPECT_FALSE(q.options) << bad;
+    EXPECT_EQ(q.exit_code, kExitUsage) << bad;
+    EXPECT_NE(q.err.find("--metrics-address"), std::string::npos) << q.err;
+  }
+}
+
 TEST(CommandLine, AllOptions) {
   ParsedCommandLine p = Parse({"--dsn", "postgresql:///tk", "--api-url", "http://127.0.0.1:8080/", "--concurrency",
                                "64", "--batch-size", "1", "--name", "w1", "--http-timeout", "5", "--poll-interval",

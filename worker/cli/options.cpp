@@ -59,6 +59,16 @@ std::string UsageLine(const std::string& message, int argc, const char* const ar
 
 bool HostChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; }
 
+// HOST:PORT for the metrics listener. The exposer's HTTP server has no IPv6 on Debian 12.
+bool ValidMetricsAddress(const std::string& address) {
+  const std::size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size() || address.size() - colon > 6) return false;
+  const std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (!std::all_of(host.begin(), host.end(), HostChar)) return false;
+  if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  return std::stoi(port) <= 65535;
+}
+
 }  // namespace
 
 std::optional<ApiUrl> ParseApiUrl(std::string_view url) {
@@ -158,6 +168,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
       ->check(CLI::IsMember({"x-v2", "x-v1.1"}))
       ->capture_default_str()
       ->type_name("NAME");
+  app.add_option("--metrics-address", o.metrics_address,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics (IPv4 or a host name; port 0 picks a free one)")
+      ->type_name("HOST:PORT");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -204,6 +217,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
                   [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     parsed.exit_code = kExitUsage;
     parsed.err = "tweetkeeper-worker: --credentials must not contain control characters";
+    return parsed;
+  }
+  if (app.count("--metrics-address") > 0 && !ValidMetricsAddress(o.metrics_address)) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --metrics-address '" + o.metrics_address +
+                 "' is not HOST:PORT (an IPv4 address or host name, a port 0-65535)";
     return parsed;
   }
   parsed.options = o;

@@ -29,6 +29,7 @@ struct Options {
   std::string log_level = "info";
   std::string credentials_file;  // --credentials; empty: the token comes from the environment
   std::string provider = "x-v2";  // --provider: x-v2 (GET /2/tweets) or x-v1.1 (statuses/lookup)
+  std::string metrics_address;  // --metrics-address HOST:PORT; empty: no /metrics
   ApiUrl api;  // api_url, validated
 };
 

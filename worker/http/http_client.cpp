@@ -103,6 +103,7 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
 
   if (rc != CURLE_OK) {
     response.status = 0;
+    response.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     if (transfer.too_large) {
       response.error = "response body larger than " + std::to_string(options_.max_body_bytes) + " bytes";
     } else if (rc == CURLE_ABORTED_BY_CALLBACK) {

@@ -14,6 +14,7 @@ struct HttpResponse {
   Headers headers;
   std::string body;
   std::string error;  // transport failure (DNS, connect, timeout, abort); empty on success
+  bool timed_out = false;  // the failure was --http-timeout running out
   double elapsed_ms = 0;
 };
 

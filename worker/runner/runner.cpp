@@ -82,7 +82,9 @@ struct Runner::Slot {
 };
 
 Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
-    : options_(std::move(options)), provider_(std::move(provider)) {}
+    : options_(std::move(options)), provider_(std::move(provider)), telemetry_(options_.name, options_.provider) {
+  telemetry_.Slots(options_.concurrency);
+}
 
 Runner::~Runner() = default;
 
@@ -200,8 +202,12 @@ void Runner::SlotLoop(Slot& slot) {
       ++in_flight_;
       const std::uint64_t wakes_seen = stop_.wakes();
       std::optional<Lease> lease;
+      const auto claim_started = steady_clock::now();
       const DbOutcome claimed =
           GuardDb(slot, "claim", 0, [&] { lease = slot.queue.Claim(options_.batch_size, ClaimRetry(slot)); });
+      if (claimed == DbOutcome::kOk) {
+        telemetry_.Claim(std::chrono::duration<double>(steady_clock::now() - claim_started).count());
+      }
       Millis wait{0};
       if (claimed != DbOutcome::kOk) {
         --in_flight_;
@@ -220,7 +226,10 @@ void Runner::SlotLoop(Slot& slot) {
         continue;
       } else {
         NoteActivity();
+        telemetry_.Batch("claimed");
+        telemetry_.SlotsBusy(++busy_);
         wait = Process(slot, *lease);
+        telemetry_.SlotsBusy(--busy_);
         NoteActivity();
         --in_flight_;
       }
@@ -274,6 +283,8 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   ++counters_.batches;  // counted when answered, so an interval's numbers add up
   counters_.tweets += ids.size();
   const BatchResult result = provider_->ParseAnswer(response, ids);
+  telemetry_.Request(token_it->first.empty() ? "default" : token_it->first, RequestOutcome(response, result.failure),
+                     response.elapsed_ms / 1000.0);
   const bool quota_in_database = !lease.credential.empty();
   const std::optional<Millis> paused = ApplyRateLimit(slot, result, quota_in_database);
   const QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
@@ -304,10 +315,18 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   counters_.found += result.observations.size();
   counters_.problems += result.problems.size();
   int stored = 0;
+  const auto complete_started = steady_clock::now();
   const DbOutcome completed = GuardDb(slot, "complete", lease.id, [&] {
     stored = slot.queue.Complete(lease.id, ObservationsJson(result.observations), ProblemsJson(result.problems),
                                  quota, FinishRetry(slot));
   });
+  if (completed == DbOutcome::kOk) {
+    telemetry_.Complete(std::chrono::duration<double>(steady_clock::now() - complete_started).count());
+    telemetry_.Batch("completed");
+    telemetry_.Stored(stored);
+    telemetry_.Problems(result.problems);
+    telemetry_.Success();
+  }
   if (completed == DbOutcome::kSqlError || completed == DbOutcome::kOther) {
     Release(slot, lease.id, "complete_batch failed");
   }
@@ -337,6 +356,7 @@ void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reaso
   const DbOutcome released =
       GuardDb(slot, "release", lease_id, [&] { slot.queue.Release(lease_id, reason, quota, FinishRetry(slot)); });
   if (released != DbOutcome::kOk) ++counters_.errors;
+  else telemetry_.Batch("released");
 }
 
 // Every credential is spent: one line per new reason (not per slot, not per poll), then sleep

@@ -18,6 +18,7 @@
 #include "queue/queue.hpp"
 #include "retry/backoff.hpp"
 #include "runner/stop_signal.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace tweetkeeper::worker {
 
@@ -54,6 +55,8 @@ class Runner {
   int Run();
 
   StopSignal& stop_signal() { return stop_; }
+  // Its Prometheus metrics; main() serves them when --metrics-address is given.
+  Telemetry& telemetry() { return telemetry_; }
 
  private:
   struct Slot;
@@ -95,6 +98,8 @@ class Runner {
   std::atomic<std::int64_t> api_paused_until_ms_{0};  // steady clock; shared by all slots
   std::atomic<bool> idle_stop_logged_{false};
   std::atomic<int> exit_code_{0};
+  std::atomic<int> busy_{0};  // slots between a claimed lease and its completion or release
+  Telemetry telemetry_;
 };
 
 }  // namespace tweetkeeper::worker

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Operating it like a service, with the real tools: two workers serve /metrics
+# (--metrics-address), the PostgreSQL exporter runs deploy/prometheus/postgres-exporter-queries.yaml
+# as a login of tweetkeeper_reader, and a real Prometheus (Debian prometheus) scrapes them every
+# second with deploy/prometheus/alerts.yml loaded. Asserted through Prometheus' HTTP API: the
+# series hold what the database holds; promtool check metrics passes on the workers' output;
+# every expression of deploy/grafana/tweetkeeper.json returns data. Prints
+# "prometheus: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+deploy=$TK_ROOT/deploy
+tk_workdir prometheus
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=500ms || exit 1
+# A third of the requests get a 5xx, so that the error series and the dashboard's error panel have data.
+tk_mock_start "$dir/mock.log" --deleted-every 10 --protected-every 0 --fault-rate 0.3 --faults 5xx --fault-seed 7 || exit 1
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
+CREATE ROLE tk_exporter LOGIN IN ROLE tweetkeeper_reader;
+$(tk_fast_policy_sql)
+SELECT tweetkeeper.add_credential('alpha', 100000, interval '15 minutes', 1000000);
+$(tk_fast_queue_sql 200 0 300)
+SQL
+umask 077
+printf 'alpha=tok-alpha\n' >"$dir/credentials"
+worker_dsn="host=$PGHOST port=$PGPORT user=tk_worker_login dbname=tweetkeeper"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# The workers, each on a port of its own choosing.
+TK_DSN=$worker_dsn tk_start_workers 2 prom --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" \
+  --metrics-address 127.0.0.1:0 --concurrency 2 --log-level info
+targets=()
+for i in 1 2; do
+  for _ in $(seq 1 50); do
+    port=$(sed -n 's|.*metrics at http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/prom-$i.log" | head -1)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { cat "$dir/prom-$i.log"; exit 1; }
+  targets+=("127.0.0.1:$port")
+done
+out=$("$TK_WORKER" --dsn "$worker_dsn" --credentials "$dir/credentials" --metrics-address "${targets[0]}" 2>&1)
+rc=$?
+[ $rc -eq 1 ] && [[ "$out" == *"cannot serve metrics on '${targets[0]}'"* ]]
+tk_ok "a worker whose metrics port is taken says so and exits 1 (rc $rc)" $? "$out"
+
+# The exporter, as the reader role.
+exporter_port=$(free_port)
+DATA_SOURCE_NAME="host=$PGHOST port=$PGPORT user=tk_exporter dbname=tweetkeeper sslmode=disable" \
+  prometheus-postgres-exporter --web.listen-address="127.0.0.1:$exporter_port" \
+  --extend.query-path="$deploy/prometheus/postgres-exporter-queries.yaml" --disable-default-metrics \
+  --disable-settings-metrics --no-collector.database --no-collector.bgwriter --log.level=warn \
+  >"$dir/exporter.log" 2>&1 &
+TK_PIDS+=($!)
+
+# Prometheus, scraping all three every second, with our alert rules.
+prom_port=$(free_port)
+cat >"$dir/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $deploy/prometheus/alerts.yml
+scrape_configs:
+  - job_name: tweetkeeper-worker
+    static_configs:
+      - targets: ['${targets[0]}', '${targets[1]}']
+  - job_name: tweetkeeper-postgres
+    static_configs:
+      - targets: ['127.0.0.1:$exporter_port']
+YAML
+prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
+  --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$dir/prometheus.log" 2>&1 &
+TK_PIDS+=($!)
+api="http://127.0.0.1:$prom_port/api/v1"
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null && break; sleep 0.1; done
+# query PROMQL: the value of a one-element result ('' when empty).
+query() { curl -s --data-urlencode "query=$1" "$api/query" | jq -r '.data.result[0].value[1] // empty'; }
+results() { curl -s --data-urlencode "query=$1" "$api/query" | jq -r '.data.result | length'; }
+
+sleep 12  # the workers refresh, fail now and then, and are scraped
+up=$(query 'sum(up)')
+[ "$up" = 3 ]
+tk_ok "Prometheus scrapes both workers and the exporter (up: ${up:-none} of 3)" $? "$(curl -s "$api/targets" | jq -c '.data.activeTargets[] | {scrapeUrl, health, lastError}')"
+for t in "${targets[@]}"; do
+  curl -s "http://$t/metrics" >"$dir/metrics-$t.txt"
+  out=$(promtool check metrics <"$dir/metrics-$t.txt" 2>&1)
+  tk_ok "promtool check metrics passes on the worker at $t" $? "$out"
+done
+! grep -q 'tok-alpha' "$dir"/metrics-*.txt
+tk_ok "no token in the workers' metrics" $?
+rules=$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')
+[ "$rules" = 6 ]
+tk_ok "Prometheus loaded the 6 alert rules of deploy/prometheus/alerts.yml and evaluates them (${rules:-0} ok)" $?
+
+# Quiet the queue, let the batches in flight finish and two scrapes pass, then compare.
+tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day' WHERE due_at IS NOT NULL" >/dev/null
+sleep 4
+stored_db=$(tk_psql -c "SELECT sum(stored) FROM tweetkeeper.batches WHERE outcome = 'completed'")
+stored_prom=$(query 'sum(tweetkeeper_worker_tweets_stored_total)')
+[ -n "$stored_prom" ] && [ "$stored_prom" = "$stored_db" ] && [ "$stored_db" -gt 500 ]
+tk_ok "tweets stored by the workers, through Prometheus, equal the database's ($stored_prom, $stored_db)" $?
+deleted_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE state = 'deleted'")
+deleted_problems=$(query 'sum(tweetkeeper_worker_tweet_problems_total{type="resource-not-found"})')
+deleted_exporter=$(query 'sum(tweetkeeper_queue_tweets{state="deleted"})')
+[ "$deleted_db" -gt 0 ] && [ "$deleted_problems" = "$deleted_db" ] && [ "$deleted_exporter" = "$deleted_db" ]
+tk_ok "deleted tweets: the workers' problems and the exporter's count equal the database's ($deleted_problems, $deleted_exporter, $deleted_db)" $?
+requests_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome IN ('completed', 'released')")
+requests_prom=$(query 'sum(tweetkeeper_worker_api_requests_total)')
+errors_prom=$(query 'sum(tweetkeeper_worker_api_requests_total{outcome="5xx"})')
+released_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'released'")
+[ "$requests_prom" = "$requests_db" ] && [ "$errors_prom" = "$released_db" ] && [ "$released_db" -gt 0 ]
+tk_ok "API requests ($requests_prom) and 5xx answers ($errors_prom) equal the batches answered and released ($requests_db, $released_db)" $?
+claimed=$(query 'sum(tweetkeeper_worker_batches_total{event="claimed"})')
+finished=$(query 'sum(tweetkeeper_worker_batches_total{event=~"completed|released"})')
+[ -n "$claimed" ] && [ "$claimed" = "$finished" ] && [ "$claimed" = "$requests_db" ]
+tk_ok "batches claimed ($claimed) = completed + released ($finished)" $?
+remaining_db=$(tk_psql -c "SELECT remaining FROM tweetkeeper.credential_stats WHERE name = 'alpha'")
+remaining_prom=$(query 'tweetkeeper_credential_remaining{credential="alpha"}')
+[ "$remaining_prom" = "$remaining_db" ]
+tk_ok "the credential's remaining quota, through the exporter, is the database's ($remaining_prom, $remaining_db)" $?
+due=$(query 'sum(tweetkeeper_queue_due_now)')
+short=$(query 'tweetkeeper_capacity_short{provider="x-v2"}')
+[ "$due" = 0 ] && [ "$short" = 0 ]
+tk_ok "queue and capacity series are there (due now $due, forecast short $short)" $?
+last=$(query 'min(time() - tweetkeeper_worker_last_success_timestamp_seconds)')
+awk -v l="${last:-999}" 'BEGIN { exit !(l >= 0 && l < 30) }'
+tk_ok "the time of the last success is recent (${last:-none} s ago)" $?
+
+# Every expression of the dashboard returns data.
+empty=()
+n=0
+while IFS= read -r expr; do
+  n=$((n + 1))
+  [ "$(results "$expr")" -gt 0 ] 2>/dev/null || empty+=("$expr")
+done < <(jq -r '.panels[].targets[].expr' "$deploy/grafana/tweetkeeper.json")
+[ "$n" -ge 10 ] && [ ${#empty[@]} -eq 0 ]
+tk_ok "each of the dashboard's $n expressions returns data from the real Prometheus" $? "$(printf 'empty: %s\n' "${empty[@]}")"
+tk_stop_workers
+tk_summary prometheus
