@@ -2,7 +2,7 @@
 #  - the PostgreSQL extension, built by PGXS (this file re-invokes itself with TK_PGXS=1, because
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
 #  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
-#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, soak, fuzz, which first
+#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, bench-import, soak, fuzz, which first
 #    install what is missing (as root, on Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
@@ -36,7 +36,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-shortage bench-scale soak fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-shortage bench-scale bench-import soak fuzz clean
 
 all: build
 
@@ -82,6 +82,7 @@ bench: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/run.sh
 	tests/bench/history.sh
+	tests/bench/import.sh
 	tests/bench/shortage.sh
 
 # The claim's latency at 100,000 and 10,000,000 tracked tweets (about 10 minutes, 5 GB of disk).
@@ -95,6 +96,12 @@ bench-shortage: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/shortage.sh
+
+# tweetkeeper-import of 10,000,000 ids from a file (about 2 minutes).
+bench-import: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/import.sh
 
 # Steady refreshing with history kept for minutes; sizes every minute must stay flat
 # (SOAK_MINUTES, 30 by default).

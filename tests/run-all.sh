@@ -38,6 +38,7 @@ run_suite unit unit
 run_suite sanitize tests/sanitize/run.sh
 run_suite fuzz tests/fuzz/run.sh
 run_suite cli tests/cli/worker_cli.sh
+run_suite import tests/cli/import_cli.sh
 run_suite pgtap tests/pgtap/run.sh
 run_suite upgrade tests/upgrade/upgrade.sh
 run_suite integration tests/integration/pipeline.sh

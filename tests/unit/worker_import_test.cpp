@@ -1,0 +1,81 @@
+// tweetkeeper-import's reading of its input: ids per line, CSV columns and quotes, JSON lines of
+// tweets and response pages, times, and the checks that name a bad line.
+
+#include <gtest/gtest.h>
+
+#include "import/id_reader.hpp"
+
+namespace tweetkeeper::importer {
+namespace {
+
+constexpr std::int64_t kNow = 1763900000000;        // 2025-11-23
+constexpr std::int64_t kId = 1595000000000000000;  // 2022-11-22
+
+TEST(ImportLines, IdsBlanksAndBadLines) {
+  IdReader r(Format::kLines);
+  LineResult x = r.Parse(" 1595000000000000000\r", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  ASSERT_EQ(x.tweets.size(), 1u);
+  EXPECT_EQ(x.tweets[0].id, kId);
+  EXPECT_TRUE(r.Parse("", kNow).tweets.empty());
+  EXPECT_TRUE(r.Parse("   ", kNow).error.empty());
+  EXPECT_EQ(r.Parse("12abc", kNow).error, "not a tweet id: '12abc'");
+  EXPECT_EQ(r.Parse("99999999999999999999", kNow).error, "not a tweet id: '99999999999999999999'");
+  EXPECT_EQ(r.Parse("0", kNow).error, "tweet id must be positive, got 0");
+  EXPECT_EQ(r.Parse("20", kNow).error, "tweet id 20 predates Snowflake ids and has no created_at");
+  // An id whose time is next year.
+  const std::int64_t future = ((kNow + 365LL * 86400000 - 1288834974657) << 22);
+  EXPECT_NE(r.Parse(std::to_string(future), kNow).error.find("created in the future"), std::string::npos);
+}
+
+TEST(ImportCsv, NamedColumnQuotesAndCreatedAt) {
+  IdReader r(Format::kCsv, "tweet_id");
+  EXPECT_TRUE(r.Parse("user,\"tweet_id\",created_at", kNow).error.empty());
+  LineResult x = r.Parse("\"Doe, \"\"J\"\"\",1595000000000000000,", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId);
+  x = r.Parse("old,20,2006-04-01T10:00:00.000Z", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).created_at_ms, 1143885600000);
+  EXPECT_EQ(r.Parse("old,19,2005-04-01T10:00:00Z", kNow).error,
+            "tweet 19 was created before the first tweet (2006-03-21)");
+  EXPECT_EQ(r.Parse("a,\"unclosed", kNow).error, "unclosed quote");
+  EXPECT_EQ(r.Parse("a", kNow).error, "no field 2 ('tweet_id')");
+  EXPECT_EQ(r.Parse("a,abc,", kNow).error, "'tweet_id' is not a tweet id: 'abc'");
+  IdReader missing(Format::kCsv, "id");
+  EXPECT_EQ(missing.Parse("user,tweet", kNow).error, "the CSV header has no column 'id' (--column)");
+  EXPECT_FALSE(missing.usable());
+}
+
+TEST(ImportJson, TweetsPagesAndErrors) {
+  IdReader r(Format::kJsonl);
+  LineResult x = r.Parse(R"({"id":"1595000000000000000","text":"hi","created_at":"2022-11-22T12:00:00.000Z"})", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId);
+  x = r.Parse(R"({"data":[{"id":"1595000000000000000"},{"id":"1595000000000000001"}],"meta":{"result_count":2}})", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.size(), 2u);
+  x = r.Parse(R"({"id_str":"1595000000000000002","id":1595000000000000002})", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId + 2);
+  EXPECT_EQ(r.Parse(R"({"text":"x"})", kNow).error, "no \"id\" field");
+  EXPECT_EQ(r.Parse(R"({"id":"x1"})", kNow).error, "\"id\" is not a tweet id");
+  EXPECT_EQ(r.Parse("{oops", kNow).error, "not JSON");
+  EXPECT_EQ(r.Parse(R"({"data":[{"id":"1"}]})", kNow).error, "tweet id 1 predates Snowflake ids and has no created_at");
+  EXPECT_EQ(r.Parse(R"({"id":"20","created_at":"yesterday"})", kNow).error,
+            "\"created_at\" is not a time like 2020-02-14T19:00:55.000Z");
+}
+
+TEST(ImportTime, Timestamps) {
+  EXPECT_EQ(ParseTimestampMs("2020-02-14T19:00:55.000Z"), 1581706855000);
+  EXPECT_EQ(ParseTimestampMs("2020-02-14T19:00:55Z"), 1581706855000);
+  EXPECT_EQ(ParseTimestampMs("2020-02-14 19:00:55.5+00:00"), 1581706855500);
+  EXPECT_FALSE(ParseTimestampMs("2020-02-14T19:00:55+02:00"));
+  EXPECT_FALSE(ParseTimestampMs("2020-13-14T19:00:55Z"));
+  EXPECT_FALSE(ParseTimestampMs("Tue Mar 21 20:50:14 +0000 2006"));
+  EXPECT_EQ(SnowflakeMs(kId), (kId >> 22) + 1288834974657);
+  EXPECT_FALSE(SnowflakeMs(20));
+}
+
+}  // namespace
+}  // namespace tweetkeeper::importer

@@ -1,0 +1,219 @@
+#include "import/id_reader.hpp"
+
+#include <rapidjson/document.h>
+
+#include <charconv>
+#include <ctime>
+
+namespace tweetkeeper::importer {
+namespace {
+
+constexpr std::int64_t kTwitterEpochMs = 1288834974657;
+constexpr std::int64_t kSnowflakeMinTimestamp = 86400000;  // as derived_created_at(): ids >> 22 below this encode no time
+constexpr std::int64_t kFirstTweetMs = 1142974214000;      // 2006-03-21 20:50:14 UTC
+constexpr std::int64_t kGraceMs = 60'000;                  // clocks that disagree with Twitter's
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<std::int64_t> ParseId(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::string Shorten(std::string_view s) {
+  return s.size() > 40 ? std::string(s.substr(0, 40)) + "..." : std::string(s);
+}
+
+LineResult One(Tweet t, std::int64_t now_ms) {
+  LineResult r;
+  r.error = TweetError(t, now_ms);
+  if (r.error.empty()) r.tweets.push_back(t);
+  return r;
+}
+
+LineResult Bad(std::string why) {
+  LineResult r;
+  r.error = std::move(why);
+  return r;
+}
+
+// A tweet object of the API (v2: "id" as a string; v1.1: "id_str" or a number "id").
+std::optional<Tweet> TweetOf(const rapidjson::Value& v, std::string& error) {
+  if (!v.IsObject()) {
+    error = "not a JSON object";
+    return std::nullopt;
+  }
+  Tweet t;
+  const char* id_key = v.HasMember("id") ? "id" : v.HasMember("id_str") ? "id_str" : nullptr;
+  if (!id_key) {
+    error = "no \"id\" field";
+    return std::nullopt;
+  }
+  const rapidjson::Value& id = v[id_key];
+  std::optional<std::int64_t> parsed;
+  if (id.IsString()) parsed = ParseId(std::string_view(id.GetString(), id.GetStringLength()));
+  else if (id.IsInt64()) parsed = id.GetInt64();
+  if (!parsed) {
+    error = "\"id\" is not a tweet id";
+    return std::nullopt;
+  }
+  t.id = *parsed;
+  if (v.HasMember("created_at") && v["created_at"].IsString()) {
+    const rapidjson::Value& c = v["created_at"];
+    t.created_at_ms = ParseTimestampMs(std::string_view(c.GetString(), c.GetStringLength()));
+    if (!t.created_at_ms) {
+      error = "\"created_at\" is not a time like 2020-02-14T19:00:55.000Z";
+      return std::nullopt;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> SnowflakeMs(std::int64_t id) {
+  if (id <= 0 || (id >> 22) < kSnowflakeMinTimestamp) return std::nullopt;
+  return (id >> 22) + kTwitterEpochMs;
+}
+
+std::string TweetError(const Tweet& t, std::int64_t now_ms) {
+  if (t.id <= 0) return "tweet id must be positive, got " + std::to_string(t.id);
+  // A Snowflake id's own time wins, as schedule_tweets derives it; created_at is needed only
+  // for ids that encode none.
+  const std::optional<std::int64_t> created = SnowflakeMs(t.id) ? SnowflakeMs(t.id) : t.created_at_ms;
+  if (!created) return "tweet id " + std::to_string(t.id) + " predates Snowflake ids and has no created_at";
+  if (*created > now_ms + kGraceMs) return "tweet " + std::to_string(t.id) + " was created in the future";
+  if (*created < kFirstTweetMs) return "tweet " + std::to_string(t.id) + " was created before the first tweet (2006-03-21)";
+  return "";
+}
+
+IdReader::IdReader(Format format, std::string csv_column) : format_(format), csv_column_(std::move(csv_column)) {}
+
+LineResult IdReader::Parse(std::string_view line, std::int64_t now_ms) {
+  if (format_ == Format::kCsv) return ParseCsv(line, now_ms);
+  if (Trim(line).empty()) return {};
+  if (format_ == Format::kJsonl) return ParseJson(line, now_ms);
+  const std::optional<std::int64_t> id = ParseId(line);
+  if (!id) return Bad("not a tweet id: '" + Shorten(Trim(line)) + "'");
+  return One(Tweet{*id, std::nullopt}, now_ms);
+}
+
+LineResult IdReader::ParseCsv(std::string_view line, std::int64_t now_ms) {
+  const auto fields = SplitCsv(line);
+  if (!header_seen_) {
+    header_seen_ = true;
+    if (!fields) return Bad("the CSV header has an unclosed quote");
+    for (std::size_t i = 0; i < fields->size(); ++i) {
+      if (std::string_view(Trim((*fields)[i])) == csv_column_) column_index_ = static_cast<int>(i);
+      if (std::string_view(Trim((*fields)[i])) == "created_at") created_index_ = i;
+    }
+    if (column_index_ < 0) return Bad("the CSV header has no column '" + csv_column_ + "' (--column)");
+    return {};
+  }
+  if (column_index_ < 0) return Bad("no id column (see the header's error)");
+  if (Trim(line).empty()) return {};
+  if (!fields) return Bad("unclosed quote");
+  if (static_cast<std::size_t>(column_index_) >= fields->size())
+    return Bad("no field " + std::to_string(column_index_ + 1) + " ('" + csv_column_ + "')");
+  const std::optional<std::int64_t> id = ParseId((*fields)[column_index_]);
+  if (!id) return Bad("'" + csv_column_ + "' is not a tweet id: '" + Shorten((*fields)[column_index_]) + "'");
+  Tweet t{*id, std::nullopt};
+  if (created_index_ < fields->size() && !Trim((*fields)[created_index_]).empty()) {
+    t.created_at_ms = ParseTimestampMs(Trim((*fields)[created_index_]));
+    if (!t.created_at_ms) return Bad("created_at is not a time like 2020-02-14T19:00:55.000Z");
+  }
+  return One(t, now_ms);
+}
+
+LineResult IdReader::ParseJson(std::string_view line, std::int64_t now_ms) {
+  rapidjson::Document doc;
+  doc.Parse(line.data(), line.size());
+  if (doc.HasParseError()) return Bad("not JSON");
+  LineResult r;
+  std::string error;
+  if (doc.IsObject() && doc.HasMember("data") && doc["data"].IsArray()) {  // a response page
+    for (const auto& v : doc["data"].GetArray()) {
+      std::optional<Tweet> t = TweetOf(v, error);
+      if (!t) return Bad("a tweet in \"data\": " + error);
+      if (std::string e = TweetError(*t, now_ms); !e.empty()) return Bad(e);
+      r.tweets.push_back(*t);
+    }
+    return r;
+  }
+  std::optional<Tweet> t = TweetOf(doc, error);
+  if (!t) return Bad(error);
+  return One(*t, now_ms);
+}
+
+std::optional<std::vector<std::string>> SplitCsv(std::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (quoted) return std::nullopt;
+  return fields;
+}
+
+std::optional<std::int64_t> ParseTimestampMs(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
+    return std::nullopt;
+  auto num = [&](std::size_t pos, std::size_t len) -> std::optional<int> {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(s.data() + pos, s.data() + pos + len, v);
+    if (ec != std::errc() || end != s.data() + pos + len) return std::nullopt;
+    return v;
+  };
+  const auto year = num(0, 4), month = num(5, 2), day = num(8, 2), hour = num(11, 2), minute = num(14, 2),
+             second = num(17, 2);
+  if (!year || !month || !day || !hour || !minute || !second || *month < 1 || *month > 12 || *day < 1 ||
+      *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+    return std::nullopt;
+  std::size_t pos = 19;
+  std::int64_t ms = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    std::size_t digits = 0;
+    for (++pos; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos, ++digits) {
+      if (digits < 3) ms = ms * 10 + (s[pos] - '0');
+    }
+    if (digits == 0) return std::nullopt;
+    for (; digits < 3; ++digits) ms *= 10;
+  }
+  const std::string_view zone = s.substr(pos);
+  if (!(zone == "Z" || zone == "+00:00" || zone == "+0000" || zone.empty())) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = *year - 1900;
+  tm.tm_mon = *month - 1;
+  tm.tm_mday = *day;
+  tm.tm_hour = *hour;
+  tm.tm_min = *minute;
+  tm.tm_sec = *second;
+  return static_cast<std::int64_t>(timegm(&tm)) * 1000 + ms;
+}
+
+}  // namespace tweetkeeper::importer
