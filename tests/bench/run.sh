@@ -39,7 +39,8 @@ grep -E "latency average|number of transactions actually processed" "$dir/pgbenc
 echo "floor: $floor tweet-updates/s"
 tk_psql -c "SELECT format('sizes after the floor run: tweets %s, tweets_due_idx %s, metric_history %s',
   pg_size_pretty(pg_table_size('tweetkeeper.tweets')), pg_size_pretty(pg_relation_size('tweetkeeper.tweets_due_idx')),
-  pg_size_pretty(pg_total_relation_size('tweetkeeper.metric_history')))"
+  pg_size_pretty((SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits
+                   WHERE inhparent = 'tweetkeeper.metric_history'::regclass)))"
 
 echo "== end to end: $WORKERS workers x $CONCURRENCY batches in flight, mock API on loopback, $TWEETS due tweets"
 fresh_state >/dev/null || exit 1
