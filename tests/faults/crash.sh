@@ -51,15 +51,6 @@ start_worker() {
   STARTED_PID=$!
   TK_PIDS+=("$STARTED_PID")
 }
-# wait_for SECONDS SQL: polls until SQL returns t; false after SECONDS.
-wait_for() {
-  local i
-  for ((i = 0; i < $1 * 5; i++)); do
-    [ "$(tk_psql -c "$2" 2>/dev/null)" = t ] && return 0
-    sleep 0.2
-  done
-  return 1
-}
 
 echo "# seed $SEED (CRASH_SEED=$SEED replays the random choices), logs in $dir"
 tk_pg_start "$dir" "${PG_OPTS[@]}" || exit 1
@@ -193,7 +184,7 @@ outage=$(secs_since "$t_down")
 echo "# phase 2: PostgreSQL down for $outage s (immediate stop, ${OUTAGE_S} s pause, restart)"
 # Bounded: reconnects back off 0.5 s -> 30 s, so the first try after a short outage comes within
 # about the outage's length; 20 s is plenty.
-if wait_for 20 "SELECT count(*) > 0 FROM tweetkeeper.metric_history h, public.run r
+if tk_wait_for 20 "SELECT count(*) > 0 FROM tweetkeeper.metric_history h, public.run r
                  WHERE h.observed_at > r.up_at"; then
   tk_ok "refreshes resumed after the restart" 0
 else
@@ -250,7 +241,7 @@ else
   tk_psql -c "CREATE TABLE public.stale AS SELECT lease_id, tweet_ids, size, expires_at
                 FROM tweetkeeper.batches WHERE lease_id = $stale"
   # Past the lease, until every tweet of the stale batch is held by a newer lease or stored.
-  if wait_for 40 "SELECT now() > s.expires_at AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t
+  if tk_wait_for 40 "SELECT now() > s.expires_at AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t
                      WHERE t.tweet_id = ANY (s.tweet_ids) AND t.lease_id = s.lease_id)
                     FROM public.stale s"; then
     tk_ok "other workers took over the paused worker's batch after its lease expired" 0
@@ -294,7 +285,7 @@ if [ -z "$cut" ]; then
   tk_ok "caught the cut-off worker with a batch in flight" 1
 else
   tk_psql -c "SELECT pg_terminate_backend(claimer_pid) FROM tweetkeeper.batches WHERE lease_id = $cut" >/dev/null
-  wait_for 5 "SELECT outcome = 'abandoned' FROM tweetkeeper.batches WHERE lease_id = $cut"
+  tk_wait_for 5 "SELECT outcome = 'abandoned' FROM tweetkeeper.batches WHERE lease_id = $cut"
   tk_sql_ok "a live worker's batch whose session ended is handed back as abandoned" \
     "SELECT outcome = 'abandoned' AND finished_at - claimed_at < interval '1500 ms' FROM tweetkeeper.batches WHERE lease_id = $cut" \
     "SELECT lease_id, outcome, claimed_at, finished_at FROM tweetkeeper.batches WHERE lease_id = $cut"
@@ -332,7 +323,7 @@ for rc in "${rcs[@]}"; do [ "$rc" = 0 ] || bad_rc=1; done
 tk_ok "every worker exits 0 on SIGTERM" "$bad_rc" "exit codes ${rcs[*]}"
 # Leases of killed workers are all older than the lease TTL by now; wait for the background
 # worker to record any that are still open as expired.
-wait_for 20 "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL AND expires_at > now() - interval '3 seconds'" ||
+tk_wait_for 20 "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL AND expires_at > now() - interval '3 seconds'" ||
   echo "# some batches were still in flight 20 s after the stop"
 sleep 2
 crit=$(grep -l -E '^[0-9-]+ [0-9:.]+ (critical|error) ' "$dir"/worker-*.log | xargs -r -n1 basename | tr '\n' ' ')

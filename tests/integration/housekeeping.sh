@@ -38,25 +38,16 @@ out=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('every full moon')" 2
 [ $? -ne 0 ] && [[ "$out" == *"invalid schedule"* ]]
 tk_ok "a schedule pg_cron cannot read is refused" $? "$out"
 
-# wait_for SECONDS SQL: until SQL answers t, polling twice a second.
-wait_for() {
-  local i
-  for ((i = 0; i < $1 * 2; i++)); do
-    [ "$(tk_psql -c "$2")" = t ] && return 0
-    sleep 0.5
-  done
-  return 1
-}
 # The jobs run at the next minute (pg_cron's finest grain in 1.4).
 succeeded="SELECT count(DISTINCT j.jobname) = 2 FROM cron.job_run_details d JOIN cron.job j USING (jobid)
             WHERE j.jobname LIKE 'tweetkeeper-%' AND d.status = 'succeeded'"
-wait_for 90 "$succeeded"
+tk_wait_for 90 "$succeeded"
 runs=$(tk_psql -c "SELECT string_agg(format('%s %s %s', j.jobname, d.status, d.return_message), '; ')
                     FROM cron.job_run_details d JOIN cron.job j USING (jobid)")
 [ "$(tk_psql -c "$succeeded")" = t ]
 tk_ok "both jobs ran and cron.job_run_details shows them succeeding ($runs)" $?
 # Whatever finished second, both jobs are done: wait for the retention job to have dropped.
-wait_for 10 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
+tk_wait_for 10 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
 tk_sql_ok "the old observations were rolled up and their partitions dropped" \
   "SELECT (SELECT count(*) = 0 FROM tweetkeeper.metric_history)
       AND (SELECT count(*) = 0 FROM tweetkeeper.metric_history_default)
@@ -82,7 +73,7 @@ tk_psql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend
 old_rows 9
 # It restarts within 5 s and runs at once, but skips what pg_cron did less than 10 s before; then
 # every 10 s.
-wait_for 40 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
+tk_wait_for 40 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
 tk_sql_ok "the background worker rolled up and dropped them too" \
   "SELECT (SELECT count(*) = 0 FROM tweetkeeper.metric_history)
       AND (SELECT count(DISTINCT tweet_id) = 2 AND sum(observations) = 18 FROM tweetkeeper.metric_daily)" \

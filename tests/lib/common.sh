@@ -186,6 +186,15 @@ SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap, tweetkeeper
  WHERE t.state = 'scheduled'
 WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);"
 }
+# tk_wait_for SECONDS SQL: polls (5 times a second) until SQL answers t; false after SECONDS.
+tk_wait_for() {
+  local i
+  for ((i = 0; i < $1 * 5; i++)); do
+    [ "$(tk_psql -c "$2" 2>/dev/null)" = t ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
 # tk_snapshot DB FILE: every row of every tweetkeeper table and the lease sequence, in a stable
 # order, to compare two databases with diff. TK_COLUMNS[table], when set, names the columns to
 # take (e.g. only those an older version had).
