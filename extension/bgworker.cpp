@@ -71,63 +71,63 @@ namespace {
 // tweetkeeper.tweets directly, a database still on an older extension version).
 constexpr long kIdleSleepMs = 10'000;
 
-// One tick, one transaction: tweetkeeper.maintenance(), which returns how long the worker may
-// sleep (0 or less: a tick). Returns that in milliseconds, rounded up; nullopt when nothing is
-// scheduled or the extension is not installed. Pure PostgreSQL C calls: an error aborts the
-// transaction and exits the worker, and the postmaster starts it again after bgw_restart_time.
-std::optional<long> Tick() {
-  std::optional<long> wait_ms;
+// Runs `work` in a transaction of its own with SPI and a snapshot, as pg_cron's ticks do, shown
+// in pg_stat_activity as `activity`. Pure PostgreSQL C calls: an error aborts the transaction
+// and exits the worker, and the postmaster starts it again after bgw_restart_time.
+template <typename Work>
+void InTransaction(const char* activity, Work&& work) {
   SetCurrentStatementStartTimestamp();
   StartTransactionCommand();
   SPI_connect();
   PushActiveSnapshot(GetTransactionSnapshot());
-  pgstat_report_activity(STATE_RUNNING, "tweetkeeper maintenance tick");
-  if (OidIsValid(get_extension_oid("tweetkeeper", true)) &&
-      SPI_execute("SELECT extract(epoch FROM tweetkeeper.maintenance()) * 1000", false, 0) ==
-          SPI_OK_SELECT &&
-      SPI_processed == 1) {
-    bool isnull = true;
-    Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-    if (!isnull) wait_ms = static_cast<long>(std::ceil(DatumGetFloat8(DirectFunctionCall1(numeric_float8, d))));
-  }
+  pgstat_report_activity(STATE_RUNNING, activity);
+  work();
   SPI_finish();
   PopActiveSnapshot();
   CommitTransactionCommand();
   pgstat_report_stat(false);
   pgstat_report_activity(STATE_IDLE, nullptr);
+}
+
+// One tick: tweetkeeper.maintenance(), which returns how long the worker may sleep (0 or less:
+// a tick). Returns that in milliseconds, rounded up; nullopt when nothing is scheduled or the
+// extension is not installed.
+std::optional<long> Tick() {
+  std::optional<long> wait_ms;
+  InTransaction("tweetkeeper maintenance tick", [&] {
+    if (OidIsValid(get_extension_oid("tweetkeeper", true)) &&
+        SPI_execute("SELECT extract(epoch FROM tweetkeeper.maintenance()) * 1000", false, 0) == SPI_OK_SELECT &&
+        SPI_processed == 1) {
+      bool isnull = true;
+      Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+      if (!isnull) wait_ms = static_cast<long>(std::ceil(DatumGetFloat8(DirectFunctionCall1(numeric_float8, d))));
+    }
+  });
   return wait_ms;
 }
 
 // The history's housekeeping, in a transaction of its own so that it never delays the queue's
 // tick. housekeeping() records a failed task and carries on; it skips tasks that ran within the
 // interval (pg_cron). A database still on 0.1.0 has no housekeeping() and is left alone.
-// Returns whether it ran: until it has, it is tried again at every tick, so that a new
-// extension gets its first partitions at once.
+// Returns whether the extension is installed: until it is, this is tried again at every tick,
+// so that a new extension gets its first partitions at once; after that, once an interval.
 bool HousekeepingTick() {
-  bool ran = false;
-  SetCurrentStatementStartTimestamp();
-  StartTransactionCommand();
-  SPI_connect();
-  PushActiveSnapshot(GetTransactionSnapshot());
-  pgstat_report_activity(STATE_RUNNING, "tweetkeeper housekeeping");
-  if (OidIsValid(get_extension_oid("tweetkeeper", true)) &&
-      SPI_execute("SELECT to_regprocedure('tweetkeeper.housekeeping(interval)') IS NOT NULL", true, 0) ==
-          SPI_OK_SELECT &&
-      SPI_processed == 1) {
-    bool isnull = true;
-    Datum exists = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-    ran = !isnull && DatumGetBool(exists);
-    if (ran)
-      SPI_execute("SELECT tweetkeeper.housekeeping((tweetkeeper.settings()).housekeeping_interval "
-                  "- interval '1 second')",
-                  false, 0);
-  }
-  SPI_finish();
-  PopActiveSnapshot();
-  CommitTransactionCommand();
-  pgstat_report_stat(false);
-  pgstat_report_activity(STATE_IDLE, nullptr);
-  return ran;
+  bool installed = false;
+  InTransaction("tweetkeeper housekeeping", [&] {
+    installed = OidIsValid(get_extension_oid("tweetkeeper", true));
+    if (installed &&
+        SPI_execute("SELECT to_regprocedure('tweetkeeper.housekeeping(interval)') IS NOT NULL", true, 0) ==
+            SPI_OK_SELECT &&
+        SPI_processed == 1) {
+      bool isnull = true;
+      Datum exists = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+      if (!isnull && DatumGetBool(exists))
+        SPI_execute("SELECT tweetkeeper.housekeeping((tweetkeeper.settings()).housekeeping_interval "
+                    "- interval '1 second')",
+                    false, 0);
+    }
+  });
+  return installed;
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(41);
+SELECT plan(44);
 \ir lib/plan_of.sql
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
@@ -120,6 +120,21 @@ SELECT ok((SELECT min(starts) > now() - interval '36 hours' - interval '1 hour' 
 SELECT matches(tweetkeeper.housekeeping(), '^retention: .*; partitions: ', 'housekeeping() runs both tasks (retention first) and says what they did');
 SELECT is(tweetkeeper.housekeeping(interval '1 hour'), '', 'tasks that ran within if_older_than are skipped');
 SELECT throws_ok($$SELECT tweetkeeper.housekeeping(interval '-1 second')$$, '22023', NULL, 'a negative if_older_than is refused');
+-- A task that fails (here: a stray table where its next partition goes) is recorded as failed,
+-- does not stop the other, and is tried again next time even within if_older_than.
+DO $$
+DECLARE p text;  -- the name: a dropped table's regclass prints as its oid
+BEGIN
+  SELECT h.partition::text INTO p FROM tweetkeeper.history_partitions h ORDER BY h.starts DESC LIMIT 1;
+  EXECUTE format('DROP TABLE %s', p);
+  EXECUTE format('CREATE TABLE %s (x integer)', p);
+END $$;
+SELECT matches(tweetkeeper.housekeeping(), '^retention: .*; partitions: failed: .*already exists',
+  'a failing task is reported, after the other ran');
+SELECT matches((SELECT result FROM tweetkeeper.housekeeping_runs WHERE task = 'partitions'), '^failed: ',
+  'and recorded as failed in housekeeping_runs');
+SELECT matches(tweetkeeper.housekeeping(interval '1 hour'), '^partitions: failed: ',
+  'a failed task is tried again within if_older_than; the one that succeeded is not');
 
 -- pg_cron is not installed in this database.
 SELECT throws_ok($$SELECT tweetkeeper.schedule_housekeeping()$$, '55000',

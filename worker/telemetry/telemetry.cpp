@@ -40,7 +40,8 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                       .Name("tweetkeeper_worker_api_request_seconds")
                       .Help("Time from sending an API request to its answer (or failure)")
                       .Labels(worker)
-                      .Register(*registry_);
+                      .Register(*registry_)
+                      .Add({{"provider", provider_}}, kApiBuckets);
   stored_ = &prometheus::BuildCounter()
                  .Name("tweetkeeper_worker_tweets_stored_total")
                  .Help("Tweets whose result complete_batch stored (metrics or a problem)")
@@ -88,8 +89,6 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                        .Labels(worker)
                        .Register(*registry_)
                        .Add({});
-  // The latency series exists from the start, so that a dashboard shows it before the first request.
-  api_seconds_->Add({{"provider", provider_}}, kApiBuckets);
 }
 
 Telemetry::~Telemetry() = default;
@@ -116,7 +115,7 @@ void Telemetry::Request(const std::string& credential, const std::string& outcom
     counter = slot;
   }
   counter->Increment();
-  api_seconds_->Add({{"provider", provider_}}, kApiBuckets).Observe(seconds);
+  api_seconds_->Observe(seconds);
 }
 
 void Telemetry::Stored(std::int64_t tweets) { stored_->Increment(static_cast<double>(tweets)); }

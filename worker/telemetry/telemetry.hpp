@@ -62,7 +62,7 @@ class Telemetry {
   prometheus::Family<prometheus::Counter>* requests_;
   prometheus::Family<prometheus::Counter>* problems_;
   prometheus::Family<prometheus::Counter>* batches_;
-  prometheus::Family<prometheus::Histogram>* api_seconds_;
+  prometheus::Histogram* api_seconds_;  // of this worker's provider
   prometheus::Counter* stored_;
   prometheus::Histogram* claim_seconds_;
   prometheus::Histogram* complete_seconds_;
