@@ -192,10 +192,13 @@ SELECT pg_catalog.pg_extension_config_dump('tweets', '');
 COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.';
 
 -- The claim's indexes, partial, so finished tweets cost nothing here: oldest due first; the most
--- overdue per delay (claim_order lateness); watched tweets, which come first.
+-- overdue per delay (claim_order lateness); watched tweets, which come first. And the watches'
+-- ends, for maintenance(): without it, min(watch_until) reads the whole table whenever the
+-- statistics do not yet say that almost no tweet is watched (a bulk import outruns autovacuum).
 CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL;
+CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS NOT NULL;
 
 CREATE TABLE metric_history (
   tweet_id bigint NOT NULL,
@@ -581,6 +584,16 @@ BEGIN
   GET DIAGNOSTICS added = ROW_COUNT;
   IF added > 0 THEN
     PERFORM tweetkeeper.wake_maintenance();
+    -- A bulk load outgrows the statistics long before autovacuum comes by, and with them the
+    -- plans every session cached while the queue was small: a worker or the background worker
+    -- that started on an empty queue would read the whole table at every claim and tick (a
+    -- sequential scan is right for a few pages). Once the table is twice the size its statistics
+    -- say, ANALYZE it: at commit every session replans. About log2(growth) times per import, a
+    -- sample of at most 30,000 rows each; SKIP_LOCKED: never wait for a running (auto)vacuum.
+    IF pg_relation_size('tweetkeeper.tweets') / current_setting('block_size')::bigint
+       > 2 * (SELECT c.relpages FROM pg_class c WHERE c.oid = 'tweetkeeper.tweets'::regclass) + 64 THEN
+      ANALYZE (SKIP_LOCKED) tweetkeeper.tweets;
+    END IF;
   END IF;
   RETURN added;
 END $$;
@@ -1151,24 +1164,35 @@ DECLARE
   next_expiry timestamptz;
   next_watch_end timestamptz;
 BEGIN
+  -- The statements below that read tweets are EXECUTEd, so planned at every call, not cached:
+  -- the background worker calls this all day in one session, from the first tick on an empty
+  -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
+  -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.
+  -- Planning them costs well under a millisecond.
+  --
   -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
   -- back at once, at their place in the queue: due since the oldest of them was. A worker that
   -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
   IF reclaim THEN
-    WITH gone AS (
-      UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
-       WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
-         AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
-      RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
-    )
-    UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
-      FROM gone g
-     WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id;
+    EXECUTE $q$
+      WITH gone AS (
+        UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+         WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
+           AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
+        RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
+      )
+      UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
+        FROM gone g
+       WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id$q$;
   END IF;
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
-  PERFORM tweetkeeper.stop_watching(ARRAY(
-    SELECT t.tweet_id FROM tweetkeeper.tweets t
-     WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL));
+  -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
+  -- tweets_watch_end_idx.
+  EXECUTE $q$
+    SELECT tweetkeeper.stop_watching(ARRAY(
+      SELECT t.tweet_id FROM tweetkeeper.tweets t
+       WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
+       ORDER BY t.watch_until LIMIT 1000))$q$;
   -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
@@ -1187,9 +1211,10 @@ BEGIN
          billed_reads = u.billed_reads + excluded.billed_reads;
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
-  SELECT count(*), min(d.due_at) INTO n_due, oldest
-    FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
-           ORDER BY t.due_at LIMIT 100) AS d;
+  EXECUTE $q$
+    SELECT count(*), min(d.due_at)
+      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+             ORDER BY t.due_at LIMIT 100) AS d$q$ INTO n_due, oldest;
   IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
     RETURN interval '0';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-import (and the end of make bench): IDS tweet ids (10,000,000) in a file, one per
 # line, imported by tweetkeeper-import into an empty queue; then the same file again (all
-# already tracked). Target: at least 150,000 ids per second end to end.
+# already tracked). Target: at least 150,000 ids per second end to end. JOBS: --jobs (2).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 IDS=${IDS:-10000000}
@@ -20,7 +20,7 @@ PY
 echo "# $(wc -l <"$dir/ids.txt") ids, $(du -h "$dir/ids.txt" | cut -f1)"
 for run in new again; do
   start=$(date +%s.%N)
-  "$TK_BUILD/worker/tweetkeeper-import" --dsn "$TK_DSN" --progress-interval 10 "$dir/ids.txt" 2>"$dir/$run.log"
+  "$TK_BUILD/worker/tweetkeeper-import" --dsn "$TK_DSN" --jobs "${JOBS:-2}" --progress-interval 10 "$dir/ids.txt" 2>"$dir/$run.log"
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   tail -1 "$dir/$run.log"
