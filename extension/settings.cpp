@@ -23,6 +23,7 @@ int history_retention_s = 0;
 bool history_rollup = true;
 bool history_keep_unchanged = false;
 int housekeeping_interval_s = 600;
+int missing_after = 3;
 
 namespace {
 const config_enum_entry kSpendingOptions[] = {
@@ -108,6 +109,12 @@ void Define(bool preloading) {
       "How often the background worker runs tweetkeeper.housekeeping() (partitions ahead, retention).",
       "It skips a task that ran more recently, by pg_cron for example.",
       &housekeeping_interval_s, 600, 10, 86400, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.missing_after",
+      "After how many answers in a row that leave a tweet out (neither found nor an error) it is 'missing'.",
+      "Each omission puts off the tweet's next refresh by its delay, doubled at each one in a row; "
+      "a missing tweet is rechecked every tweetkeeper.unavailable_recheck.",
+      &missing_after, 3, 1, 100, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",
                              "The database in which the background worker runs.", nullptr,

@@ -20,6 +20,7 @@ extern int history_retention_s;  // 0: keep everything
 extern bool history_rollup;
 extern bool history_keep_unchanged;
 extern int housekeeping_interval_s;
+extern int missing_after;  // omissions in a row before a tweet is 'missing'
 
 void Define(bool preloading);
 

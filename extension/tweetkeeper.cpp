@@ -37,7 +37,8 @@ Interval* MsToInterval(int64 ms) {
 }  // namespace
 
 // settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck, history_partition,
-// history_retention, history_rollup, history_keep_unchanged, housekeeping_interval): the GUCs
+// history_retention, history_rollup, history_keep_unchanged, housekeeping_interval,
+// missing_after): the GUCs
 // typed, so that SQL code reads them through the module (which guarantees they are defined).
 // lease_settings() is its 0.1.0 name with the first four columns only, kept for databases (and
 // queries) made with 0.1.0: the record is filled up to the caller's number of columns.
@@ -55,7 +56,8 @@ Datum SettingsRecord(FunctionCallInfo fcinfo) {
                     seconds(settings::history_retention_s),
                     BoolGetDatum(settings::history_rollup),
                     BoolGetDatum(settings::history_keep_unchanged),
-                    seconds(settings::housekeeping_interval_s)};
+                    seconds(settings::housekeeping_interval_s),
+                    Int32GetDatum(settings::missing_after)};
   constexpr int kColumns = sizeof(values) / sizeof(values[0]);
   if (tupdesc->natts > kColumns)
     throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "settings has more columns than this library knows");

@@ -26,6 +26,15 @@
 --    become its first partition), observations equal to the previous one are not stored again,
 --    retention drops whole partitions after a daily rollup (metric_daily), and housekeeping runs
 --    in the background worker or on pg_cron (schedule_housekeeping()).
+--  * Every id accounted for: an id an answer leaves out is put off (its delay, doubled at each
+--    omission in a row) and after tweetkeeper.missing_after in a row is 'missing' (a new
+--    tweet_state, rechecked like 'unavailable'); tweets.omissions, batches.omitted,
+--    batch_stats.ids_left_out. A count the answer does not give keeps the last known one; a
+--    negative or absurd one is not stored (problem_type 'invalid-count').
+
+-- Appended, as in a fresh install. (A value added here cannot be used before this script's
+-- transaction commits; only function bodies, checked when they run, name it.)
+ALTER TYPE tweet_state ADD VALUE 'missing';
 
 --------------------------------------------------------------------------------------------------
 -- C functions
@@ -52,12 +61,12 @@ CREATE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
                          OUT batch_retention interval, OUT unavailable_recheck interval,
                          OUT history_partition interval, OUT history_retention interval,
                          OUT history_rollup boolean, OUT history_keep_unchanged boolean,
-                         OUT housekeeping_interval interval)
+                         OUT housekeeping_interval interval, OUT missing_after integer)
   AS 'MODULE_PATHNAME', 'tk_settings' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION settings() IS
   'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention, unavailable_recheck, '
   'history_partition, history_retention (0: keep everything), history_rollup, '
-  'history_keep_unchanged and housekeeping_interval, typed.';
+  'history_keep_unchanged, housekeeping_interval and missing_after, typed.';
 
 COMMENT ON FUNCTION lease_settings() IS
   'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
@@ -243,6 +252,7 @@ ALTER TABLE batches ADD COLUMN billable integer;
 ALTER TABLE batches ADD COLUMN billed integer;
 ALTER TABLE batches ADD COLUMN provider text;
 ALTER TABLE batches ADD COLUMN tweets_read integer;
+ALTER TABLE batches ADD COLUMN omitted integer;
 ALTER TABLE credentials ADD COLUMN price_per_read numeric NOT NULL DEFAULT 0.005;
 ALTER TABLE credentials ADD CONSTRAINT credentials_price_not_negative CHECK (price_per_read >= 0);
 
@@ -260,6 +270,7 @@ ALTER TABLE credentials ADD COLUMN window_started_at timestamptz;
 ALTER TABLE tweets ADD COLUMN delay interval;
 ALTER TABLE tweets ADD COLUMN watch_every interval;
 ALTER TABLE tweets ADD COLUMN watch_until timestamptz;
+ALTER TABLE tweets ADD COLUMN omissions integer NOT NULL DEFAULT 0;
 -- The delay a tweet created then has now: its age bucket's, or for a tweet past the last bucket
 -- (fetched once more, then done) the longest delay of the policy. What lateness is measured by.
 CREATE FUNCTION age_delay(created_at timestamptz) RETURNS interval
@@ -743,6 +754,8 @@ DECLARE
   n_observed integer;
   n_problems integer;
   n_billed integer;
+  n_omitted integer := 0;
+  missing_after integer;
   keep_all boolean;
   today date := (now() AT TIME ZONE 'UTC')::date;
 BEGIN
@@ -767,24 +780,50 @@ BEGIN
 
   -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
   PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
-  keep_all := (tweetkeeper.settings()).history_keep_unchanged;
+  SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
+    INTO keep_all, missing_after, recheck FROM tweetkeeper.settings() x;
 
   -- One look at each of our tweets before the update: billed (a found tweet this batch's
   -- credential had not read yet this UTC day) and changed (a count differs from the stored one,
   -- or it is the first observation); history stores only changed observations unless keep_all.
-  WITH obs AS (
+  -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
+  -- it as NULL: not reported. A count below 0 or above 10^12 (a thousand times the views of the
+  -- most viewed post) is no count: it is not stored, and the tweet's problem says so, with
+  -- what the worker found wrong itself (`invalid`: a count that is not an integer).
+  WITH raw AS (
     SELECT DISTINCT ON (o.id) o.*
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
-             impression_count bigint)
+             impression_count bigint, invalid text)
      WHERE o.id = ANY (b.tweet_ids)
+  ), obs AS (
+    SELECT r.id,
+           CASE WHEN r.retweet_count BETWEEN 0 AND 1e12 THEN r.retweet_count END AS retweet_count,
+           CASE WHEN r.reply_count BETWEEN 0 AND 1e12 THEN r.reply_count END AS reply_count,
+           CASE WHEN r.like_count BETWEEN 0 AND 1e12 THEN r.like_count END AS like_count,
+           CASE WHEN r.quote_count BETWEEN 0 AND 1e12 THEN r.quote_count END AS quote_count,
+           CASE WHEN r.bookmark_count BETWEEN 0 AND 1e12 THEN r.bookmark_count END AS bookmark_count,
+           CASE WHEN r.impression_count BETWEEN 0 AND 1e12 THEN r.impression_count END AS impression_count,
+           nullif(concat_ws(', ', nullif(r.invalid, ''),
+             'retweet_count ' || CASE WHEN r.retweet_count NOT BETWEEN 0 AND 1e12 THEN r.retweet_count END,
+             'reply_count ' || CASE WHEN r.reply_count NOT BETWEEN 0 AND 1e12 THEN r.reply_count END,
+             'like_count ' || CASE WHEN r.like_count NOT BETWEEN 0 AND 1e12 THEN r.like_count END,
+             'quote_count ' || CASE WHEN r.quote_count NOT BETWEEN 0 AND 1e12 THEN r.quote_count END,
+             'bookmark_count ' || CASE WHEN r.bookmark_count NOT BETWEEN 0 AND 1e12 THEN r.bookmark_count END,
+             'impression_count ' || CASE WHEN r.impression_count NOT BETWEEN 0 AND 1e12 THEN r.impression_count END),
+             '') AS invalid
+      FROM raw r
   ), prev AS (
     SELECT o.*,
            (p.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (p.billed_by)) AS billed,
-           (p.update_count = 0 OR (o.retweet_count, o.reply_count, o.like_count, o.quote_count,
-                                   o.bookmark_count, o.impression_count)
-              IS DISTINCT FROM (p.retweet_count, p.reply_count, p.like_count, p.quote_count,
-                                p.bookmark_count, p.impression_count)) AS changed
+           (p.update_count = 0
+            OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM p.retweet_count)
+            OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM p.reply_count)
+            OR (o.like_count IS NOT NULL AND o.like_count IS DISTINCT FROM p.like_count)
+            OR (o.quote_count IS NOT NULL AND o.quote_count IS DISTINCT FROM p.quote_count)
+            OR (o.bookmark_count IS NOT NULL AND o.bookmark_count IS DISTINCT FROM p.bookmark_count)
+            OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM p.impression_count))
+             AS changed
       FROM obs o JOIN tweetkeeper.tweets p ON p.tweet_id = o.id AND p.lease_id = lease
   ), upd AS (
     UPDATE tweetkeeper.tweets t
@@ -792,10 +831,13 @@ BEGIN
            billed_by = CASE WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
                             WHEN coalesce(b.credential, '') = ANY (t.billed_by) THEN t.billed_by
                             ELSE t.billed_by || coalesce(b.credential, '') END,
-           retweet_count = o.retweet_count, reply_count = o.reply_count,
-           like_count = o.like_count, quote_count = o.quote_count,
-           bookmark_count = o.bookmark_count, impression_count = o.impression_count,
-           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL,
+           retweet_count = coalesce(o.retweet_count, t.retweet_count),
+           reply_count = coalesce(o.reply_count, t.reply_count),
+           like_count = coalesce(o.like_count, t.like_count),
+           quote_count = coalesce(o.quote_count, t.quote_count),
+           bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
+           impression_count = coalesce(o.impression_count, t.impression_count),
+           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
            due_at = now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
            state = CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
@@ -803,11 +845,13 @@ BEGIN
            -- An expired watch ends here: the tweet is back on its age schedule.
            watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
            watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
-           problem_type = NULL, problem_detail = NULL, problem_at = NULL
+           problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
+           problem_detail = 'not stored, the last known kept: ' || o.invalid,
+           problem_at = CASE WHEN o.invalid IS NOT NULL THEN now() END
       FROM prev o
      WHERE t.tweet_id = o.id AND t.lease_id = lease
-    RETURNING t.tweet_id, t.retweet_count, t.reply_count, t.like_count, t.quote_count,
-              t.bookmark_count, t.impression_count, o.billed, o.changed
+    RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
+              o.bookmark_count, o.impression_count, o.billed, o.changed
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count)
@@ -817,9 +861,6 @@ BEGIN
   )
   SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
 
-  IF jsonb_array_length(problems) > 0 THEN
-    recheck := (tweetkeeper.settings()).unavailable_recheck;
-  END IF;
   -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
   -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
   -- Anything else is recorded and the tweet stays on its schedule.
@@ -845,16 +886,40 @@ BEGIN
          -- A watch ends with the tweet's visibility, or when it expired.
          watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_every END,
          watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_until END,
-         lease_id = NULL,
+         lease_id = NULL, omissions = 0,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
     FROM p
    WHERE t.tweet_id = p.id AND t.lease_id = lease;
   GET DIAGNOSTICS n_problems = ROW_COUNT;
 
   IF n_observed + n_problems < b.size THEN
-    -- Ids the API said nothing about, or a lease taken over: hand back what is still ours.
-    UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+    -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are
+    -- not ours any more and are left alone). Asking again at once would spend a request on
+    -- each, every buffer TTL, without end if the API never mentions the id. So: not before the
+    -- tweet's normal delay, doubled at each omission in a row (at most unavailable_recheck);
+    -- at the missing_after-th in a row it is 'missing', rechecked every unavailable_recheck
+    -- like an unavailable tweet. An answer that mentions it again resets the count.
+    WITH o AS (
+      SELECT t.tweet_id, t.omissions + 1 AS n,
+             CASE WHEN t.omissions + 1 >= missing_after OR t.state IN ('unavailable', 'missing')
+                  THEN recheck
+                  ELSE least(recheck,
+                             coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay)
+                             * power(2, least(t.omissions, 30))) END AS wait
+        FROM tweetkeeper.tweets t
+       WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+    )
+    UPDATE tweetkeeper.tweets t
+       SET omissions = o.n,
+           state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
+           due_at = now() + o.wait, delay = o.wait, lease_id = NULL,
+           watch_every = CASE WHEN o.n < missing_after THEN t.watch_every END,
+           watch_until = CASE WHEN o.n < missing_after THEN t.watch_until END,
+           problem_type = 'omitted',
+           problem_detail = format('left out of %s answer(s) in a row', o.n), problem_at = now()
+      FROM o
+     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease;
+    GET DIAGNOSTICS n_omitted = ROW_COUNT;
   END IF;
   IF b.outcome IS NOT NULL THEN
     -- A late answer (the batch expired or was abandoned meanwhile): the API read and billed the
@@ -869,7 +934,8 @@ BEGIN
          outcome = CASE WHEN outcome = 'abandoned' THEN outcome ELSE 'completed' END,
          stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
          billed = n_billed,
-         tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END
+         tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
+         omitted = n_omitted
    WHERE batches.lease_id = lease;
   IF b.credential IS NOT NULL THEN
     -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
@@ -979,7 +1045,8 @@ SELECT w.window_name,
        count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
        count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
        count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight,
-       count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned
+       count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned,
+       coalesce(sum(b.omitted), 0) AS ids_left_out
   FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
          AS w(window_name, span)
   CROSS JOIN (SELECT min(x.claimed_at) AS first_claim FROM tweetkeeper.batches x) f
@@ -987,8 +1054,9 @@ SELECT w.window_name,
  GROUP BY w.window_name, w.span, f.first_claim
  ORDER BY w.span;
 COMMENT ON VIEW batch_stats IS
-  'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, and '
-  'batches released by workers, expired, or abandoned (their worker''s session ended).';
+  'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, '
+  'batches released by workers, expired, or abandoned (their worker''s session ended), and ids '
+  'the answers left out (neither found nor an error).';
 
 CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
                               rate jsonb DEFAULT NULL) RETURNS integer
@@ -1191,11 +1259,11 @@ BEGIN
                                      greatest(days.s0, g.c + first) - g.c AS age) x
                WHERE x.start < days.s1), 0)
     INTO rf, bl;
-  -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable ones:
-  -- rechecked once when due (an error, not billed).
+  -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable and
+  -- missing ones: rechecked once when due (an error or left out, not billed).
   rf := rf + coalesce((SELECT sum(extract(epoch FROM least(t1, t.watch_until) - t0) / extract(epoch FROM t.watch_every))
                          FROM tweetkeeper.tweets t WHERE t.watch_until > t0), 0)
-           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t WHERE t.state = 'unavailable' AND t.due_at < t1), 0);
+           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t WHERE t.state IN ('unavailable', 'missing') AND t.due_at < t1), 0);
   bl := bl + coalesce((
     SELECT sum(CASE WHEN u::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
       FROM tweetkeeper.tweets t,

@@ -77,9 +77,11 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
     w.Key("id");
     w.StartObject();
     for (uint64_t id : ids) {
+      const TweetState state = ClassifyTweet(id, config, now_ms);
+      if (state == TweetState::kOmitted) continue;
       const std::string key = std::to_string(id);
       w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
-      if (ClassifyTweet(id, config, now_ms) == TweetState::kVisible) {
+      if (state == TweetState::kVisible) {
         WriteTweet(w, id, now_ms);
         returned.push_back(id);
       } else {

@@ -189,6 +189,10 @@ int Run(int argc, char** argv) {
   app.add_option("--protected-every", config.protected_every, "P: ids with id % P == 11 are protected (0 disables)")
       ->capture_default_str()
       ->check(kWholeNumber);
+  app.add_option("--omitted-every", config.omitted_every,
+                 "O: ids with id % O == 13 are left out of answers, neither found nor an error (0 disables)")
+      ->capture_default_str()
+      ->check(kWholeNumber);
   app.add_flag("--repost-count-alias", config.repost_count_alias,
                "Send public_metrics.repost_count instead of retweet_count (spec 2.167)");
   app.add_option("--rate-limit", config.rate_limit, "Requests per window and token")

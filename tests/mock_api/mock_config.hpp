@@ -13,6 +13,7 @@ namespace tweetkeeper::mock {
 struct MockConfig {
   uint64_t deleted_every = 53;      // id % D == 7  -> "deleted" (0 disables)
   uint64_t protected_every = 61;    // id % P == 11 -> "protected" (0 disables)
+  uint64_t omitted_every = 0;       // id % O == 13 -> left out of answers: neither data nor errors (0: never)
   bool repost_count_alias = false;  // spec 2.167 renames retweet_count to repost_count
   int64_t rate_limit = 3500;        // requests per window, per token
   int64_t window_seconds = 900;

@@ -48,6 +48,7 @@ std::string FormatV1CreatedAt(int64_t unix_ms) {
 }
 
 TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms) {
+  if (config.omitted_every != 0 && id % config.omitted_every == 13) return TweetState::kOmitted;
   if (SnowflakeMillis(id) > now_ms) return TweetState::kNotFound;  // not posted yet
   if (config.deleted_every != 0 && id % config.deleted_every == 7) return TweetState::kNotFound;
   if (config.protected_every != 0 && id % config.protected_every == 11) return TweetState::kProtected;

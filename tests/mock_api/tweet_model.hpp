@@ -10,7 +10,9 @@ namespace tweetkeeper::mock {
 // The deterministic world the mock serves: every id has a fixed fate and metrics that are a
 // pure function of (id, age). See README.md for the rules.
 
-enum class TweetState { kVisible, kNotFound, kProtected };
+// kOmitted: answers leave it out altogether (neither in `data` nor in `errors`; absent from a
+// v1.1 map), as Bluesky's and Mastodon's lookups do with posts they will not show.
+enum class TweetState { kVisible, kNotFound, kProtected, kOmitted };
 
 struct PublicMetrics {
   int64_t retweet_count = 0;

@@ -156,7 +156,8 @@ EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int
   std::vector<size_t> found;
   std::vector<size_t> missing;
   for (size_t i = 0; i < req.values.size(); ++i) {
-    (ClassifyTweet(req.values[i], config, now_ms) == TweetState::kVisible ? found : missing).push_back(i);
+    const TweetState state = ClassifyTweet(req.values[i], config, now_ms);
+    if (state != TweetState::kOmitted) (state == TweetState::kVisible ? found : missing).push_back(i);
   }
   // The API promises no order; answering in reverse catches clients that zip by position.
   std::reverse(found.begin(), found.end());

@@ -7,7 +7,7 @@ SELECT plan(21);
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.settings()$$,
   ROW(interval '5 seconds', interval '2 minutes', interval '1 hour', interval '7 days', interval '1 day',
-      interval '0', true, false, interval '10 minutes'), 'default settings');
+      interval '0', true, false, interval '10 minutes', 3), 'default settings');
 SET LOCAL tweetkeeper.buffer_ttl = '250ms';
 SELECT is((SELECT buffer_ttl FROM tweetkeeper.settings()), interval '0.25 seconds', 'settings follow SET');
 SELECT results_eq($$SELECT * FROM tweetkeeper.lease_settings()$$,
@@ -20,7 +20,8 @@ SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM gen
 SELECT tweetkeeper.schedule_tweet(2000 + g, now() - interval '1 minute') FROM generate_series(1, 5) g;
 UPDATE tweetkeeper.tweets SET state = 'deleted', due_at = NULL WHERE tweet_id = 1010;
 SELECT results_eq($$SELECT state::text, tweets, due_now, in_flight FROM tweetkeeper.queue_stats$$,
-  $$VALUES ('scheduled', 14::bigint, 9::bigint, 0::bigint), ('done', 0, 0, 0), ('deleted', 1, 0, 0), ('unavailable', 0, 0, 0)$$,
+  $$VALUES ('scheduled', 14::bigint, 9::bigint, 0::bigint), ('done', 0, 0, 0), ('deleted', 1, 0, 0), ('unavailable', 0, 0, 0),
+           ('missing', 0, 0, 0)$$,
   'queue_stats counts tweets by state and what is due');
 SELECT is((SELECT max_lateness FROM tweetkeeper.queue_stats WHERE state = 'scheduled'),
   interval '1 hour 58 minutes', 'max_lateness is the oldest overdue tweet''s wait');

@@ -148,6 +148,22 @@ TEST(MockTweetsEndpoint, OmitsDataWhenNothingResolvesAndErrorsWhenAllDo) {
   EXPECT_FALSE(tweet.HasMember("created_at"));
 }
 
+TEST(MockTweetsEndpoint, OmittedIdsAreInNeitherDataNorErrors) {
+  MockConfig config;
+  config.omitted_every = 1000;
+  uint64_t omitted = kVisible;
+  while (omitted % 1000 != 13 || omitted % 53 == 7 || omitted % 61 == 11) ++omitted;
+  const EndpointReply reply = Get(S(kVisible) + "," + S(omitted) + "," + S(kDeleted), "", config);
+  const rapidjson::Document doc = Parse(reply.body);
+  ASSERT_EQ(doc["data"].Size(), 1u);
+  EXPECT_EQ(std::string(doc["data"][0]["id"].GetString()), S(kVisible));
+  ASSERT_EQ(doc["errors"].Size(), 1u);
+  EXPECT_EQ(std::string(doc["errors"][0]["resource_id"].GetString()), S(kDeleted));
+  EXPECT_EQ(reply.returned, (std::vector<uint64_t>{kVisible}));
+  config.omitted_every = 0;
+  EXPECT_EQ(ClassifyTweet(omitted, config, kNow), TweetState::kVisible);  // off by default
+}
+
 TEST(MockTweetsEndpoint, SameRequestSameAnswer) {
   EXPECT_EQ(Get(S(kVisible) + "," + S(kVisible2), "public_metrics").body,
             Get(S(kVisible) + "," + S(kVisible2), "public_metrics").body);

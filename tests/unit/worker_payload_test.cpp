@@ -15,11 +15,12 @@ TEST(ObservationsJson, AllMetricsAndNulls) {
   Observation sparse;
   sparse.id = 7;
   sparse.metrics.like_count = 0;
+  sparse.invalid = R"(reply_count "7")";
   EXPECT_EQ(ObservationsJson({full, sparse}),
             R"([{"id":1460323737035677698,"retweet_count":1,"reply_count":2,"like_count":3,"quote_count":4,)"
             R"("bookmark_count":5,"impression_count":6},)"
             R"({"id":7,"retweet_count":null,"reply_count":null,"like_count":0,"quote_count":null,)"
-            R"("bookmark_count":null,"impression_count":null}])");
+            R"("bookmark_count":null,"impression_count":null,"invalid":"reply_count \"7\""}])");
 }
 
 TEST(ObservationsJson, Empty) { EXPECT_EQ(ObservationsJson({}), "[]"); }

@@ -46,7 +46,11 @@ TEST(Telemetry, CountsWhatHappened) {
   t.Batch("released");
   t.Stored(100);
   t.Stored(37);
-  t.Problems({{1, "resource-not-found", ""}, {2, "resource-not-found", ""}, {3, "", ""}});
+  BatchResult answer;
+  answer.problems = {{1, "resource-not-found", ""}, {2, "resource-not-found", ""}, {3, "", ""}};
+  answer.omitted = {4, 5, 6};
+  answer.observations = {{7, {}, ""}, {8, {}, "like_count -1"}};
+  t.Problems(answer);
   t.Batch("completed");
   t.Claim(0.004);
   t.Complete(0.02);
@@ -58,6 +62,8 @@ TEST(Telemetry, CountsWhatHappened) {
   EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweets_stored_total{worker="w1"} 137)")) << text;
   EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="resource-not-found"} 2)")) << text;
   EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="unknown"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="omitted"} 3)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="invalid-count"} 1)")) << text;
   EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_batches_total{worker="w1",event="claimed"} 2)")) << text;
   EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_batches_total{worker="w1",event="released"} 1)")) << text;
   EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_slots{worker="w1"} 4)")) << text;

@@ -75,9 +75,11 @@ TEST(XV11Parse, IgnoresStrangers) {
   EXPECT_EQ(r.observations[0].id, 1);
   EXPECT_FALSE(r.observations[0].metrics.like_count.has_value());
   EXPECT_FALSE(r.observations[0].metrics.retweet_count.has_value());
+  EXPECT_EQ(r.observations[0].invalid, R"(retweet_count "2", favorite_count -1)");
   EXPECT_EQ(r.observations[1].id, 5);  // no id of its own: the key says which it is
   EXPECT_EQ(r.observations[1].metrics.like_count, 7);
   EXPECT_EQ(r.ignored, 4u);  // 666 not asked, "x" not an id, 2 holds tweet 3, 4 not an object
+  EXPECT_EQ(r.omitted, (std::vector<std::int64_t>{2, 4}));  // their keys held no answer for them
 }
 
 TEST(XV11Parse, Unparsable) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "provider/json_fields.hpp"
 #include "provider/x_v2.hpp"
 
 namespace tweetkeeper::worker {
@@ -64,6 +65,20 @@ TEST(XV2Parse, DataAndErrors) {
   EXPECT_EQ(r.problems[1].id, 22);
   EXPECT_EQ(r.problems[1].type, "not-authorized-for-resource");
   EXPECT_EQ(r.ignored, 0u);
+  EXPECT_TRUE(r.omitted.empty());
+  EXPECT_TRUE(r.observations[0].invalid.empty());
+}
+
+TEST(XV2Parse, IdsTheAnswerLeavesOutAreOmitted) {
+  // 3 and 4 are in neither `data` nor `errors`; 6 is answered twice (data wins), 7 not asked.
+  BatchResult r = kApi.ParseAnswer(Answer(200, R"({"data":[{"id":"1"},{"id":"6"},{"id":"7"}],
+      "errors":[{"resource_id":"2","type":"https://api.x.com/2/problems/resource-not-found"},
+                {"resource_id":"6","type":"https://api.x.com/2/problems/resource-not-found"}]})"),
+                                   {1, 2, 3, 4, 6});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  EXPECT_EQ(r.observations.size(), 2u);
+  EXPECT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.omitted, (std::vector<std::int64_t>{3, 4}));  // in request order
 }
 
 TEST(XV2Parse, NoDataKeyWhenNothingResolves) {
@@ -88,7 +103,7 @@ TEST(XV2Parse, RepostCountAliasAndRetweetCountWins) {
   EXPECT_EQ(r.observations[1].metrics.retweet_count, 4);
 }
 
-TEST(XV2Parse, MissingAndNullMetricsStayEmpty) {
+TEST(XV2Parse, MissingNullAndInvalidMetricsStayEmpty) {
   BatchResult r = kApi.ParseAnswer(
       Answer(200, R"({"data":[{"id":"1","public_metrics":{"retweet_count":null,"like_count":0,"reply_count":"7",
                                                          "quote_count":-1,"bookmark_count":1.5}},
@@ -97,14 +112,27 @@ TEST(XV2Parse, MissingAndNullMetricsStayEmpty) {
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 2u);
   const Metrics& m = r.observations[0].metrics;
-  EXPECT_FALSE(m.retweet_count.has_value());
-  EXPECT_EQ(m.like_count, 0);  // zero is a value, not "missing"
+  EXPECT_FALSE(m.retweet_count.has_value());  // null: not sent
+  EXPECT_EQ(m.like_count, 0);                 // zero is a value, not "missing"
   EXPECT_FALSE(m.reply_count.has_value());
   EXPECT_FALSE(m.quote_count.has_value());
   EXPECT_FALSE(m.bookmark_count.has_value());
-  EXPECT_FALSE(m.impression_count.has_value());
+  EXPECT_FALSE(m.impression_count.has_value());  // absent: not sent
+  // What was sent but is no count is said, to be reported; null and absent are not.
+  EXPECT_EQ(r.observations[0].invalid, R"(reply_count "7", quote_count -1, bookmark_count 1.5)");
   EXPECT_EQ(r.observations[1].id, 2);
   EXPECT_FALSE(r.observations[1].metrics.like_count.has_value());
+  EXPECT_TRUE(r.observations[1].invalid.empty());
+}
+
+TEST(XV2Parse, CountsUpToATrillion) {
+  BatchResult r = kApi.ParseAnswer(
+      Answer(200, R"({"data":[{"id":"1","public_metrics":{"like_count":1000000000000,"impression_count":1000000000001}}]})"),
+      {1});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  EXPECT_EQ(r.observations[0].metrics.like_count, kMaxCount);
+  EXPECT_FALSE(r.observations[0].metrics.impression_count.has_value());
+  EXPECT_EQ(r.observations[0].invalid, "impression_count 1000000000001");
 }
 
 TEST(XV2Parse, HugeNumbers) {
@@ -114,10 +142,13 @@ TEST(XV2Parse, HugeNumbers) {
                                    {1});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(r.observations[0].metrics.like_count, INT64_MAX);
+  EXPECT_FALSE(r.observations[0].metrics.like_count.has_value());  // fits in int64, but absurd
   EXPECT_FALSE(r.observations[0].metrics.retweet_count.has_value());
   EXPECT_FALSE(r.observations[0].metrics.impression_count.has_value());
   EXPECT_FALSE(r.observations[0].metrics.reply_count.has_value());
+  EXPECT_EQ(r.observations[0].invalid,
+            "retweet_count 9223372036854775808, reply_count 1.2345678901234566e29, like_count 9223372036854775807, "
+            "impression_count 1e300");
   EXPECT_EQ(r.ignored, 1u);
 }
 

@@ -8,7 +8,8 @@
 
 namespace tweetkeeper::worker {
 
-// A metric the API did not send stays empty (stored as SQL NULL), never 0.
+// A metric the API did not send stays empty, never 0: complete_batch then keeps the tweet's
+// last known value (and history records it as not reported).
 struct Metrics {
   std::optional<std::int64_t> retweet_count;
   std::optional<std::int64_t> reply_count;
@@ -21,6 +22,7 @@ struct Metrics {
 struct Observation {
   std::int64_t id = 0;
   Metrics metrics;
+  std::string invalid;  // counts the answer gave that are none ("like_count -5, ..."): not stored
 };
 
 // A requested id the API answered with an error (deleted, protected, ...).
@@ -59,6 +61,7 @@ struct BatchResult {
   std::vector<Observation> observations;
   std::vector<Problem> problems;
   std::size_t ignored = 0;  // entries about ids we did not ask for, or malformed entries
+  std::vector<std::int64_t> omitted;  // requested ids the answer left out (neither found nor an error)
   RateLimit rate_limit;
 
   bool ok() const { return failure == FailureKind::kNone; }

@@ -1,5 +1,8 @@
 #include "provider/json_fields.hpp"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -65,13 +68,19 @@ std::string_view StringMember(const rapidjson::Value& object, const char* name) 
   return {it->value.GetString(), it->value.GetStringLength()};
 }
 
-// A count is a non-negative integer that fits in int64; anything else is "not sent".
-std::optional<std::int64_t> CountMember(const rapidjson::Value& object, const char* name) {
+std::optional<std::int64_t> CountMember(const rapidjson::Value& object, const char* name, std::string* invalid) {
   auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsInt64()) return std::nullopt;
-  std::int64_t v = it->value.GetInt64();
-  if (v < 0) return std::nullopt;
-  return v;
+  if (it == object.MemberEnd() || it->value.IsNull()) return std::nullopt;
+  const rapidjson::Value& v = it->value;
+  if (v.IsInt64() && v.GetInt64() >= 0 && v.GetInt64() <= kMaxCount) return v.GetInt64();
+  rapidjson::StringBuffer sent;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(sent);
+  v.Accept(writer);
+  if (!invalid->empty()) *invalid += ", ";
+  *invalid += name;
+  *invalid += ' ';
+  *invalid += CleanText({sent.GetString(), sent.GetSize()}, 40);
+  return std::nullopt;
 }
 
 std::string ProblemType(std::string_view type_url) {

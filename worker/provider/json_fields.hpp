@@ -24,8 +24,13 @@ std::string Snippet(std::string_view body);
 // A string member of a JSON object; empty if absent, not a string or `object` is no object.
 std::string_view StringMember(const rapidjson::Value& object, const char* name);
 
-// A non-negative integer member that fits in int64; anything else is "not sent".
-std::optional<std::int64_t> CountMember(const rapidjson::Value& object, const char* name);
+// The largest count taken as one: a thousand times the views of the most viewed post.
+constexpr std::int64_t kMaxCount = 1'000'000'000'000;
+
+// A count member: an integer in [0, kMaxCount]. Absent or null: "not sent" (nullopt). Anything
+// else (negative, fractional, too large, a string, ...) is no count either: nullopt, and
+// "name <the value as sent>" is appended to *invalid (", "-separated), to be reported.
+std::optional<std::int64_t> CountMember(const rapidjson::Value& object, const char* name, std::string* invalid);
 
 // "https://api.twitter.com/2/problems/resource-not-found" -> "resource-not-found" (any host);
 // a type without "/2/problems/" (e.g. "about:blank") is kept whole; empty -> "unknown".

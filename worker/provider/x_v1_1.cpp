@@ -152,8 +152,8 @@ BatchResult XV11Provider::ParseAnswer(const HttpResponse& response, const std::v
     }
     Observation obs;
     obs.id = *id;
-    obs.metrics.retweet_count = CountMember(tweet, "retweet_count");
-    obs.metrics.like_count = CountMember(tweet, "favorite_count");
+    obs.metrics.retweet_count = CountMember(tweet, "retweet_count", &obs.invalid);
+    obs.metrics.like_count = CountMember(tweet, "favorite_count", &obs.invalid);
     result.observations.push_back(obs);
   }
 
@@ -161,6 +161,9 @@ BatchResult XV11Provider::ParseAnswer(const HttpResponse& response, const std::v
   // id back as due now and loop.
   if (result.observations.empty() && result.problems.empty()) {
     return fail("200 answer accounts for none of the " + std::to_string(requested.size()) + " requested ids");
+  }
+  for (std::int64_t id : ids) {
+    if (!seen.count(id)) result.omitted.push_back(id);
   }
   return result;
 }

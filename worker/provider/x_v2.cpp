@@ -108,13 +108,13 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
         auto pm = tweet.FindMember("public_metrics");
         if (pm != tweet.MemberEnd() && pm->value.IsObject()) {
           const Value& m = pm->value;
-          obs.metrics.retweet_count = CountMember(m, "retweet_count");
-          if (!obs.metrics.retweet_count) obs.metrics.retweet_count = CountMember(m, "repost_count");
-          obs.metrics.reply_count = CountMember(m, "reply_count");
-          obs.metrics.like_count = CountMember(m, "like_count");
-          obs.metrics.quote_count = CountMember(m, "quote_count");
-          obs.metrics.bookmark_count = CountMember(m, "bookmark_count");
-          obs.metrics.impression_count = CountMember(m, "impression_count");
+          obs.metrics.retweet_count = CountMember(m, "retweet_count", &obs.invalid);
+          if (!obs.metrics.retweet_count) obs.metrics.retweet_count = CountMember(m, "repost_count", &obs.invalid);
+          obs.metrics.reply_count = CountMember(m, "reply_count", &obs.invalid);
+          obs.metrics.like_count = CountMember(m, "like_count", &obs.invalid);
+          obs.metrics.quote_count = CountMember(m, "quote_count", &obs.invalid);
+          obs.metrics.bookmark_count = CountMember(m, "bookmark_count", &obs.invalid);
+          obs.metrics.impression_count = CountMember(m, "impression_count", &obs.invalid);
         }
         result.observations.push_back(obs);
       }
@@ -148,12 +148,15 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
     ++result.ignored;
   }
 
-  // An answer about none of our ids is not progress: completing it would hand every id back
-  // as due now and loop; treat it as a failed request (release + back off) instead.
+  // An answer about none of our ids is more likely broken than 100 omissions: treat it as a
+  // failed request (release + back off) instead.
   if (result.observations.empty() && result.problems.empty()) {
     std::string reason = "200 answer accounts for none of the " + std::to_string(requested.size()) + " requested ids";
     if (!first_unattributed.empty()) reason += ": " + first_unattributed;
     return Failed(FailureKind::kUnparsable, std::move(reason));
+  }
+  for (std::int64_t id : ids) {
+    if (!seen.count(id)) result.omitted.push_back(id);
   }
   return result;
 }

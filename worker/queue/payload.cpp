@@ -37,6 +37,10 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
     Count(w, "quote_count", o.metrics.quote_count);
     Count(w, "bookmark_count", o.metrics.bookmark_count);
     Count(w, "impression_count", o.metrics.impression_count);
+    if (!o.invalid.empty()) {
+      w.Key("invalid");
+      String(w, o.invalid);
+    }
     w.EndObject();
   }
   w.EndArray();

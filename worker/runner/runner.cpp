@@ -65,6 +65,29 @@ std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn) {
   return RedactDsnSecrets(what, dsn);
 }
 
+
+// What an answer got wrong about single tweets, one line each kind per batch: ids it left out
+// (complete_batch put them off; 'missing' after tweetkeeper.missing_after in a row) and counts
+// that are none (not stored; the tweet's last known count stays).
+void LogAnswerProblems(const std::string& label, std::int64_t lease, std::size_t asked, const BatchResult& result) {
+  if (!result.omitted.empty()) {
+    spdlog::warn("{}: lease {}: the answer left out {} of {} ids (first {}): put off, not asked again at once", label,
+                 lease, result.omitted.size(), asked, result.omitted.front());
+  }
+  std::size_t invalid = 0;
+  const Observation* first = nullptr;
+  for (const Observation& o : result.observations) {
+    if (o.invalid.empty()) continue;
+    if (!first) first = &o;
+    ++invalid;
+  }
+  if (first) {
+    spdlog::warn("{}: lease {}: the answer gave {} tweet(s) counts that are none (first {}: {}): not stored, the "
+                 "last known kept",
+                 label, lease, invalid, first->id, first->invalid);
+  }
+}
+
 }  // namespace
 
 struct Runner::Slot {
@@ -324,8 +347,9 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     telemetry_.Complete(std::chrono::duration<double>(steady_clock::now() - complete_started).count());
     telemetry_.Batch("completed");
     telemetry_.Stored(stored);
-    telemetry_.Problems(result.problems);
+    telemetry_.Problems(result);
     telemetry_.Success();
+    LogAnswerProblems(slot.label, lease.id, ids.size(), result);
   }
   if (completed == DbOutcome::kSqlError || completed == DbOutcome::kOther) {
     Release(slot, lease.id, "complete_batch failed");

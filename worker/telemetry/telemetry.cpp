@@ -50,7 +50,8 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                  .Add({});
   problems_ = &prometheus::BuildCounter()
                    .Name("tweetkeeper_worker_tweet_problems_total")
-                   .Help("Per-tweet problems in answers, by type (resource-not-found, ...)")
+                   .Help("Per-tweet problems in answers, by type (resource-not-found, ..., omitted: left out of the answer, "
+                         "invalid-count: a count that is none)")
                    .Labels(worker)
                    .Register(*registry_);
   batches_ = &prometheus::BuildCounter()
@@ -120,8 +121,12 @@ void Telemetry::Request(const std::string& credential, const std::string& outcom
 
 void Telemetry::Stored(std::int64_t tweets) { stored_->Increment(static_cast<double>(tweets)); }
 
-void Telemetry::Problems(const std::vector<Problem>& problems) {
-  for (const Problem& p : problems) problems_->Add({{"type", p.type.empty() ? "unknown" : p.type}}).Increment();
+void Telemetry::Problems(const BatchResult& result) {
+  for (const Problem& p : result.problems) problems_->Add({{"type", p.type.empty() ? "unknown" : p.type}}).Increment();
+  if (!result.omitted.empty()) problems_->Add({{"type", "omitted"}}).Increment(static_cast<double>(result.omitted.size()));
+  for (const Observation& o : result.observations) {
+    if (!o.invalid.empty()) problems_->Add({{"type", "invalid-count"}}).Increment();
+  }
 }
 
 void Telemetry::Batch(const char* event) { batches_->Add({{"event", event}}).Increment(); }

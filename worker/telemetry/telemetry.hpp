@@ -44,7 +44,7 @@ class Telemetry {
 
   void Request(const std::string& credential, const std::string& outcome, double seconds);
   void Stored(std::int64_t tweets);
-  void Problems(const std::vector<Problem>& problems);
+  void Problems(const BatchResult& result);  // per-id errors, omitted ids, invalid counts
   void Batch(const char* event);  // claimed, completed, released
   void Claim(double seconds);
   void Complete(double seconds);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every id accounted for, end to end: the mock leaves some ids out of its answers (neither in
+# `data` nor in `errors`, --omitted-every); workers put each off by its delay, doubled at each
+# omission, and mark it 'missing' at the third, having asked for it exactly three times (no hot
+# loop spends quota on it), while the other tweets keep being refreshed.
+# Prints "accounted: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+tk_workdir accounted
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s || exit 1
+tk_mock_start "$dir/mock.log" --deleted-every 0 --protected-every 0 --omitted-every 20 || exit 1
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+$(tk_fast_policy_sql '1 hour' '2 seconds')
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 400));
+SQL
+omitted=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id % 20 = 13")
+echo "# 400 tweets, $omitted of them left out of every answer (id % 20 = 13); delay 2 s"
+export TWEETKEEPER_BEARER_TOKEN=accounted-test-token
+tk_start_workers 2 acc --api-url "$TK_MOCK_URL" --poll-interval 200
+# Left out at ~1 s, ~3 s and ~7 s after the start (waits of 2 s, then 4 s): missing by ~10 s.
+tk_wait_for 40 "SELECT count(*) = $omitted FROM tweetkeeper.tweets WHERE state = 'missing'"
+sleep 3  # a few more rounds of the others, during which no missing tweet may be asked for
+tk_stop_workers
+
+tk_sql_ok "some ids are left out ($omitted of 400)" "SELECT $omitted BETWEEN 5 AND 60"
+tk_sql_ok "each of them is missing, rechecked only after unavailable_recheck (7 days)" \
+  "SELECT bool_and(state = 'missing' AND due_at > now() + interval '6 days' AND problem_type = 'omitted')
+     FROM tweetkeeper.tweets WHERE tweet_id % 20 = 13"
+tk_sql_ok "each was asked for exactly missing_after (3) times: no hot loop" \
+  "SELECT bool_and(omissions = 3) FROM tweetkeeper.tweets WHERE tweet_id % 20 = 13"
+tk_sql_ok "the batches counted exactly those omissions" \
+  "SELECT sum(omitted) = 3 * $omitted FROM tweetkeeper.batches"
+tk_sql_ok "the other tweets were never left out, and refreshed several times meanwhile" \
+  "SELECT bool_and(omissions = 0 AND state = 'scheduled' AND problem_type IS NULL) AND min(update_count) >= 3
+     FROM tweetkeeper.tweets WHERE tweet_id % 20 <> 13"
+tk_sql_ok "queue_stats shows them missing" \
+  "SELECT tweets = $omitted FROM tweetkeeper.queue_stats WHERE state = 'missing'"
+tk_sql_ok "batch_stats shows the ids left out" \
+  "SELECT ids_left_out = 3 * $omitted FROM tweetkeeper.batch_stats WHERE window_name = 'last hour'"
+if grep -q "the answer left out" "$dir"/acc-*.log; then
+  tk_pass "the workers log the ids left out"
+else
+  tk_fail "the workers log the ids left out" "$(tail -5 "$dir"/acc-1.log)"
+fi
+tk_summary accounted
