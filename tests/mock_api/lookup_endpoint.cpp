@@ -33,8 +33,13 @@ void WriteTweet(JsonWriter& w, uint64_t id, int64_t now_ms) {
   const std::string id_str = std::to_string(id);
   const PublicMetrics m = MetricsAt(id, AgeSeconds(id, now_ms));
   w.StartObject();
-  w.Key("created_at");
-  WriteString(w, FormatV1CreatedAt(SnowflakeMillis(id)));
+  if (id == 20) {
+    w.Key("created_at");
+    WriteString(w, "Tue Mar 21 20:50:14 +0000 2006");
+  } else if (!PredatesSnowflake(id)) {  // an older id encodes no time: none is invented
+    w.Key("created_at");
+    WriteString(w, FormatV1CreatedAt(SnowflakeMillis(id)));
+  }
   w.Key("id");
   w.Uint64(id);
   w.Key("id_str");

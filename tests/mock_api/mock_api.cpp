@@ -64,7 +64,27 @@ MockApi::MockApi(MockConfig config, LogSink request_log)
       request_log_(std::move(request_log)),
       limiter_(config_.rate_limit, config_.window_seconds) {}
 
+std::string HttpDate(int64_t now_ms) {
+  static const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const std::time_t secs = static_cast<std::time_t>(now_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday], tm.tm_mday,
+                kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return buf;
+}
+
 HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
+  HttpReply reply = Route(call, now_ms);
+  // Every answer has a Date (RFC 9110: a server with a clock sends one), faults' too.
+  if (reply.status != 0) reply.headers.emplace_back("Date", HttpDate(now_ms));
+  return reply;
+}
+
+HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
   // Endpoints that imitate the provider. POST lookups reach here with the form body in params.
   static const ProviderRoute kProviders[] = {
       {"GET", "/2/tweets", "ids", &GetTweets, Dialect::kV2},
@@ -73,6 +93,14 @@ HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
   };
   for (const ProviderRoute& route : kProviders) {
     if (call.method == route.method && call.path == route.path) return Provider(route, call, now_ms);
+  }
+  // GET /2/tweets/:id (getPostsById): the id travels to the endpoint as a parameter of its own.
+  static const std::string kSinglePrefix = "/2/tweets/";
+  if (call.method == "GET" && call.path.size() > kSinglePrefix.size() && call.path.rfind(kSinglePrefix, 0) == 0) {
+    static const ProviderRoute kSingle = {"GET", "/2/tweets/:id", kPathIdParam, &GetTweetById, Dialect::kV2};
+    HttpCall single = call;
+    single.params.emplace(kPathIdParam, call.path.substr(kSinglePrefix.size()));
+    return Provider(kSingle, single, now_ms);
   }
   if (call.method == "GET" && call.path == "/healthz") return Reply(200, "text/plain", "ok");
   if (call.method == "GET" && call.path == "/mock/stats") return Reply(200, kJson, stats_.ToJson());
@@ -87,8 +115,16 @@ HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
   }
   if (call.method == "POST" && call.path == "/mock/cap") return TokenAction(call, false);
   if (call.method == "POST" && call.path == "/mock/revoke") return TokenAction(call, true);
-  // What api.twitter.com answers for unknown routes.
-  return Reply(404, kJson, R"({"errors":[{"message":"Sorry, that page does not exist","code":34}]})");
+  // What api.twitter.com answers for unknown routes, with the headers every answer has.
+  HttpReply reply = Reply(404, kJson, R"({"errors":[{"message":"Sorry, that page does not exist","code":34}]})");
+  reply.headers = RateHeaders(limiter_.Peek(call.path, now_ms));
+  return reply;
+}
+
+std::vector<std::pair<std::string, std::string>> MockApi::RateHeaders(const RateVerdict& verdict) {
+  return {{"x-rate-limit-limit", std::to_string(verdict.limit)},
+          {"x-rate-limit-remaining", std::to_string(verdict.remaining)},
+          {"x-rate-limit-reset", std::to_string(verdict.reset_epoch_s)}};
 }
 
 HttpReply MockApi::TokenAction(const HttpCall& call, bool revoke) {
@@ -129,14 +165,16 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
     FaultAnswer answer = ServerErrorAnswer(plan.variant);
     reply = Reply(answer.status, answer.content_type, std::move(answer.body));
   } else if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
-    // No rate-limit headers: an unknown caller.
+    // An unknown caller: the rate-limit headers of a window it never started (FACTS.md: every
+    // answer has them). Problems go as application/problem+json, as the spec maps Problem.
     reply = v1 ? Reply(401, kJson, V1Error(89, "Invalid or expired token."))
-               : Reply(401, kJson, GenericProblem(401, "Unauthorized"));
+               : Reply(401, kProblemJson, GenericProblem(401, "Unauthorized"));
+    reply.headers = RateHeaders(limiter_.Peek(std::string(route.path) + " ", now_ms));
   } else {
     // Computed before the lock (it only depends on the request), so the lock is held briefly.
     EndpointReply answer = route.endpoint(call.params, config_, now_ms);
     // Keyed by endpoint too: X counts each endpoint's limit separately.
-    const std::string limiter_key = call.path + " " + *token;
+    const std::string limiter_key = std::string(route.path) + " " + *token;
     std::lock_guard<std::mutex> lock(quota_mutex_);
     TokenQuota& quota = quotas_[*token];
     if (const int64_t month = UtcMonth(now_ms); month != quota.month) {
@@ -149,16 +187,17 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
     }
     RateVerdict verdict;
     if (quota.revoked) {
-      // Like a 401, a 403 for a revoked credential carries no rate-limit headers.
-      reply = v1 ? Reply(403, kJson, V1Error(200, "Forbidden.")) : Reply(403, kJson, GenericProblem(403, "Forbidden"));
+      verdict = limiter_.Peek(limiter_key, now_ms);  // refused before it counts
+      reply = v1 ? Reply(403, kJson, V1Error(200, "Forbidden."))
+                 : Reply(403, kProblemJson, GenericProblem(403, "Forbidden"));
     } else if (quota.capped || (config_.monthly_cap > 0 && quota.billed_this_month >= config_.monthly_cap)) {
       verdict = limiter_.Peek(limiter_key, now_ms);  // not counted: the window may show plenty left
-      reply = Reply(429, kJson, UsageCappedProblem(AccountId(fingerprint)));
+      reply = Reply(429, v1 ? kJson : kProblemJson, UsageCappedProblem(AccountId(fingerprint)));
     } else {
       verdict = limiter_.Take(limiter_key, now_ms);
       if (!verdict.allowed) {
         reply = v1 ? Reply(429, kJson, V1Error(88, "Rate limit exceeded"))
-                   : Reply(429, kJson, GenericProblem(429, "Too Many Requests"));
+                   : Reply(429, kProblemJson, GenericProblem(429, "Too Many Requests"));
       } else {
         window_start_ms = verdict.window_start_ms;
         // Billed: the posts returned that this token had not read yet this UTC day. Like X, a
@@ -172,11 +211,7 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
         reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
       }
     }
-    if (!quota.revoked) {
-      reply.headers = {{"x-rate-limit-limit", std::to_string(verdict.limit)},
-                       {"x-rate-limit-remaining", std::to_string(verdict.remaining)},
-                       {"x-rate-limit-reset", std::to_string(verdict.reset_epoch_s)}};
-    }
+    reply.headers = RateHeaders(verdict);
   }
   if (CorruptsBody(plan.kind)) {
     if (reply.status != 200) {

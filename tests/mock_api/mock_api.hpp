@@ -50,6 +50,9 @@ std::string TokenFingerprint(const std::string& token);
 // "<epoch_ms> <status> <n_ids> <fingerprint or ->"
 std::string RequestLogLine(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint);
 
+// The Date header's IMF-fixdate: "Mon, 23 Nov 2026 16:10:19 GMT".
+std::string HttpDate(int64_t now_ms);
+
 class MockApi {
  public:
   explicit MockApi(MockConfig config, LogSink request_log = {});
@@ -81,7 +84,9 @@ class MockApi {
     std::unordered_set<uint64_t> read_today;
   };
 
+  HttpReply Route(const HttpCall& call, int64_t now_ms);
   HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  static std::vector<std::pair<std::string, std::string>> RateHeaders(const RateVerdict& verdict);
   HttpReply TokenAction(const HttpCall& call, bool revoke);
 
   const MockConfig config_;

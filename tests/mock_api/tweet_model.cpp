@@ -25,6 +25,16 @@ int64_t Saturating(double ceiling, double age, double tau) {
 
 int64_t SnowflakeMillis(uint64_t id) { return static_cast<int64_t>(id >> 22) + kTwitterEpochMs; }
 
+bool PredatesSnowflake(uint64_t id) { return (id >> 22) < 86'400'000; }
+
+std::optional<std::string> CreatedAt(uint64_t id) {
+  if (id == 20) return "2006-03-21T20:50:14.000Z";  // "just setting up my twttr"
+  if (PredatesSnowflake(id)) return std::nullopt;
+  return FormatCreatedAt(SnowflakeMillis(id));
+}
+
+uint64_t AuthorOf(uint64_t tweet_id) { return 100000 + Mix(tweet_id ^ 0x5eed) % 5000; }
+
 std::string FormatCreatedAt(int64_t unix_ms) {
   const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
   std::tm tm{};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "mock_api/mock_config.hpp"
@@ -27,6 +28,17 @@ constexpr int64_t kTwitterEpochMs = 1288834974657;
 
 // Creation time in Unix ms encoded in a Snowflake id.
 int64_t SnowflakeMillis(uint64_t id);
+
+// Ids from before Snowflake (November 2010) encode no time: (id >> 22) is under a day past the
+// Twitter epoch (the extension's rule too).
+bool PredatesSnowflake(uint64_t id);
+
+// created_at as the API sends it ("2020-02-14T19:00:55.000Z"), or nothing when the mock does
+// not know it: a pre-Snowflake id other than 20 (2006-03-21T20:50:14.000Z, FACTS.md).
+std::optional<std::string> CreatedAt(uint64_t id);
+
+// The mock's users: a tweet's author (a few thousand of them), and what the API says of one.
+uint64_t AuthorOf(uint64_t tweet_id);
 
 // "2020-02-14T19:00:55.000Z": the API truncates created_at to whole seconds.
 std::string FormatCreatedAt(int64_t unix_ms);

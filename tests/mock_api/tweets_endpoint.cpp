@@ -11,8 +11,26 @@ namespace {
 
 constexpr size_t kMaxIds = 100;
 
-// Query parameters of operation getPostsByIds in openapi.json.
+// Query parameters of operation getPostsByIds in openapi.json (getPostsById: the same but ids).
 constexpr const char* kKnownParams = "ids,tweet.fields,expansions,media.fields,poll.fields,user.fields,place.fields";
+constexpr const char* kKnownSingleParams = "tweet.fields,expansions,media.fields,poll.fields,user.fields,place.fields";
+
+// The enums of TweetExpansionsParameter and the other *FieldsParameter of openapi.json (2.159).
+constexpr const char* kExpansions =
+    "article.cover_media,article.media_entities,attachments.media_keys,attachments.media_source_tweet,"
+    "attachments.poll_ids,author_id,edit_history_tweet_ids,entities.mentions.username,geo.place_id,"
+    "in_reply_to_user_id,entities.note.mentions.username,referenced_tweets.id,"
+    "referenced_tweets.id.attachments.media_keys,referenced_tweets.id.author_id";
+constexpr const char* kMediaFields =
+    "alt_text,duration_ms,height,media_key,non_public_metrics,organic_metrics,preview_image_url,promoted_metrics,"
+    "public_metrics,type,url,variants,width";
+constexpr const char* kPollFields = "duration_minutes,end_datetime,id,options,voting_status";
+constexpr const char* kUserFields =
+    "affiliation,confirmed_email,connection_status,created_at,description,entities,id,is_identity_verified,"
+    "location,most_recent_tweet_id,name,parody,pinned_tweet_id,profile_banner_url,profile_image_url,protected,"
+    "public_metrics,receives_your_dm,subscription,subscription_type,url,username,verified,"
+    "verified_followers_count,verified_type,withheld";
+constexpr const char* kPlaceFields = "contained_within,country,country_code,full_name,geo,id,name,place_type";
 
 // TweetFields enum of openapi.json (2.159); the real API rejects anything else.
 constexpr const char* kTweetFields =
@@ -45,22 +63,67 @@ void WriteString(JsonWriter& w, const std::string& s) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+// The tweet with the fields asked for. A mock tweet is plain text by its author: no media,
+// polls, places, mentions, references or edits, so the fields about those are absent, as the
+// API leaves out what does not apply; and the metrics only the author may see
+// (non_public_metrics, organic_metrics, promoted_metrics) are not given to app-only callers.
 void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const MockConfig& config, int64_t now_ms) {
   const std::string id_str = std::to_string(id);
+  const std::string text = "Mock tweet " + id_str;
+  const auto want = [&req](const char* field) { return req.tweet_fields.count(field) > 0; };
   w.StartObject();
   w.Key("id");
   WriteString(w, id_str);
   w.Key("text");
-  WriteString(w, "Mock tweet " + id_str);
+  WriteString(w, text);
   w.Key("edit_history_tweet_ids");
   w.StartArray();
   WriteString(w, id_str);
   w.EndArray();
-  if (req.want_created_at) {
+  const std::optional<std::string> created_at = CreatedAt(id);
+  if (want("created_at") && created_at) {
     w.Key("created_at");
-    WriteString(w, FormatCreatedAt(SnowflakeMillis(id)));
+    WriteString(w, *created_at);
   }
-  if (req.want_public_metrics) {
+  if (want("author_id")) {
+    w.Key("author_id");
+    WriteString(w, std::to_string(AuthorOf(id)));
+  }
+  if (want("conversation_id")) {
+    w.Key("conversation_id");
+    WriteString(w, id_str);
+  }
+  if (want("lang")) {
+    w.Key("lang");
+    WriteString(w, "en");
+  }
+  if (want("possibly_sensitive")) {
+    w.Key("possibly_sensitive");
+    w.Bool(false);
+  }
+  if (want("reply_settings")) {
+    w.Key("reply_settings");
+    WriteString(w, "everyone");
+  }
+  if (want("display_text_range")) {
+    w.Key("display_text_range");
+    w.StartArray();
+    w.Int(0);
+    w.Int(static_cast<int>(text.size()));
+    w.EndArray();
+  }
+  if (want("edit_controls") && !PredatesSnowflake(id)) {  // editable for an hour, as X's tweets are
+    w.Key("edit_controls");
+    w.StartObject();
+    w.Key("edits_remaining");
+    w.Int(5);
+    w.Key("is_edit_eligible");
+    w.Bool(true);
+    w.Key("editable_until");
+    WriteString(w, FormatCreatedAt(SnowflakeMillis(id) + 3'600'000));
+    w.EndObject();
+  }
+  if (want("public_metrics")) {
     const PublicMetrics m = MetricsAt(id, AgeSeconds(id, now_ms));
     w.Key("public_metrics");
     w.StartObject();
@@ -96,14 +159,26 @@ std::vector<std::string> SplitCommas(const std::string& text) {
 
 TweetsRequest ParseTweetsRequest(const QueryParams& params) {
   TweetsRequest req;
+  const auto path_id = params.find(kPathIdParam);
+  const bool single = path_id != params.end();
+  const char* known = single ? kKnownSingleParams : kKnownParams;
   for (const auto& [key, value] : params) {
-    if (!IsOneOf(key, kKnownParams)) {
-      req.errors.push_back({key, {value}, "The query parameter [" + key + "] is not one of [" + kKnownParams + "]"});
+    if (key != kPathIdParam && !IsOneOf(key, known)) {
+      req.errors.push_back({key, {value}, "The query parameter [" + key + "] is not one of [" + known + "]"});
     }
   }
 
   std::string ids_text;
-  if (!Joined(params, "ids", &ids_text) || ids_text.empty()) {
+  if (single) {
+    if (!IsTweetId(path_id->second)) {
+      req.errors.push_back({"id", {path_id->second}, "The `id` query parameter value [" + path_id->second +
+                                                         "] does not match ^[0-9]{1,19}$"});
+    } else {
+      req.ids.push_back(path_id->second);
+      req.values.push_back(std::stoull(path_id->second));
+      req.n_listed = 1;
+    }
+  } else if (!Joined(params, "ids", &ids_text) || ids_text.empty()) {
     req.errors.push_back({"ids", {}, "The `ids` query parameter can not be empty"});
   } else {
     const std::vector<std::string> listed = SplitCommas(ids_text);
@@ -136,22 +211,114 @@ TweetsRequest ParseTweetsRequest(const QueryParams& params) {
              {field},
              "The `tweet.fields` query parameter value [" + field + "] is not one of [" + kTweetFields + "]"});
       }
-      req.want_created_at |= field == "created_at";
-      req.want_public_metrics |= field == "public_metrics";
+      req.tweet_fields.insert(field);
+    }
+  }
+  // The other list parameters: each value from the spec's enum, or a 400 that names it.
+  const struct {
+    const char* name;
+    const char* allowed;
+    std::set<std::string>* into;
+  } lists[] = {{"expansions", kExpansions, &req.expansions},
+               {"media.fields", kMediaFields, nullptr},
+               {"poll.fields", kPollFields, nullptr},
+               {"user.fields", kUserFields, &req.user_fields},
+               {"place.fields", kPlaceFields, nullptr}};
+  for (const auto& list : lists) {
+    std::string text;
+    if (!Joined(params, list.name, &text)) continue;
+    for (const std::string& value : SplitCommas(text)) {
+      if (!IsOneOf(value, list.allowed)) {
+        req.errors.push_back({list.name,
+                              {value},
+                              std::string("The `") + list.name + "` query parameter value [" + value +
+                                  "] is not one of [" + list.allowed + "]"});
+      } else if (list.into) {
+        list.into->insert(value);
+      }
     }
   }
   return req;
 }
 
+namespace {
+
+// includes.users for the author_id expansion: each author once, with the user.fields asked for.
+void WriteIncludes(JsonWriter& w, const std::vector<uint64_t>& tweets, const TweetsRequest& req) {
+  if (tweets.empty() || !req.expansions.count("author_id")) return;  // no empty includes (minItems 1)
+  std::set<uint64_t> authors;
+  for (uint64_t id : tweets) authors.insert(AuthorOf(id));
+  const auto want = [&req](const char* field) { return req.user_fields.count(field) > 0; };
+  w.Key("includes");
+  w.StartObject();
+  w.Key("users");
+  w.StartArray();
+  for (uint64_t user : authors) {
+    const std::string n = std::to_string(user);
+    w.StartObject();
+    w.Key("id");
+    WriteString(w, n);
+    w.Key("name");
+    WriteString(w, "Mock User " + n);
+    w.Key("username");
+    WriteString(w, "mock_" + n);
+    if (want("created_at")) {
+      w.Key("created_at");
+      WriteString(w, FormatCreatedAt(kTwitterEpochMs + static_cast<int64_t>(user % 1000) * 86'400'000));
+    }
+    if (want("description")) {
+      w.Key("description");
+      WriteString(w, "An account of tweetkeeper's mock API");
+    }
+    if (want("protected")) {
+      w.Key("protected");
+      w.Bool(false);
+    }
+    if (want("verified")) {
+      w.Key("verified");
+      w.Bool(false);
+    }
+    if (want("public_metrics")) {
+      w.Key("public_metrics");
+      w.StartObject();
+      w.Key("followers_count");
+      w.Int64(static_cast<int64_t>(user % 977) * 13);
+      w.Key("following_count");
+      w.Int64(static_cast<int64_t>(user % 331));
+      w.Key("tweet_count");
+      w.Int64(static_cast<int64_t>(user % 4999) + 1);
+      w.Key("listed_count");
+      w.Int64(static_cast<int64_t>(user % 17));
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void WriteProblem(JsonWriter& w, const TweetsRequest& req, size_t i, const MockConfig& config, int64_t now_ms) {
+  if (ClassifyTweet(req.values[i], config, now_ms) == TweetState::kProtected) {
+    WriteNotAuthorized(w, req.ids[i]);
+  } else {
+    WriteNotFound(w, req.ids[i]);
+  }
+}
+
+EndpointReply Refused(const TweetsRequest& req) {
+  EndpointReply reply;
+  reply.status = 400;
+  reply.content_type = kProblemJson;
+  reply.body = InvalidRequestProblem(req.errors);
+  return reply;
+}
+
+}  // namespace
+
 EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
   const TweetsRequest req = ParseTweetsRequest(params);
+  if (!req.errors.empty()) return Refused(req);
   EndpointReply reply;
-  if (!req.errors.empty()) {
-    reply.status = 400;
-    reply.content_type = kProblemJson;
-    reply.body = InvalidRequestProblem(req.errors);
-    return reply;
-  }
 
   std::vector<size_t> found;
   std::vector<size_t> missing;
@@ -172,16 +339,35 @@ EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int
     for (size_t i : found) WriteTweet(w, req.values[i], req, config, now_ms);
     w.EndArray();
   }
+  WriteIncludes(w, reply.returned, req);
   if (!missing.empty()) {
     w.Key("errors");
     w.StartArray();
-    for (size_t i : missing) {
-      if (ClassifyTweet(req.values[i], config, now_ms) == TweetState::kProtected) {
-        WriteNotAuthorized(w, req.ids[i]);
-      } else {
-        WriteNotFound(w, req.ids[i]);
-      }
-    }
+    for (size_t i : missing) WriteProblem(w, req, i, config, now_ms);
+    w.EndArray();
+  }
+  w.EndObject();
+  reply.body = buf.GetString();
+  return reply;
+}
+
+EndpointReply GetTweetById(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
+  const TweetsRequest req = ParseTweetsRequest(params);
+  if (!req.errors.empty()) return Refused(req);
+  EndpointReply reply;
+  const TweetState state = ClassifyTweet(req.values[0], config, now_ms);
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  if (state == TweetState::kVisible) {
+    reply.returned.push_back(req.values[0]);
+    w.Key("data");
+    WriteTweet(w, req.values[0], req, config, now_ms);
+    WriteIncludes(w, reply.returned, req);
+  } else if (state != TweetState::kOmitted) {
+    w.Key("errors");
+    w.StartArray();
+    WriteProblem(w, req, 0, config, now_ms);
     w.EndArray();
   }
   w.EndObject();

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,15 +31,25 @@ struct TweetsRequest {
   std::vector<std::string> ids;  // distinct ids, request order, spelled as sent
   std::vector<uint64_t> values;  // the same ids, parsed
   size_t n_listed = 0;           // ids listed, duplicates included
-  bool want_created_at = false;
-  bool want_public_metrics = false;
+  std::set<std::string> tweet_fields;  // tweet.fields asked for
+  std::set<std::string> expansions;
+  std::set<std::string> user_fields;
   std::vector<InvalidParam> errors;  // non-empty: the request is answered 400
 };
+
+// GET /2/tweets/:id reaches the endpoint with the id from the path as this parameter.
+constexpr const char* kPathIdParam = ":id";
 
 std::vector<std::string> SplitCommas(const std::string& text);
 
 TweetsRequest ParseTweetsRequest(const QueryParams& params);
 
+// GET /2/tweets (getPostsByIds): {"data":[...],"includes":{...},"errors":[...]}, each key only
+// when it has an item (the spec's arrays have minItems 1).
 EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+
+// GET /2/tweets/:id (getPostsById): 200 {"data":{...}} or, for a tweet that is not there,
+// 200 {"errors":[...]} (Get2TweetsIdResponse); an omitted id gets {}.
+EndpointReply GetTweetById(const QueryParams& params, const MockConfig& config, int64_t now_ms);
 
 }  // namespace tweetkeeper::mock

@@ -41,7 +41,10 @@ TEST(MockApi, RefusesMissingMalformedAndUnknownTokens) {
     const HttpReply reply = api.Handle(Tweets(auth), kNow);
     EXPECT_EQ(reply.status, 401) << auth;
     EXPECT_EQ(reply.body, R"({"title":"Unauthorized","type":"about:blank","status":401,"detail":"Unauthorized"})");
-    EXPECT_TRUE(reply.headers.empty());
+    EXPECT_EQ(reply.content_type, kProblemJson);  // a Problem, as the spec maps it
+    EXPECT_EQ(Header(reply, "x-rate-limit-limit"), "3500");  // every answer has them (FACTS.md)
+    EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "3500");
+    EXPECT_EQ(Header(reply, "Date"), "Mon, 01 Jan 2024 00:00:00 GMT");
   }
   EXPECT_EQ(api.Handle(Tweets("Bearer good"), kNow).status, 200);
   EXPECT_EQ(MockApi(MockConfig()).Handle(Tweets("Bearer anything"), kNow).status, 200);
@@ -139,7 +142,7 @@ TEST(MockApi, MonthlyCapCountsBilledReadsPerTokenAndMonth) {
   for (int64_t at : {jan31, jan31 + 500}) {
     const HttpReply capped = api.Handle(Tweets("Bearer a"), at);
     EXPECT_EQ(capped.status, 429);
-    EXPECT_EQ(capped.content_type, kJson);
+    EXPECT_EQ(capped.content_type, kProblemJson);
     EXPECT_EQ(WithoutAccount(capped.body), kUsageCapped);
     EXPECT_EQ(Header(capped, "x-rate-limit-limit"), "100");
     EXPECT_EQ(Header(capped, "x-rate-limit-remaining"), "99");  // the window is not what ran out
@@ -175,7 +178,8 @@ TEST(MockApi, CapAndRevokeOneTokenMidRunUntilReset) {
   reply = api.Handle(Tweets("Bearer b"), kNow + 1);
   EXPECT_EQ(reply.status, 403);
   EXPECT_EQ(reply.body, R"({"title":"Forbidden","type":"about:blank","status":403,"detail":"Forbidden"})");
-  EXPECT_TRUE(reply.headers.empty());
+  EXPECT_EQ(reply.content_type, kProblemJson);
+  EXPECT_EQ(Header(reply, "x-rate-limit-remaining"), "3500");  // refused before it counts
   reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {{"id", "20"}}, "Bearer b"}, kNow + 1);
   EXPECT_EQ(reply.status, 403);
   EXPECT_EQ(reply.body, R"({"errors":[{"code":200,"message":"Forbidden."}]})");
@@ -236,7 +240,8 @@ TEST(MockApi, LookupUsesV1BodiesAndTheSameTokensAndLimits) {
     reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {{"id", "20"}}, auth}, kNow);
     EXPECT_EQ(reply.status, 401);
     EXPECT_EQ(reply.body, R"({"errors":[{"code":89,"message":"Invalid or expired token."}]})");
-    EXPECT_TRUE(reply.headers.empty());
+    EXPECT_EQ(reply.content_type, kJson);  // v1.1 is not in the v2 spec: its errors stay JSON
+    EXPECT_NE(Header(reply, "x-rate-limit-reset"), "<absent>");
   }
   reply = api.Handle({"GET", "/1.1/statuses/lookup.json", {}, "Bearer a"}, kNow + 5000);
   EXPECT_EQ(reply.status, 400);

@@ -89,6 +89,66 @@ TEST(MockTweetsEndpoint, RejectsUnknownFieldsAndParameters) {
   EXPECT_EQ(std::string(Parse(unknown.body)["errors"][0]["parameters"]["idz"][0].GetString()), "1");
 }
 
+TEST(MockTweetsEndpoint, RejectsValuesOutsideTheOtherEnums) {
+  const EndpointReply bad = GetTweets({{"ids", "20"}, {"expansions", "author_id,author"}}, MockConfig(), kNow);
+  ExpectInvalid(bad, "expansions", "author", Parse(bad.body)["errors"][0]["message"].GetString());
+  const EndpointReply user = GetTweets({{"ids", "20"}, {"user.fields", "karma"}}, MockConfig(), kNow);
+  ExpectInvalid(user, "user.fields", "karma", Parse(user.body)["errors"][0]["message"].GetString());
+  EXPECT_EQ(GetTweets({{"ids", "20"}, {"media.fields", "url"}, {"place.fields", "geo"}}, MockConfig(), kNow).status,
+            200);
+}
+
+TEST(MockTweetsEndpoint, FieldsAndTheAuthorExpansion) {
+  const QueryParams params{{"ids", S(kVisible) + "," + S(kVisible2) + "," + S(kDeleted)},
+                           {"tweet.fields", "author_id,lang,conversation_id,edit_controls,geo,non_public_metrics"},
+                           {"expansions", "author_id,attachments.media_keys"},
+                           {"user.fields", "public_metrics,created_at"}};
+  const rapidjson::Document doc = Parse(GetTweets(params, MockConfig(), kNow).body);
+  const auto& tweet = doc["data"][1];  // reverse order: kVisible
+  EXPECT_EQ(std::string(tweet["author_id"].GetString()), std::to_string(AuthorOf(kVisible)));
+  EXPECT_STREQ(tweet["lang"].GetString(), "en");
+  EXPECT_EQ(std::string(tweet["conversation_id"].GetString()), S(kVisible));
+  EXPECT_TRUE(tweet["edit_controls"]["is_edit_eligible"].IsBool());
+  EXPECT_FALSE(tweet.HasMember("geo"));                 // a plain-text tweet has none
+  EXPECT_FALSE(tweet.HasMember("non_public_metrics"));  // not for app-only callers
+  ASSERT_TRUE(doc.HasMember("includes"));
+  const auto& users = doc["includes"]["users"];
+  EXPECT_EQ(users.Size(), AuthorOf(kVisible) == AuthorOf(kVisible2) ? 1u : 2u);  // each author once
+  EXPECT_TRUE(users[0]["username"].IsString());
+  EXPECT_TRUE(users[0]["public_metrics"]["followers_count"].IsInt64());
+  EXPECT_FALSE(doc["includes"].HasMember("media"));  // no media to expand
+  // Without the expansion, or with nothing found, there is no includes at all.
+  EXPECT_FALSE(Parse(Get(S(kVisible), "author_id").body).HasMember("includes"));
+  EXPECT_FALSE(
+      Parse(GetTweets({{"ids", S(kDeleted)}, {"expansions", "author_id"}}, MockConfig(), kNow).body).HasMember("includes"));
+}
+
+TEST(MockTweetsEndpoint, NoInventedTimeBeforeSnowflake) {
+  const rapidjson::Document doc = Parse(Get("20,28000000000", "created_at").body);
+  ASSERT_EQ(doc["data"].Size(), 2u);
+  EXPECT_STREQ(doc["data"][1]["created_at"].GetString(), "2006-03-21T20:50:14.000Z");  // tweet 20, from FACTS.md
+  EXPECT_FALSE(doc["data"][0].HasMember("created_at"));  // an id that encodes no time
+}
+
+TEST(MockTweetsEndpoint, SingleLookup) {
+  const auto one = [](const std::string& id, const std::string& fields = "") {
+    QueryParams params{{kPathIdParam, id}};
+    if (!fields.empty()) params.emplace("tweet.fields", fields);
+    return GetTweetById(params, MockConfig(), kNow);
+  };
+  const EndpointReply found = one(S(kVisible), "public_metrics");
+  ASSERT_EQ(found.status, 200);
+  const rapidjson::Document doc = Parse(found.body);
+  ASSERT_TRUE(doc["data"].IsObject());  // an object, not an array (Get2TweetsIdResponse)
+  EXPECT_TRUE(doc["data"]["public_metrics"]["like_count"].IsInt64());
+  EXPECT_EQ(found.returned, (std::vector<uint64_t>{kVisible}));
+  const rapidjson::Document gone = Parse(one(S(kDeleted)).body);
+  EXPECT_FALSE(gone.HasMember("data"));
+  EXPECT_STREQ(gone["errors"][0]["type"].GetString(), "https://api.twitter.com/2/problems/resource-not-found");
+  EXPECT_EQ(one("x1").status, 400);
+  EXPECT_EQ(GetTweetById({{kPathIdParam, "20"}, {"ids", "20"}}, MockConfig(), kNow).status, 400);  // no ids here
+}
+
 TEST(MockTweetsEndpoint, AnswersFoundTweetsInReverseAndMissingOnesAsErrors) {
   const EndpointReply reply =
       Get(S(kVisible) + "," + S(kDeleted) + "," + S(kVisible2) + "," + S(kProtected) + "," + S(kVisible),
