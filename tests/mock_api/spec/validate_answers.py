@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""Asks a running mock API for a sample of every kind of answer it gives on GET /2/tweets and
+GET /2/tweets/{id}, and checks each against X's official OpenAPI description (the extract in
+x-api-tweets-2.159.json) and FACTS.md:
+
+- the body validates against the schema the spec gives for it: Get2TweetsResponse or
+  Get2TweetsIdResponse for a 200, Problem for anything else, and every Problem (per-id errors
+  in a 200 too) against the subtype its `type` maps to (the validator ignores the spec's
+  discriminator, so the subtype is picked here);
+- the content type is the one the spec pairs with that schema (application/json for a 200,
+  application/problem+json for a Problem);
+- every answer has the x-rate-limit-* headers (FACTS.md) and a Date header;
+- where the spec is lax, FACTS.md: a tweet has id, text and edit_history_tweet_ids; asked-for
+  public_metrics has all six counts, the two the spec types int32 within int32; created_at is
+  RFC 3339 with milliseconds; no empty `data`, `errors` or `includes` lists.
+
+    validate_answers.py SPEC_JSON BASE_URL     (the mock must run with the options spec.sh gives it)
+
+Prints one "ok - ..." or "not ok - ..." line per check; exits 1 if any failed.
+Uses Debian's python3-jsonschema (Draft 4, which OpenAPI 3.0 schemas are close to).
+"""
+import email.utils
+import json
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import jsonschema
+
+SPEC_PATH, BASE = sys.argv[1], sys.argv[2].rstrip("/")
+with open(SPEC_PATH) as f:
+    SPEC = json.load(f)
+RESOLVER = jsonschema.RefResolver.from_schema(SPEC)
+MAPPING = SPEC["components"]["schemas"]["Problem"]["discriminator"]["mapping"]
+failures = 0
+
+
+def check(name, ok, detail=""):
+    global failures
+    if ok:
+        print(f"ok - {name}")
+    else:
+        failures += 1
+        print(f"not ok - {name}")
+        for line in str(detail).splitlines()[:6]:
+            print(f"#   {line}")
+
+
+def errors_against(schema_name, instance):
+    validator = jsonschema.Draft4Validator({"$ref": f"#/components/schemas/{schema_name}"}, resolver=RESOLVER)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(instance)]
+
+
+def problem_errors(problem):
+    """The base Problem, then the subtype its type maps to (e.g. resource-not-found)."""
+    found = errors_against("Problem", problem)
+    target = MAPPING.get(problem.get("type")) if isinstance(problem, dict) else None
+    if target is None:
+        found.append(f"type {problem.get('type')!r} is none the spec maps to a Problem subtype")
+    else:
+        found += errors_against(target.rsplit("/", 1)[1], problem)
+    return found
+
+
+def fetch(path, token, method="GET"):
+    request = urllib.request.Request(BASE + path, method=method)
+    if token is not None:
+        request.add_header("Authorization", token if " " in token else f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.headers, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+RFC3339_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+COUNTS = ["retweet_count", "reply_count", "like_count", "quote_count", "bookmark_count", "impression_count"]
+
+
+def facts_errors(tweet, want_metrics):
+    found = [f"tweet lacks {k}" for k in ("id", "text", "edit_history_tweet_ids") if k not in tweet]
+    if want_metrics:
+        metrics = tweet.get("public_metrics", {})
+        found += [f"public_metrics lacks {c}" for c in COUNTS if c not in metrics]
+        found += [f"{c} {metrics[c]} is not int32" for c in ("impression_count", "bookmark_count")
+                  if isinstance(metrics.get(c), int) and not -2**31 <= metrics[c] < 2**31]
+    if "created_at" in tweet and not RFC3339_MS.match(str(tweet["created_at"])):
+        found.append(f"created_at {tweet['created_at']!r} is not like 2020-02-14T19:00:55.000Z")
+    return found
+
+
+calls = 0
+
+
+def answer(name, path, status, schema, token="", want_metrics=False, method="GET", expect=None):
+    """One request (a token of its own unless given: the mock allows 3 per window and token);
+    checks status, content type, headers and body. Returns the body."""
+    global calls
+    calls += 1
+    got, headers, raw = fetch(path, token if token != "" else f"spec-token-{calls}", method)
+    check(f"{name}: HTTP {status}", got == status, f"got {got}: {raw[:300]!r}")
+    media = (headers.get("Content-Type") or "").split(";")[0].strip()
+    wanted = "application/json" if schema.startswith("Get2") else "application/problem+json"
+    check(f"{name}: content type {wanted}", media == wanted, f"got {headers.get('Content-Type')!r}")
+    missing = [h for h in ("x-rate-limit-limit", "x-rate-limit-remaining", "x-rate-limit-reset")
+               if not (headers.get(h) or "").isdigit()]
+    check(f"{name}: x-rate-limit-* headers", not missing, f"missing or not a number: {missing}")
+    date = headers.get("Date")
+    try:
+        skew = abs(email.utils.parsedate_to_datetime(date).timestamp() - time.time())
+    except (TypeError, ValueError):
+        skew = None
+    check(f"{name}: a Date header", skew is not None and skew < 120, f"Date: {date!r}")
+    try:
+        body = json.loads(raw)
+    except ValueError as error:
+        check(f"{name}: body is JSON", False, error)
+        return None
+    found = problem_errors(body) if schema == "Problem" else errors_against(schema, body)
+    if schema.startswith("Get2") and isinstance(body, dict):
+        data = body.get("data")
+        tweets = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
+        for tweet in tweets:
+            found += facts_errors(tweet, want_metrics)
+        for problem in body.get("errors", []):
+            found += [f"errors[]: {e}" for e in problem_errors(problem)]
+    check(f"{name}: body conforms to {schema}", not found, "\n".join(found))
+    if expect is not None:
+        try:
+            holds = bool(expect[1](body))
+        except (KeyError, TypeError, IndexError, AttributeError):
+            holds = False
+        check(f"{name}: {expect[0]}", holds, json.dumps(body)[:300])
+    return body
+
+
+def snowflake(ms_ago, n):
+    return str(((int(time.time() * 1000) - ms_ago - 1288834974657) << 22) + n)
+
+
+# Ids an hour old; the mock runs with --deleted-every 53 --protected-every 61 --omitted-every 97.
+ids = [snowflake(3_600_000, n) for n in range(1, 400)]
+kind = {i: ("omitted" if int(i) % 97 == 13 else "deleted" if int(i) % 53 == 7 else
+            "protected" if int(i) % 61 == 11 else "visible") for i in ids}
+pick = {k: [i for i in ids if kind[i] == k] for k in ("visible", "deleted", "protected", "omitted")}
+batch = pick["visible"][:3] + pick["deleted"][:1] + pick["protected"][:1] + pick["omitted"][:1]
+metrics = "tweet.fields=public_metrics,created_at"
+
+answer("found, deleted, protected and left out", f"/2/tweets?ids={','.join(batch)}&{metrics}", 200,
+       "Get2TweetsResponse", want_metrics=True,
+       expect=("three found, two errors, the left-out id in neither",
+               lambda b: len(b.get("data", [])) == 3 and len(b.get("errors", [])) == 2
+               and pick["omitted"][0] not in json.dumps(b)))
+all_fields = ("tweet.fields=" + ",".join(SPEC["components"]["parameters"]["TweetFieldsParameter"]
+                                          ["schema"]["items"]["enum"]))
+all_users = ("user.fields=" + ",".join(SPEC["components"]["parameters"]["UserFieldsParameter"]
+                                        ["schema"]["items"]["enum"]))
+all_expansions = ("expansions=" + ",".join(SPEC["components"]["parameters"]["TweetExpansionsParameter"]
+                                            ["schema"]["items"]["enum"]))
+answer("every tweet.field, expansion and user.field", f"/2/tweets?ids={','.join(pick['visible'][:5])}"
+       f"&{all_fields}&{all_expansions}&{all_users}", 200, "Get2TweetsResponse", want_metrics=True,
+       expect=("includes.users holds the authors",
+               lambda b: len(b.get("includes", {}).get("users", [])) >= 1))
+answer("nothing found", f"/2/tweets?ids={pick['deleted'][0]},{pick['protected'][0]}", 200, "Get2TweetsResponse",
+       expect=("no data key", lambda b: "data" not in b))
+answer("before Snowflake", "/2/tweets?ids=20,28000000000&tweet.fields=created_at", 200, "Get2TweetsResponse",
+       expect=("tweet 20's real time, none invented for the other",
+               lambda b: {t["id"]: t.get("created_at") for t in b["data"]}
+               == {"20": "2006-03-21T20:50:14.000Z", "28000000000": None}))
+answer("single: found", f"/2/tweets/{pick['visible'][0]}?{metrics}&expansions=author_id", 200,
+       "Get2TweetsIdResponse", want_metrics=True, expect=("data is one tweet", lambda b: isinstance(b["data"], dict)))
+answer("single: deleted", f"/2/tweets/{pick['deleted'][0]}", 200, "Get2TweetsIdResponse",
+       expect=("an error, no data", lambda b: "data" not in b and len(b["errors"]) == 1))
+answer("single: protected", f"/2/tweets/{pick['protected'][0]}", 200, "Get2TweetsIdResponse")
+answer("invalid ids", "/2/tweets?ids=1,x", 400, "Problem")
+answer("no ids", "/2/tweets?ids=", 400, "Problem")
+answer("101 ids", f"/2/tweets?ids={','.join(ids[:101])}", 400, "Problem")
+answer("unknown tweet.field", "/2/tweets?ids=20&tweet.fields=likes", 400, "Problem")
+answer("unknown expansion", "/2/tweets?ids=20&expansions=author", 400, "Problem")
+answer("single: invalid id", "/2/tweets/x1", 400, "Problem")
+answer("no token", "/2/tweets?ids=20", 401, "Problem", token=None)
+answer("a malformed Authorization header", "/2/tweets?ids=20", 401, "Problem", token="Bearer two words")
+fetch("/mock/revoke?token=revoked-token", token=None, method="POST")
+answer("a revoked token", "/2/tweets?ids=20", 403, "Problem", token="revoked-token")
+fetch("/mock/cap?token=capped-token", token=None, method="POST")
+answer("a usage-capped token", "/2/tweets?ids=20", 429, "Problem", token="capped-token",
+       expect=("usage-capped", lambda b: b["type"].endswith("/usage-capped")))
+for _ in range(3):  # the mock allows 3 requests per window
+    fetch("/2/tweets?ids=20", token="busy-token")
+answer("a spent window", "/2/tweets?ids=20", 429, "Problem", token="busy-token")
+_, headers, _ = fetch("/2/tweets?ids=20", token="busy-token")
+check("a spent window: x-rate-limit-remaining is 0", headers.get("x-rate-limit-remaining") == "0",
+      headers.get("x-rate-limit-remaining"))
+
+print(f"# {failures} failed")
+sys.exit(1 if failures else 0)
