@@ -64,7 +64,7 @@ while ((SECONDS < end)); do
   psql -X -c "$sample"
 done
 
-say "History of one tweet (every observation is kept)"
+say "History of one tweet (a row each time a refresh found a count changed; tweets.updated_at says when it was last checked)"
 psql -X -c "SELECT observed_at, like_count, retweet_count, impression_count FROM tweetkeeper.metric_history
              WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count DESC LIMIT 1)
              ORDER BY lease_id"
