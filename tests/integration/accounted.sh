@@ -43,4 +43,20 @@ if grep -q "the answer left out" "$dir"/acc-*.log; then
 else
   tk_fail "the workers log the ids left out" "$(tail -5 "$dir"/acc-1.log)"
 fi
+
+# A batch made only of ids the answers leave out (a queue of nothing else, or the recheck of
+# missing tweets): the answer is {}, and still each id is put off, not handed back.
+tk_psql -c "UPDATE tweetkeeper.tweets SET state = 'done', due_at = NULL WHERE tweet_id % 20 <> 13" \
+        -c "UPDATE tweetkeeper.tweets SET state = 'scheduled', omissions = 0, problem_type = NULL,
+                   due_at = now(), delay = interval '2 seconds' WHERE tweet_id % 20 = 13" >/dev/null
+before=$(curl -s "$TK_MOCK_URL/mock/stats" | jq .requests)
+tk_start_workers 1 only --api-url "$TK_MOCK_URL" --poll-interval 200
+tk_wait_for 40 "SELECT count(*) = $omitted FROM tweetkeeper.tweets WHERE state = 'missing'"
+sleep 3
+tk_stop_workers
+requests=$(( $(curl -s "$TK_MOCK_URL/mock/stats" | jq .requests) - before ))
+tk_sql_ok "a batch of only left-out ids: each missing after exactly 3 omissions" \
+  "SELECT bool_and(state = 'missing' AND omissions = 3) FROM tweetkeeper.tweets WHERE tweet_id % 20 = 13"
+tk_sql_ok "in 3 requests of $omitted ids each, none released ($requests requests)" \
+  "SELECT $requests = 3 AND count(*) FILTER (WHERE outcome = 'released') = 0 FROM tweetkeeper.batches"
 tk_summary accounted

@@ -82,6 +82,12 @@ TEST(XV11Parse, IgnoresStrangers) {
   EXPECT_EQ(r.omitted, (std::vector<std::int64_t>{2, 4}));  // their keys held no answer for them
 }
 
+TEST(XV11Parse, AMapWithoutOurIdsLeftThemOut) {
+  BatchResult r = kApi.ParseAnswer(Answer(200, R"({"id":{}})"), {1, 2});
+  ASSERT_TRUE(r.ok()) << r.reason;
+  EXPECT_EQ(r.omitted, (std::vector<std::int64_t>{1, 2}));
+}
+
 TEST(XV11Parse, Unparsable) {
   const std::vector<std::string> bodies = {
       "",
@@ -89,7 +95,6 @@ TEST(XV11Parse, Unparsable) {
       "[]",
       "{}",
       R"({"id":[]})",
-      R"({"id":{}})",
       R"({"id":{"9":null}})",
       "{\"id\":{\"1\":",
       R"([{"id":1,"retweet_count":1}])",  // map=false shape

@@ -217,9 +217,18 @@ TEST(XV2Parse, ProblemTextIsValidUtf8ForPostgres) {
   EXPECT_EQ(r.problems[1].type, std::string(99, 'a'));  // cut before the 2-byte character
 }
 
-TEST(XV2Parse, AnswerAboutNoneOfOurIdsIsAFailure) {
-  for (const char* body :
-       {R"({})", R"({"data":[]})", R"({"data":[{"id":"3"}]})", R"({"errors":[{"message":"field x is unknown"}]})"}) {
+TEST(XV2Parse, AnswerThatLeavesEveryIdOutIsNoFailure) {
+  // {} is a valid answer: every id was left out, and each is put off (no request loop).
+  for (const char* body : {R"({})", R"({"data":[]})"}) {
+    BatchResult r = kApi.ParseAnswer(Answer(200, body), {1, 2});
+    ASSERT_TRUE(r.ok()) << body << ": " << r.reason;
+    EXPECT_EQ(r.omitted, (std::vector<std::int64_t>{1, 2})) << body;
+  }
+}
+
+TEST(XV2Parse, AnswerAboutOtherIdsOnlyIsAFailure) {
+  for (const char* body : {R"({"data":[{"id":"3"}]})", R"({"errors":[{"message":"field x is unknown"}]})",
+                           R"({"data":{"id":"1"}})"}) {
     BatchResult r = kApi.ParseAnswer(Answer(200, body), {1, 2});
     EXPECT_EQ(r.failure, FailureKind::kUnparsable) << body;
     EXPECT_NE(r.reason.find("none of the 2 requested ids"), std::string::npos) << r.reason;
@@ -250,7 +259,8 @@ TEST(XV2Parse, GarbageNeverCrashes) {
   };
   for (const std::string& body : bodies) {
     BatchResult r = kApi.ParseAnswer(Answer(200, body), {1});
-    EXPECT_EQ(r.ok(), !r.observations.empty() || !r.problems.empty()) << body.substr(0, 80);
+    // Usable, or an object about nothing (every id left out), or a failure: never anything else.
+    EXPECT_EQ(r.ok(), !r.observations.empty() || !r.problems.empty() || r.omitted.size() == 1) << body.substr(0, 80);
     if (!r.ok()) {
       EXPECT_EQ(r.failure, FailureKind::kUnparsable) << body.substr(0, 80);
       EXPECT_FALSE(r.reason.empty());

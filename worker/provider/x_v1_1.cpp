@@ -157,9 +157,9 @@ BatchResult XV11Provider::ParseAnswer(const HttpResponse& response, const std::v
     result.observations.push_back(obs);
   }
 
-  // As in v2: an answer about none of our ids is not progress; completing it would hand every
-  // id back as due now and loop.
-  if (result.observations.empty() && result.problems.empty()) {
+  // As in v2: an answer about none of our ids and nothing else left them all out; one with
+  // only entries we cannot use is a failed request.
+  if (result.observations.empty() && result.problems.empty() && result.ignored > 0) {
     return fail("200 answer accounts for none of the " + std::to_string(requested.size()) + " requested ids");
   }
   for (std::int64_t id : ids) {

@@ -148,9 +148,12 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
     ++result.ignored;
   }
 
-  // An answer about none of our ids is more likely broken than 100 omissions: treat it as a
-  // failed request (release + back off) instead.
-  if (result.observations.empty() && result.problems.empty()) {
+  // An answer about none of our ids: if it holds nothing else either ({} is a valid answer),
+  // every id was left out, and complete_batch puts each off (a batch of only such ids, the
+  // recheck of a missing tweet, must not come back at once, forever). If it holds entries about
+  // other ids or errors about none, it is more likely broken: a failed request (release + back
+  // off).
+  if (result.observations.empty() && result.problems.empty() && result.ignored > 0) {
     std::string reason = "200 answer accounts for none of the " + std::to_string(requested.size()) + " requested ids";
     if (!first_unattributed.empty()) reason += ": " + first_unattributed;
     return Failed(FailureKind::kUnparsable, std::move(reason));
