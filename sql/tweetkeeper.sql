@@ -594,6 +594,8 @@ BEGIN
     -- sequential scan is right for a few pages). Once the table is twice the size its statistics
     -- say, ANALYZE it: at commit every session replans. About log2(growth) times per import, a
     -- sample of at most 30,000 rows each; SKIP_LOCKED: never wait for a running (auto)vacuum.
+    -- (Its SHARE UPDATE EXCLUSIVE lock lasts until the caller commits: it keeps only vacuum and
+    -- other ANALYZEs of tweets waiting; tweetkeeper-import commits every chunk.)
     IF pg_relation_size('tweetkeeper.tweets') / current_setting('block_size')::bigint
        > 2 * (SELECT c.relpages FROM pg_class c WHERE c.oid = 'tweetkeeper.tweets'::regclass) + 64 THEN
       ANALYZE (SKIP_LOCKED) tweetkeeper.tweets;
@@ -1006,25 +1008,29 @@ BEGIN
     -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are
     -- not ours any more and are left alone). Asking again at once would spend a request on
     -- each, every buffer TTL, without end if the API never mentions the id. So: not before the
-    -- tweet's normal delay, doubled at each omission in a row (at most unavailable_recheck);
-    -- at the missing_after-th in a row it is 'missing', rechecked every unavailable_recheck
-    -- like an unavailable tweet. An answer that mentions it again resets the count.
+    -- tweet's normal delay, doubled at each omission in a row (at most unavailable_recheck, if
+    -- that is longer); at the missing_after-th in a row it is 'missing', rechecked every
+    -- unavailable_recheck like an unavailable tweet. An answer that mentions it again resets
+    -- the count. The doubling is done in seconds: an interval would overflow long before.
     WITH o AS (
-      SELECT t.tweet_id, t.omissions + 1 AS n,
-             CASE WHEN t.omissions + 1 >= missing_after OR t.state IN ('unavailable', 'missing')
-                  THEN recheck
-                  ELSE least(recheck,
-                             coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay)
-                             * power(2, least(t.omissions, 30))) END AS wait
-        FROM tweetkeeper.tweets t
-       WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+      SELECT x.tweet_id, x.n,
+             CASE WHEN x.n >= missing_after OR x.state IN ('unavailable', 'missing') THEN recheck
+                  ELSE make_interval(secs => greatest(x.base_s, least(extract(epoch FROM recheck)::float8,
+                                                                      x.base_s * power(2, least(x.n - 1, 60)))))
+             END AS wait
+        FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
+                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
+                                                 t.delay))::float8 AS base_s
+                FROM tweetkeeper.tweets t
+               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease) x
     )
     UPDATE tweetkeeper.tweets t
        SET omissions = o.n,
            state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
            due_at = now() + o.wait, delay = o.wait, lease_id = NULL,
-           watch_every = CASE WHEN o.n < missing_after THEN t.watch_every END,
-           watch_until = CASE WHEN o.n < missing_after THEN t.watch_until END,
+           -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
+           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_every END,
+           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_until END,
            problem_type = 'omitted',
            problem_detail = format('left out of %s answer(s) in a row', o.n), problem_at = now()
       FROM o
@@ -1223,7 +1229,9 @@ DECLARE
   next_expiry timestamptz;
   next_watch_end timestamptz;
 BEGIN
-  -- The statements below that read tweets are EXECUTEd, so planned at every call, not cached:
+  -- The three statements below whose best plan depends on the table's size are EXECUTEd, so
+  -- planned at every call, not cached (the min() lookups further down follow a partial index
+  -- whatever the statistics):
   -- the background worker calls this all day in one session, from the first tick on an empty
   -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
   -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.

@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(40);
+SELECT plan(47);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 SET LOCAL tweetkeeper.history_keep_unchanged = off;
 DELETE FROM tweetkeeper.age_policy;
@@ -71,6 +71,21 @@ SELECT results_eq($$SELECT tweet_id, state::text, omissions FROM tweetkeeper.twe
   $$VALUES (3::bigint, 'unavailable', 0), (4::bigint, 'scheduled', 0)$$, 'an error is an answer: the count starts over');
 RESET tweetkeeper.unavailable_recheck;
 
+-- The wait is never shorter than the tweet's delay, even with a shorter unavailable_recheck,
+-- and never overflows, however many omissions (missing_after up to 100).
+SET LOCAL tweetkeeper.unavailable_recheck = '10min';
+SET LOCAL tweetkeeper.missing_after = 100;
+SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), pg_temp.obs('{1}')), 1, 'left out with a 10-minute recheck');
+SELECT is((pg_temp.t(4)).due_at - now(), interval '1 hour', 'still waits its delay (1 hour)');
+UPDATE tweetkeeper.tweets SET omissions = 95, delay = interval '1 year' WHERE tweet_id = 4;
+SET LOCAL tweetkeeper.unavailable_recheck = '7d';
+SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), pg_temp.obs('{1}')), 1, 'the 96th omission in a row');
+SELECT results_eq($$SELECT omissions, due_at - now() FROM tweetkeeper.tweets WHERE tweet_id = 4$$,
+  $$VALUES (96, interval '1 hour' * 0 + interval '7 days')$$, 'waits unavailable_recheck: 2^95 hours does not overflow');
+RESET tweetkeeper.unavailable_recheck;
+RESET tweetkeeper.missing_after;
+SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), pg_temp.obs('{1,4}')), 2, 'found again');
+
 -- 4. missing_after 1; a watched tweet left out waits its watch interval, doubled, and its
 --    watch ends when it is missing.
 SELECT tweetkeeper.watch('{4}', interval '5 minutes', interval '1 day');
@@ -81,6 +96,13 @@ SELECT results_eq($$SELECT due_at - now(), watch_every FROM tweetkeeper.tweets W
 SELECT is(tweetkeeper.complete_batch(pg_temp.claim(), pg_temp.obs('{1}')), 1, 'and left out again');
 SELECT results_eq($$SELECT state::text, watch_every, watch_until FROM tweetkeeper.tweets WHERE tweet_id = 4$$,
   $$VALUES ('missing', NULL::interval, NULL::timestamptz)$$, 'missing after missing_after (2): the watch ends');
+-- A watch that expires while its tweet is in flight ends when the answer leaves it out, too.
+SELECT tweetkeeper.watch('{1}', interval '5 minutes', interval '1 day');
+SELECT pg_temp.claim() AS lease \gset
+UPDATE tweetkeeper.tweets SET watch_until = now() - interval '1 second' WHERE tweet_id = 1;
+SELECT is(tweetkeeper.complete_batch(:lease, '[]'), 0, 'a watched tweet whose watch ran out in flight, left out');
+SELECT results_eq($$SELECT watch_every, due_at - now() FROM tweetkeeper.tweets WHERE tweet_id = 1$$,
+  $$VALUES (NULL::interval, interval '1 hour')$$, 'its watch ends, and it waits its age delay');
 
 -- 5. Counts: one the answer does not give keeps the last known value; history says not reported.
 SELECT is(tweetkeeper.complete_batch(pg_temp.claim(),
