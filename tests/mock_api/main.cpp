@@ -192,7 +192,14 @@ int Run(int argc, char** argv) {
   app.add_option("--omitted-every", config.omitted_every,
                  "O: ids with id % O == 13 are left out of answers, neither found nor an error (0 disables)")
       ->capture_default_str()
-      ->check(kWholeNumber);
+      ->check(kWholeNumber)
+      ->check([](const std::string& value) {
+        // id % O == 13 needs O > 13; 0 turns it off. (Not a number: kWholeNumber says so.)
+        const bool digits = !value.empty() && value.size() < 20 &&
+                            value.find_first_not_of("0123456789") == std::string::npos;
+        return !digits || value == "0" || std::stoull(value) > 13 ? std::string()
+                                                                  : std::string("must be 0 or more than 13");
+      });
   app.add_flag("--repost-count-alias", config.repost_count_alias,
                "Send public_metrics.repost_count instead of retweet_count (spec 2.167)");
   app.add_option("--rate-limit", config.rate_limit, "Requests per window and token")

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "mock_api/lookup_endpoint.hpp"
+#include "mock_api/tweet_model.hpp"
 
 namespace tweetkeeper::mock {
 
@@ -64,23 +65,10 @@ MockApi::MockApi(MockConfig config, LogSink request_log)
       request_log_(std::move(request_log)),
       limiter_(config_.rate_limit, config_.window_seconds) {}
 
-std::string HttpDate(int64_t now_ms) {
-  static const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  const std::time_t secs = static_cast<std::time_t>(now_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday], tm.tm_mday,
-                kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
-}
-
 HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
   HttpReply reply = Route(call, now_ms);
   // Every answer has a Date (RFC 9110: a server with a clock sends one), faults' too.
-  if (reply.status != 0) reply.headers.emplace_back("Date", HttpDate(now_ms));
+  if (reply.status != 0) reply.headers.emplace_back("Date", FormatHttpDate(now_ms));
   return reply;
 }
 
@@ -96,9 +84,11 @@ HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
   }
   // GET /2/tweets/:id (getPostsById): the id travels to the endpoint as a parameter of its own.
   static const std::string kSinglePrefix = "/2/tweets/";
-  if (call.method == "GET" && call.path.size() > kSinglePrefix.size() && call.path.rfind(kSinglePrefix, 0) == 0) {
+  if (call.method == "GET" && call.path.size() > kSinglePrefix.size() && call.path.rfind(kSinglePrefix, 0) == 0 &&
+      call.path.find('/', kSinglePrefix.size()) == std::string::npos) {
     static const ProviderRoute kSingle = {"GET", "/2/tweets/:id", kPathIdParam, &GetTweetById, Dialect::kV2};
     HttpCall single = call;
+    single.params.erase(kPathIdParam);  // the path's id, not a query parameter of that name
     single.params.emplace(kPathIdParam, call.path.substr(kSinglePrefix.size()));
     return Provider(kSingle, single, now_ms);
   }

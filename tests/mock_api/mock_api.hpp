@@ -50,9 +50,6 @@ std::string TokenFingerprint(const std::string& token);
 // "<epoch_ms> <status> <n_ids> <fingerprint or ->"
 std::string RequestLogLine(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint);
 
-// The Date header's IMF-fixdate: "Mon, 23 Nov 2026 16:10:19 GMT".
-std::string HttpDate(int64_t now_ms);
-
 class MockApi {
  public:
   explicit MockApi(MockConfig config, LogSink request_log = {});

@@ -46,6 +46,9 @@ std::string FormatCreatedAt(int64_t unix_ms);
 // API v1.1's "Tue Mar 21 20:50:14 +0000 2006" (English names whatever the locale).
 std::string FormatV1CreatedAt(int64_t unix_ms);
 
+// The Date header's IMF-fixdate (RFC 9110): "Mon, 23 Nov 2026 16:10:19 GMT".
+std::string FormatHttpDate(int64_t unix_ms);
+
 TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms);
 
 // Non-decreasing in age_seconds, saturating within days, different per id.

@@ -157,22 +157,21 @@ std::vector<std::string> SplitCommas(const std::string& text) {
   }
 }
 
-TweetsRequest ParseTweetsRequest(const QueryParams& params) {
+TweetsRequest ParseTweetsRequest(const QueryParams& params, bool single) {
   TweetsRequest req;
   const auto path_id = params.find(kPathIdParam);
-  const bool single = path_id != params.end();
   const char* known = single ? kKnownSingleParams : kKnownParams;
   for (const auto& [key, value] : params) {
-    if (key != kPathIdParam && !IsOneOf(key, known)) {
+    if ((key != kPathIdParam || !single) && !IsOneOf(key, known)) {
       req.errors.push_back({key, {value}, "The query parameter [" + key + "] is not one of [" + known + "]"});
     }
   }
 
   std::string ids_text;
   if (single) {
-    if (!IsTweetId(path_id->second)) {
-      req.errors.push_back({"id", {path_id->second}, "The `id` query parameter value [" + path_id->second +
-                                                         "] does not match ^[0-9]{1,19}$"});
+    if (path_id == params.end() || !IsTweetId(path_id->second)) {
+      const std::string id = path_id == params.end() ? "" : path_id->second;
+      req.errors.push_back({"id", {id}, "The `id` query parameter value [" + id + "] does not match ^[0-9]{1,19}$"});
     } else {
       req.ids.push_back(path_id->second);
       req.values.push_back(std::stoull(path_id->second));
@@ -352,7 +351,7 @@ EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int
 }
 
 EndpointReply GetTweetById(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
-  const TweetsRequest req = ParseTweetsRequest(params);
+  const TweetsRequest req = ParseTweetsRequest(params, true);
   if (!req.errors.empty()) return Refused(req);
   EndpointReply reply;
   const TweetState state = ClassifyTweet(req.values[0], config, now_ms);

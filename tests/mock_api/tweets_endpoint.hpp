@@ -42,7 +42,8 @@ constexpr const char* kPathIdParam = ":id";
 
 std::vector<std::string> SplitCommas(const std::string& text);
 
-TweetsRequest ParseTweetsRequest(const QueryParams& params);
+// single: GET /2/tweets/:id, whose id is the kPathIdParam parameter.
+TweetsRequest ParseTweetsRequest(const QueryParams& params, bool single = false);
 
 // GET /2/tweets (getPostsByIds): {"data":[...],"includes":{...},"errors":[...]}, each key only
 // when it has an item (the spec's arrays have minItems 1).

@@ -50,6 +50,19 @@ TEST(MockApi, RefusesMissingMalformedAndUnknownTokens) {
   EXPECT_EQ(MockApi(MockConfig()).Handle(Tweets("Bearer anything"), kNow).status, 200);
 }
 
+TEST(MockApi, RoutesTheSingleLookupByItsPathOnly) {
+  MockApi api{MockConfig()};
+  const HttpReply one = api.Handle({"GET", "/2/tweets/20", {{":id", "21"}}, "Bearer a"}, kNow);
+  EXPECT_EQ(one.status, 200);
+  EXPECT_NE(one.body.find(R"("id":"20")"), std::string::npos) << one.body;  // the path's id, not the parameter's
+  for (const char* path : {"/2/tweets/", "/2/tweets/20/liking_users", "/2/tweets/search/recent"}) {
+    const HttpReply other = api.Handle({"GET", path, {}, "Bearer a"}, kNow);
+    EXPECT_EQ(other.status, 404) << path;
+    EXPECT_NE(Header(other, "x-rate-limit-limit"), "<absent>") << path;
+    EXPECT_NE(Header(other, "Date"), "<absent>") << path;
+  }
+}
+
 TEST(MockApi, RateLimitsPerTokenWithHeadersOnEveryAnswer) {
   MockConfig config;
   config.rate_limit = 2;

@@ -147,6 +147,8 @@ TEST(MockTweetsEndpoint, SingleLookup) {
   EXPECT_STREQ(gone["errors"][0]["type"].GetString(), "https://api.twitter.com/2/problems/resource-not-found");
   EXPECT_EQ(one("x1").status, 400);
   EXPECT_EQ(GetTweetById({{kPathIdParam, "20"}, {"ids", "20"}}, MockConfig(), kNow).status, 400);  // no ids here
+  // A query parameter named like the path's id does not make the list endpoint a single lookup.
+  EXPECT_EQ(GetTweets({{"ids", S(kVisible)}, {kPathIdParam, "20"}}, MockConfig(), kNow).status, 400);
 }
 
 TEST(MockTweetsEndpoint, AnswersFoundTweetsInReverseAndMissingOnesAsErrors) {

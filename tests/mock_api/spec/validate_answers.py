@@ -124,8 +124,12 @@ def answer(name, path, status, schema, token="", want_metrics=False, method="GET
         tweets = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
         for tweet in tweets:
             found += facts_errors(tweet, want_metrics)
-        for problem in body.get("errors", []):
-            found += [f"errors[]: {e}" for e in problem_errors(problem)]
+        for problem in body.get("errors", []) if isinstance(body.get("errors"), list) else []:
+            found += [f"errors[]: {e}" for e in problem_errors(problem)] if isinstance(problem, dict) \
+                else [f"errors[]: {problem!r} is no object"]
+        includes = body.get("includes")
+        if isinstance(includes, dict) and not any(includes.values()):
+            found.append("includes is there but empty")
     check(f"{name}: body conforms to {schema}", not found, "\n".join(found))
     if expect is not None:
         try:
@@ -173,7 +177,11 @@ answer("single: found", f"/2/tweets/{pick['visible'][0]}?{metrics}&expansions=au
        "Get2TweetsIdResponse", want_metrics=True, expect=("data is one tweet", lambda b: isinstance(b["data"], dict)))
 answer("single: deleted", f"/2/tweets/{pick['deleted'][0]}", 200, "Get2TweetsIdResponse",
        expect=("an error, no data", lambda b: "data" not in b and len(b["errors"]) == 1))
-answer("single: protected", f"/2/tweets/{pick['protected'][0]}", 200, "Get2TweetsIdResponse")
+answer("single: protected", f"/2/tweets/{pick['protected'][0]}", 200, "Get2TweetsIdResponse",
+       expect=("a not-authorized error, no data",
+               lambda b: "data" not in b and b["errors"][0]["type"].endswith("/not-authorized-for-resource")))
+answer("single: left out", f"/2/tweets/{pick['omitted'][0]}", 200, "Get2TweetsIdResponse",
+       expect=("nothing at all", lambda b: b == {}))
 answer("invalid ids", "/2/tweets?ids=1,x", 400, "Problem")
 answer("no ids", "/2/tweets?ids=", 400, "Problem")
 answer("101 ids", f"/2/tweets?ids={','.join(ids[:101])}", 400, "Problem")
