@@ -121,7 +121,8 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
   if (r.ok()) {
     TK_FUZZ_CHECK(response.status == 200);
     TK_FUZZ_CHECK(r.reason.empty());
-    TK_FUZZ_CHECK(!r.observations.empty() || !r.problems.empty());
+    // An answer about none of our ids is usable only when it left every one of them out.
+    TK_FUZZ_CHECK(!r.observations.empty() || !r.problems.empty() || !r.omitted.empty());
   } else {
     TK_FUZZ_CHECK(!r.reason.empty());
     TK_FUZZ_CHECK(r.observations.empty() && r.problems.empty());
@@ -142,8 +143,9 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
     TK_FUZZ_CHECK(answered.insert(o.id).second);
     for (const auto& count : {o.metrics.retweet_count, o.metrics.reply_count, o.metrics.like_count,
                               o.metrics.quote_count, o.metrics.bookmark_count, o.metrics.impression_count}) {
-      TK_FUZZ_CHECK(!count || *count >= 0);
+      TK_FUZZ_CHECK(!count || (*count >= 0 && *count <= tk::kMaxCount));
     }
+    TK_FUZZ_CHECK(PgUtf8Valid(o.invalid));  // stored in problem_detail through a jsonb parameter
   }
   for (const tk::Problem& p : r.problems) {
     TK_FUZZ_CHECK(requested.count(p.id) == 1);
@@ -159,6 +161,12 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
   }
 
   if (r.ok()) {
+    // Every requested id is accounted for exactly once: found, an error, or left out.
+    for (std::int64_t id : r.omitted) {
+      TK_FUZZ_CHECK(requested.count(id) == 1);
+      TK_FUZZ_CHECK(answered.insert(id).second);
+    }
+    TK_FUZZ_CHECK(answered.size() == requested.size());
     CheckPayloadJson(tk::ObservationsJson(r.observations), r.observations.size());
     CheckPayloadJson(tk::ProblemsJson(r.problems), r.problems.size());
   }

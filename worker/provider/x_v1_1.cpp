@@ -163,7 +163,7 @@ BatchResult XV11Provider::ParseAnswer(const HttpResponse& response, const std::v
     return fail("200 answer accounts for none of the " + std::to_string(requested.size()) + " requested ids");
   }
   for (std::int64_t id : ids) {
-    if (!seen.count(id)) result.omitted.push_back(id);
+    if (seen.insert(id).second) result.omitted.push_back(id);  // once, however often it was asked
   }
   return result;
 }

@@ -159,7 +159,7 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
     return Failed(FailureKind::kUnparsable, std::move(reason));
   }
   for (std::int64_t id : ids) {
-    if (!seen.count(id)) result.omitted.push_back(id);
+    if (seen.insert(id).second) result.omitted.push_back(id);  // once, however often it was asked
   }
   return result;
 }
