@@ -65,7 +65,6 @@ std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn) {
   return RedactDsnSecrets(what, dsn);
 }
 
-
 // What an answer got wrong about single tweets, one line each kind per batch: ids it left out
 // (complete_batch put them off; 'missing' after tweetkeeper.missing_after in a row) and counts
 // that are none (not stored; the tweet's last known count stays).
