@@ -12,8 +12,10 @@ MODULE_big = tweetkeeper
 OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
        extension/next_delay.o extension/bgworker.o extension/policy.o \
        extension/sessions.o extension/wakeup.o
-# sql/tweetkeeper.sql is the current version's script; released versions' scripts
-# (sql/tweetkeeper--0.1.0.sql) and upgrade scripts (sql/tweetkeeper--A--B.sql) are frozen files.
+# The current version's install script is built from its parts, sql/src/*.sql, concatenated in
+# the order of their names. Released versions' scripts (sql/tweetkeeper--0.2.0.sql) and upgrade
+# scripts (sql/tweetkeeper--A--B.sql) are frozen files.
+SQL_PARTS = $(sort $(wildcard sql/src/*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -27,8 +29,8 @@ include $(PGXS)
 # not see PG_CXXFLAGS unless told.
 COMPILE.cxx.bc += $(PG_CXXFLAGS) -Wno-unknown-warning-option
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
+	cat $^ >$@
 
 else
 

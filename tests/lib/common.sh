@@ -195,18 +195,34 @@ tk_wait_for() {
   done
   return 1
 }
-# tk_snapshot DB FILE: every row of every tweetkeeper table and the lease sequence, in a stable
-# order, to compare two databases with diff. TK_COLUMNS[table], when set, names the columns to
-# take (e.g. only those an older version had).
+# tk_snapshot DB FILE [TABLE...]: every row of the extension's tables (by default all of them,
+# tk_tables) and the state of its sequences, sorted, to compare two
+# databases with diff. TK_COLUMNS[table], when set, names the columns to take (e.g. only those
+# an older version had).
 declare -A TK_COLUMNS=()
 tk_snapshot() {
   local db=$1 out=$2 t
+  shift 2
+  local tables=("$@")
+  ((${#tables[@]})) || read -ra tables <<<"$(tk_tables "$db" r)"
   : >"$out"
-  for t in age_policy tweets metric_history batches credentials; do
+  for t in "${tables[@]}"; do
     echo "-- $t" >>"$out"
-    tk_psql -d "$db" -c "COPY (SELECT ${TK_COLUMNS[$t]:-*} FROM tweetkeeper.$t ORDER BY 1, 2) TO STDOUT" >>"$out"
+    tk_psql -d "$db" -c "COPY (SELECT ${TK_COLUMNS[$t]:-*} FROM tweetkeeper.$t) TO STDOUT" | LC_ALL=C sort >>"$out"
   done
-  tk_psql -d "$db" -c "SELECT 'lease_id_seq', last_value, is_called FROM tweetkeeper.lease_id_seq" >>"$out"
+  for t in $(tk_tables "$db" S); do
+    tk_psql -d "$db" -c "SELECT '$t', last_value, is_called FROM tweetkeeper.$t" >>"$out"
+  done
+}
+# tk_tables DB KIND: the extension's tables (KIND r, partitions left out: their parent reads
+# them) or sequences (KIND S), by name, on one line.
+tk_tables() {
+  tk_psql -d "$1" -c "SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
+                        FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+                       WHERE d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+                         AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tweetkeeper')
+                         AND CASE '$2' WHEN 'r' THEN c.relkind IN ('r', 'p') AND NOT c.relispartition
+                                       ELSE c.relkind = '$2' END"
 }
 # tk_workdir NAME: sets dir to a fresh directory for this suite; at exit, every process started
 # here is stopped, the cluster too (pg_ctl -m TK_STOP_MODE, default fast), and the directory removed (kept, and named, with KEEP=1).

@@ -1,91 +1,156 @@
 #!/usr/bin/env bash
-# Releases that upgrade: a database made with the released 0.1.0 and filled with a queue in every
-# state is updated with ALTER EXTENSION tweetkeeper UPDATE. Nothing may be lost (every row of
-# every table, the lease sequence), the new columns must say the right thing, the updated schema
-# must equal a fresh install's (tests/upgrade/schema.sql, diffed), and the queue must go on
-# working. Prints "upgrade: N passed, M failed".
+# Releases that upgrade. For every released version (a frozen sql/tweetkeeper--<version>.sql), a
+# database made with it and filled through its own SQL API with a queue in every state, and one
+# left empty, are updated with ALTER EXTENSION tweetkeeper UPDATE along the chain to the current
+# version: 0.1.0 -> 0.2.0 -> current step by step and in one command, 0.2.0 -> current. Nothing
+# may be lost (every row of every table the old version had, its sequence), the new columns must
+# say the right thing, every updated schema must equal a fresh install's (tests/upgrade/schema.sql,
+# diffed), and the queue must go on working. Also: the current version's install script is the
+# concatenation of sql/src/*.sql, as built and as installed (no stale build). Prints
+# "upgrade: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir upgrade
 tk_pg_start "$dir" || exit 1
 current=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
-released=0.1.0
+sharedir=$(pg_config --sharedir)/extension
 
-tk_psql -d postgres -c "CREATE DATABASE filled" -c "CREATE DATABASE untouched" -c "CREATE DATABASE fresh"
-tk_psql -d filled -c "CREATE EXTENSION tweetkeeper VERSION '$released'"
-tk_psql -d untouched -c "CREATE EXTENSION tweetkeeper VERSION '$released'"
-tk_psql -d filled -f "$TK_ROOT/tests/lib/sample_queue.sql" >/dev/null
-for t in age_policy tweets metric_history batches credentials; do
-  TK_COLUMNS[$t]=$(tk_psql -d filled -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
-    FROM pg_attribute WHERE attrelid = 'tweetkeeper.$t'::regclass AND attnum > 0 AND NOT attisdropped")
+# The released versions and how each is filled: its own sample, through its own SQL.
+released=(0.1.0 0.2.0)
+declare -A fill=([0.1.0]="sample_queue.sql" [0.2.0]="sample_queue.sql sample_queue_0_2_0.sql")
+frozen=$(cd "$TK_ROOT/sql" && ls tweetkeeper--*.sql | sed -n 's/^tweetkeeper--\([0-9.]*\)\.sql$/\1/p' |
+  grep -vx "$current" | sort -V | tr '\n' ' ')
+[ "$frozen" = "${released[*]} " ]
+tk_ok "every frozen install script is a release tested here (${frozen% })" $?
+
+# The current version's script is its parts, in order, as built and as installed.
+built=$TK_ROOT/sql/tweetkeeper--$current.sql
+cat "$TK_ROOT"/sql/src/*.sql | cmp -s - "$built"
+tk_ok "sql/tweetkeeper--$current.sql is the concatenation of sql/src/*.sql (make rebuilds it)" $?
+cmp -s "$built" "$sharedir/tweetkeeper--$current.sql"
+tk_ok "the installed tweetkeeper--$current.sql is the one built from sql/src (make install)" $?
+untitled=$(for f in "$TK_ROOT"/sql/src/*.sql; do
+  awk 'NF && !/^\\echo/ { exit !/^-- / }' "$f" || basename "$f"
+done)
+[ -z "$untitled" ] && [ "$(ls "$TK_ROOT"/sql/src/*.sql | wc -l)" -ge 8 ]
+tk_ok "each part of sql/src opens with a comment that says what it owns" $? "$untitled"
+for v in "${released[@]}"; do
+  ls "$TK_ROOT"/sql/tweetkeeper--"$v"--*.sql >/dev/null 2>&1
+  tk_ok "an upgrade script leads on from $v (sql/tweetkeeper--$v--*.sql)" $?
 done
-tk_snapshot filled "$dir/before.txt"
-rows=$(grep -vc '^--' "$dir/before.txt")
-echo "# $released database filled: $rows rows"
 
-# Until ALTER EXTENSION UPDATE, a 0.1.0 database runs its own SQL on the new library (every C
-# symbol 0.1.0 names, lease_settings() included, must still be there and answer the same).
-PGDATABASE=untouched tk_sql_ok "before the update, $released's SQL works on the new library" "
-  SET tweetkeeper.buffer_ttl = 0;
-  DO \$\$ BEGIN PERFORM tweetkeeper.schedule_tweet(1234567890123456789); END \$\$;
-  UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
-  SELECT (SELECT buffer_ttl = interval '0' FROM tweetkeeper.lease_settings())
-         AND tweetkeeper.complete_batch(c.lease_id, jsonb_build_array(jsonb_build_object('id', 1234567890123456789))) = 1
-    FROM tweetkeeper.claim_batch('before-update') c"
+# Each released version: a filled and an untouched database, and a snapshot of what the filled
+# one holds, in the columns its version had.
+declare -A rows tables
+for v in "${released[@]}"; do
+  db=filled_${v//./_}
+  tk_psql -d postgres -c "CREATE DATABASE $db" -c "CREATE DATABASE untouched_${v//./_}"
+  tk_psql -d "$db" -c "CREATE EXTENSION tweetkeeper VERSION '$v'"
+  tk_psql -d "untouched_${v//./_}" -c "CREATE EXTENSION tweetkeeper VERSION '$v'" 2>/dev/null
+  out=$(for f in ${fill[$v]}; do cat "$TK_ROOT/tests/lib/$f"; done | tk_psql -d "$db" 2>&1 >/dev/null)
+  tk_ok "a $v database filled through $v's SQL (${fill[$v]})" $? "$out"
+  TK_COLUMNS=()
+  for t in $(tk_tables "$db" r); do
+    TK_COLUMNS[$t]=$(tk_psql -d "$db" -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
+      FROM pg_attribute WHERE attrelid = 'tweetkeeper.$t'::regclass AND attnum > 0 AND NOT attisdropped")
+  done
+  declare -p TK_COLUMNS >"$dir/columns-$v.sh"
+  tables[$v]=$(tk_tables "$db" r)
+  tk_snapshot "$db" "$dir/before-$v.txt" ${tables[$v]}
+  rows[$v]=$(grep -vc '^--' "$dir/before-$v.txt")
+  echo "# $v database filled: ${rows[$v]} rows in ${tables[$v]}"
+done
+PGDATABASE=filled_0_2_0 tk_sql_ok "the 0.2.0 database holds what 0.2.0 added: a watch, daily rollups, a day of usage, housekeeping runs" "
+  SELECT (SELECT count(*) = 10 FROM tweetkeeper.watches)
+     AND (SELECT count(*) = 100 FROM tweetkeeper.metric_daily)
+     AND (SELECT count(*) >= 1 FROM tweetkeeper.daily_usage)
+     AND (SELECT count(*) = 2 FROM tweetkeeper.housekeeping_runs)"
 
-out=$(tk_psql -d filled -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
-tk_ok "ALTER EXTENSION tweetkeeper UPDATE from $released (filled database)" $? "$out"
-out=$(tk_psql -d untouched -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
-tk_ok "ALTER EXTENSION tweetkeeper UPDATE from $released (untouched database)" $? "$out"
-version=$(tk_psql -d filled -c "SELECT extversion FROM pg_extension WHERE extname = 'tweetkeeper'")
-[ "$version" = "$current" ]; tk_ok "the updated version is the default version $current (was $version)" $?
+# Until ALTER EXTENSION UPDATE, an old database runs its own SQL on the new library (every C
+# symbol it names, lease_settings() included, must still be there and answer the same).
+for v in "${released[@]}"; do
+  PGDATABASE=untouched_${v//./_} tk_sql_ok "before the update, $v's SQL works on the new library" "
+    SET tweetkeeper.buffer_ttl = 0;
+    DO \$\$ BEGIN PERFORM tweetkeeper.schedule_tweet(1234567890123456789); END \$\$;
+    UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
+    SELECT (SELECT buffer_ttl = interval '0' FROM tweetkeeper.lease_settings())
+           AND tweetkeeper.complete_batch(c.lease_id, jsonb_build_array(jsonb_build_object('id', 1234567890123456789))) = 1
+      FROM tweetkeeper.claim_batch('before-update') c"
+done
 
-tk_snapshot filled "$dir/after.txt"
-diff -u "$dir/before.txt" "$dir/after.txt" >"$dir/data.diff"
-tk_ok "nothing was lost or changed: all $rows rows and the lease sequence are identical" $? "$(head -20 "$dir/data.diff")"
+# update DB [TO]: ALTER EXTENSION tweetkeeper UPDATE [TO 'TO'], checked to arrive there.
+update() {
+  local db=$1 to=${2:-$current} out version
+  out=$(tk_psql -d "$db" -c "ALTER EXTENSION tweetkeeper UPDATE${2:+ TO '$2'}" 2>&1)
+  tk_ok "ALTER EXTENSION tweetkeeper UPDATE${2:+ TO '$2'} in $db" $? "$out"
+  version=$(tk_psql -d "$db" -c "SELECT extversion FROM pg_extension WHERE extname = 'tweetkeeper'")
+  [ "$version" = "$to" ]
+  tk_ok "$db is on $to (is on $version)" $?
+}
 
-PGDATABASE=filled tk_sql_ok "an edited policy is the user's after the update (pg_dump keeps all of it)" \
+# 0.1.0 -> 0.2.0, and what that step does.
+update filled_0_1_0 0.2.0
+PGDATABASE=filled_0_1_0 tk_sql_ok "an edited policy is the user's after the update (pg_dump keeps all of it)" \
   "SELECT bool_and(source = 'user') AND count(*) = 6 FROM tweetkeeper.age_policy"
-PGDATABASE=untouched tk_sql_ok "an untouched policy is still the extension's (pg_dump leaves it out)" \
-  "SELECT bool_and(source = 'extension') AND count(*) = 5 FROM tweetkeeper.age_policy"
-PGDATABASE=filled tk_sql_ok "batches claimed by 0.1.0 name no session, so they are never called abandoned" \
+PGDATABASE=filled_0_1_0 tk_sql_ok "batches claimed by 0.1.0 name no session, so they are never called abandoned" \
   "SELECT count(*) = 4 AND bool_and(claimer_pid IS NULL) FROM tweetkeeper.batches"
-
-PGDATABASE=filled tk_sql_ok "0.1.0's history is metric_history's first partition, everything before the update" \
+PGDATABASE=filled_0_1_0 tk_sql_ok "0.1.0's history is metric_history's first partition, everything before the update" \
   "SELECT starts = '-infinity' AND ends > now() AND rows_estimate >= 0
      FROM tweetkeeper.history_partitions WHERE partition = 'tweetkeeper.metric_history_before_0_2_0'::regclass"
-PGDATABASE=filled tk_sql_ok "it is no member of the extension (retention may drop it) and no longer in extconfig" \
+PGDATABASE=filled_0_1_0 tk_sql_ok "it is no member of the extension (retention may drop it) and no longer in extconfig" \
   "SELECT NOT EXISTS (SELECT FROM pg_depend WHERE objid = 'tweetkeeper.metric_history_before_0_2_0'::regclass AND deptype = 'e')
       AND NOT 'tweetkeeper.metric_history_before_0_2_0'::regclass = ANY (extconfig)
       AND 'tweetkeeper.metric_history'::regclass = ANY (extconfig)
      FROM pg_extension WHERE extname = 'tweetkeeper'"
-PGDATABASE=filled tk_sql_ok "housekeeping creates partitions after it" "SELECT tweetkeeper.create_partitions() >= 1"
-PGDATABASE=filled tk_sql_ok "the first of them starts where it ends" \
+PGDATABASE=filled_0_1_0 tk_sql_ok "housekeeping creates partitions after it" "SELECT tweetkeeper.create_partitions() >= 1"
+PGDATABASE=filled_0_1_0 tk_sql_ok "the first of them starts where it ends" \
   "SELECT (SELECT min(starts) FILTER (WHERE starts > '-infinity') FROM tweetkeeper.history_partitions)
           = (SELECT ends FROM tweetkeeper.history_partitions WHERE starts = '-infinity')"
 
+# On to the current version: the 0.1.0 database step by step, the untouched 0.1.0 one in one
+# command (PostgreSQL follows the chain of scripts), both 0.2.0 ones.
+update filled_0_1_0
+update untouched_0_1_0
+update filled_0_2_0
+update untouched_0_2_0
+PGDATABASE=untouched_0_2_0 tk_sql_ok "an untouched policy is still the extension's (pg_dump leaves it out)" \
+  "SELECT bool_and(source = 'extension') AND count(*) = 5 FROM tweetkeeper.age_policy"
+for v in "${released[@]}"; do
+  source "$dir/columns-$v.sh"
+  tk_snapshot "filled_${v//./_}" "$dir/after-$v.txt" ${tables[$v]}
+  diff -u "$dir/before-$v.txt" "$dir/after-$v.txt" >"$dir/data-$v.diff"
+  tk_ok "from $v nothing was lost or changed: all ${rows[$v]} rows and the sequence are identical" $? \
+    "$(head -20 "$dir/data-$v.diff")"
+done
+
 # The same schema as a fresh install, to the letter.
+tk_psql -d postgres -c "CREATE DATABASE fresh"
 tk_psql -d fresh -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 tk_psql -d fresh -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-fresh.txt"
-tk_psql -d filled -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-updated.txt"
-tk_psql -d untouched -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-untouched.txt"
 facts=$(wc -l <"$dir/schema-fresh.txt")
-diff -u "$dir/schema-fresh.txt" "$dir/schema-updated.txt" >"$dir/schema.diff"
-tk_ok "the updated schema equals a fresh $current install ($facts facts compared)" $? "$(head -40 "$dir/schema.diff")"
-cmp -s "$dir/schema-updated.txt" "$dir/schema-untouched.txt"
-tk_ok "both updated databases have the same schema" $?
-[ "$facts" -gt 150 ] && grep -q "^column: batches #14 claimer_started" "$dir/schema-fresh.txt"
-tk_ok "the schema description covers columns, functions and the rest ($facts facts)" $?
+for db in filled_0_1_0 untouched_0_1_0 filled_0_2_0 untouched_0_2_0; do
+  tk_psql -d "$db" -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-$db.txt"
+  diff -u "$dir/schema-fresh.txt" "$dir/schema-$db.txt" >"$dir/schema-$db.diff"
+  tk_ok "the schema of $db, updated, equals a fresh $current install ($facts facts compared)" $? \
+    "$(head -40 "$dir/schema-$db.diff")"
+done
+[ "$facts" -gt 150 ] && grep -q "^column: batches #14 claimer_started" "$dir/schema-fresh.txt" &&
+  grep -q "^extension: version $current," "$dir/schema-fresh.txt"
+tk_ok "the schema description covers the version, columns, functions and the rest ($facts facts)" $?
 
-# The updated queue works: the batch left in flight by 0.1.0 is handed out once its lease ends,
-# new lease ids continue the sequence, a claim names its session.
-PGDATABASE=filled tk_sql_ok "the updated queue claims and completes" "
-  UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute' WHERE lease_id IS NOT NULL;
-  SELECT tweetkeeper.complete_batch(c.lease_id,
-           (SELECT jsonb_agg(jsonb_build_object('id', x, 'like_count', 1)) FROM unnest(c.tweet_ids) x)) = 100
-         AND c.lease_id > (SELECT max(lease_id) FROM tweetkeeper.batches WHERE lease_id <> c.lease_id)
-    FROM tweetkeeper.claim_batch('after-update') c"
-PGDATABASE=filled tk_sql_ok "the new batch names the session that claimed it" \
-  "SELECT claimer_pid IS NOT NULL AND claimer_started IS NOT NULL FROM tweetkeeper.batches WHERE worker = 'after-update'"
+# The updated queues work: the batch left in flight is handed out once its lease ends, new lease
+# ids continue the sequence, a claim names its session. (At once: the credential's requests are
+# not spread over its window here, as in the samples.)
+for v in "${released[@]}"; do
+  PGDATABASE=filled_${v//./_} tk_sql_ok "the queue updated from $v claims and completes" "
+    SET tweetkeeper.spending = burst;
+    UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute' WHERE lease_id IS NOT NULL;
+    SELECT tweetkeeper.complete_batch(c.lease_id,
+             (SELECT jsonb_agg(jsonb_build_object('id', x, 'like_count', 1)) FROM unnest(c.tweet_ids) x)) = 100
+           AND c.lease_id > (SELECT max(lease_id) FROM tweetkeeper.batches WHERE lease_id <> c.lease_id)
+      FROM tweetkeeper.claim_batch('after-update') c"
+  PGDATABASE=filled_${v//./_} tk_sql_ok "the new batch names the session that claimed it" \
+    "SELECT claimer_pid IS NOT NULL AND claimer_started IS NOT NULL FROM tweetkeeper.batches WHERE worker = 'after-update'"
+done
 
 tk_summary upgrade

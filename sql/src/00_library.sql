@@ -1,0 +1,63 @@
+\echo Use "CREATE EXTENSION tweetkeeper" to load this file. \quit
+
+-- tweetkeeper: a queue inside PostgreSQL that keeps tweets' engagement metrics fresh, each tweet
+-- on a schedule set by its age. Workers (tweetkeeper-worker) claim due tweets in batches of up to
+-- 100, make one API request per batch, and complete the batch in one transaction.
+--
+-- This install script is built from sql/src/*.sql, one file per part of the extension,
+-- concatenated in the order of their names (Makefile). This first part: the guard above against
+-- running the script by hand, and the functions the shared library (extension/*.cpp) exports to
+-- SQL, declared first because the parts after it call them: the age policy's cached lookup
+-- (next_delay), the typed settings, the claiming session's identity, the background worker's
+-- wake-up, and whether the library was preloaded.
+
+CREATE FUNCTION next_delay(created_at timestamptz) RETURNS interval
+  AS 'MODULE_PATHNAME', 'tk_next_delay' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION next_delay(timestamptz) IS
+  'How long until a tweet created at created_at is refreshed again, by tweetkeeper.age_policy '
+  'and its age now; NULL once it is older than the largest max_age (no more refreshes).';
+
+CREATE FUNCTION age_policy_changed() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'tk_age_policy_changed' LANGUAGE C;
+COMMENT ON FUNCTION age_policy_changed() IS
+  'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
+
+CREATE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+                         OUT batch_retention interval, OUT unavailable_recheck interval,
+                         OUT history_partition interval, OUT history_retention interval,
+                         OUT history_rollup boolean, OUT history_keep_unchanged boolean,
+                         OUT housekeeping_interval interval, OUT missing_after integer)
+  AS 'MODULE_PATHNAME', 'tk_settings' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION settings() IS
+  'The settings tweetkeeper.buffer_ttl, lease_ttl, batch_retention, unavailable_recheck, '
+  'history_partition, history_retention (0: keep everything), history_rollup, '
+  'history_keep_unchanged, housekeeping_interval and missing_after, typed.';
+
+CREATE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+                               OUT batch_retention interval, OUT unavailable_recheck interval)
+  AS 'MODULE_PATHNAME', 'tk_lease_settings' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION lease_settings() IS
+  'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
+
+CREATE FUNCTION backend_start() RETURNS timestamptz
+  AS 'MODULE_PATHNAME', 'tk_backend_start' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION backend_start() IS
+  'When this database session started (pg_stat_activity.backend_start); with its pid, it names '
+  'the session that claimed a batch.';
+
+CREATE FUNCTION backend_alive(pid integer, started timestamptz) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_backend_alive' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
+  'Whether the database session with this pid and start time still exists (a reused pid with '
+  'another start time is another session).';
+
+CREATE FUNCTION wake_maintenance() RETURNS void
+  AS 'MODULE_PATHNAME', 'tk_wake_maintenance' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION wake_maintenance() IS
+  'When the current transaction commits, the background worker looks at the queue again at once '
+  '(it otherwise sleeps until the next tweet is due).';
+
+CREATE FUNCTION preloaded() RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION preloaded() IS
+  'Whether tweetkeeper was loaded through shared_preload_libraries (its background worker runs).';

@@ -1,0 +1,183 @@
+-- Scheduling: every way a tweet comes in (schedule_tweet, schedule_tweets in bulk, a trigger on
+-- the user's table), the checks they share, and the delays the age policy gives a tweet.
+
+CREATE FUNCTION snowflake_time(tweet_id bigint) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN to_timestamp(((tweet_id >> 22) + 1288834974657) / 1000.0);
+COMMENT ON FUNCTION snowflake_time(bigint) IS
+  'The creation time encoded in a Snowflake tweet id: (id >> 22) + 1288834974657 ms.';
+
+-- Checks one tweet's input; raises the error a caller should see. Shared by every way in.
+CREATE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF tweet_id IS NULL THEN
+    RAISE EXCEPTION 'tweet_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF tweet_id <= 0 THEN
+    RAISE EXCEPTION 'tweet_id must be positive, got %', tweet_id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF created_at IS NULL THEN
+    RAISE EXCEPTION 'created_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- One minute of grace for clocks that disagree with Twitter's.
+  IF created_at > now() + interval '1 minute' THEN
+    RAISE EXCEPTION 'tweet % has created_at % in the future', tweet_id, created_at
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Check the id (a Snowflake id encodes its creation time) or the created_at.';
+  END IF;
+  IF created_at < timestamptz '2006-03-21 20:50:14+00' THEN
+    RAISE EXCEPTION 'tweet % has created_at % before the first tweet (2006-03-21)',
+      tweet_id, created_at USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+END $$;
+
+-- The delay before a new tweet's first refresh: the youngest bucket's (spec: delay I1).
+CREATE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  d interval := tweetkeeper.next_delay(now());
+BEGIN
+  IF d IS NULL THEN
+    RAISE EXCEPTION 'tweetkeeper.age_policy is empty: no tweet would ever be refreshed'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'INSERT INTO tweetkeeper.age_policy (max_age, delay) VALUES (...).';
+  END IF;
+  RETURN d;
+END $$;
+
+-- The delay a tweet created then has now: its age bucket's, or for a tweet past the last bucket
+-- (fetched once more, then done) the longest delay of the policy. What lateness is measured by.
+CREATE FUNCTION age_delay(created_at timestamptz) RETURNS interval
+  LANGUAGE sql STABLE
+  RETURN coalesce(tweetkeeper.next_delay(created_at),
+                  (SELECT max(p.delay) FROM tweetkeeper.age_policy p));
+
+-- How long until a tweet's next refresh after this one: its watch's interval while the watch
+-- lasts, else its age bucket's delay; NULL when it is past the last bucket (done).
+CREATE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watch_until timestamptz)
+  RETURNS interval LANGUAGE sql STABLE
+  RETURN CASE WHEN watch_until > now() THEN watch_every ELSE tweetkeeper.next_delay(created_at) END;
+
+-- Ids from before Snowflake (November 2010) encode no time: their derived time falls within a
+-- day of Twitter's epoch, where no Snowflake id exists.
+CREATE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
+  LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF tweet_id IS NOT NULL AND tweet_id > 0 AND (tweet_id >> 22) < 86400000 THEN
+    RAISE EXCEPTION 'tweet id % predates Snowflake ids and encodes no creation time', tweet_id
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass created_at: tweetkeeper.schedule_tweet(id, created_at).';
+  END IF;
+  RETURN tweetkeeper.snowflake_time(tweet_id);
+END $$;
+
+CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+BEGIN
+  PERFORM tweetkeeper.check_tweet(tweet_id, c);
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c))
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  IF FOUND THEN
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
+  'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
+  'the Snowflake id when NULL). Returns false, changing nothing, if it is tracked already.';
+
+CREATE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  first interval;
+  last interval;
+  max_ids integer;
+  n_null bigint;
+  n_distinct bigint;
+  lo bigint;
+  hi bigint;
+  dup bigint;
+  dup_count bigint;
+  added bigint;
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(tweet_ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(tweet_ids), max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+  -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
+  -- times grow with the id, so checking the smallest and the largest id checks them all.
+  SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
+    INTO n_null, n_distinct, lo, hi
+    FROM unnest(tweet_ids) AS id;
+  IF n_null > 0 THEN
+    RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF lo IS NULL THEN
+    RETURN 0;
+  END IF;
+  -- A repeated id in one call is most likely a mistake upstream (a join that fanned out): say so
+  -- rather than guess.
+  IF n_distinct < cardinality(tweet_ids) THEN
+    SELECT id, count(*) INTO dup, dup_count FROM unnest(tweet_ids) AS id
+     GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1;
+    RAISE EXCEPTION 'tweet_ids contains % duplicate element(s), e.g. % appears % times',
+      cardinality(tweet_ids) - n_distinct, dup, dup_count
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass each id once, e.g. ARRAY(SELECT DISTINCT unnest(ids)).';
+  END IF;
+  PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
+  PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last)
+    FROM unnest(tweet_ids) AS id,
+         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  GET DIAGNOSTICS added = ROW_COUNT;
+  IF added > 0 THEN
+    PERFORM tweetkeeper.wake_maintenance();
+    -- A bulk load outgrows the statistics long before autovacuum comes by, and with them the
+    -- plans every session cached while the queue was small: a worker or the background worker
+    -- that started on an empty queue would read the whole table at every claim and tick (a
+    -- sequential scan is right for a few pages). Once the table is twice the size its statistics
+    -- say, ANALYZE it: at commit every session replans. About log2(growth) times per import, a
+    -- sample of at most 30,000 rows each; SKIP_LOCKED: never wait for a running (auto)vacuum.
+    -- (Its SHARE UPDATE EXCLUSIVE lock lasts until the caller commits: it keeps only vacuum and
+    -- other ANALYZEs of tweets waiting; tweetkeeper-import commits every chunk.)
+    IF pg_relation_size('tweetkeeper.tweets') / current_setting('block_size')::bigint
+       > 2 * (SELECT c.relpages FROM pg_class c WHERE c.oid = 'tweetkeeper.tweets'::regclass) + 64 THEN
+      ANALYZE (SKIP_LOCKED) tweetkeeper.tweets;
+    END IF;
+  END IF;
+  RETURN added;
+END $$;
+COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
+  'schedule_tweet for many Snowflake ids in one statement (each id once, at most '
+  'tweetkeeper.max_ids_per_call); returns how many were new.';
+
+-- For a trigger on the user's own table: AFTER INSERT ... FOR EACH ROW EXECUTE FUNCTION
+-- tweetkeeper.schedule_from_trigger('id_column'[, 'created_at_column']).
+CREATE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  row jsonb := to_jsonb(NEW);
+  id_column text := coalesce(TG_ARGV[0], 'tweet_id');
+BEGIN
+  IF NOT row ? id_column THEN
+    RAISE EXCEPTION 'schedule_from_trigger: table %.% has no column "%"',
+      TG_TABLE_SCHEMA, TG_TABLE_NAME, id_column USING ERRCODE = 'undefined_column';
+  END IF;
+  PERFORM tweetkeeper.schedule_tweet((row ->> id_column)::bigint,
+                                     (row ->> TG_ARGV[1])::timestamptz);
+  RETURN NULL;
+END $$;

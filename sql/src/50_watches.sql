@@ -1,0 +1,100 @@
+-- Watched tweets: refreshed on a fixed interval for a while, whatever their age (watch, unwatch,
+-- the watches view), and the return to the age schedule when a watch ends.
+
+-- Returns tweets to their age schedule (an ended or expired watch): the next refresh one age
+-- delay after the last; done if past the last bucket and fetched before. A tweet in flight
+-- keeps its lease; its completion schedules it by age.
+CREATE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n bigint;
+BEGIN
+  UPDATE tweetkeeper.tweets t
+     SET watch_every = NULL, watch_until = NULL,
+         delay = tweetkeeper.age_delay(t.created_at),
+         state = CASE WHEN t.lease_id IS NULL AND t.updated_at IS NOT NULL
+                           AND tweetkeeper.next_delay(t.created_at) IS NULL
+                      THEN 'done'::tweetkeeper.tweet_state ELSE t.state END,
+         due_at = CASE WHEN t.lease_id IS NOT NULL OR t.updated_at IS NULL THEN t.due_at
+                       ELSE t.updated_at + tweetkeeper.next_delay(t.created_at) END
+   WHERE t.tweet_id = ANY (tweet_ids) AND t.watch_until IS NOT NULL;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION stop_watching(bigint[]) IS
+  'Ends the watches of these tweets (unwatch and expiry): back to their age schedule.';
+
+CREATE FUNCTION watch(tweet_ids bigint[], every interval DEFAULT interval '5 minutes',
+                      for_how_long interval DEFAULT interval '1 day') RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  ids bigint[];
+  max_ids integer;
+  n bigint;
+BEGIN
+  IF tweet_ids IS NULL OR every IS NULL OR for_how_long IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids, every and for_how_long must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF array_position(tweet_ids, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'tweet_ids contains a NULL element' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- Faster than every 10 s would spend requests on changes too small to see; longer than a day
+  -- is what the age policy already does.
+  IF every < interval '10 seconds' OR every > interval '1 day' THEN
+    RAISE EXCEPTION 'every must be between 10 seconds and 1 day, got %', every
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF for_how_long <= interval '0' OR for_how_long > interval '30 days' THEN
+    RAISE EXCEPTION 'for_how_long must be more than 0 and at most 30 days, got %', for_how_long
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF every > for_how_long THEN
+    RAISE EXCEPTION 'every (%) is longer than the watch itself (%)', every, for_how_long
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  ids := ARRAY(SELECT DISTINCT x FROM unnest(tweet_ids) x);
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % distinct elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(ids), max_ids USING ERRCODE = 'program_limit_exceeded';
+  END IF;
+  -- Tracks those not tracked yet (refusing ids that are not Snowflake ids, as schedule_tweets does).
+  PERFORM tweetkeeper.schedule_tweets(ARRAY(
+    SELECT x FROM unnest(ids) x WHERE NOT EXISTS (SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = x)));
+  -- Deleted and unavailable tweets cannot be refreshed: they are not watched. A renewal extends
+  -- the watch and takes the new interval; the next refresh is `every` after the last one.
+  UPDATE tweetkeeper.tweets t
+     SET watch_every = every, watch_until = greatest(t.watch_until, now() + for_how_long),
+         delay = every, state = 'scheduled',
+         due_at = CASE WHEN t.lease_id IS NOT NULL THEN t.due_at
+                       ELSE least(coalesce(t.due_at, 'infinity'), coalesce(t.updated_at, now()) + every) END
+   WHERE t.tweet_id = ANY (ids) AND t.state IN ('scheduled', 'done');
+  GET DIAGNOSTICS n = ROW_COUNT;
+  PERFORM tweetkeeper.wake_maintenance();
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
+  'Refreshes these tweets every `every` (10 s to 1 day) for `for_how_long` (up to 30 days), '
+  'whatever their age, ahead of everything else under a shortage; tracks them if they are not '
+  'yet; a renewal extends the watch. Returns how many are watched (deleted and unavailable '
+  'tweets are not).';
+
+CREATE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  RETURN tweetkeeper.stop_watching(tweet_ids);
+END $$;
+COMMENT ON FUNCTION unwatch(bigint[]) IS
+  'Ends the watches of these tweets: back to their age schedule. Returns how many were watched.';
+
+CREATE VIEW watches AS
+SELECT t.tweet_id, t.watch_every AS every, t.watch_until AS until, t.updated_at AS last_refreshed,
+       t.due_at AS next_refresh, t.update_count, t.state
+  FROM tweetkeeper.tweets t
+ WHERE t.watch_until > now()
+ ORDER BY t.watch_until, t.tweet_id;
+COMMENT ON VIEW watches IS 'Live watches (tweetkeeper.watch): what is refreshed how often, until when.';

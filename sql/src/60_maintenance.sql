@@ -1,0 +1,91 @@
+-- The queue's upkeep, called by the background worker on every tick (maintenance()): expired and
+-- abandoned leases, purged batch records, ended watches, and how long it may sleep.
+
+-- Returns how long the background worker may sleep before anything can change: 0 for a tick
+-- (a batch is claimable now, or batches are in flight and their workers may die), otherwise
+-- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
+-- scheduled. When a batch is claimable now, it notifies the idle workers on the channel
+-- tweetkeeper_due (a hint: workers poll as well, slowly).
+CREATE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
+DECLARE
+  s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
+  reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
+  n_due integer;
+  oldest timestamptz;
+  next_due timestamptz;
+  next_expiry timestamptz;
+  next_watch_end timestamptz;
+BEGIN
+  -- The three statements below whose best plan depends on the table's size are EXECUTEd, so
+  -- planned at every call, not cached (the min() lookups further down follow a partial index
+  -- whatever the statistics):
+  -- the background worker calls this all day in one session, from the first tick on an empty
+  -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
+  -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.
+  -- Planning them costs well under a millisecond.
+  --
+  -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
+  -- back at once, at their place in the queue: due since the oldest of them was. A worker that
+  -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
+  IF reclaim THEN
+    EXECUTE $q$
+      WITH gone AS (
+        UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+         WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
+           AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
+        RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
+      )
+      UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
+        FROM gone g
+       WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id$q$;
+  END IF;
+  -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
+  -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
+  -- tweets_watch_end_idx.
+  EXECUTE $q$
+    SELECT tweetkeeper.stop_watching(ARRAY(
+      SELECT t.tweet_id FROM tweetkeeper.tweets t
+       WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
+       ORDER BY t.watch_until LIMIT 1000))$q$;
+  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
+  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
+   WHERE outcome IS NULL AND expires_at < now();
+  -- Old batch records go; the requests they answered stay counted in daily_usage.
+  WITH gone AS (
+    DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
+    RETURNING finished_at, provider, credential, tweets_read, billed
+  )
+  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
+  SELECT (g.finished_at AT TIME ZONE 'UTC')::date, coalesce(g.provider, 'x-v2'), coalesce(g.credential, ''),
+         count(*), sum(g.tweets_read), sum(coalesce(g.billed, 0))
+    FROM gone g WHERE g.tweets_read IS NOT NULL
+   GROUP BY 1, 2, 3
+  ON CONFLICT (day, provider, credential) DO UPDATE
+     SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
+         billed_reads = u.billed_reads + excluded.billed_reads;
+
+  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
+  EXECUTE $q$
+    SELECT count(*), min(d.due_at)
+      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+             ORDER BY t.due_at LIMIT 100) AS d$q$ INTO n_due, oldest;
+  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+    PERFORM pg_notify('tweetkeeper_due', n_due::text);
+    RETURN interval '0';
+  END IF;
+  SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
+  IF next_expiry IS NOT NULL AND reclaim THEN
+    RETURN interval '0';
+  END IF;
+  IF n_due > 0 THEN
+    next_due := oldest + s.buffer_ttl;
+  ELSE
+    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
+  END IF;
+  SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
+  RETURN least(next_due, next_expiry, next_watch_end) - now();
+END $$;
+COMMENT ON FUNCTION maintenance() IS
+  'Hands back batches whose worker is gone, marks expired leases, purges old batch records, '
+  'notifies tweetkeeper_due when a batch is claimable; returns how long nothing can change. Run '
+  'by the background worker.';

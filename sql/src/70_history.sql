@@ -1,0 +1,242 @@
+-- History housekeeping: partitions of metric_history ahead of time, retention by whole partitions
+-- with daily rollups, the housekeeping() entry that runs both, and the pg_cron jobs that may run
+-- them instead of the background worker.
+
+-- Partition bounds as times (pg_get_expr prints them in this session's TimeZone and DateStyle,
+-- and reads back the same in the same session). The default partition has none.
+CREATE VIEW history_partitions AS
+SELECT c.oid::regclass AS partition,
+       CASE WHEN m[1] = 'MINVALUE' THEN '-infinity' ELSE btrim(m[1], '''')::timestamptz END AS starts,
+       CASE WHEN m[2] = 'MAXVALUE' THEN 'infinity' ELSE btrim(m[2], '''')::timestamptz END AS ends,
+       greatest(c.reltuples, 0)::bigint AS rows_estimate,
+       pg_total_relation_size(c.oid) AS bytes
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+  CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \((.*)\) TO \((.*)\)') AS m
+ WHERE i.inhparent = 'tweetkeeper.metric_history'::regclass AND m IS NOT NULL;
+COMMENT ON VIEW history_partitions IS
+  'The partitions of metric_history with their time range [starts, ends), estimated rows and '
+  'bytes (the default partition, which has no range, is not listed).';
+
+CREATE FUNCTION record_housekeeping(task text, result text) RETURNS void
+  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  INSERT INTO tweetkeeper.housekeeping_runs AS r (task, last_run, result)
+  VALUES (task, clock_timestamp(), result)
+  ON CONFLICT ON CONSTRAINT housekeeping_runs_pkey
+  DO UPDATE SET last_run = excluded.last_run, result = excluded.result;
+$$;
+COMMENT ON FUNCTION record_housekeeping(text, text) IS
+  'Records that a housekeeping task ran and what it did (tweetkeeper.housekeeping_runs).';
+
+-- Partitions ahead: every slot of tweetkeeper.history_partition from now to a little ahead, and
+-- every slot that holds rows of the default partition (housekeeping stopped for a while: they
+-- move into their own partitions). Slots are aligned to the epoch in UTC and clipped to the gaps
+-- between existing partitions, so a changed partition length never overlaps old partitions.
+-- CREATE + ATTACH rather than CREATE ... PARTITION OF: attaching takes a weaker lock on
+-- metric_history, so completions go on meanwhile; lock_timeout keeps it from queueing behind a
+-- long reader (and everything else behind it).
+CREATE FUNCTION create_partitions() RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
+  SET lock_timeout = '2s' AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  len double precision := extract(epoch FROM s.history_partition);
+  ahead interval := greatest(2 * s.history_partition, 2 * s.housekeeping_interval, interval '1 hour');
+  slot timestamptz;
+  lo timestamptz;
+  hi timestamptz;
+  bound timestamptz;
+  part text;
+  created integer := 0;
+  moved bigint := 0;
+  n bigint;
+  locked boolean := false;
+BEGIN
+  -- One housekeeping task at a time (pg_cron runs its jobs side by side), and the parent locked
+  -- before any partition, as readers and completions lock them: no lock cycle, no deadlock.
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  FOR slot IN
+    SELECT DISTINCT to_timestamp(floor(extract(epoch FROM d.observed_at) / len) * len)
+      FROM tweetkeeper.metric_history_default d
+    UNION
+    SELECT to_timestamp(floor(extract(epoch FROM g) / len) * len)
+      FROM generate_series(now(), now() + ahead, s.history_partition) g
+    ORDER BY 1
+  LOOP
+    lo := slot;
+    hi := to_timestamp(extract(epoch FROM slot) + len);
+    LOOP  -- a partition covering lo: start after it
+      SELECT p.ends INTO bound FROM tweetkeeper.history_partitions p WHERE p.starts <= lo AND p.ends > lo;
+      EXIT WHEN NOT FOUND;
+      lo := bound;
+    END LOOP;
+    SELECT min(p.starts) INTO bound FROM tweetkeeper.history_partitions p WHERE p.starts > lo AND p.starts < hi;
+    hi := least(hi, bound);
+    CONTINUE WHEN lo >= hi;
+    IF NOT locked THEN
+      LOCK TABLE tweetkeeper.metric_history IN SHARE UPDATE EXCLUSIVE MODE;  -- what ATTACH takes
+      locked := true;
+    END IF;
+    part := 'metric_history_' || to_char(lo, 'YYYYMMDD_HH24MISS');
+    EXECUTE format('CREATE TABLE tweetkeeper.%1$I (LIKE tweetkeeper.metric_history,
+                      CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id))', part, part || '_pkey');
+    EXECUTE format('WITH m AS (DELETE FROM tweetkeeper.metric_history_default
+                                WHERE observed_at >= $1 AND observed_at < $2 RETURNING *)
+                    INSERT INTO tweetkeeper.%I SELECT * FROM m', part) USING lo, hi;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    moved := moved + n;
+    EXECUTE format('ALTER TABLE tweetkeeper.metric_history ATTACH PARTITION tweetkeeper.%I FOR VALUES FROM (%L) TO (%L)',
+                   part, lo, hi);
+    created := created + 1;
+  END LOOP;
+  PERFORM tweetkeeper.record_housekeeping('partitions',
+    format('%s partitions created, %s rows moved out of the default partition', created, moved));
+  RETURN created;
+END $$;
+COMMENT ON FUNCTION create_partitions() IS
+  'Creates the partitions of metric_history for now and a little ahead (and for rows waiting in '
+  'the default partition, which move into them); returns how many it created. Idempotent.';
+
+-- Retention: whole partitions whose every row is older than tweetkeeper.history_retention are
+-- dropped; before that, with tweetkeeper.history_rollup, their rows are summed up per tweet and
+-- UTC day into metric_daily (merged with what an earlier partition gave the same day).
+CREATE FUNCTION apply_retention() RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
+  SET lock_timeout = '2s' AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  cutoff timestamptz := now() - s.history_retention;
+  p record;
+  dropped integer := 0;
+  rolled bigint := 0;
+  n bigint;
+BEGIN
+  IF s.history_retention = interval '0' THEN
+    PERFORM tweetkeeper.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
+    RETURN 0;
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  IF NOT EXISTS (SELECT FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff)
+     AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history_default d WHERE d.observed_at < cutoff) THEN
+    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s', cutoff));
+    RETURN 0;
+  END IF;
+  -- DROP takes this lock on the parent; taken first, before create_partitions() locks any
+  -- partition, so that no reader holding the parent waits for a partition held here.
+  LOCK TABLE tweetkeeper.metric_history IN ACCESS EXCLUSIVE MODE;
+  PERFORM tweetkeeper.create_partitions();  -- rows in the default partition get a partition, so they age out too
+  FOR p IN SELECT h.partition FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff ORDER BY h.starts LOOP
+    IF s.history_rollup THEN
+      EXECUTE format($q$
+        INSERT INTO tweetkeeper.metric_daily AS d (tweet_id, day, observations, last_observed_at,
+               retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count)
+        SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
+               count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
+               h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count
+          FROM %s h
+         ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
+        ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
+           SET observations = d.observations + excluded.observations,
+               last_observed_at = greatest(d.last_observed_at, excluded.last_observed_at),
+               retweet_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.retweet_count ELSE d.retweet_count END,
+               reply_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.reply_count ELSE d.reply_count END,
+               like_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.like_count ELSE d.like_count END,
+               quote_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.quote_count ELSE d.quote_count END,
+               bookmark_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.bookmark_count ELSE d.bookmark_count END,
+               impression_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.impression_count ELSE d.impression_count END
+      $q$, p.partition);
+      GET DIAGNOSTICS n = ROW_COUNT;
+      rolled := rolled + n;
+    END IF;
+    EXECUTE format('DROP TABLE %s', p.partition);
+    dropped := dropped + 1;
+  END LOOP;
+  PERFORM tweetkeeper.record_housekeeping('retention',
+    format('%s partitions older than %s dropped, %s daily rows rolled up', dropped, cutoff, rolled));
+  RETURN dropped;
+END $$;
+COMMENT ON FUNCTION apply_retention() IS
+  'Drops the partitions of metric_history older than tweetkeeper.history_retention (0: none), '
+  'first rolling them up into metric_daily (tweetkeeper.history_rollup); returns how many it dropped.';
+
+-- Each task that has not run for if_older_than (by anyone: pg_cron, an operator, this), in a
+-- subtransaction of its own: a task that fails (a lock not granted in time) is recorded as such
+-- and tried again next time, and does not stop the other. Run by the background worker every
+-- tweetkeeper.housekeeping_interval.
+CREATE FUNCTION housekeeping(if_older_than interval DEFAULT interval '0') RETURNS text
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  job text;
+  done text[] := '{}';
+BEGIN
+  IF if_older_than IS NULL OR if_older_than < interval '0' THEN
+    RAISE EXCEPTION 'if_older_than must be zero or more, not %', if_older_than
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Retention first: it takes the strongest lock (see apply_retention), before any other.
+  FOREACH job IN ARRAY ARRAY['retention', 'partitions'] LOOP
+    CONTINUE WHEN if_older_than > interval '0' AND EXISTS (
+                    SELECT FROM tweetkeeper.housekeeping_runs r
+                     WHERE r.task = job AND r.last_run > clock_timestamp() - if_older_than
+                             AND r.result NOT LIKE 'failed:%');
+    BEGIN
+      IF job = 'partitions' THEN PERFORM tweetkeeper.create_partitions();
+      ELSE PERFORM tweetkeeper.apply_retention();
+      END IF;
+      done := done || (job || ': ' || (SELECT r.result FROM tweetkeeper.housekeeping_runs r WHERE r.task = job));
+    EXCEPTION WHEN OTHERS THEN
+      PERFORM tweetkeeper.record_housekeeping(job, 'failed: ' || SQLERRM);
+      done := done || (job || ': failed: ' || SQLERRM);
+    END;
+  END LOOP;
+  RETURN array_to_string(done, '; ');
+END $$;
+COMMENT ON FUNCTION housekeeping(interval) IS
+  'Runs the housekeeping tasks (create_partitions, apply_retention) that have not run for '
+  'if_older_than; a failed task is recorded in housekeeping_runs and does not stop the other. '
+  'Returns what was done.';
+
+-- pg_cron, when it is installed in this database, instead of the background worker: the jobs run
+-- the tasks more often than tweetkeeper.housekeeping_interval, so the worker finds them done.
+-- Jobs belong to the user who calls this (cron.schedule); by name, so calling again updates them.
+CREATE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 * * * *',
+                                      retention text DEFAULT '17 * * * *') RETURNS bigint[]
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF partitions IS NULL OR retention IS NULL THEN
+    RAISE EXCEPTION 'the schedules must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
+    RAISE EXCEPTION 'pg_cron is not installed in database %', current_database()
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Add pg_cron to shared_preload_libraries, set cron.database_name to this database '
+                   'and CREATE EXTENSION pg_cron; without it the background worker does the housekeeping.';
+  END IF;
+  RETURN ARRAY[cron.schedule('tweetkeeper-partitions', partitions, 'SELECT tweetkeeper.create_partitions()'),
+               cron.schedule('tweetkeeper-retention', retention, 'SELECT tweetkeeper.apply_retention()')];
+END $$;
+COMMENT ON FUNCTION schedule_housekeeping(text, text) IS
+  'Registers (or updates) the pg_cron jobs tweetkeeper-partitions and tweetkeeper-retention with '
+  'these cron schedules; returns their job ids. Needs pg_cron in this database.';
+
+CREATE FUNCTION unschedule_housekeeping() RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer := 0;
+  job text;
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
+    RETURN 0;  -- nothing can be scheduled
+  END IF;
+  FOR job IN EXECUTE 'SELECT jobname FROM cron.job WHERE jobname IN (''tweetkeeper-partitions'', ''tweetkeeper-retention'')
+                       AND username = current_user' LOOP
+    PERFORM cron.unschedule(job);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION unschedule_housekeeping() IS
+  'Removes the pg_cron jobs of schedule_housekeeping() (the background worker takes over); '
+  'returns how many it removed.';

@@ -1,0 +1,60 @@
+-- Roles and privileges, last because they name everything above: tweetkeeper_worker,
+-- tweetkeeper_reader and tweetkeeper_admin, least privilege each; and the warning when the
+-- library is not preloaded.
+
+-- tweetkeeper_worker: claim, complete and release batches; nothing else (no table access).
+-- tweetkeeper_reader: read the tables and stats views.
+-- tweetkeeper_admin:  the reader's rights, plus the policy, scheduling and the tracked tweets.
+-- Grant them to login roles: GRANT tweetkeeper_worker TO my_worker_login. Roles are shared by
+-- all databases of a cluster and outlive DROP EXTENSION.
+DO $$
+DECLARE
+  r text;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['tweetkeeper_worker', 'tweetkeeper_reader', 'tweetkeeper_admin'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+      EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+    END IF;
+  END LOOP;
+END $$;
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper FROM PUBLIC;
+GRANT USAGE ON SCHEMA tweetkeeper TO tweetkeeper_worker, tweetkeeper_reader, tweetkeeper_admin;
+
+GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
+  complete_batch(bigint, jsonb, jsonb, jsonb), release_batch(bigint, text, text, jsonb)
+  TO tweetkeeper_worker;
+
+GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), settings(), lease_settings(),
+  preloaded(), backend_alive(integer, timestamptz), tweet_cost(numeric), forecast(interval),
+  next_month_utc() TO tweetkeeper_reader;
+
+GRANT tweetkeeper_reader TO tweetkeeper_admin;
+GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
+GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
+GRANT DELETE ON metric_history, batches, daily_usage, metric_daily TO tweetkeeper_admin;
+GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]), stop_watching(bigint[]),
+  age_delay(timestamptz), refresh_delay(timestamptz, interval, timestamptz) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
+  schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
+  derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),
+  reset_credential(text) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION create_partitions(), apply_retention(), housekeeping(interval),
+  schedule_housekeeping(text, text), unschedule_housekeeping() TO tweetkeeper_admin;
+
+-- Without shared_preload_libraries everything above works, but the background worker does not.
+DO $$
+BEGIN
+  IF NOT tweetkeeper.preloaded() THEN
+    RAISE WARNING 'tweetkeeper is not in shared_preload_libraries: its background worker '
+                  '(expired leases, batch records, history partitions and retention) is not running'
+      USING HINT = 'Add tweetkeeper to shared_preload_libraries in postgresql.conf, set '
+                   'tweetkeeper.database to this database, and restart PostgreSQL (or run '
+                   'tweetkeeper.schedule_housekeeping() with pg_cron for the history).';
+  END IF;
+END $$;
+-- forecast() and tweet_cost() read the policy through it (granted last, as 0.1.0 databases
+-- updated to 0.2.0 have it: the ACL's order is part of the schema the upgrade test compares).
+GRANT EXECUTE ON FUNCTION first_delay() TO tweetkeeper_reader;
