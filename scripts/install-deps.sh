@@ -9,7 +9,7 @@ packages=(
   libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev rapidjson-dev libgtest-dev libgmock-dev
   libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev
   prometheus prometheus-postgres-exporter systemd
-  curl jq python3-jsonschema
+  curl jq python3-jsonschema faketime
 )
 missing=()
 for p in "${packages[@]}"; do

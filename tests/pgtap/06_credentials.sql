@@ -38,10 +38,11 @@ SELECT results_eq($$SELECT name, remaining, requests FROM tweetkeeper.credential
 SELECT is((SELECT credential FROM tweetkeeper.batches WHERE lease_id = (SELECT lease_id FROM c WHERE n = 2)), 'alpha',
   'the batch remembers its credential');
 
--- Every window used up: no lease, but until when and why.
+-- Every window used up: no lease, but until when and why: alpha's window resets in 15 minutes,
+-- beta's monthly cap with the next UTC month, which is sooner in the last 15 minutes of a month.
 INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
 SELECT row_eq($$SELECT lease_id, wait_until, wait_reason FROM c WHERE n = 6$$,
-  ROW(NULL::bigint, now() + interval '15 minutes',
+  ROW(NULL::bigint, least(now() + interval '15 minutes', tweetkeeper.next_month_utc()),
       'alpha active (window used up), beta active (monthly cap: 0 of 4 billed reads left, the batch needs 2)'::text),
   'all quota spent: the claim says until when and why');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id IS NULL AND due_at <= now()), 30::bigint,

@@ -66,9 +66,13 @@ SELECT is((SELECT verdict FROM tweetkeeper.capacity),
 SELECT tweetkeeper.add_credential('r', 450, interval '15 minutes');
 UPDATE tweetkeeper.credentials SET status = 'rejected' WHERE name = 'r';
 SELECT is((SELECT capacity_next_hour FROM tweetkeeper.capacity), 4::numeric, 'a rejected credential gives nothing');
-UPDATE tweetkeeper.credentials SET requests_per_window = 450, monthly_cap = 20 WHERE name = 'a';
-SELECT alike((SELECT verdict FROM tweetkeeper.capacity), 'monthly cap runs out on 20%',
-  'a cap of 20 billed reads runs out, and the verdict says when');
+-- A cap whose 20 billed reads are used up runs out today, however little of the month is left
+-- (the reads a cap of 20 allows last days, or seconds on a month's last day).
+UPDATE tweetkeeper.credentials SET requests_per_window = 450, monthly_cap = 20, month_used = 20,
+       month_start = date_trunc('month', now(), 'UTC') WHERE name = 'a';
+SELECT is((SELECT verdict FROM tweetkeeper.capacity),
+  'monthly cap runs out on ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
+  'a cap of 20 billed reads, all used, runs out, and the verdict says when: today (UTC)');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -92,13 +92,16 @@ SELECT is((SELECT tweetkeeper.complete_batch(c.lease_id, jsonb_build_array(jsonb
 SELECT is((SELECT count(*) FROM tweetkeeper.metric_history WHERE tweet_id = pg_temp.id('3 hours', 99)), 1::bigint,
   'is stored all the same: it is the first');
 
--- Retention: observations of three and two days ago (written straight in, as a long-running
--- system would have them) are dropped with their partitions, rolled up per tweet and UTC day.
+-- Retention: observations of two whole UTC days, four and three days ago (written straight in,
+-- as a long-running system would have them), are dropped with their partitions, rolled up per
+-- tweet and UTC day. Both days ended at least 48 hours ago, whatever the time of day now, so all
+-- of them are older than the 36 hours kept below (tests/pgtap/run.sh also runs this file with
+-- the clock just before and after a UTC midnight).
 INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count, impression_count)
-SELECT 7, g, date_trunc('day', now() - interval '3 days') + g * interval '1 hour', g, 10 * g
+SELECT 7, g, date_trunc('day', now() - interval '4 days', 'UTC') + g * interval '1 hour', g, 10 * g
   FROM generate_series(0, 23) g
 UNION ALL
-SELECT 7, 100 + g, date_trunc('day', now() - interval '2 days') + g * interval '2 hours', 100 + g, NULL
+SELECT 7, 100 + g, date_trunc('day', now() - interval '3 days', 'UTC') + g * interval '2 hours', 100 + g, NULL
   FROM generate_series(0, 11) g;
 SELECT is(tweetkeeper.apply_retention(), 0, 'retention 0 (the default) drops nothing');
 SELECT matches((SELECT result FROM tweetkeeper.housekeeping_runs WHERE task = 'retention'), 'keeping everything',
@@ -110,8 +113,8 @@ SELECT is((SELECT count(*) FROM tweetkeeper.metric_history WHERE tweet_id = 7), 
 SELECT is((SELECT count(*) FROM tweetkeeper.metric_history WHERE tweet_id <> 7), 31::bigint, 'the recent ones stay');
 SELECT results_eq($$SELECT day, observations, like_count, impression_count FROM tweetkeeper.metric_daily
                      WHERE tweet_id = 7 ORDER BY day$$,
-  $$VALUES ((now() - interval '3 days')::date, 24, 23::bigint, 230::bigint),
-           ((now() - interval '2 days')::date, 12, 111::bigint, NULL::bigint)$$,
+  $$VALUES ((now() AT TIME ZONE 'UTC' - interval '4 days')::date, 24, 23::bigint, 230::bigint),
+           ((now() AT TIME ZONE 'UTC' - interval '3 days')::date, 12, 111::bigint, NULL::bigint)$$,
   'each day is rolled up: how many observations, and the day''s last counts (merged across partitions)');
 SELECT ok((SELECT min(starts) > now() - interval '36 hours' - interval '1 hour' FROM tweetkeeper.history_partitions),
   'no partition older than the retention is left');

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every pgTAP file against a throwaway cluster with tweetkeeper preloaded, then checks
-# CREATE EXTENSION's warning in a cluster without it. Prints "pgtap: N passed, M failed".
+# Runs every pgTAP file against a throwaway cluster with tweetkeeper preloaded, again with the
+# server's clock set to where days, months and years turn, then checks CREATE EXTENSION's warning
+# in a cluster without it. Prints "pgtap: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir pgtap
@@ -14,6 +15,27 @@ failed=${failed:-0}
 status=0
 echo "$out" | grep -q '^Result: PASS' || status=1
 [ -n "$total" ] || { total=0; status=1; }
+
+# The clock: the same files again, with the server's clock (libfaketime) started at moments where
+# days, months and years turn, ticking on from there: half an hour after a UTC midnight, seconds
+# before the midnight that ends a month (the run crosses it), before the end of a year, and before
+# the end of a leap day. Tests that build days, months or partitions from now() must pass at any
+# of them.
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+for moment in "2026-12-01 00:30:00" "2026-11-30 23:59:55" "2026-12-31 23:59:55" "2028-02-29 23:59:55"; do
+  tk_pg_stop "$dir"
+  LD_PRELOAD=$faketime_lib FAKETIME="@$moment" FAKETIME_DONT_FAKE_MONOTONIC=1 tk_pg_start "$dir" || exit 1
+  started=$(tk_psql -c "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')")
+  out=$(pg_prove --ext .sql "$TK_ROOT"/tests/pgtap/*.sql 2>&1 | grep -v 'NOTICE:')
+  if [ "${started:0:16}" = "${moment:0:16}" ] && echo "$out" | grep -q '^Result: PASS'; then
+    echo "ok - every pgTAP file passes with the clock at $moment UTC"
+  else
+    echo "not ok - every pgTAP file passes with the clock at $moment UTC (the server said $started)"
+    echo "$out" | grep -E '^not ok|^#|Failed' | head -30 | sed 's/^/#   /'
+    failed=$((failed + 1)); status=1
+  fi
+  total=$((total + 1))
+done
 
 # Without shared_preload_libraries: CREATE EXTENSION works and says what is missing.
 tk_pg_stop "$dir"
