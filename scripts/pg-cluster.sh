@@ -7,10 +7,12 @@
 set -euo pipefail
 PGBIN=$(pg_config --bindir)
 cmd=${1:?usage: pg-cluster.sh start|stop DIR [PORT]}
-dir=${2:?data directory}
+dir=$(realpath -m -- "${2:?data directory}")
 
+# As root, run as postgres from /: the caller's directory may be one postgres cannot enter (a
+# clone in a private directory), and initdb and pg_ctl would say so on every start.
 as_owner() {
-  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 case "$cmd" in
