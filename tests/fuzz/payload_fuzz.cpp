@@ -69,15 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   TK_FUZZ_CHECK(!doc.HasParseError() && doc.IsArray() && doc.Size() == observations.size());
   for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) {
     const rapidjson::Value& item = doc[i];
-    TK_FUZZ_CHECK(item.IsObject() && item.MemberCount() == 7);
+    TK_FUZZ_CHECK(item.IsObject() && item.MemberCount() == 1 + tk::kCountFields.size());
     const tk::Observation& o = observations[i];
     CheckCount(item, "id", o.id);
-    CheckCount(item, "retweet_count", o.metrics.retweet_count);
-    CheckCount(item, "reply_count", o.metrics.reply_count);
-    CheckCount(item, "like_count", o.metrics.like_count);
-    CheckCount(item, "quote_count", o.metrics.quote_count);
-    CheckCount(item, "bookmark_count", o.metrics.bookmark_count);
-    CheckCount(item, "impression_count", o.metrics.impression_count);
+    for (const tk::CountField& field : tk::kCountFields) CheckCount(item, field.name, o.metrics.*field.member);
   }
   return 0;
 }

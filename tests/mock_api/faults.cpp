@@ -2,21 +2,10 @@
 
 #include <algorithm>
 
+#include "mock_api/mix.hpp"
 #include "mock_api/problems.hpp"
 
 namespace tweetkeeper::mock {
-
-namespace {
-
-// splitmix64: a good 64-bit mix, so neighbouring sequence numbers get unrelated draws.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 const std::vector<FaultKind>& AllFaultKinds() {
   static const std::vector<FaultKind> kAll = {FaultKind::kHang, FaultKind::kSlow,      FaultKind::kDrop,

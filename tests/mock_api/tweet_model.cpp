@@ -5,17 +5,11 @@
 #include <cstdio>
 #include <ctime>
 
+#include "mock_api/mix.hpp"
+
 namespace tweetkeeper::mock {
 
 namespace {
-
-// splitmix64: neighbouring ids must get unrelated metrics, or clients mixing up ids go unnoticed.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 int64_t Saturating(double ceiling, double age, double tau) {
   return static_cast<int64_t>(std::floor(ceiling * (1.0 - std::exp(-age / tau))));

@@ -2,17 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include "worker_test_answers.hpp"
-
 #include <string>
 #include <vector>
 
 #include "provider/answer_status.hpp"
+#include "worker_test_answers.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
-
-using testing::Answer;
 
 TEST(Classify, StatusesAndBodies) {
   struct Case {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/options.hpp"
@@ -17,20 +18,19 @@ ParsedCommandLine Parse(std::vector<const char*> args) {
   return ParseCommandLine(static_cast<int>(args.size()), args.data());
 }
 
+// The options a run is shaped by, in one value, so a test states all of them at once.
+auto RunShape(const Options& o) {
+  return std::make_tuple(o.api.base, o.concurrency, o.batch_size, o.name, o.http_timeout_s, o.poll_interval_ms,
+                         o.exit_when_idle_s, o.log_level);
+}
+
 TEST(CommandLine, DefaultsWithOnlyDsn) {
   ParsedCommandLine p = Parse({"--dsn", "dbname=tk"});
   ASSERT_TRUE(p.options) << p.err;
   EXPECT_EQ(p.options->dsn, "dbname=tk");
-  EXPECT_EQ(p.options->api.base, "https://api.x.com");
   EXPECT_EQ(p.options->api.host, "api.x.com");
-  EXPECT_EQ(p.options->concurrency, 2);
-  EXPECT_EQ(p.options->batch_size, 100);
-  EXPECT_EQ(p.options->name, "");
-  EXPECT_EQ(p.options->http_timeout_s, 30);
-  EXPECT_EQ(p.options->poll_interval_ms, 5000);
-  EXPECT_EQ(p.options->exit_when_idle_s, 0);
+  EXPECT_EQ(RunShape(*p.options), std::make_tuple("https://api.x.com", 2, 100, "", 30, 5000, 0, "info"));
   EXPECT_EQ(p.options->startup_timeout_s, 0);  // wait for the database as long as it takes
-  EXPECT_EQ(p.options->log_level, "info");
   EXPECT_EQ(p.options->credentials_file, "");
   EXPECT_EQ(p.options->provider, "x-v2");
 }
@@ -66,8 +66,8 @@ TEST(CommandLine, MetricsAddress) {
     ASSERT_TRUE(q.options) << good << ": " << q.err;
     EXPECT_EQ(q.options->metrics_address, good);
   }
-  for (const char* bad : {"", "9464", ":9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:99999999",
-                          "[::1]:9464", "host:port", "a b:1"}) {
+  for (const char* bad : {"", "9464", ":9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:99999999", "[::1]:9464",
+                          "host:port", "a b:1"}) {
     ParsedCommandLine q = Parse({"--dsn", "x", "--metrics-address", bad});
     EXPECT_FALSE(q.options) << bad;
     EXPECT_EQ(q.exit_code, kExitUsage) << bad;
@@ -80,14 +80,7 @@ TEST(CommandLine, AllOptions) {
                                "64", "--batch-size", "1", "--name", "w1", "--http-timeout", "5", "--poll-interval",
                                "50", "--exit-when-idle", "3", "--log-level", "debug"});
   ASSERT_TRUE(p.options) << p.err;
-  EXPECT_EQ(p.options->api.base, "http://127.0.0.1:8080");
-  EXPECT_EQ(p.options->concurrency, 64);
-  EXPECT_EQ(p.options->batch_size, 1);
-  EXPECT_EQ(p.options->name, "w1");
-  EXPECT_EQ(p.options->http_timeout_s, 5);
-  EXPECT_EQ(p.options->poll_interval_ms, 50);
-  EXPECT_EQ(p.options->exit_when_idle_s, 3);
-  EXPECT_EQ(p.options->log_level, "debug");
+  EXPECT_EQ(RunShape(*p.options), std::make_tuple("http://127.0.0.1:8080", 64, 1, "w1", 5, 50, 3, "debug"));
 }
 
 TEST(CommandLine, HelpMentionsTheTokenVariable) {

@@ -2,24 +2,21 @@
 
 #include <gtest/gtest.h>
 
-#include "worker_test_answers.hpp"
-
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "provider/factory.hpp"
 #include "provider/x_v1_1.hpp"
+#include "worker_test_answers.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
 
-using testing::Answer;
-
 const XV11Provider kApi("https://api.x.com");
 
 TEST(XV11Url, JoinsIdsAndAsksForAMap) {
-  EXPECT_EQ(kApi.RequestUrl({20, 1460323737035677698, 3}),
+  EXPECT_EQ(kApi.RequestUrl(kUrlIds),
             "https://api.x.com/1.1/statuses/lookup.json?id=20,1460323737035677698,3&map=true");
   EXPECT_EQ(XV11Provider("http://127.0.0.1:8080/mock//").RequestUrl({7}),
             "http://127.0.0.1:8080/mock/1.1/statuses/lookup.json?id=7&map=true");
@@ -110,49 +107,33 @@ TEST(XV11Parse, Unparsable) {
 }
 
 TEST(XV11Parse, Errors) {
-  struct Case {
-    long status;
-    std::string body;
-    FailureKind kind;
-    std::string reason;
-  };
-  const std::vector<Case> cases = {
-      {429, R"({"errors":[{"code":88,"message":"Rate limit exceeded"}]})", FailureKind::kRateLimited,
-       "HTTP 429 Rate limit exceeded (code 88)"},
-      {401, R"({"errors":[{"code":89,"message":"Invalid or expired token."}]})", FailureKind::kRejected,
-       "HTTP 401 Invalid or expired token. (code 89)"},
-      {400, R"({"errors":[{"code":215,"message":"Bad Authentication data."}]})", FailureKind::kRejected,
-       "HTTP 400 Bad Authentication data. (code 215)"},
-      {403, R"({"errors":[{"message":"You currently have access to a subset of X API V2 endpoints","code":453}]})",
-       FailureKind::kRejected, "HTTP 403 You currently have access to a subset of X API V2 endpoints (code 453)"},
-      {400, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})", FailureKind::kOurRequestInvalid,
-       "HTTP 400 id parameter is invalid. (code 44)"},
-      {503, R"({"errors":[{"code":130,"message":"Over capacity"}]})", FailureKind::kServer,
-       "HTTP 503 Over capacity (code 130)"},
-      {404, "Not Found", FailureKind::kOtherClientError, "HTTP 404 Not Found"},
-  };
-  for (const Case& c : cases) {
-    BatchResult r = kApi.ParseAnswer(Answer(c.status, c.body), {1});
-    EXPECT_EQ(r.failure, c.kind) << c.status << " " << c.body;
-    EXPECT_EQ(r.reason, c.reason);
-    EXPECT_TRUE(r.observations.empty());
-  }
+  ExpectFailures(
+      kApi,
+      {
+          {429, R"({"errors":[{"code":88,"message":"Rate limit exceeded"}]})", FailureKind::kRateLimited,
+           "HTTP 429 Rate limit exceeded (code 88)"},
+          {401, R"({"errors":[{"code":89,"message":"Invalid or expired token."}]})", FailureKind::kRejected,
+           "HTTP 401 Invalid or expired token. (code 89)"},
+          {400, R"({"errors":[{"code":215,"message":"Bad Authentication data."}]})", FailureKind::kRejected,
+           "HTTP 400 Bad Authentication data. (code 215)"},
+          {403, R"({"errors":[{"message":"You currently have access to a subset of X API V2 endpoints","code":453}]})",
+           FailureKind::kRejected, "HTTP 403 You currently have access to a subset of X API V2 endpoints (code 453)"},
+          {400, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})", FailureKind::kOurRequestInvalid,
+           "HTTP 400 id parameter is invalid. (code 44)"},
+          {503, R"({"errors":[{"code":130,"message":"Over capacity"}]})", FailureKind::kServer,
+           "HTTP 503 Over capacity (code 130)"},
+          {404, "Not Found", FailureKind::kOtherClientError, "HTTP 404 Not Found"},
+      });
   HttpResponse transport;
   transport.error = "Operation timed out";
   EXPECT_EQ(kApi.ParseAnswer(transport, {1}).failure, FailureKind::kTransport);
 }
 
 TEST(XV11Parse, GarbageNeverCrashes) {
-  const std::vector<std::string> bodies = {std::string(200000, '['),
-                                           std::string(200000, '{'),
-                                           "\xff\xfe\x00",
-                                           R"({"id":{"1":{"retweet_count":1e400}}})",
-                                           R"({"id":{"99999999999999999999":null,"0":null,"-1":null}})",
-                                           R"({"id":{"1":{"id":"1","id_str":1}}})"};
-  for (const std::string& body : bodies) {
-    BatchResult r = kApi.ParseAnswer(Answer(200, body), {1});
-    EXPECT_NE(std::string(FailureKindName(r.failure)), "?");
-  }
+  ExpectGarbageHandled(kApi, {"", "null", "[]", "{\"id\":", std::string(200000, '['), std::string(200000, '{'),
+                              std::string("\xff\xfe\x00", 3), R"({"id":{"1":{"retweet_count":1e400}}})",
+                              R"({"id":{"99999999999999999999":null,"0":null,"-1":null}})",
+                              R"({"id":{"1":{"id":"1","id_str":1}}})", R"({"id":[]})"});
 }
 
 TEST(XV11CreatedAt, Parses) {

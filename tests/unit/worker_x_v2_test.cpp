@@ -2,23 +2,20 @@
 
 #include <gtest/gtest.h>
 
-#include "worker_test_answers.hpp"
-
 #include <string>
 #include <vector>
 
 #include "provider/json_fields.hpp"
 #include "provider/x_v2.hpp"
+#include "worker_test_answers.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
 
-using testing::Answer;
-
 const XV2Provider kApi("https://api.x.com");
 
 TEST(XV2Url, JoinsIdsAndAsksForMetrics) {
-  EXPECT_EQ(kApi.RequestUrl({20, 1460323737035677698, 3}),
+  EXPECT_EQ(kApi.RequestUrl(kUrlIds),
             "https://api.x.com/2/tweets?ids=20,1460323737035677698,3&tweet.fields=public_metrics,created_at");
 }
 
@@ -127,7 +124,8 @@ TEST(XV2Parse, MissingNullAndInvalidMetricsStayEmpty) {
 
 TEST(XV2Parse, CountsUpToATrillion) {
   BatchResult r = kApi.ParseAnswer(
-      Answer(200, R"({"data":[{"id":"1","public_metrics":{"like_count":1000000000000,"impression_count":1000000000001}}]})"),
+      Answer(200,
+             R"({"data":[{"id":"1","public_metrics":{"like_count":1000000000000,"impression_count":1000000000001}}]})"),
       {1});
   ASSERT_TRUE(r.ok()) << r.reason;
   EXPECT_EQ(r.observations[0].metrics.like_count, kMaxCount);
@@ -227,8 +225,8 @@ TEST(XV2Parse, AnswerThatLeavesEveryIdOutIsNoFailure) {
 }
 
 TEST(XV2Parse, AnswerAboutOtherIdsOnlyIsAFailure) {
-  for (const char* body : {R"({"data":[{"id":"3"}]})", R"({"errors":[{"message":"field x is unknown"}]})",
-                           R"({"data":{"id":"1"}})"}) {
+  for (const char* body :
+       {R"({"data":[{"id":"3"}]})", R"({"errors":[{"message":"field x is unknown"}]})", R"({"data":{"id":"1"}})"}) {
     BatchResult r = kApi.ParseAnswer(Answer(200, body), {1, 2});
     EXPECT_EQ(r.failure, FailureKind::kUnparsable) << body;
     EXPECT_NE(r.reason.find("none of the 2 requested ids"), std::string::npos) << r.reason;
@@ -257,15 +255,7 @@ TEST(XV2Parse, GarbageNeverCrashes) {
       "{\"data\":[]} trailing",
       std::string("{\"data\":[]}\0garbage", 19),
   };
-  for (const std::string& body : bodies) {
-    BatchResult r = kApi.ParseAnswer(Answer(200, body), {1});
-    // Usable, or an object about nothing (every id left out), or a failure: never anything else.
-    EXPECT_EQ(r.ok(), !r.observations.empty() || !r.problems.empty() || r.omitted.size() == 1) << body.substr(0, 80);
-    if (!r.ok()) {
-      EXPECT_EQ(r.failure, FailureKind::kUnparsable) << body.substr(0, 80);
-      EXPECT_FALSE(r.reason.empty());
-    }
-  }
+  ExpectGarbageHandled(kApi, bodies);
   // The one valid-enough entry in the mixed error list is used, with defaults for bad fields.
   BatchResult r = kApi.ParseAnswer(
       Answer(200, R"({"errors":[null,1,"x",{"resource_id":5},{"resource_id":"1","detail":7,"type":[]}]})"), {1});
@@ -282,43 +272,33 @@ TEST(XV2Parse, UnparsableReasonNamesTheError) {
 }
 
 TEST(XV2Parse, ErrorStatuses) {
-  struct Case {
-    long status;
-    std::string body;
-    FailureKind kind;
-    std::string reason;
-  };
-  const std::vector<Case> cases = {
-      {400,
-       R"({"errors":[{"parameters":{"ids":[]},"message":"The `ids` query parameter can not be empty"}],
+  ExpectFailures(
+      kApi,
+      {
+          {400,
+           R"({"errors":[{"parameters":{"ids":[]},"message":"The `ids` query parameter can not be empty"}],
            "title":"Invalid Request","detail":"One or more parameters to your request was invalid.",
            "type":"https://api.twitter.com/2/problems/invalid-request"})",
-       FailureKind::kOurRequestInvalid,
-       "HTTP 400 Invalid Request: One or more parameters to your request was invalid. (The `ids` query parameter "
-       "can not be empty)"},
-      {401, R"({"title":"Unauthorized","type":"about:blank","status":401,"detail":"Unauthorized"})", FailureKind::kRejected,
-       "HTTP 401 Unauthorized"},
-      {403, R"({"title":"Forbidden","type":"about:blank","status":403,"detail":"Forbidden"})", FailureKind::kRejected,
-       "HTTP 403 Forbidden"},
-      {429, R"({"title":"Too Many Requests","type":"about:blank","status":429,"detail":"Too Many Requests"})",
-       FailureKind::kRateLimited, "HTTP 429 Too Many Requests"},
-      {429,
-       R"({"account_id":1,"product_name":"standard-basic","title":"UsageCapExceeded","period":"Monthly",
+           FailureKind::kOurRequestInvalid,
+           "HTTP 400 Invalid Request: One or more parameters to your request was invalid. (The `ids` query parameter "
+           "can not be empty)"},
+          {401, R"({"title":"Unauthorized","type":"about:blank","status":401,"detail":"Unauthorized"})",
+           FailureKind::kRejected, "HTTP 401 Unauthorized"},
+          {403, R"({"title":"Forbidden","type":"about:blank","status":403,"detail":"Forbidden"})",
+           FailureKind::kRejected, "HTTP 403 Forbidden"},
+          {429, R"({"title":"Too Many Requests","type":"about:blank","status":429,"detail":"Too Many Requests"})",
+           FailureKind::kRateLimited, "HTTP 429 Too Many Requests"},
+          {429,
+           R"({"account_id":1,"product_name":"standard-basic","title":"UsageCapExceeded","period":"Monthly",
            "scope":"Product","detail":"Usage cap exceeded: Monthly product cap",
            "type":"https://api.twitter.com/2/problems/usage-capped"})",
-       FailureKind::kUsageCapped, "HTTP 429 UsageCapExceeded: Usage cap exceeded: Monthly product cap"},
-      {503, "<html><body>Service\nUnavailable</body></html>", FailureKind::kServer,
-       "HTTP 503 <html><body>Service Unavailable</body></html>"},
-      {500, "", FailureKind::kServer, "HTTP 500"},
-      {404, "{\"title\":", FailureKind::kOtherClientError, "HTTP 404 {\"title\":"},
-      {302, "", FailureKind::kOtherClientError, "HTTP 302"},
-  };
-  for (const Case& c : cases) {
-    BatchResult r = kApi.ParseAnswer(Answer(c.status, c.body), {1});
-    EXPECT_EQ(r.failure, c.kind) << c.status << " " << c.body;
-    EXPECT_EQ(r.reason, c.reason);
-    EXPECT_TRUE(r.observations.empty());
-  }
+           FailureKind::kUsageCapped, "HTTP 429 UsageCapExceeded: Usage cap exceeded: Monthly product cap"},
+          {503, "<html><body>Service\nUnavailable</body></html>", FailureKind::kServer,
+           "HTTP 503 <html><body>Service Unavailable</body></html>"},
+          {500, "", FailureKind::kServer, "HTTP 500"},
+          {404, "{\"title\":", FailureKind::kOtherClientError, "HTTP 404 {\"title\":"},
+          {302, "", FailureKind::kOtherClientError, "HTTP 302"},
+      });
 }
 
 TEST(XV2Parse, LongNonJsonErrorBodyIsShortened) {
@@ -371,12 +351,13 @@ namespace {
 
 // A failed parse must say what arrived: an HTML error page and cut-off JSON need different fixes.
 TEST(XV2Parse, UnparsableReasonSaysWhatCame) {
-  BatchResult html = kApi.ParseAnswer(Answer(200, "<!DOCTYPE html><html>Over capacity</html>",
-                                             {{"content-type", "text/html; charset=utf-8"}}), {1});
+  BatchResult html = kApi.ParseAnswer(
+      Answer(200, "<!DOCTYPE html><html>Over capacity</html>", {{"content-type", "text/html; charset=utf-8"}}), {1});
   EXPECT_EQ(html.failure, FailureKind::kUnparsable);
   EXPECT_NE(html.reason.find("(text/html; charset=utf-8, 41 bytes)"), std::string::npos) << html.reason;
   EXPECT_NE(html.reason.find(": <!DOCTYPE html>"), std::string::npos) << html.reason;
-  BatchResult cut = kApi.ParseAnswer(Answer(200, "{\"data\":[{\"id\":\"1", {{"content-type", "application/json"}}), {1});
+  BatchResult cut =
+      kApi.ParseAnswer(Answer(200, "{\"data\":[{\"id\":\"1", {{"content-type", "application/json"}}), {1});
   EXPECT_NE(cut.reason.find("(application/json, 17 bytes)"), std::string::npos) << cut.reason;
   EXPECT_EQ(cut.reason.find(": {"), std::string::npos) << "no snippet of JSON-looking bodies";
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The provider-neutral outcome of one API request for one batch of tweet ids.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,19 @@ struct Metrics {
   std::optional<std::int64_t> impression_count;
 };
 
+// Each count with its name in complete_batch's payload (X API v2's public_metrics names), in
+// the payload's order: what writes the payload and what checks it walk the same list.
+struct CountField {
+  const char* name;
+  std::optional<std::int64_t> Metrics::*member;
+};
+inline constexpr std::array<CountField, 6> kCountFields{{{"retweet_count", &Metrics::retweet_count},
+                                                         {"reply_count", &Metrics::reply_count},
+                                                         {"like_count", &Metrics::like_count},
+                                                         {"quote_count", &Metrics::quote_count},
+                                                         {"bookmark_count", &Metrics::bookmark_count},
+                                                         {"impression_count", &Metrics::impression_count}}};
+
 struct Observation {
   std::int64_t id = 0;
   Metrics metrics;
@@ -35,14 +49,14 @@ struct Problem {
 // Why a whole request failed; decides how long the worker waits before the next one.
 enum class FailureKind {
   kNone,
-  kTransport,    // no HTTP answer: DNS, connect, timeout, aborted
-  kRateLimited,  // 429 for the 15-minute window: wait for x-rate-limit-reset
-  kUsageCapped,  // 429 for the monthly cap: waiting for the window does not help
-  kRejected,        // 401/403 (or a v1.1 auth error code): the token is wrong or lacks access
+  kTransport,          // no HTTP answer: DNS, connect, timeout, aborted
+  kRateLimited,        // 429 for the 15-minute window: wait for x-rate-limit-reset
+  kUsageCapped,        // 429 for the monthly cap: waiting for the window does not help
+  kRejected,           // 401/403 (or a v1.1 auth error code): the token is wrong or lacks access
   kOurRequestInvalid,  // 400: the request we built is wrong (our bug); retrying the same ids fails again
   kOtherClientError,   // other 4xx and 3xx: most likely a wrong --api-url
-  kServer,       // 5xx
-  kUnparsable,   // a 200 whose body we cannot use
+  kServer,             // 5xx
+  kUnparsable,         // a 200 whose body we cannot use
 
 };
 
@@ -60,7 +74,7 @@ struct BatchResult {
   std::string reason;  // readable, for logs and release_batch; empty on success
   std::vector<Observation> observations;
   std::vector<Problem> problems;
-  std::size_t ignored = 0;  // entries about ids we did not ask for, or malformed entries
+  std::size_t ignored = 0;            // entries about ids we did not ask for, or malformed entries
   std::vector<std::int64_t> omitted;  // requested ids the answer left out (neither found nor an error)
   RateLimit rate_limit;
 

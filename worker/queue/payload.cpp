@@ -31,12 +31,7 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
     w.StartObject();
     w.Key("id");
     w.Int64(o.id);
-    Count(w, "retweet_count", o.metrics.retweet_count);
-    Count(w, "reply_count", o.metrics.reply_count);
-    Count(w, "like_count", o.metrics.like_count);
-    Count(w, "quote_count", o.metrics.quote_count);
-    Count(w, "bookmark_count", o.metrics.bookmark_count);
-    Count(w, "impression_count", o.metrics.impression_count);
+    for (const CountField& field : kCountFields) Count(w, field.name, o.metrics.*field.member);
     if (!o.invalid.empty()) {
       w.Key("invalid");
       String(w, o.invalid);
