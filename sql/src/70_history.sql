@@ -32,9 +32,12 @@ COMMENT ON FUNCTION record_housekeeping(text, text) IS
 -- every slot that holds rows of the default partition (housekeeping stopped for a while: they
 -- move into their own partitions). Slots are aligned to the epoch in UTC and clipped to the gaps
 -- between existing partitions, so a changed partition length never overlaps old partitions.
--- CREATE + ATTACH rather than CREATE ... PARTITION OF: attaching takes a weaker lock on
--- metric_history, so completions go on meanwhile; lock_timeout keeps it from queueing behind a
--- long reader (and everything else behind it).
+-- The parent is locked EXCLUSIVE once a partition is needed: readers go on, completions wait the
+-- few milliseconds this takes. A weaker lock (ATTACH's own, SHARE UPDATE EXCLUSIVE) lets a
+-- completion route its row to the default partition just before the ATTACH and then fail its
+-- partition check just after (SQLSTATE 23514), wasting the request it stores. CREATE + ATTACH
+-- rather than CREATE ... PARTITION OF, whose ACCESS EXCLUSIVE lock would stop readers too;
+-- lock_timeout keeps it from queueing behind a long writer (and everything else behind it).
 CREATE FUNCTION create_partitions() RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
@@ -75,7 +78,7 @@ BEGIN
     hi := least(hi, bound);
     CONTINUE WHEN lo >= hi;
     IF NOT locked THEN
-      LOCK TABLE tweetkeeper.metric_history IN SHARE UPDATE EXCLUSIVE MODE;  -- what ATTACH takes
+      LOCK TABLE tweetkeeper.metric_history IN EXCLUSIVE MODE;  -- no completion in flight across the ATTACH
       locked := true;
     END IF;
     part := 'metric_history_' || to_char(lo, 'YYYYMMDD_HH24MISS');

@@ -80,4 +80,46 @@ tk_sql_ok "the background worker rolled up and dropped them too" \
   "SELECT format('%s rows left; daily %s; runs %s', (SELECT count(*) FROM tweetkeeper.metric_history),
      (SELECT string_agg(format('%s %s %s', tweet_id, day, observations), ', ') FROM tweetkeeper.metric_daily),
      (SELECT string_agg(format('%s %s %s', task, last_run, result), ', ') FROM tweetkeeper.housekeeping_runs))"
+
+# A completion while a partition for now is being attached: it waits for the partition and
+# stores there. (With ATTACH's own lock it routed to the default partition, then failed its
+# partition check: SQLSTATE 23514, a request paid for and not stored.) The partitions from a
+# day back are dropped, so that the next create_partitions() has one for now to attach; it
+# holds its transaction open for 3 s while the completion comes.
+tk_psql -c "SELECT tweetkeeper.unschedule_housekeeping()" \
+  -c "ALTER SYSTEM SET tweetkeeper.housekeeping_interval = '1h'" -c "SELECT pg_reload_conf()" >/dev/null
+for p in $(tk_psql -c "SELECT partition FROM tweetkeeper.history_partitions WHERE ends > now() - interval '1 day'"); do
+  tk_psql -c "DROP TABLE $p" >/dev/null
+done
+tk_psql -c "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' 3))" >/dev/null
+tk_psql -c "BEGIN" -c "SELECT tweetkeeper.create_partitions()" -c "SELECT pg_sleep(3)" -c "COMMIT" >"$dir/attach.log" 2>&1 &
+attach=$!
+# Claim and complete in one session (a batch whose session ended is handed back by maintenance),
+# the completion once create_partitions() has attached (its transaction open, sleeping).
+out=$(tk_psql 2>&1 <<'SQL'
+SET tweetkeeper.buffer_ttl = 0;
+SELECT lease_id AS lease FROM tweetkeeper.claim_batch('race', 100) \gset
+DO $$
+BEGIN
+  FOR i IN 1..50 LOOP
+    EXIT WHEN EXISTS (SELECT FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3)' AND state = 'active');
+    PERFORM pg_sleep(0.1);
+    PERFORM pg_stat_clear_snapshot();  -- pg_stat_activity is otherwise read once a transaction
+  END LOOP;
+END $$;
+SELECT tweetkeeper.complete_batch(:lease,
+         (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 1))
+            FROM unnest((SELECT tweet_ids FROM tweetkeeper.batches WHERE lease_id = :lease)) id), '[]');
+SQL
+)
+rc=$?
+wait $attach
+lease=$(tk_psql -c "SELECT max(lease_id) FROM tweetkeeper.batches WHERE worker = 'race'")
+[ $rc -eq 0 ] && [ "$out" = 3 ]
+tk_ok "a completion while a partition for now is attached stores every observation (rc $rc, stored ${out:-none})" $? \
+  "$out $(cat "$dir/attach.log")"
+tk_sql_ok "and they are in the new partition, none in the default one" \
+  "SELECT count(*) = 3 AND bool_and(tableoid <> 'tweetkeeper.metric_history_default'::regclass)
+     FROM tweetkeeper.metric_history WHERE lease_id = $lease" \
+  "SELECT tableoid::regclass, count(*) FROM tweetkeeper.metric_history GROUP BY 1"
 tk_summary housekeeping
