@@ -186,6 +186,19 @@ SELECT h.tweet_id, h.observed_at - lag(h.observed_at) OVER w AS gap, tweetkeeper
  WHERE t.state = 'scheduled'
 WINDOW w AS (PARTITION BY h.tweet_id ORDER BY h.lease_id);"
 }
+# tk_on_schedule_ok WHAT STOP BOUND: two checks that scheduled tweets were refreshed on time: no
+# gap between two observations exceeded the tweet's delay + BOUND (an SQL interval expression),
+# and none was overdue by more than BOUND when the run ended at STOP. WHAT names BOUND.
+tk_on_schedule_ok() {
+  local gaps late
+  gaps=$(tk_gaps_sql)
+  late="FROM tweetkeeper.tweets WHERE state = 'scheduled' AND due_at < timestamptz '$2' - ($3)"
+  tk_sql_ok "no refresh came later than delay + $1" \
+    "$gaps SELECT coalesce(bool_and(gap <= delay + ($3)), false) FROM gaps WHERE gap IS NOT NULL" \
+    "$gaps SELECT tweet_id, gap, delay FROM gaps WHERE gap > delay + ($3) ORDER BY gap DESC"
+  tk_sql_ok "no scheduled tweet was overdue by more than $1 when the run ended" \
+    "SELECT count(*) = 0 $late" "SELECT tweet_id, due_at, timestamptz '$2' - due_at AS late $late"
+}
 # tk_wait_for SECONDS SQL: polls (5 times a second) until SQL answers t; false after SECONDS.
 tk_wait_for() {
   local i
