@@ -93,9 +93,17 @@ rules=$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "
 [ "$rules" = 6 ]
 tk_ok "Prometheus loaded the 6 alert rules of deploy/prometheus/alerts.yml and evaluates them (${rules:-0} ok)" $?
 
-# Quiet the queue, let the batches in flight finish and two scrapes pass, then compare.
-tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day' WHERE due_at IS NOT NULL" >/dev/null
-sleep 4
+# Quiet the queue, then compare. A batch in flight may still be released, which makes its tweets
+# due again at once: push due tweets a day away until none is left to push and no batch is in
+# flight, twice in a row a second apart (a claim that was committing is seen by then). Then
+# nothing more can be claimed; two scrapes pass before the comparison.
+quiet="WITH pushed AS (UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day'
+                     WHERE due_at < now() + interval '1 hour' RETURNING 1)
+SELECT NOT EXISTS (SELECT FROM pushed) AND NOT EXISTS (SELECT FROM tweetkeeper.batches WHERE outcome IS NULL)"
+tk_wait_for 30 "$quiet" && sleep 1 && tk_wait_for 30 "$quiet"
+tk_ok "the queue went quiet: nothing due, no batch in flight" $? \
+  "$(tk_psql -c "SELECT lease_id, worker, claimed_at FROM tweetkeeper.batches WHERE outcome IS NULL")"
+sleep 3
 stored_db=$(tk_psql -c "SELECT sum(stored) FROM tweetkeeper.batches WHERE outcome = 'completed'")
 stored_prom=$(query 'sum(tweetkeeper_worker_tweets_stored_total)')
 [ -n "$stored_prom" ] && [ "$stored_prom" = "$stored_db" ] && [ "$stored_db" -gt 500 ]
@@ -110,7 +118,10 @@ requests_prom=$(query 'sum(tweetkeeper_worker_api_requests_total)')
 errors_prom=$(query 'sum(tweetkeeper_worker_api_requests_total{outcome="5xx"})')
 released_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'released'")
 [ "$requests_prom" = "$requests_db" ] && [ "$errors_prom" = "$released_db" ] && [ "$released_db" -gt 0 ]
-tk_ok "API requests ($requests_prom) and 5xx answers ($errors_prom) equal the batches answered and released ($requests_db, $released_db)" $?
+tk_ok "API requests ($requests_prom) and 5xx answers ($errors_prom) equal the batches answered and released ($requests_db, $released_db)" $? \
+  "$(curl -s --data-urlencode 'query=sum by (outcome) (tweetkeeper_worker_api_requests_total)' "$api/query" | jq -c '.data.result[] | [.metric.outcome, .value[1]]')
+$(tk_psql -c "SELECT lease_id, worker, claimed_at, finished_at, reason FROM tweetkeeper.batches WHERE outcome = 'released' ORDER BY lease_id")
+$(grep -h 'released\|failed' "$dir"/prom-*.log | tail -n 20)"
 claimed=$(query 'sum(tweetkeeper_worker_batches_total{event="claimed"})')
 finished=$(query 'sum(tweetkeeper_worker_batches_total{event=~"completed|released"})')
 [ -n "$claimed" ] && [ "$claimed" = "$finished" ] && [ "$claimed" = "$requests_db" ]
