@@ -11,6 +11,7 @@ source "$(dirname "$0")/../lib/common.sh"
 RUN_S=${RUN_S:-20}
 TWEETS=500
 tk_workdir billing
+tk_not_across_utc_midnight 120  # it counts billed reads per UTC day and month
 sha12() { printf %s "$1" | sha256sum | cut -c1-12; }
 
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1

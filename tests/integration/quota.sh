@@ -12,6 +12,7 @@ PER_WINDOW=15
 RUN1_S=${RUN1_S:-32}
 RUN2_S=${RUN2_S:-15}
 tk_workdir quota
+tk_not_across_utc_midnight 120  # a cap is "until next month"; billed reads count per UTC day
 sha12() { printf %s "$1" | sha256sum | cut -c1-12; }
 
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1

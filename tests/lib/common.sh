@@ -199,6 +199,18 @@ tk_on_schedule_ok() {
   tk_sql_ok "no scheduled tweet was overdue by more than $1 when the run ended" \
     "SELECT count(*) = 0 $late" "SELECT tweet_id, due_at, timestamptz '$2' - due_at AS late $late"
 }
+# tk_not_across_utc_midnight SECONDS: for a suite whose checks count per UTC day or month (X
+# bills a post once per UTC day; caps are monthly): when the next UTC midnight is less than
+# SECONDS away, waits until it has passed, so that the suite's run does not straddle it.
+tk_not_across_utc_midnight() {
+  local now left
+  now=$(date -u +%s)
+  left=$((86400 - now % 86400))
+  if ((left < $1)); then
+    echo "# UTC midnight in ${left}s: waiting for it, so that this run counts within one UTC day"
+    sleep $((left + 2))
+  fi
+}
 # tk_wait_for SECONDS SQL: polls (5 times a second) until SQL answers t; false after SECONDS.
 tk_wait_for() {
   local i
