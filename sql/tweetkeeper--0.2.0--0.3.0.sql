@@ -6,6 +6,7 @@
 --  * create_partitions() locks metric_history EXCLUSIVE (not SHARE UPDATE EXCLUSIVE) while it
 --    attaches a partition, so a completion can no longer fail with SQLSTATE 23514 on
 --    metric_history_default when a partition for now is created while it stores.
+--  * parse_post_url(): X, Bluesky and Mastodon post URLs read into network, author and key.
 
 CREATE OR REPLACE FUNCTION create_partitions() RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
@@ -66,3 +67,16 @@ BEGIN
     format('%s partitions created, %s rows moved out of the default partition', created, moved));
   RETURN created;
 END $$;
+
+CREATE FUNCTION parse_post_url(url text, OUT network text, OUT host text, OUT author text,
+                               OUT post_key text, OUT created_at timestamptz, OUT canonical text)
+  RETURNS record AS 'MODULE_PATHNAME', 'tk_parse_post_url' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION parse_post_url(text) IS
+  'Reads a post URL: X (https://x.com/<user>/status/<id>, twitter.com, /i/web/status/<id>), '
+  'Bluesky (https://bsky.app/profile/<handle or DID>/post/<rkey>, at://<handle or DID>/'
+  'app.bsky.feed.post/<rkey>) or Mastodon (https://<host>/@<user>/<id>, https://<host>/users/'
+  '<user>/statuses/<id>). Returns the network (x, bluesky, mastodon), the host (Mastodon), the '
+  'author, the post''s key, its creation time where the key encodes one (for Bluesky an estimate) '
+  'and one canonical spelling. 22023, naming the value and the fault, for anything else.';
+REVOKE ALL ON FUNCTION parse_post_url(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION parse_post_url(text) TO tweetkeeper_reader;

@@ -58,3 +58,5 @@ END $$;
 -- forecast() and tweet_cost() read the policy through it (granted last, as 0.1.0 databases
 -- updated to 0.2.0 have it: the ACL's order is part of the schema the upgrade test compares).
 GRANT EXECUTE ON FUNCTION first_delay() TO tweetkeeper_reader;
+-- Added in 0.3.0, granted after everything 0.2.0 had (the order of an ACL is part of the schema).
+GRANT EXECUTE ON FUNCTION parse_post_url(text) TO tweetkeeper_reader;

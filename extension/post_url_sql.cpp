@@ -1,0 +1,46 @@
+// parse_post_url(url text): post_url.hpp's parser for SQL, so that the database and
+// tweetkeeper-import read a post's URL by the same rules.
+#include "pg_bridge.hpp"
+#include "post_url.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "datatype/timestamp.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+}
+
+#include <string>
+
+using namespace tweetkeeper;
+
+// -> (network, host, author, post_key, created_at, canonical); 22023 naming the value and what
+// is wrong with it when it is not a post URL. host and created_at are NULL where the URL has none.
+TK_FUNCTION(tk_parse_post_url) {
+  text* arg = pg::PgCall([&] { return PG_GETARG_TEXT_PP(0); });
+  const std::string url(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg));
+  PostRef ref;
+  try {
+    ref = ParsePostUrl(url);
+  } catch (const PostUrlError& e) {
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+  }
+  const char* network = NetworkName(ref.network);
+  const TimestampTz created =
+      ref.created_ms ? *ref.created_ms * 1000 - (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY : 0;
+  const HeapTuple tuple = pg::PgCall([&] {
+    TupleDesc tupdesc;
+    if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
+      elog(ERROR, "parse_post_url must return a record of 6 columns");
+    Datum values[6] = {CStringGetTextDatum(network),
+                       CStringGetTextDatum(ref.host.c_str()),
+                       CStringGetTextDatum(ref.author.c_str()),
+                       CStringGetTextDatum(ref.key.c_str()),
+                       TimestampTzGetDatum(created),
+                       CStringGetTextDatum(ref.canonical.c_str())};
+    bool nulls[6] = {false, ref.host.empty(), ref.author.empty(), false, !ref.created_ms.has_value(), false};
+    return heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls);
+  });
+  PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+}

@@ -1,0 +1,155 @@
+// Post URLs of X, Bluesky and Mastodon: every accepted form, the refused ones and their messages.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "post_url.hpp"
+
+namespace tweetkeeper {
+namespace {
+
+struct Accepted {
+  std::string url;
+  Network network;
+  std::string host, author, key, canonical;
+};
+
+TEST(PostUrl, AcceptedForms) {
+  const std::string x = "https://x.com/i/web/status/1460323737035677698";
+  const std::string bsky = "at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3l6oveex3ii2l";
+  const std::vector<Accepted> cases = {
+      {"https://x.com/jack/status/20", Network::kX, "", "jack", "20", "https://x.com/i/web/status/20"},
+      {"https://x.com/XDevelopers/status/1460323737035677698", Network::kX, "", "XDevelopers", "1460323737035677698",
+       x},
+      {"https://twitter.com/XDevelopers/status/1460323737035677698?s=20&t=abc", Network::kX, "", "XDevelopers",
+       "1460323737035677698", x},
+      {"http://mobile.twitter.com/XDevelopers/statuses/1460323737035677698#frag", Network::kX, "", "XDevelopers",
+       "1460323737035677698", x},
+      {"HTTPS://WWW.X.COM/XDevelopers/status/1460323737035677698/", Network::kX, "", "XDevelopers",
+       "1460323737035677698", x},
+      {"https://x.com/i/web/status/1460323737035677698", Network::kX, "", "", "1460323737035677698", x},
+      {"https://x.com/i/status/1460323737035677698", Network::kX, "", "", "1460323737035677698", x},
+      {"https://x.com/XDevelopers/status/1460323737035677698/photo/1", Network::kX, "", "XDevelopers",
+       "1460323737035677698", x},
+      {"https://x.com/XDevelopers/status/1460323737035677698/analytics", Network::kX, "", "XDevelopers",
+       "1460323737035677698", x},
+      {"  https://x.com/jack/status/20\r\n", Network::kX, "", "jack", "20", "https://x.com/i/web/status/20"},
+      {"https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/3l6oveex3ii2l", Network::kBluesky, "",
+       "did:plc:z72i7hdynmk6r22z27h6tvur", "3l6oveex3ii2l", bsky},
+      {"https://bsky.app/profile/Alice.Bsky.Social/post/3l6oveex3ii2l?ref=x", Network::kBluesky, "",
+       "alice.bsky.social", "3l6oveex3ii2l", "at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l"},
+      {bsky, Network::kBluesky, "", "did:plc:z72i7hdynmk6r22z27h6tvur", "3l6oveex3ii2l", bsky},
+      {"at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l", Network::kBluesky, "", "alice.bsky.social",
+       "3l6oveex3ii2l", "at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l"},
+      {"at://did:web:Example.COM/app.bsky.feed.post/3l6oveex3ii2l", Network::kBluesky, "", "did:web:example.com",
+       "3l6oveex3ii2l", "at://did:web:example.com/app.bsky.feed.post/3l6oveex3ii2l"},
+      {"https://mastodon.social/@Gargron/113310863287398209", Network::kMastodon, "mastodon.social", "Gargron",
+       "113310863287398209", "https://mastodon.social/@Gargron/113310863287398209"},
+      {"https://Mastodon.Social/users/Gargron/statuses/113310863287398209", Network::kMastodon, "mastodon.social",
+       "Gargron", "113310863287398209", "https://mastodon.social/@Gargron/113310863287398209"},
+      {"https://hachyderm.io/@alice@Example.ORG/109391337346297337/", Network::kMastodon, "hachyderm.io",
+       "alice@example.org", "109391337346297337", "https://hachyderm.io/@alice@example.org/109391337346297337"},
+  };
+  for (const Accepted& c : cases) {
+    SCOPED_TRACE(c.url);
+    const PostRef ref = ParsePostUrl(c.url);
+    EXPECT_EQ(ref.network, c.network);
+    EXPECT_EQ(ref.host, c.host);
+    EXPECT_EQ(ref.author, c.author);
+    EXPECT_EQ(ref.key, c.key);
+    EXPECT_EQ(ref.canonical, c.canonical);
+  }
+}
+
+TEST(PostUrl, CreationTimeFromTheKey) {
+  // X: a Snowflake id; 20 predates them and encodes nothing.
+  // 2021-11-15 19:08:05.069 UTC, as X shows that post.
+  EXPECT_EQ(ParsePostUrl("https://x.com/XDevelopers/status/1460323737035677698").created_ms, 1637003285069);
+  EXPECT_FALSE(ParsePostUrl("https://x.com/jack/status/20").created_ms.has_value());
+  // Mastodon: milliseconds << 16; a small id (another software's counter) encodes nothing.
+  // 2024-10-15 10:02:41.392 UTC.
+  EXPECT_EQ(ParsePostUrl("https://mastodon.social/@Gargron/113310863287398209").created_ms, 1728986561392);
+  EXPECT_FALSE(ParsePostUrl("https://example.social/@bob/12345").created_ms.has_value());
+  // Bluesky: the TID's microseconds; one from before 2022 is no estimate.
+  // 2024-10-17 07:06:51.642 UTC.
+  EXPECT_EQ(ParsePostUrl("at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l").created_ms, 1729148811642);
+  EXPECT_FALSE(ParsePostUrl("at://alice.bsky.social/app.bsky.feed.post/2222222222222").created_ms.has_value());
+}
+
+TEST(PostUrl, NetworkNames) {
+  EXPECT_STREQ(NetworkName(Network::kX), "x");
+  EXPECT_STREQ(NetworkName(Network::kBluesky), "bluesky");
+  EXPECT_STREQ(NetworkName(Network::kMastodon), "mastodon");
+}
+
+TEST(PostUrl, RefusedWithAReason) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "it is empty"},
+      {"   ", "it is empty"},
+      {"x.com/jack/status/20", "expected an https:// or at:// URL"},
+      {"ftp://x.com/jack/status/20", "expected an https:// or at:// URL"},
+      {"https://x.com/jack/status/", "an X post URL is"},
+      {"https://x.com/jack/status/abc", "an X post id is a positive number"},
+      {"https://x.com/jack/status/0", "an X post id is a positive number"},
+      {"https://x.com/jack/status/012", "an X post id is a positive number"},
+      {"https://x.com/jack/status/9223372036854775808", "an X post id is a positive number"},
+      {"https://x.com/jack/status/20/replies", "an X post URL is"},
+      {"https://x.com/jack", "an X post URL is"},
+      {"https://user@x.com/jack/status/20", "the host is not a domain name"},
+      {"https://x.com:443/jack/status/20", "the host is not a domain name"},
+      {"https://localhost/@bob/1", "the host is not a domain name"},
+      {"https://bsky.app/profile/alice.bsky.social", "a Bluesky post URL is"},
+      {"https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2", "a Bluesky post's key is a TID"},
+      {"https://bsky.app/profile/alice.bsky.social/post/3L6OVEEX3II2L", "a Bluesky post's key is a TID"},
+      {"https://bsky.app/profile/alice.bsky.social/post/zl6oveex3ii2l", "a Bluesky post's key is a TID"},
+      {"https://bsky.app/profile/did:plc:abc/post/3l6oveex3ii2l", "a did:plc is"},
+      {"https://bsky.app/profile/did:key:z6Mk/post/3l6oveex3ii2l", "did:plc or did:web"},
+      {"https://bsky.app/profile/alice/post/3l6oveex3ii2l", "neither a handle"},
+      {"at://alice.bsky.social/app.bsky.feed.like/3l6oveex3ii2l", "an at:// post URI is"},
+      {"at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l/x", "an at:// post URI is"},
+      {"https://mastodon.social/@Gargron/abc", "a Mastodon status id is a positive number"},
+      {"https://mastodon.social/@Gar gron/1", "a Mastodon user is"},
+      {"https://mastodon.social/@alice@nowhere/1", "a Mastodon user is"},
+      {"https://mastodon.social/about", "no known post URL form"},
+      {"https://example.org/", "no known post URL form"},
+  };
+  for (const auto& [url, why] : cases) {
+    try {
+      ParsePostUrl(url);
+      ADD_FAILURE() << "accepted: " << url;
+    } catch (const PostUrlError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(why), std::string::npos) << url << " -> " << msg;
+      if (url.find_first_not_of(' ') != std::string::npos) {
+        EXPECT_NE(msg.find(url.substr(0, 20)), std::string::npos) << "the message quotes the value: " << msg;
+      }
+    }
+  }
+}
+
+TEST(PostUrl, MessagesQuoteSafely) {
+  try {
+    ParsePostUrl("https://x.com/jack/status/1\x01\"" + std::string(500, 'a'));
+    ADD_FAILURE();
+  } catch (const PostUrlError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("\\x01\\\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("...\""), std::string::npos) << msg;
+    EXPECT_LT(msg.size(), 600u);
+  }
+  for (const std::string& bad : {std::string("https://x.com/\xff/status/1"), std::string("\xc0\xaf"),
+                                 std::string("https://x.com/\xed\xa0\x80"), std::string("\xe2\x82")}) {
+    try {
+      ParsePostUrl(bad);
+      ADD_FAILURE() << "accepted invalid UTF-8";
+    } catch (const PostUrlError& e) {
+      EXPECT_EQ(std::string(e.what()), "not a post URL: the value is not valid UTF-8");
+    }
+  }
+  EXPECT_THROW(ParsePostUrl("https://mastodon.social/@b\xc3\xa9/1"), PostUrlError);  // valid UTF-8, not a user
+}
+
+}  // namespace
+}  // namespace tweetkeeper
