@@ -23,7 +23,7 @@ thousands() { python3 -c "print(f'{$1:,}')"; }
 "$IMPORT" --dsn "$dsn" "$dir/ids.txt" >"$dir/out" 2>"$dir/err"
 rc=$?
 [ $rc -eq 3 ] && [ "$(count)" = 1000 ] &&
-  grep -q "ids.txt:1001: not a tweet id: 'not-an-id'" "$dir/err" &&
+  grep -q "ids.txt:1001: not a tweet id or post URL: 'not-an-id'" "$dir/err" &&
   grep -q "ids.txt:1002: tweet id must be positive, got -5" "$dir/err" &&
   grep -q "ids.txt:1004: tweet id 12 predates Snowflake ids and has no created_at" "$dir/err" &&
   grep -q "1,010 ids read: 1,000 new, 10 already tracked, 3 bad lines" "$dir/err"
@@ -31,6 +31,17 @@ tk_ok "one id per line: 1,000 imported, each bad line named with file, line and 
 "$IMPORT" --dsn "$dsn" "$dir/ids.txt" >/dev/null 2>"$dir/err"
 grep -q "1,010 ids read: 0 new, 1,010 already tracked, 3 bad lines" "$dir/err" && [ "$(count)" = 1000 ]
 tk_ok "a second run imports nothing again (idempotent)" $? "$(tail -1 "$dir/err")"
+
+# Post URLs: an X post's URL tracks its id (also one already tracked as an id); Bluesky and
+# Mastodon posts are refused by line, for now.
+{ ids 3 900000 | sed 's|^|https://x.com/someone/status/|; s|$|?s=20|'; ids 1 0 | sed 's|^|https://twitter.com/i/web/status/|'
+  echo "https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l"; } >"$dir/urls.txt"
+"$IMPORT" --dsn "$dsn" "$dir/urls.txt" >/dev/null 2>"$dir/err"
+rc=$?
+[ $rc -eq 3 ] && [ "$(count "tweet_id IN ($(ids 3 900000 | paste -sd,))")" = 3 ] &&
+  grep -q "urls.txt:5: a bluesky post: only X posts can be tracked yet" "$dir/err" &&
+  grep -q "4 ids read: 3 new, 1 already tracked, 1 bad lines" "$dir/err"
+tk_ok "X post URLs are tracked by their ids; a Bluesky post's URL is refused by line (rc $rc)" $? "$(cat "$dir/err")"
 
 # CSV with a named column, quoted fields, created_at for an id from before Snowflake.
 { echo 'user,tweet,created_at'; ids 5 2000 | sed 's/^/"a, b",/; s/$/,/'; echo 'old,20,2006-04-01T10:00:00.000Z'; } >"$dir/t.csv"
@@ -49,7 +60,7 @@ page=$(ids 50 3000 | jq -R '{id: ., created_at: "2024-01-01T00:00:00.000Z", text
 { echo "$page"; ids 3 4000 | jq -Rc '{id: ., public_metrics: {like_count: 1}}'; echo '{"text": "no id"}'; echo '{oops'; } >"$dir/t.jsonl"
 "$IMPORT" --dsn "$dsn" "$dir/t.jsonl" >/dev/null 2>"$dir/err"
 rc=$?
-[ $rc -eq 3 ] && grep -q "53 ids read: 53 new" "$dir/err" && grep -q 't.jsonl:5: no "id" field' "$dir/err" &&
+[ $rc -eq 3 ] && grep -q "53 ids read: 53 new" "$dir/err" && grep -q 't.jsonl:5: no "id", "url" or "uri" field' "$dir/err" &&
   grep -q "t.jsonl:6: not JSON" "$dir/err"
 tk_ok "JSON lines: a page of 50 and 3 single tweets imported, the bad lines named (rc $rc)" $? "$(cat "$dir/err")"
 

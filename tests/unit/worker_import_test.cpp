@@ -8,7 +8,7 @@
 namespace tweetkeeper::importer {
 namespace {
 
-constexpr std::int64_t kNow = 1763900000000;        // 2025-11-23
+constexpr std::int64_t kNow = 1763900000000;       // 2025-11-23
 constexpr std::int64_t kId = 1595000000000000000;  // 2022-11-22
 
 TEST(ImportLines, IdsBlanksAndBadLines) {
@@ -19,8 +19,8 @@ TEST(ImportLines, IdsBlanksAndBadLines) {
   EXPECT_EQ(x.tweets[0].id, kId);
   EXPECT_TRUE(r.Parse("", kNow).tweets.empty());
   EXPECT_TRUE(r.Parse("   ", kNow).error.empty());
-  EXPECT_EQ(r.Parse("12abc", kNow).error, "not a tweet id: '12abc'");
-  EXPECT_EQ(r.Parse("99999999999999999999", kNow).error, "not a tweet id: '99999999999999999999'");
+  EXPECT_EQ(r.Parse("12abc", kNow).error, "not a tweet id or post URL: '12abc'");
+  EXPECT_EQ(r.Parse("99999999999999999999", kNow).error, "not a tweet id or post URL: '99999999999999999999'");
   EXPECT_EQ(r.Parse("0", kNow).error, "tweet id must be positive, got 0");
   EXPECT_EQ(r.Parse("20", kNow).error, "tweet id 20 predates Snowflake ids and has no created_at");
   // An id whose time is next year.
@@ -41,7 +41,7 @@ TEST(ImportCsv, NamedColumnQuotesAndCreatedAt) {
             "tweet 19 was created before the first tweet (2006-03-21)");
   EXPECT_EQ(r.Parse("a,\"unclosed", kNow).error, "unclosed quote");
   EXPECT_EQ(r.Parse("a", kNow).error, "no field 2 ('tweet_id')");
-  EXPECT_EQ(r.Parse("a,abc,", kNow).error, "'tweet_id' is not a tweet id: 'abc'");
+  EXPECT_EQ(r.Parse("a,abc,", kNow).error, "'tweet_id' is not a tweet id or post URL: 'abc'");
   IdReader missing(Format::kCsv, "id");
   EXPECT_EQ(missing.Parse("user,tweet", kNow).error, "the CSV header has no column 'id' (--column)");
   EXPECT_FALSE(missing.usable());
@@ -52,18 +52,56 @@ TEST(ImportJson, TweetsPagesAndErrors) {
   LineResult x = r.Parse(R"({"id":"1595000000000000000","text":"hi","created_at":"2022-11-22T12:00:00.000Z"})", kNow);
   ASSERT_TRUE(x.error.empty()) << x.error;
   EXPECT_EQ(x.tweets.at(0).id, kId);
-  x = r.Parse(R"({"data":[{"id":"1595000000000000000"},{"id":"1595000000000000001"}],"meta":{"result_count":2}})", kNow);
+  x = r.Parse(R"({"data":[{"id":"1595000000000000000"},{"id":"1595000000000000001"}],"meta":{"result_count":2}})",
+              kNow);
   ASSERT_TRUE(x.error.empty()) << x.error;
   EXPECT_EQ(x.tweets.size(), 2u);
   x = r.Parse(R"({"id_str":"1595000000000000002","id":1595000000000000002})", kNow);
   ASSERT_TRUE(x.error.empty()) << x.error;
   EXPECT_EQ(x.tweets.at(0).id, kId + 2);
-  EXPECT_EQ(r.Parse(R"({"text":"x"})", kNow).error, "no \"id\" field");
-  EXPECT_EQ(r.Parse(R"({"id":"x1"})", kNow).error, "\"id\" is not a tweet id");
+  EXPECT_EQ(r.Parse(R"({"text":"x"})", kNow).error, "no \"id\", \"url\" or \"uri\" field");
+  EXPECT_EQ(r.Parse(R"({"id":"x1"})", kNow).error, "\"id\" is not a tweet id or post URL");
   EXPECT_EQ(r.Parse("{oops", kNow).error, "not JSON");
   EXPECT_EQ(r.Parse(R"({"data":[{"id":"1"}]})", kNow).error, "tweet id 1 predates Snowflake ids and has no created_at");
   EXPECT_EQ(r.Parse(R"({"id":"20","created_at":"yesterday"})", kNow).error,
             "\"created_at\" is not a time like 2020-02-14T19:00:55.000Z");
+}
+
+// Post URLs, read as parse_post_url() reads them: an X post's URL gives its id; Bluesky and
+// Mastodon posts are read and refused (not trackable yet); a broken URL says what is wrong.
+TEST(ImportUrls, LinesCsvAndJson) {
+  const std::string url = "https://x.com/someone/status/1595000000000000000?s=20";
+  IdReader lines(Format::kLines);
+  LineResult x = lines.Parse(" " + url + "\r", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId);
+  EXPECT_EQ(lines.Parse("https://twitter.com/i/web/status/1595000000000000001", kNow).tweets.at(0).id, kId + 1);
+  EXPECT_EQ(lines.Parse("https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l", kNow).error,
+            "a bluesky post: only X posts can be tracked yet: 'https://bsky.app/profile/alice.bsky.soci...'");
+  EXPECT_EQ(lines.Parse("https://mastodon.social/@Gargron/113310863287398209", kNow).error,
+            "a mastodon post: only X posts can be tracked yet: 'https://mastodon.social/@Gargron/1133108...'");
+  EXPECT_EQ(lines.Parse("https://x.com/someone/status/12ab", kNow).error,
+            "not a post URL \"https://x.com/someone/status/12ab\": an X post id is a positive number of at most 19 "
+            "digits, got \"12ab\"");
+  EXPECT_EQ(lines.Parse("https://x.com/i/web/status/20", kNow).error,
+            "tweet id 20 predates Snowflake ids and has no created_at");
+
+  IdReader csv(Format::kCsv, "link");
+  EXPECT_TRUE(csv.Parse("name,link", kNow).error.empty());
+  x = csv.Parse("a,\"" + url + "\"", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId);
+
+  IdReader json(Format::kJsonl);
+  x = json.Parse(R"({"url":"https://x.com/someone/status/1595000000000000000"})", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId);
+  x = json.Parse(R"({"uri":"https://x.com/someone/status/1595000000000000002","note":"x"})", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).id, kId + 2);
+  EXPECT_EQ(json.Parse(R"({"uri":"at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l"})", kNow).error,
+            "a bluesky post: only X posts can be tracked yet: 'at://alice.bsky.social/app.bsky.feed.pos...'");
+  EXPECT_EQ(json.Parse(R"({"url":"nope"})", kNow).error, "\"url\" is not a tweet id or post URL");
 }
 
 TEST(ImportTime, Timestamps) {

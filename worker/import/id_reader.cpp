@@ -5,6 +5,8 @@
 #include <charconv>
 #include <ctime>
 
+#include "post_url.hpp"
+
 namespace tweetkeeper::importer {
 namespace {
 
@@ -32,6 +34,26 @@ std::string Shorten(std::string_view s) {
   return s.size() > 40 ? std::string(s.substr(0, 40)) + "..." : std::string(s);
 }
 
+// An id, or an X post's URL read by the extension's own parser (what parse_post_url() accepts):
+// its id. Empty with `why` set when the text is a URL but not one of an X post (Bluesky and
+// Mastodon posts are read, and refused until they can be tracked); empty with `why` empty when
+// it is neither an id nor a URL.
+std::optional<std::int64_t> IdOrPostUrl(std::string_view s, std::string* why) {
+  s = Trim(s);
+  why->clear();
+  if (std::optional<std::int64_t> id = ParseId(s)) return id;
+  if (s.find("://") == std::string_view::npos) return std::nullopt;
+  try {
+    const PostRef ref = ParsePostUrl(s);
+    if (ref.network == Network::kX) return ParseId(ref.key);
+    *why =
+        std::string("a ") + NetworkName(ref.network) + " post: only X posts can be tracked yet: '" + Shorten(s) + "'";
+  } catch (const PostUrlError& e) {
+    *why = e.what();
+  }
+  return std::nullopt;
+}
+
 LineResult One(Tweet t, std::int64_t now_ms) {
   LineResult r;
   r.error = TweetError(t, now_ms);
@@ -52,17 +74,24 @@ std::optional<Tweet> TweetOf(const rapidjson::Value& v, std::string& error) {
     return std::nullopt;
   }
   Tweet t;
-  const char* id_key = v.HasMember("id") ? "id" : v.HasMember("id_str") ? "id_str" : nullptr;
+  const char* id_key = v.HasMember("id")       ? "id"
+                       : v.HasMember("id_str") ? "id_str"
+                       : v.HasMember("url")    ? "url"
+                       : v.HasMember("uri")    ? "uri"
+                                               : nullptr;
   if (!id_key) {
-    error = "no \"id\" field";
+    error = "no \"id\", \"url\" or \"uri\" field";
     return std::nullopt;
   }
   const rapidjson::Value& id = v[id_key];
   std::optional<std::int64_t> parsed;
-  if (id.IsString()) parsed = ParseId(std::string_view(id.GetString(), id.GetStringLength()));
-  else if (id.IsInt64()) parsed = id.GetInt64();
+  std::string why;
+  if (id.IsString())
+    parsed = IdOrPostUrl(std::string_view(id.GetString(), id.GetStringLength()), &why);
+  else if (id.IsInt64())
+    parsed = id.GetInt64();
   if (!parsed) {
-    error = "\"id\" is not a tweet id";
+    error = why.empty() ? "\"" + std::string(id_key) + "\" is not a tweet id or post URL" : why;
     return std::nullopt;
   }
   t.id = *parsed;
@@ -91,7 +120,8 @@ std::string TweetError(const Tweet& t, std::int64_t now_ms) {
   const std::optional<std::int64_t> created = SnowflakeMs(t.id) ? SnowflakeMs(t.id) : t.created_at_ms;
   if (!created) return "tweet id " + std::to_string(t.id) + " predates Snowflake ids and has no created_at";
   if (*created > now_ms + kGraceMs) return "tweet " + std::to_string(t.id) + " was created in the future";
-  if (*created < kFirstTweetMs) return "tweet " + std::to_string(t.id) + " was created before the first tweet (2006-03-21)";
+  if (*created < kFirstTweetMs)
+    return "tweet " + std::to_string(t.id) + " was created before the first tweet (2006-03-21)";
   return "";
 }
 
@@ -101,8 +131,9 @@ LineResult IdReader::Parse(std::string_view line, std::int64_t now_ms) {
   if (format_ == Format::kCsv) return ParseCsv(line, now_ms);
   if (Trim(line).empty()) return {};
   if (format_ == Format::kJsonl) return ParseJson(line, now_ms);
-  const std::optional<std::int64_t> id = ParseId(line);
-  if (!id) return Bad("not a tweet id: '" + Shorten(Trim(line)) + "'");
+  std::string why;
+  const std::optional<std::int64_t> id = IdOrPostUrl(line, &why);
+  if (!id) return Bad(why.empty() ? "not a tweet id or post URL: '" + Shorten(Trim(line)) + "'" : why);
   return One(Tweet{*id, std::nullopt}, now_ms);
 }
 
@@ -123,8 +154,12 @@ LineResult IdReader::ParseCsv(std::string_view line, std::int64_t now_ms) {
   if (!fields) return Bad("unclosed quote");
   if (static_cast<std::size_t>(column_index_) >= fields->size())
     return Bad("no field " + std::to_string(column_index_ + 1) + " ('" + csv_column_ + "')");
-  const std::optional<std::int64_t> id = ParseId((*fields)[column_index_]);
-  if (!id) return Bad("'" + csv_column_ + "' is not a tweet id: '" + Shorten((*fields)[column_index_]) + "'");
+  std::string why;
+  const std::optional<std::int64_t> id = IdOrPostUrl((*fields)[column_index_], &why);
+  if (!id)
+    return Bad(why.empty()
+                   ? "'" + csv_column_ + "' is not a tweet id or post URL: '" + Shorten((*fields)[column_index_]) + "'"
+                   : why);
   Tweet t{*id, std::nullopt};
   if (created_index_ < fields->size() && !Trim((*fields)[created_index_]).empty()) {
     t.created_at_ms = ParseTimestampMs(Trim((*fields)[created_index_]));
@@ -191,8 +226,8 @@ std::optional<std::int64_t> ParseTimestampMs(std::string_view s) {
   };
   const auto year = num(0, 4), month = num(5, 2), day = num(8, 2), hour = num(11, 2), minute = num(14, 2),
              second = num(17, 2);
-  if (!year || !month || !day || !hour || !minute || !second || *month < 1 || *month > 12 || *day < 1 ||
-      *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+  if (!year || !month || !day || !hour || !minute || !second || *month < 1 || *month > 12 || *day < 1 || *day > 31 ||
+      *hour > 23 || *minute > 59 || *second > 60)
     return std::nullopt;
   std::size_t pos = 19;
   std::int64_t ms = 0;

@@ -223,7 +223,8 @@ int main(int argc, char** argv) {
   app.footer(
       "Formats: lines (one id per line), csv (a header with the --column of ids; a created_at column is used for "
       "ids from before Snowflake), jsonl (tweets as the X API and twarc2 write them: one per line, or a response "
-      "page {\"data\": [...]} per line; \"id\" and \"created_at\"). auto picks by extension: .csv, .jsonl/.ndjson/"
+      "page {\"data\": [...]} per line; \"id\" and \"created_at\"). An X post's URL may stand for its id "
+      "(https://x.com/<user>/status/<id>; in JSON as \"url\" or \"uri\"). auto picks by extension: .csv, .jsonl/.ndjson/"
       ".json, else lines. A re-run skips what is tracked. Exit: 0 all imported, 1 database error, 2 bad usage or "
       "unreadable input, 3 some lines were bad (the others imported).");
   app.add_option("--dsn", dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_admin")
