@@ -37,11 +37,14 @@ CREATE TABLE tweets (
   watch_every interval,          -- watched (tweetkeeper.watch): refreshed this often ...
   watch_until timestamptz,       -- ... until then, whatever its age
   omissions integer NOT NULL DEFAULT 0,  -- answers in a row that left it out (0 once accounted for)
+  endpoint text,                 -- NULL for X; else who answers for the post: 'bluesky' (getPosts),
+                                 --   'bluesky-handle' (its handle is resolved first) or
+                                 --   'mastodon:<host>' (the server that holds the status)
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
-  CONSTRAINT tweets_id_positive CHECK (tweet_id > 0),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),
-  CONSTRAINT tweets_watch_complete CHECK ((watch_every IS NULL) = (watch_until IS NULL))
+  CONSTRAINT tweets_watch_complete CHECK ((watch_every IS NULL) = (watch_until IS NULL)),
+  CONSTRAINT tweets_key_network CHECK ((tweet_id > 0) = (endpoint IS NULL))
 ) WITH (fillfactor = 70, vacuum_truncate = false);
 SELECT pg_catalog.pg_extension_config_dump('tweets', '');
 -- Every claim and every completion rewrites due_at, so no update is HOT; the spare room per page
@@ -50,14 +53,25 @@ SELECT pg_catalog.pg_extension_config_dump('tweets', '');
 -- would take an ACCESS EXCLUSIVE lock (claims and completions wait) only to grow them again
 -- (make soak measured batches swinging by 24% around its mean with it on).
 COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.';
+-- The key of every network's posts. X's posts keep their own id: 8 bytes, positive, the key of
+-- every 0.2.0 table, index and query. A post of another network is keyed by a negative id that
+-- is a hash of what names it there (tweetkeeper.post_id(); post_refs keeps the names): one
+-- bigint column still names every post, so every table can be distributed by it (Citus: tweets,
+-- history and post_refs colocated by tweet_id), and the id follows from the post itself, so the
+-- same post in any spelling finds the same row without a shared counter or a unique index on
+-- its name (which a table distributed by tweet_id could not have). The sign says which: X's
+-- claim reads only positive ids, each other endpoint only its own negative ones.
 
 -- The claim's indexes, partial, so finished tweets cost nothing here: oldest due first; the most
 -- overdue per delay (claim_order lateness); watched tweets, which come first. And the watches'
 -- ends, for maintenance(): without it, min(watch_until) reads the whole table whenever the
 -- statistics do not yet say that almost no tweet is watched (a bulk import outruns autovacuum).
-CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL;
+-- X's claim indexes hold X's tweets only (tweet_id > 0), so posts of other networks never stand
+-- in an X claim's way; those are claimed per endpoint from tweets_endpoint_due_idx.
+CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
+CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
+CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
+CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint, due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
 CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS NOT NULL;
 
 CREATE TABLE metric_history (

@@ -68,23 +68,25 @@ BEGIN
   --    many tweets to take from each delay; they are then locked per delay, most overdue first,
   --    skipping those another claim holds, so concurrent claims take successive slices.
   --  * due: the oldest due first (tweets_due_idx), 0.1.0's order.
+  -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
   held := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
-                 WHERE t.watch_until IS NOT NULL AND t.due_at <= now()
+                 WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
                  ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED);
   IF cardinality(held) < max_size AND by_due THEN
     held := held || ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
-                           WHERE t.due_at <= now() AND t.tweet_id <> ALL (held)
+                           WHERE t.due_at <= now() AND t.tweet_id > 0 AND t.tweet_id <> ALL (held)
                            ORDER BY t.due_at LIMIT max_size - cardinality(held) FOR UPDATE SKIP LOCKED);
   ELSIF cardinality(held) < max_size THEN
     SELECT coalesce(array_agg(r.delay), '{}'), coalesce(array_agg(r.n), '{}'), coalesce(sum(r.n), 0)
       INTO group_delays, group_sizes, wanted
       FROM (SELECT x.delay, count(*) AS n FROM (
               WITH RECURSIVE d(delay) AS (
-                 (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL
+                 (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                    ORDER BY t.delay LIMIT 1)
                  UNION ALL
                  SELECT (SELECT t.delay FROM tweetkeeper.tweets t
-                          WHERE t.due_at IS NOT NULL AND t.delay > d.delay ORDER BY t.delay LIMIT 1)
+                          WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+                          ORDER BY t.delay LIMIT 1)
                    FROM d WHERE d.delay IS NOT NULL)
               SELECT d.delay
                 FROM d CROSS JOIN LATERAL (
@@ -92,7 +94,8 @@ BEGIN
                   -- with an equality the planner may walk tweets_due_idx instead, filtering on the
                   -- delay, which for a rare delay reads past every other due tweet (0.5 s at 1M).
                   SELECT t.due_at FROM tweetkeeper.tweets t
-                   WHERE t.due_at IS NOT NULL AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                     AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
                      AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
                    ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
                WHERE d.delay IS NOT NULL
@@ -103,7 +106,8 @@ BEGIN
                    FROM unnest(group_delays, group_sizes) AS g(delay, n)
                    CROSS JOIN LATERAL (
                      SELECT t.tweet_id FROM tweetkeeper.tweets t
-                      WHERE t.due_at IS NOT NULL AND (t.delay, t.due_at) >= (g.delay, '-infinity'::timestamptz)
+                      WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                        AND (t.delay, t.due_at) >= (g.delay, '-infinity'::timestamptz)
                         AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
                       ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) c);
     skipped := wanted - cardinality(got);

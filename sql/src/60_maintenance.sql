@@ -64,10 +64,11 @@ BEGIN
      SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
          billed_reads = u.billed_reads + excluded.billed_reads;
 
-  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL.
+  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
+  -- posts of other networks wait for their own workers, which poll.)
   EXECUTE $q$
     SELECT count(*), min(d.due_at)
-      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now() AND t.tweet_id > 0
              ORDER BY t.due_at LIMIT 100) AS d$q$ INTO n_due, oldest;
   IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
@@ -80,7 +81,7 @@ BEGIN
   IF n_due > 0 THEN
     next_due := oldest + s.buffer_ttl;
   ELSE
-    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now();
+    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now() AND t.tweet_id > 0;
   END IF;
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();

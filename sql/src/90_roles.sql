@@ -60,3 +60,5 @@ END $$;
 GRANT EXECUTE ON FUNCTION first_delay() TO tweetkeeper_reader;
 -- Added in 0.3.0, granted after everything 0.2.0 had (the order of an ACL is part of the schema).
 GRANT EXECUTE ON FUNCTION parse_post_url(text) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
+GRANT DELETE ON post_refs TO tweetkeeper_admin;

@@ -137,7 +137,7 @@ SELECT 100000 + g, now() - interval '1 day', now() + g * interval '1 second', in
 ANALYZE tweetkeeper.tweets;
 SET LOCAL plan_cache_mode = force_generic_plan;
 PREPARE claim_scan(int) AS
-  SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now()
+  SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now() AND t.tweet_id > 0
    ORDER BY t.due_at LIMIT $1 FOR UPDATE SKIP LOCKED;
 \ir lib/plan_of.sql
 SELECT matches(pg_temp.plan_of('EXECUTE claim_scan(100)'), 'Index Scan using tweets_due_idx',

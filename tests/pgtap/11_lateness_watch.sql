@@ -118,15 +118,16 @@ ANALYZE tweetkeeper.tweets;
 SET LOCAL plan_cache_mode = force_generic_plan;
 PREPARE lateness_scan(int, bigint[]) AS
   WITH RECURSIVE d(delay) AS (
-     (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL ORDER BY t.delay LIMIT 1)
+     (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+       ORDER BY t.delay LIMIT 1)
      UNION ALL
      SELECT (SELECT t.delay FROM tweetkeeper.tweets t
-              WHERE t.due_at IS NOT NULL AND t.delay > d.delay ORDER BY t.delay LIMIT 1)
+              WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay ORDER BY t.delay LIMIT 1)
        FROM d WHERE d.delay IS NOT NULL)
   SELECT c.tweet_id, extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
     FROM d CROSS JOIN LATERAL (
       SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
-       WHERE t.due_at IS NOT NULL AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+       WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
          AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL ($2)
        ORDER BY t.delay, t.due_at LIMIT $1) c
    WHERE d.delay IS NOT NULL;

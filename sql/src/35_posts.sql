@@ -1,0 +1,221 @@
+-- Posts of every network: their URLs, as people paste them, read into the network and the key
+-- that names the post there by the library's C++ parser (extension/post_url.cpp, which
+-- tweetkeeper-import shares: the database and the importer accept and refuse the same URLs); the
+-- names behind the ids of Bluesky and Mastodon posts (post_refs); scheduling by URL
+-- (schedule_post, schedule_posts); and the view of every tracked post (posts).
+
+CREATE FUNCTION parse_post_url(url text, OUT network text, OUT host text, OUT author text,
+                               OUT post_key text, OUT created_at timestamptz, OUT canonical text)
+  RETURNS record AS 'MODULE_PATHNAME', 'tk_parse_post_url' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION parse_post_url(text) IS
+  'Reads a post URL: X (https://x.com/<user>/status/<id>, twitter.com, /i/web/status/<id>), '
+  'Bluesky (https://bsky.app/profile/<handle or DID>/post/<rkey>, at://<handle or DID>/'
+  'app.bsky.feed.post/<rkey>) or Mastodon (https://<host>/@<user>/<id>, https://<host>/users/'
+  '<user>/statuses/<id>). Returns the network (x, bluesky, mastodon), the host (Mastodon), the '
+  'author, the post''s key, its creation time where the key encodes one (for Bluesky an estimate) '
+  'and one canonical spelling. 22023, naming the value and the fault, for anything else.';
+
+
+-- Posts of other networks: what names each on its network, under the negative id that keys it in
+-- tweets (see the key's comment in 20_queue_tables.sql). X's tweets have no row here: their id
+-- says everything.
+CREATE TABLE post_refs (
+  tweet_id bigint NOT NULL,      -- tweetkeeper.post_id(identity, seed), negative
+  network text NOT NULL,         -- bluesky, mastodon
+  host text NOT NULL,            -- Mastodon: the server that holds the status; Bluesky: ''
+  author text NOT NULL,          -- Bluesky: the DID, or the handle until it is resolved; Mastodon: the user
+  post_key text NOT NULL,        -- Bluesky: the record key; Mastodon: the status id on host
+  url text NOT NULL,             -- where a person sees it
+  CONSTRAINT post_refs_pkey PRIMARY KEY (tweet_id),
+  CONSTRAINT post_refs_id_negative CHECK (tweet_id < 0),
+  CONSTRAINT post_refs_network_known CHECK (network IN ('bluesky', 'mastodon'))
+);
+SELECT pg_catalog.pg_extension_config_dump('post_refs', '');
+COMMENT ON TABLE post_refs IS
+  'Posts of Bluesky and Mastodon: the author, key and URL behind the negative tweet_id that keys '
+  'them in tweets.';
+
+-- What names a post on its network, whatever URL it came in: the DID (or handle) and record key
+-- on Bluesky, the server and status id on Mastodon (ids are per server; the user is not needed).
+CREATE FUNCTION post_identity(network text, host text, author text, post_key text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE network WHEN 'bluesky' THEN 'bluesky ' || author || ' ' || post_key
+                      WHEN 'mastodon' THEN 'mastodon ' || host || ' ' || post_key END;
+
+-- The id of a post of another network: a 63-bit hash of its identity, negative. A different post
+-- already holding that id (a collision: about one in 10^10 among a million posts) moves the later
+-- one to the next seed; post_ref_id() probes the seeds in order.
+CREATE FUNCTION post_id(identity text, seed integer) RETURNS bigint
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN -1 - (hashtextextended(identity, seed) & 9223372036854775807);
+
+-- The id of the post named by (network, host, author, post_key): the first seed whose id is free
+-- or this post's; known: post_refs has it; tracked: tweets has it too (an operator may have
+-- deleted the tweets row).
+CREATE FUNCTION post_ref_id(network text, host text, author text, post_key text,
+                            OUT tweet_id bigint, OUT known boolean, OUT tracked boolean)
+  LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  identity text := tweetkeeper.post_identity(network, host, author, post_key);
+  other text;
+BEGIN
+  FOR seed IN 0..1000 LOOP
+    tweet_id := tweetkeeper.post_id(identity, seed);
+    SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) INTO other
+      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id;
+    known := FOUND;
+    IF NOT FOUND OR other = identity THEN
+      tracked := known AND EXISTS (SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = post_ref_id.tweet_id);
+      RETURN;
+    END IF;
+  END LOOP;
+  RAISE EXCEPTION 'no free id for post %', identity USING ERRCODE = 'internal_error';
+END $$;
+
+-- Where the post's refreshes go: tweets.endpoint.
+CREATE FUNCTION post_endpoint(network text, host text, author text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE network WHEN 'bluesky' THEN CASE WHEN author LIKE 'did:%' THEN 'bluesky' ELSE 'bluesky-handle' END
+                      WHEN 'mastodon' THEN 'mastodon:' || host END;
+
+-- Starts tracking the post of a URL; see the COMMENT. The creation time: the caller's, else the
+-- key's (X's and Mastodon's ids; Bluesky's record key, an estimate, no later than now), else
+-- now (a post whose key tells nothing is treated as new until its first answer says its age).
+CREATE FUNCTION schedule_post(url text, created_at timestamptz DEFAULT NULL)
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  p record;
+  r record;
+  c timestamptz;
+BEGIN
+  IF url IS NULL THEN
+    RAISE EXCEPTION 'url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  p := tweetkeeper.parse_post_url(url);
+  IF p.network = 'x' THEN
+    RETURN tweetkeeper.schedule_tweet(p.post_key::bigint, created_at);
+  END IF;
+  IF created_at > now() + interval '1 minute' THEN
+    RAISE EXCEPTION 'post % has created_at % in the future', url, created_at
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  c := coalesce(created_at, least(p.created_at, now()), now());
+  LOOP
+    r := tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''), p.author, p.post_key);
+    IF r.tracked THEN
+      RETURN false;
+    END IF;
+    EXIT WHEN r.known;
+    -- Another session may take the id first (the same post: then it is tracked; another one
+    -- hashed alike: then the next seed is this post's): look again.
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
+            CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
+                           ELSE p.canonical END)
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
+    EXIT WHEN FOUND;
+  END LOOP;
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+  VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
+          tweetkeeper.post_endpoint(p.network, p.host, p.author))
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
+  'Starts tracking the post of a URL (see parse_post_url for the forms): an X post as '
+  'schedule_tweet, a Bluesky or Mastodon post under a negative id (post_refs). Returns false, '
+  'changing nothing, if the post is tracked already, whatever URL it came by.';
+
+-- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
+-- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
+CREATE FUNCTION schedule_posts(urls text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  max_ids integer;
+  bad record;
+  msg text;
+  added bigint := 0;
+  u text;
+BEGIN
+  IF urls IS NULL THEN
+    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  PERFORM tweetkeeper.first_delay();  -- refuses an empty policy; loads the module's settings
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(urls) > max_ids THEN
+    RAISE EXCEPTION 'urls has % elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(urls), max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+  SELECT a.i INTO bad FROM unnest(urls) WITH ORDINALITY AS a(url, i) WHERE a.url IS NULL LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'urls[%] is NULL', bad.i USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  -- Every URL read first: nothing is scheduled if any is bad. On a refusal, the first bad one is
+  -- read again alone, to name its position.
+  BEGIN
+    PERFORM count(*) FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p;
+  EXCEPTION WHEN invalid_parameter_value THEN
+    FOR bad IN SELECT a.url, a.i FROM unnest(urls) WITH ORDINALITY AS a(url, i) LOOP
+      BEGIN
+        PERFORM tweetkeeper.parse_post_url(bad.url);
+      EXCEPTION WHEN invalid_parameter_value THEN
+        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+        RAISE EXCEPTION 'urls[%]: %', bad.i, msg USING ERRCODE = 'invalid_parameter_value';
+      END;
+    END LOOP;
+    RAISE;
+  END;
+  -- X: ids that schedule_tweets would refuse, named with their position; then the ids, each once.
+  SELECT a.i, p.post_key, p.created_at INTO bad
+    FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
+   WHERE p.network = 'x' AND (p.created_at IS NULL OR p.created_at > now() + interval '1 minute')
+   ORDER BY a.i LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'urls[%]: tweet %', bad.i,
+      CASE WHEN bad.created_at IS NULL
+           THEN bad.post_key || ' predates Snowflake ids and encodes no creation time'
+           ELSE format('%s has created_at %s in the future', bad.post_key, bad.created_at) END
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Schedule it alone with its creation time: tweetkeeper.schedule_post(url, created_at).';
+  END IF;
+  added := tweetkeeper.schedule_tweets(ARRAY(
+    SELECT DISTINCT p.post_key::bigint
+      FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p WHERE p.network = 'x'));
+  -- Other networks: each post once (its first spelling), by schedule_post.
+  FOR u IN SELECT (array_agg(a.url ORDER BY a.i))[1]
+             FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
+            WHERE p.network <> 'x'
+            GROUP BY tweetkeeper.post_identity(p.network, coalesce(p.host, ''), p.author, p.post_key)
+            ORDER BY min(a.i) LOOP
+    IF tweetkeeper.schedule_post(u) THEN
+      added := added + 1;
+    END IF;
+  END LOOP;
+  RETURN added;
+END $$;
+COMMENT ON FUNCTION schedule_posts(text[]) IS
+  'schedule_post for many URLs in one statement, all or nothing (at most '
+  'tweetkeeper.max_ids_per_call); a post given twice, in any spelling, counts once. Returns how '
+  'many were new. 22023 names the first bad URL and its position.';
+
+-- Every tracked post of every network, as people name them.
+CREATE VIEW posts AS
+SELECT t.tweet_id AS post_id,
+       coalesce(r.network, 'x') AS network,
+       coalesce(r.url, 'https://x.com/i/web/status/' || t.tweet_id) AS url,
+       r.author,
+       t.state,
+       t.created_at,
+       t.like_count, t.retweet_count, t.reply_count, t.quote_count, t.bookmark_count,
+       t.impression_count,
+       t.update_count,
+       t.updated_at,
+       CASE WHEN t.lease_id IS NULL THEN t.due_at END AS due_at,
+       t.lease_id IS NOT NULL AS in_flight,
+       t.problem_type,
+       t.problem_detail
+  FROM tweets t LEFT JOIN post_refs r ON r.tweet_id = t.tweet_id AND t.tweet_id < 0;
+COMMENT ON VIEW posts IS
+  'Every tracked post of every network (x, bluesky, mastodon): its URL, state, latest counts '
+  '(NULL: not reported by its network) and refresh times. due_at is NULL while a batch holds it.';
