@@ -9,7 +9,9 @@
 --  * parse_post_url(): X, Bluesky and Mastodon post URLs read into network, author and key.
 --  * Posts of Bluesky and Mastodon in tweets, keyed by negative ids (post_refs names them):
 --    tweets.endpoint, X's claim indexes and claim_batch() restricted to X's positive ids,
---    maintenance()'s wake-up likewise; schedule_post(), schedule_posts(), the posts view.
+--    maintenance()'s wake-up likewise; schedule_post(), schedule_posts(), the posts view;
+--    endpoints, claim_posts() (Bluesky and Mastodon posts, one endpoint per batch), and
+--    complete_batch()/release_batch() for them (creation time from the answer, endpoint windows).
 
 CREATE OR REPLACE FUNCTION create_partitions() RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
@@ -89,308 +91,12 @@ GRANT EXECUTE ON FUNCTION parse_post_url(text) TO tweetkeeper_reader;
 ALTER TABLE tweets DROP CONSTRAINT tweets_id_positive,
   ADD COLUMN endpoint text,
   ADD CONSTRAINT tweets_key_network CHECK ((tweet_id > 0) = (endpoint IS NULL));
+ALTER TABLE batches ADD COLUMN endpoint text;
 DROP INDEX tweets_due_idx, tweets_lateness_idx, tweets_watched_idx;
 CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint, due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
-
-CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
-                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text)
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  s record := tweetkeeper.settings();
-  ids bigint[];
-  oldest timestamptz;
-  lease bigint;
-  cred text;
-  quota_mode boolean;
-  w record;
-  today date := (now() AT TIME ZONE 'UTC')::date;
-  read_today text[];  -- per read of a claimed tweet this UTC day: the credential that read it
-  billable integer;
-  burst boolean := current_setting('tweetkeeper.spending') = 'burst';
-  by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
-  held bigint[];
-  got bigint[];
-  group_delays interval[];
-  group_sizes bigint[];
-  wanted bigint;
-  skipped bigint := 0;
-BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
-    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
-  --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
-  --    so that under a shortage every tweet's interval stretches by about the same factor and
-  --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
-  --    only grows. Index-driven: a loose scan of tweets_lateness_idx (delay, due_at) finds the
-  --    few distinct delays, each gives at most max_size of its most overdue tweets, and only
-  --    those (delays x max_size rows) are ranked. That ranking, read without locks, says how
-  --    many tweets to take from each delay; they are then locked per delay, most overdue first,
-  --    skipping those another claim holds, so concurrent claims take successive slices.
-  --  * due: the oldest due first (tweets_due_idx), 0.1.0's order.
-  -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
-  held := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
-                 WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
-                 ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED);
-  IF cardinality(held) < max_size AND by_due THEN
-    held := held || ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
-                           WHERE t.due_at <= now() AND t.tweet_id > 0 AND t.tweet_id <> ALL (held)
-                           ORDER BY t.due_at LIMIT max_size - cardinality(held) FOR UPDATE SKIP LOCKED);
-  ELSIF cardinality(held) < max_size THEN
-    SELECT coalesce(array_agg(r.delay), '{}'), coalesce(array_agg(r.n), '{}'), coalesce(sum(r.n), 0)
-      INTO group_delays, group_sizes, wanted
-      FROM (SELECT x.delay, count(*) AS n FROM (
-              WITH RECURSIVE d(delay) AS (
-                 (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   ORDER BY t.delay LIMIT 1)
-                 UNION ALL
-                 SELECT (SELECT t.delay FROM tweetkeeper.tweets t
-                          WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-                          ORDER BY t.delay LIMIT 1)
-                   FROM d WHERE d.delay IS NOT NULL)
-              SELECT d.delay
-                FROM d CROSS JOIN LATERAL (
-                  -- A range of tweets_lateness_idx written as row comparisons, not delay = d.delay:
-                  -- with an equality the planner may walk tweets_due_idx instead, filtering on the
-                  -- delay, which for a rare delay reads past every other due tweet (0.5 s at 1M).
-                  SELECT t.due_at FROM tweetkeeper.tweets t
-                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                     AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
-                     AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
-                   ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
-               WHERE d.delay IS NOT NULL
-               ORDER BY extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) DESC
-               LIMIT max_size - cardinality(held)) x
-             GROUP BY x.delay) r;
-    got := ARRAY(SELECT c.tweet_id
-                   FROM unnest(group_delays, group_sizes) AS g(delay, n)
-                   CROSS JOIN LATERAL (
-                     SELECT t.tweet_id FROM tweetkeeper.tweets t
-                      WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                        AND (t.delay, t.due_at) >= (g.delay, '-infinity'::timestamptz)
-                        AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
-                      ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) c);
-    skipped := wanted - cardinality(got);
-    held := held || got;
-  END IF;
-  SELECT array_agg(t.tweet_id ORDER BY t.due_at), min(t.due_at) INTO ids, oldest
-    FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (held);
-  -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
-  -- still in progress is left to that claim: sending both halves would spend two requests on one
-  -- batch's worth of tweets. A claim commits in milliseconds, so that deference ends a second
-  -- past the buffer TTL: a lock held longer (an operator's open transaction) must not stall
-  -- every partial batch behind it.
-  IF ids IS NULL OR (cardinality(ids) < max_size
-                     AND (oldest > now() - s.buffer_ttl
-                          OR (skipped > 0 AND oldest > now() - s.buffer_ttl - interval '1 second'))) THEN
-    RETURN;
-  END IF;
-
-  -- X bills a post once per UTC day: a tweet this credential already read today costs nothing.
-  SELECT coalesce(array_agg(r.name), '{}') INTO read_today
-    FROM tweetkeeper.tweets t CROSS JOIN LATERAL unnest(t.billed_by) AS r(name)
-   WHERE t.tweet_id = ANY (ids) AND t.billed_on = today;
-  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
-  IF quota_mode THEN
-    -- The least recently used credential with quota, so that all of them are used. The row
-    -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
-    -- monthly cap counts billed reads, reserved here and settled by complete or release. Even
-    -- spending (tweetkeeper.spending) also waits for the credential's pace, one request every
-    -- window_length / requests_per_window whichever worker sends it (paced_until).
-    UPDATE tweetkeeper.credentials c
-       SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                            THEN c.requests_per_window ELSE c.remaining END - 1,
-           window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                                  THEN now() + c.window_length ELSE c.window_reset_at END,
-           window_started_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                                    THEN now() ELSE c.window_started_at END,
-           month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
-                             ELSE c.month_used END
-                        + cardinality(ids) - cardinality(array_positions(read_today, c.name)),
-           month_start = date_trunc('month', now(), 'UTC'),
-           status = 'active', status_reason = NULL, status_until = NULL,
-           requests = c.requests + 1, last_used_at = clock_timestamp(),
-           -- The k-th request of a window goes no earlier than k paces after our first request
-           -- of it (window_started_at, never later than the API's start, unlike its reset,
-           -- which the API rounds up), so a busy credential sends exactly its limit in every
-           -- window; one that fell behind catches up at no more than twice the pace.
-           paced_until = greatest(
-             CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                  THEN now() + c.window_length / c.requests_per_window
-                  ELSE coalesce(c.window_started_at, c.window_reset_at - c.window_length)
-                       + (c.requests_per_window - c.remaining + 1) * (c.window_length / c.requests_per_window) END,
-             now() + c.window_length / c.requests_per_window / 2)
-     WHERE c.name = (
-       SELECT x.name FROM tweetkeeper.credentials x
-        WHERE x.provider = claim_batch.provider
-          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
-          AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
-          AND (x.remaining > 0 OR x.window_reset_at <= now())
-          AND (x.monthly_cap IS NULL
-               OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
-                  + cardinality(ids) - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
-          AND (burst OR x.paced_until IS NULL OR x.paced_until <= now())
-        ORDER BY x.last_used_at NULLS FIRST
-        LIMIT 1
-        FOR UPDATE)
-       AND (c.remaining > 0 OR c.window_reset_at <= now())
-       AND (burst OR c.paced_until IS NULL OR c.paced_until <= now())
-    RETURNING c.name INTO cred;
-    IF cred IS NULL THEN
-      -- A credential whose monthly cap is used up (by settled reads, not reservations of
-      -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
-      UPDATE tweetkeeper.credentials x
-         SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
-             status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
-                                    x.monthly_cap)
-       WHERE x.provider = claim_batch.provider AND x.status = 'active'
-         AND x.month_start = date_trunc('month', now(), 'UTC')
-         AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
-                              WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
-      -- Due tweets, no quota: say until when and why, so the worker can sleep that long. A
-      -- reason starting with "paced:" means the first credential free again waits only for
-      -- its even pace: normal work, not a shortage.
-      SELECT min(v.until) AS until,
-             CASE WHEN (array_agg(v.paced ORDER BY v.until))[1] THEN 'paced: ' ELSE '' END
-               || string_agg(v.why, ', ' ORDER BY v.name) AS why
-        INTO w
-        FROM tweetkeeper.credentials x
-        CROSS JOIN LATERAL (
-          SELECT cardinality(ids) - cardinality(array_positions(read_today, x.name)) AS need,
-                 x.status = 'active' AND x.monthly_cap IS NOT NULL
-                   AND x.month_start = date_trunc('month', now(), 'UTC') AS capped_month) n
-        CROSS JOIN LATERAL (
-          SELECT x.name,
-                 CASE WHEN x.status <> 'active' THEN x.status_until
-                      WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
-                        THEN tweetkeeper.next_month_utc()
-                      WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN x.window_reset_at
-                      ELSE greatest(x.paced_until, now()) END AS until,
-                 x.status = 'active' AND NOT (n.capped_month AND x.month_used + n.need > x.monthly_cap)
-                   AND NOT (x.remaining <= 0 AND x.window_reset_at > now()) AS paced,
-                 format('%s %s%s', x.name, x.status,
-                        CASE WHEN x.status <> 'active' THEN ': ' || coalesce(x.status_reason, '')
-                             WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
-                               THEN format(' (monthly cap: %s of %s billed reads left, the batch needs %s)',
-                                           x.monthly_cap - x.month_used, x.monthly_cap, n.need)
-                             WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN ' (window used up)'
-                             ELSE format(' (one request every %s)', x.window_length / x.requests_per_window)
-                        END) AS why) v
-       WHERE x.provider = claim_batch.provider
-         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
-      RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
-        greatest(coalesce(w.until, now() + interval '1 minute'), now()),
-        coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
-      RETURN;
-    END IF;
-  END IF;
-
-  billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
-  lease := nextval('tweetkeeper.lease_id_seq');
-  UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-   WHERE t.tweet_id = ANY (ids);
-  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                   expires_at, credential, claimer_pid, claimer_started, billable,
-                                   provider)
-  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_batch.provider);
-  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
-END $$;
-
-CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
-DECLARE
-  s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
-  reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
-  n_due integer;
-  oldest timestamptz;
-  next_due timestamptz;
-  next_expiry timestamptz;
-  next_watch_end timestamptz;
-BEGIN
-  -- The three statements below whose best plan depends on the table's size are EXECUTEd, so
-  -- planned at every call, not cached (the min() lookups further down follow a partial index
-  -- whatever the statistics):
-  -- the background worker calls this all day in one session, from the first tick on an empty
-  -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
-  -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.
-  -- Planning them costs well under a millisecond.
-  --
-  -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
-  -- back at once, at their place in the queue: due since the oldest of them was. A worker that
-  -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
-  IF reclaim THEN
-    EXECUTE $q$
-      WITH gone AS (
-        UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
-         WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
-           AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
-        RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
-      )
-      UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
-        FROM gone g
-       WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id$q$;
-  END IF;
-  -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
-  -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
-  -- tweets_watch_end_idx.
-  EXECUTE $q$
-    SELECT tweetkeeper.stop_watching(ARRAY(
-      SELECT t.tweet_id FROM tweetkeeper.tweets t
-       WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
-       ORDER BY t.watch_until LIMIT 1000))$q$;
-  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
-  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
-   WHERE outcome IS NULL AND expires_at < now();
-  -- Old batch records go; the requests they answered stay counted in daily_usage.
-  WITH gone AS (
-    DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
-    RETURNING finished_at, provider, credential, tweets_read, billed
-  )
-  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  SELECT (g.finished_at AT TIME ZONE 'UTC')::date, coalesce(g.provider, 'x-v2'), coalesce(g.credential, ''),
-         count(*), sum(g.tweets_read), sum(coalesce(g.billed, 0))
-    FROM gone g WHERE g.tweets_read IS NOT NULL
-   GROUP BY 1, 2, 3
-  ON CONFLICT (day, provider, credential) DO UPDATE
-     SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
-         billed_reads = u.billed_reads + excluded.billed_reads;
-
-  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
-  -- posts of other networks wait for their own workers, which poll.)
-  EXECUTE $q$
-    SELECT count(*), min(d.due_at)
-      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now() AND t.tweet_id > 0
-             ORDER BY t.due_at LIMIT 100) AS d$q$ INTO n_due, oldest;
-  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
-    PERFORM pg_notify('tweetkeeper_due', n_due::text);
-    RETURN interval '0';
-  END IF;
-  SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
-  IF next_expiry IS NOT NULL AND reclaim THEN
-    RETURN interval '0';
-  END IF;
-  IF n_due > 0 THEN
-    next_due := oldest + s.buffer_ttl;
-  ELSE
-    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now() AND t.tweet_id > 0;
-  END IF;
-  SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
-  RETURN least(next_due, next_expiry, next_watch_end) - now();
-END $$;
 
 -- Posts of other networks: what names each on its network, under the negative id that keys it in
 -- tweets (see the key's comment in 20_queue_tables.sql). X's tweets have no row here: their id
@@ -596,9 +302,741 @@ COMMENT ON VIEW posts IS
   'Every tracked post of every network (x, bluesky, mastodon): its URL, state, latest counts '
   '(NULL: not reported by its network) and refresh times. due_at is NULL while a batch holds it.';
 
+-- One row per endpoint a claim has used: 'bluesky' (getPosts), 'mastodon:<host>'.
+CREATE TABLE endpoints (
+  endpoint text NOT NULL,
+  requests_per_window integer,   -- the API's last word (RateLimit-Limit, X-RateLimit-Limit); NULL: never said
+  remaining integer,             -- requests left in the current window, as we count them
+  window_reset_at timestamptz,   -- its end, from the API
+  status text NOT NULL DEFAULT 'active',
+  status_reason text,
+  status_until timestamptz,      -- waiting: until then; needs-token: NULL (until a token is given)
+  single_status boolean NOT NULL DEFAULT false,  -- Mastodon before 4.3: one status per request
+  requests bigint NOT NULL DEFAULT 0,
+  last_used_at timestamptz,
+  CONSTRAINT endpoints_pkey PRIMARY KEY (endpoint),
+  CONSTRAINT endpoints_status_known CHECK (status IN ('active', 'waiting', 'needs-token'))
+);
+SELECT pg_catalog.pg_extension_config_dump('endpoints', '');
+COMMENT ON TABLE endpoints IS
+  'Each endpoint of Bluesky and Mastodon that posts are read from: its request window as its '
+  'answers said (rate-limit headers, 429), and whether it needs a token (401).';
+
+-- The largest batch an endpoint (or a provider: bluesky, mastodon) takes: getPosts 25 URIs,
+-- Mastodon 20 statuses (1 on a server without GET /api/v1/statuses).
+CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN endpoint = 'bluesky' THEN 25 WHEN single_status THEN 1 ELSE 20 END;
+
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
+-- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
+-- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- For Mastodon, the server whose oldest due status has waited longest among those whose window
+-- allows a request (and, for a server that refused us without a token, that this worker holds a
+-- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
+-- of the endpoint's window is counted here, under its row lock, so workers together never send
+-- more than the endpoint said it takes. Completed and released as any batch.
+CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
+                 wait_until timestamptz, wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  e record;
+  q record;
+  lo text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon:' END;
+  hi text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon;' END;  -- ';' follows ':'
+  n integer;
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+  waits text[] := '{}';
+  wait_min timestamptz;
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
+    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
+      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- The endpoints with due posts, the longest waiting first: a loose scan of
+  -- tweets_endpoint_due_idx (one probe per endpoint, not one per post).
+  FOR e IN
+    WITH RECURSIVE d(endpoint) AS (
+      (SELECT t.endpoint FROM tweetkeeper.tweets t
+        WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint >= lo AND t.endpoint <= hi
+        ORDER BY t.endpoint LIMIT 1)
+      UNION ALL
+      SELECT (SELECT t.endpoint FROM tweetkeeper.tweets t
+               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint > d.endpoint AND t.endpoint <= hi
+               ORDER BY t.endpoint LIMIT 1)
+        FROM d WHERE d.endpoint IS NOT NULL)
+    SELECT d.endpoint, f.first_due
+      FROM d CROSS JOIN LATERAL (
+        SELECT t.due_at AS first_due FROM tweetkeeper.tweets t
+         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = d.endpoint
+         ORDER BY t.due_at LIMIT 1) f
+     WHERE d.endpoint IS NOT NULL AND d.endpoint <> 'bluesky-handle' AND f.first_due <= now()
+     ORDER BY f.first_due
+  LOOP
+    INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (e.endpoint) ON CONFLICT DO NOTHING;
+    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint FOR UPDATE;
+    IF q.status = 'needs-token' AND NOT substr(e.endpoint, 10) = ANY (coalesce(tokens, '{}')) THEN
+      waits := waits || format('%s needs a token: %s', e.endpoint, q.status_reason);
+      CONTINUE;
+    END IF;
+    IF q.status = 'waiting' AND q.status_until > now() THEN
+      waits := waits || format('%s waiting: %s', e.endpoint, q.status_reason);
+      wait_min := least(wait_min, q.status_until);
+      CONTINUE;
+    END IF;
+    IF q.remaining <= 0 AND q.window_reset_at > now() THEN
+      waits := waits || format('%s window used up', e.endpoint);
+      wait_min := least(wait_min, q.window_reset_at);
+      CONTINUE;
+    END IF;
+    n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
+    SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
+      FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
+             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = e.endpoint AND t.due_at <= now()
+             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) c;
+    -- A partial batch waits for the buffer TTL, per endpoint.
+    CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
+    UPDATE tweetkeeper.endpoints x
+       SET remaining = CASE WHEN x.window_reset_at IS NULL OR x.window_reset_at <= now()
+                            THEN x.requests_per_window ELSE x.remaining END - 1,
+           status = 'active', status_reason = NULL, status_until = NULL,
+           requests = x.requests + 1, last_used_at = clock_timestamp()
+     WHERE x.endpoint = e.endpoint;
+    lease := nextval('tweetkeeper.lease_id_seq');
+    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+     WHERE t.tweet_id = ANY (ids);
+    INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                     expires_at, credential, claimer_pid, claimer_started, billable,
+                                     provider, endpoint)
+    VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, e.endpoint);
+    RETURN QUERY
+      SELECT lease, ids,
+             ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                         ELSE r.post_key END
+                     FROM unnest(ids) WITH ORDINALITY AS i(id, k)
+                     JOIN tweetkeeper.post_refs r ON r.tweet_id = i.id ORDER BY i.k),
+             e.endpoint, NULL::timestamptz, NULL::text;
+    RETURN;
+  END LOOP;
+  IF cardinality(waits) > 0 THEN
+    -- Due posts, but no endpoint takes a request now: say until when and why.
+    RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text,
+      greatest(coalesce(wait_min, now() + interval '1 minute'), now()), array_to_string(waits, ', ');
+  END IF;
+END $$;
+
+COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
+  'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
+  'lease, with their keys (at:// URIs, status ids); complete and release them as any batch.';
+
+-- Applies what an endpoint's answer said of its window, as record_quota() does for X's
+-- credentials: rate {"limit":..,"remaining":..,"reset":epoch}; refusal rate-limited (429: wait
+-- for the reset), rejected (401: the server wants a token; no request until one is given).
+CREATE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  api_remaining integer := (rate ->> 'remaining')::integer;
+  api_limit integer := (rate ->> 'limit')::integer;
+  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+BEGIN
+  IF endpoint IS NULL THEN
+    RETURN;
+  END IF;
+  -- The API's word wins where it is stricter (as for credentials): a smaller remaining, a later
+  -- reset; an answer of an older window says nothing about this one.
+  UPDATE tweetkeeper.endpoints x
+     SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
+         remaining = CASE WHEN api_remaining IS NULL THEN x.remaining
+                          WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
+                          WHEN api_reset < x.window_reset_at THEN x.remaining
+                          ELSE least(x.remaining, api_remaining) END,
+         window_reset_at = greatest(x.window_reset_at, api_reset)
+   WHERE x.endpoint = record_endpoint_quota.endpoint;
+  IF refusal = 'rate-limited' THEN
+    UPDATE tweetkeeper.endpoints x
+       SET status = 'waiting', remaining = 0,
+           status_until = coalesce(api_reset, now() + interval '1 minute'),
+           window_reset_at = coalesce(api_reset, now() + interval '1 minute'),
+           status_reason = coalesce(detail, 'Too Many Requests')
+     WHERE x.endpoint = record_endpoint_quota.endpoint;
+  ELSIF refusal = 'rejected' THEN
+    UPDATE tweetkeeper.endpoints x
+       SET status = 'needs-token', status_until = NULL, status_reason = coalesce(detail, 'rejected')
+     WHERE x.endpoint = record_endpoint_quota.endpoint;
+  END IF;
+END $$;
+
+
+CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+  cred text;
+  quota_mode boolean;
+  w record;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+  read_today text[];  -- per read of a claimed tweet this UTC day: the credential that read it
+  billable integer;
+  burst boolean := current_setting('tweetkeeper.spending') = 'burst';
+  by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
+  held bigint[];
+  got bigint[];
+  group_delays interval[];
+  group_sizes bigint[];
+  wanted bigint;
+  skipped bigint := 0;
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
+      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
+  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
+  --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
+  --    so that under a shortage every tweet's interval stretches by about the same factor and
+  --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
+  --    only grows. Index-driven: a loose scan of tweets_lateness_idx (delay, due_at) finds the
+  --    few distinct delays, each gives at most max_size of its most overdue tweets, and only
+  --    those (delays x max_size rows) are ranked. That ranking, read without locks, says how
+  --    many tweets to take from each delay; they are then locked per delay, most overdue first,
+  --    skipping those another claim holds, so concurrent claims take successive slices.
+  --  * due: the oldest due first (tweets_due_idx), 0.1.0's order.
+  -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
+  held := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
+                 WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
+                 ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED);
+  IF cardinality(held) < max_size AND by_due THEN
+    held := held || ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
+                           WHERE t.due_at <= now() AND t.tweet_id > 0 AND t.tweet_id <> ALL (held)
+                           ORDER BY t.due_at LIMIT max_size - cardinality(held) FOR UPDATE SKIP LOCKED);
+  ELSIF cardinality(held) < max_size THEN
+    SELECT coalesce(array_agg(r.delay), '{}'), coalesce(array_agg(r.n), '{}'), coalesce(sum(r.n), 0)
+      INTO group_delays, group_sizes, wanted
+      FROM (SELECT x.delay, count(*) AS n FROM (
+              WITH RECURSIVE d(delay) AS (
+                 (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                   ORDER BY t.delay LIMIT 1)
+                 UNION ALL
+                 SELECT (SELECT t.delay FROM tweetkeeper.tweets t
+                          WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+                          ORDER BY t.delay LIMIT 1)
+                   FROM d WHERE d.delay IS NOT NULL)
+              SELECT d.delay
+                FROM d CROSS JOIN LATERAL (
+                  -- A range of tweets_lateness_idx written as row comparisons, not delay = d.delay:
+                  -- with an equality the planner may walk tweets_due_idx instead, filtering on the
+                  -- delay, which for a rare delay reads past every other due tweet (0.5 s at 1M).
+                  SELECT t.due_at FROM tweetkeeper.tweets t
+                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                     AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+                     AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
+                   ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
+               WHERE d.delay IS NOT NULL
+               ORDER BY extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) DESC
+               LIMIT max_size - cardinality(held)) x
+             GROUP BY x.delay) r;
+    got := ARRAY(SELECT c.tweet_id
+                   FROM unnest(group_delays, group_sizes) AS g(delay, n)
+                   CROSS JOIN LATERAL (
+                     SELECT t.tweet_id FROM tweetkeeper.tweets t
+                      WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                        AND (t.delay, t.due_at) >= (g.delay, '-infinity'::timestamptz)
+                        AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
+                      ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) c);
+    skipped := wanted - cardinality(got);
+    held := held || got;
+  END IF;
+  SELECT array_agg(t.tweet_id ORDER BY t.due_at), min(t.due_at) INTO ids, oldest
+    FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (held);
+  -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
+  -- still in progress is left to that claim: sending both halves would spend two requests on one
+  -- batch's worth of tweets. A claim commits in milliseconds, so that deference ends a second
+  -- past the buffer TTL: a lock held longer (an operator's open transaction) must not stall
+  -- every partial batch behind it.
+  IF ids IS NULL OR (cardinality(ids) < max_size
+                     AND (oldest > now() - s.buffer_ttl
+                          OR (skipped > 0 AND oldest > now() - s.buffer_ttl - interval '1 second'))) THEN
+    RETURN;
+  END IF;
+
+  -- X bills a post once per UTC day: a tweet this credential already read today costs nothing.
+  SELECT coalesce(array_agg(r.name), '{}') INTO read_today
+    FROM tweetkeeper.tweets t CROSS JOIN LATERAL unnest(t.billed_by) AS r(name)
+   WHERE t.tweet_id = ANY (ids) AND t.billed_on = today;
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
+  IF quota_mode THEN
+    -- The least recently used credential with quota, so that all of them are used. The row
+    -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
+    -- monthly cap counts billed reads, reserved here and settled by complete or release. Even
+    -- spending (tweetkeeper.spending) also waits for the credential's pace, one request every
+    -- window_length / requests_per_window whichever worker sends it (paced_until).
+    UPDATE tweetkeeper.credentials c
+       SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                            THEN c.requests_per_window ELSE c.remaining END - 1,
+           window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                                  THEN now() + c.window_length ELSE c.window_reset_at END,
+           window_started_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                                    THEN now() ELSE c.window_started_at END,
+           month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
+                             ELSE c.month_used END
+                        + cardinality(ids) - cardinality(array_positions(read_today, c.name)),
+           month_start = date_trunc('month', now(), 'UTC'),
+           status = 'active', status_reason = NULL, status_until = NULL,
+           requests = c.requests + 1, last_used_at = clock_timestamp(),
+           -- The k-th request of a window goes no earlier than k paces after our first request
+           -- of it (window_started_at, never later than the API's start, unlike its reset,
+           -- which the API rounds up), so a busy credential sends exactly its limit in every
+           -- window; one that fell behind catches up at no more than twice the pace.
+           paced_until = greatest(
+             CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
+                  THEN now() + c.window_length / c.requests_per_window
+                  ELSE coalesce(c.window_started_at, c.window_reset_at - c.window_length)
+                       + (c.requests_per_window - c.remaining + 1) * (c.window_length / c.requests_per_window) END,
+             now() + c.window_length / c.requests_per_window / 2)
+     WHERE c.name = (
+       SELECT x.name FROM tweetkeeper.credentials x
+        WHERE x.provider = claim_batch.provider
+          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
+          AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
+          AND (x.remaining > 0 OR x.window_reset_at <= now())
+          AND (x.monthly_cap IS NULL
+               OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
+                  + cardinality(ids) - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
+          AND (burst OR x.paced_until IS NULL OR x.paced_until <= now())
+        ORDER BY x.last_used_at NULLS FIRST
+        LIMIT 1
+        FOR UPDATE)
+       AND (c.remaining > 0 OR c.window_reset_at <= now())
+       AND (burst OR c.paced_until IS NULL OR c.paced_until <= now())
+    RETURNING c.name INTO cred;
+    IF cred IS NULL THEN
+      -- A credential whose monthly cap is used up (by settled reads, not reservations of
+      -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
+      UPDATE tweetkeeper.credentials x
+         SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
+             status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
+                                    x.monthly_cap)
+       WHERE x.provider = claim_batch.provider AND x.status = 'active'
+         AND x.month_start = date_trunc('month', now(), 'UTC')
+         AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
+                              WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
+      -- Due tweets, no quota: say until when and why, so the worker can sleep that long. A
+      -- reason starting with "paced:" means the first credential free again waits only for
+      -- its even pace: normal work, not a shortage.
+      SELECT min(v.until) AS until,
+             CASE WHEN (array_agg(v.paced ORDER BY v.until))[1] THEN 'paced: ' ELSE '' END
+               || string_agg(v.why, ', ' ORDER BY v.name) AS why
+        INTO w
+        FROM tweetkeeper.credentials x
+        CROSS JOIN LATERAL (
+          SELECT cardinality(ids) - cardinality(array_positions(read_today, x.name)) AS need,
+                 x.status = 'active' AND x.monthly_cap IS NOT NULL
+                   AND x.month_start = date_trunc('month', now(), 'UTC') AS capped_month) n
+        CROSS JOIN LATERAL (
+          SELECT x.name,
+                 CASE WHEN x.status <> 'active' THEN x.status_until
+                      WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
+                        THEN tweetkeeper.next_month_utc()
+                      WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN x.window_reset_at
+                      ELSE greatest(x.paced_until, now()) END AS until,
+                 x.status = 'active' AND NOT (n.capped_month AND x.month_used + n.need > x.monthly_cap)
+                   AND NOT (x.remaining <= 0 AND x.window_reset_at > now()) AS paced,
+                 format('%s %s%s', x.name, x.status,
+                        CASE WHEN x.status <> 'active' THEN ': ' || coalesce(x.status_reason, '')
+                             WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
+                               THEN format(' (monthly cap: %s of %s billed reads left, the batch needs %s)',
+                                           x.monthly_cap - x.month_used, x.monthly_cap, n.need)
+                             WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN ' (window used up)'
+                             ELSE format(' (one request every %s)', x.window_length / x.requests_per_window)
+                        END) AS why) v
+       WHERE x.provider = claim_batch.provider
+         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
+      RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
+        greatest(coalesce(w.until, now() + interval '1 minute'), now()),
+        coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
+                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
+      RETURN;
+    END IF;
+  END IF;
+
+  billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
+  lease := nextval('tweetkeeper.lease_id_seq');
+  UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+   WHERE t.tweet_id = ANY (ids);
+  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                   expires_at, credential, claimer_pid, claimer_started, billable,
+                                   provider)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_batch.provider);
+  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
+                               rate jsonb DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  recheck interval;
+  b record;
+  n_observed integer;
+  n_problems integer;
+  n_billed integer;
+  n_omitted integer := 0;
+  missing_after integer;
+  keep_all boolean;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+BEGIN
+  IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
+    RAISE EXCEPTION 'lease, observations and problems must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF jsonb_typeof(observations) <> 'array' OR jsonb_typeof(problems) <> 'array' THEN
+    RAISE EXCEPTION 'observations and problems must be JSON arrays'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- A batch has at most 100 tweets; anything far larger is a bug, not an answer.
+  IF jsonb_array_length(observations) + jsonb_array_length(problems) > 1000 THEN
+    RAISE EXCEPTION 'observations and problems hold % entries; a batch has at most 100 tweets',
+      jsonb_array_length(observations) + jsonb_array_length(problems)
+      USING ERRCODE = 'program_limit_exceeded';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
+  END IF;
+
+  -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
+  PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
+  SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
+    INTO keep_all, missing_after, recheck FROM tweetkeeper.settings() x;
+
+  -- One look at each of our tweets before the update: billed (a found tweet this batch's
+  -- credential had not read yet this UTC day) and changed (a count differs from the stored one,
+  -- or it is the first observation); history stores only changed observations unless keep_all.
+  -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
+  -- it as NULL: not reported. A count below 0 or above 10^12 (a thousand times the views of the
+  -- most viewed post) is no count: it is not stored, and the tweet's problem says so, with
+  -- what the worker found wrong itself (`invalid`: a count that is not an integer).
+  WITH raw AS (
+    SELECT DISTINCT ON (o.id) o.*
+      FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
+             reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
+             impression_count bigint, invalid text, created_at timestamptz)
+     WHERE o.id = ANY (b.tweet_ids)
+  ), obs AS (
+    SELECT r.id,
+           CASE WHEN r.retweet_count BETWEEN 0 AND 1e12 THEN r.retweet_count END AS retweet_count,
+           CASE WHEN r.reply_count BETWEEN 0 AND 1e12 THEN r.reply_count END AS reply_count,
+           CASE WHEN r.like_count BETWEEN 0 AND 1e12 THEN r.like_count END AS like_count,
+           CASE WHEN r.quote_count BETWEEN 0 AND 1e12 THEN r.quote_count END AS quote_count,
+           CASE WHEN r.bookmark_count BETWEEN 0 AND 1e12 THEN r.bookmark_count END AS bookmark_count,
+           CASE WHEN r.impression_count BETWEEN 0 AND 1e12 THEN r.impression_count END AS impression_count,
+           -- A post of another network: its creation time as its answer says (X's id says it).
+           CASE WHEN r.id < 0 AND r.created_at BETWEEN timestamptz '2006-03-21 20:50:14+00'
+                                                   AND now() + interval '1 minute' THEN r.created_at END AS created_at,
+           nullif(concat_ws(', ', nullif(r.invalid, ''),
+             'retweet_count ' || CASE WHEN r.retweet_count NOT BETWEEN 0 AND 1e12 THEN r.retweet_count END,
+             'reply_count ' || CASE WHEN r.reply_count NOT BETWEEN 0 AND 1e12 THEN r.reply_count END,
+             'like_count ' || CASE WHEN r.like_count NOT BETWEEN 0 AND 1e12 THEN r.like_count END,
+             'quote_count ' || CASE WHEN r.quote_count NOT BETWEEN 0 AND 1e12 THEN r.quote_count END,
+             'bookmark_count ' || CASE WHEN r.bookmark_count NOT BETWEEN 0 AND 1e12 THEN r.bookmark_count END,
+             'impression_count ' || CASE WHEN r.impression_count NOT BETWEEN 0 AND 1e12 THEN r.impression_count END),
+             '') AS invalid
+      FROM raw r
+  ), prev AS (
+    SELECT o.*,
+           (o.id > 0 AND (p.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (p.billed_by)))
+             AS billed,  -- X bills; Bluesky and Mastodon do not
+           (p.update_count = 0
+            OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM p.retweet_count)
+            OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM p.reply_count)
+            OR (o.like_count IS NOT NULL AND o.like_count IS DISTINCT FROM p.like_count)
+            OR (o.quote_count IS NOT NULL AND o.quote_count IS DISTINCT FROM p.quote_count)
+            OR (o.bookmark_count IS NOT NULL AND o.bookmark_count IS DISTINCT FROM p.bookmark_count)
+            OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM p.impression_count))
+             AS changed
+      FROM obs o JOIN tweetkeeper.tweets p ON p.tweet_id = o.id AND p.lease_id = lease
+  ), upd AS (
+    UPDATE tweetkeeper.tweets t
+       SET billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
+           billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
+                            WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
+                            WHEN coalesce(b.credential, '') = ANY (t.billed_by) THEN t.billed_by
+                            ELSE t.billed_by || coalesce(b.credential, '') END,
+           retweet_count = coalesce(o.retweet_count, t.retweet_count),
+           reply_count = coalesce(o.reply_count, t.reply_count),
+           like_count = coalesce(o.like_count, t.like_count),
+           quote_count = coalesce(o.quote_count, t.quote_count),
+           bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
+           impression_count = coalesce(o.impression_count, t.impression_count),
+           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
+           -- A creation time from the answer moves the post to its true age's delay from now on.
+           created_at = coalesce(o.created_at, t.created_at),
+           due_at = now() + tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
+           state = CASE WHEN tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until) IS NULL
+                        THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
+           delay = coalesce(tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
+                            t.delay),
+           -- An expired watch ends here: the tweet is back on its age schedule.
+           watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
+           watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
+           problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
+           problem_detail = 'not stored, the last known kept: ' || o.invalid,
+           problem_at = CASE WHEN o.invalid IS NOT NULL THEN now() END
+      FROM prev o
+     WHERE t.tweet_id = o.id AND t.lease_id = lease
+    RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
+              o.bookmark_count, o.impression_count, o.billed, o.changed
+  ), hist AS (
+    INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+                reply_count, like_count, quote_count, bookmark_count, impression_count)
+    SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+           u.bookmark_count, u.impression_count
+      FROM upd u WHERE u.changed OR keep_all
+  )
+  SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
+
+  -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
+  -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
+  -- Anything else is recorded and the tweet stays on its schedule.
+  WITH p AS (
+    SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
+           CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
+                -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
+                WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
+                                'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
+           END AS terminal
+      FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
+     WHERE x.id = ANY (b.tweet_ids)
+  )
+  UPDATE tweetkeeper.tweets t
+     SET state = coalesce(p.terminal,
+                          CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
+                               THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
+         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + recheck
+                       WHEN p.terminal IS NULL
+                         THEN now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) END,
+         delay = CASE WHEN p.terminal = 'unavailable' THEN recheck
+                      ELSE coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay) END,
+         -- A watch ends with the tweet's visibility, or when it expired.
+         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_every END,
+         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_until END,
+         lease_id = NULL, omissions = 0,
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
+    FROM p
+   WHERE t.tweet_id = p.id AND t.lease_id = lease;
+  GET DIAGNOSTICS n_problems = ROW_COUNT;
+
+  IF n_observed + n_problems < b.size THEN
+    -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are
+    -- not ours any more and are left alone). Asking again at once would spend a request on
+    -- each, every buffer TTL, without end if the API never mentions the id. So: not before the
+    -- tweet's normal delay, doubled at each omission in a row (at most unavailable_recheck, if
+    -- that is longer); at the missing_after-th in a row it is 'missing', rechecked every
+    -- unavailable_recheck like an unavailable tweet. An answer that mentions it again resets
+    -- the count. The doubling is done in seconds: an interval would overflow long before.
+    WITH o AS (
+      SELECT x.tweet_id, x.n,
+             CASE WHEN x.n >= missing_after OR x.state IN ('unavailable', 'missing') THEN recheck
+                  ELSE make_interval(secs => greatest(x.base_s, least(extract(epoch FROM recheck)::float8,
+                                                                      x.base_s * power(2, least(x.n - 1, 60)))))
+             END AS wait
+        FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
+                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
+                                                 t.delay))::float8 AS base_s
+                FROM tweetkeeper.tweets t
+               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease) x
+    )
+    UPDATE tweetkeeper.tweets t
+       SET omissions = o.n,
+           state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
+           due_at = now() + o.wait, delay = o.wait, lease_id = NULL,
+           -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
+           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_every END,
+           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_until END,
+           problem_type = 'omitted',
+           problem_detail = format('left out of %s answer(s) in a row', o.n), problem_at = now()
+      FROM o
+     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease;
+    GET DIAGNOSTICS n_omitted = ROW_COUNT;
+  END IF;
+  IF b.outcome IS NOT NULL THEN
+    -- A late answer (the batch expired or was abandoned meanwhile): the API read and billed the
+    -- posts, but nothing was stored here. Count what the claim reserved.
+    n_billed := coalesce(b.billable, 0);
+  END IF;
+  -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored. Either
+  -- way the request was answered, for usage_stats (and daily_usage once the batch is purged):
+  -- kept on the batch, not added to a shared row, on which concurrent completions would queue.
+  UPDATE tweetkeeper.batches
+     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE now() END,
+         outcome = CASE WHEN outcome = 'abandoned' THEN outcome ELSE 'completed' END,
+         stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
+         billed = n_billed,
+         tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
+         omitted = n_omitted
+   WHERE batches.lease_id = lease;
+  IF b.credential IS NOT NULL THEN
+    -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
+    UPDATE tweetkeeper.credentials c
+       SET month_used = greatest(c.month_used + n_billed - coalesce(b.billable, 0), 0)
+     WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
+    PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
+  END IF;
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL);
+  RETURN n_observed + n_problems;
+END $$;
+
+CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
+                              rate jsonb DEFAULT NULL) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  b record;
+  n integer;
+BEGIN
+  IF lease IS NULL THEN
+    RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected') THEN
+    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected or NULL, got %', refusal
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
+         reason = release_batch.reason, billed = 0
+   WHERE batches.lease_id = lease;
+  -- A refused or failed request returned no posts, so it is billed nothing: give back the reads
+  -- the claim reserved (once: a batch already finished has nothing reserved any more).
+  IF b.outcome IS NULL THEN
+    UPDATE tweetkeeper.credentials c SET month_used = greatest(c.month_used - coalesce(b.billable, 0), 0)
+     WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
+  END IF;
+  PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason);
+  RETURN n;
+END $$;
+
+CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
+DECLARE
+  s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
+  reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
+  n_due integer;
+  oldest timestamptz;
+  next_due timestamptz;
+  next_expiry timestamptz;
+  next_watch_end timestamptz;
+BEGIN
+  -- The three statements below whose best plan depends on the table's size are EXECUTEd, so
+  -- planned at every call, not cached (the min() lookups further down follow a partial index
+  -- whatever the statistics):
+  -- the background worker calls this all day in one session, from the first tick on an empty
+  -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
+  -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.
+  -- Planning them costs well under a millisecond.
+  --
+  -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
+  -- back at once, at their place in the queue: due since the oldest of them was. A worker that
+  -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
+  IF reclaim THEN
+    EXECUTE $q$
+      WITH gone AS (
+        UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+         WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
+           AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
+        RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
+      )
+      UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
+        FROM gone g
+       WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id$q$;
+  END IF;
+  -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
+  -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
+  -- tweets_watch_end_idx.
+  EXECUTE $q$
+    SELECT tweetkeeper.stop_watching(ARRAY(
+      SELECT t.tweet_id FROM tweetkeeper.tweets t
+       WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
+       ORDER BY t.watch_until LIMIT 1000))$q$;
+  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
+  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
+   WHERE outcome IS NULL AND expires_at < now();
+  -- Old batch records go; the requests they answered stay counted in daily_usage.
+  WITH gone AS (
+    DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
+    RETURNING finished_at, provider, credential, tweets_read, billed
+  )
+  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
+  SELECT (g.finished_at AT TIME ZONE 'UTC')::date, coalesce(g.provider, 'x-v2'), coalesce(g.credential, ''),
+         count(*), sum(g.tweets_read), sum(coalesce(g.billed, 0))
+    FROM gone g WHERE g.tweets_read IS NOT NULL
+   GROUP BY 1, 2, 3
+  ON CONFLICT (day, provider, credential) DO UPDATE
+     SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
+         billed_reads = u.billed_reads + excluded.billed_reads;
+
+  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
+  -- posts of other networks wait for their own workers, which poll.)
+  EXECUTE $q$
+    SELECT count(*), min(d.due_at)
+      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now() AND t.tweet_id > 0
+             ORDER BY t.due_at LIMIT 100) AS d$q$ INTO n_due, oldest;
+  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+    PERFORM pg_notify('tweetkeeper_due', n_due::text);
+    RETURN interval '0';
+  END IF;
+  SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
+  IF next_expiry IS NOT NULL AND reclaim THEN
+    RETURN interval '0';
+  END IF;
+  IF n_due > 0 THEN
+    next_due := oldest + s.buffer_ttl;
+  ELSE
+    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now() AND t.tweet_id > 0;
+  END IF;
+  SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
+  RETURN least(next_due, next_expiry, next_watch_end) - now();
+END $$;
+
 REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, integer),
   post_ref_id(text, text, text, text), post_endpoint(text, text, text),
-  schedule_post(text, timestamptz), schedule_posts(text[]) FROM PUBLIC;
-GRANT SELECT ON post_refs, posts TO tweetkeeper_reader;
+  schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
+  claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text) FROM PUBLIC;
+GRANT SELECT ON post_refs, posts, endpoints TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
 GRANT DELETE ON post_refs TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]) TO tweetkeeper_worker;

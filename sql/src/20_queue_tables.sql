@@ -158,6 +158,7 @@ CREATE TABLE batches (
   provider text,                 -- the API it was claimed for
   tweets_read integer,           -- tweets found in its answer; NULL: no answer (released, in flight)
   omitted integer,               -- ids its answer left out (neither found nor an error)
+  endpoint text,                 -- Bluesky and Mastodon: the endpoint it was sent to (tweets.endpoint)
   CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
   CONSTRAINT batches_outcome_known
     CHECK (outcome IN ('completed', 'released', 'expired', 'abandoned'))

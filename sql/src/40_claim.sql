@@ -54,7 +54,10 @@ BEGIN
     RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+  IF provider IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
+      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
+  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
     RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
@@ -298,7 +301,7 @@ BEGIN
     SELECT DISTINCT ON (o.id) o.*
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
-             impression_count bigint, invalid text)
+             impression_count bigint, invalid text, created_at timestamptz)
      WHERE o.id = ANY (b.tweet_ids)
   ), obs AS (
     SELECT r.id,
@@ -308,6 +311,9 @@ BEGIN
            CASE WHEN r.quote_count BETWEEN 0 AND 1e12 THEN r.quote_count END AS quote_count,
            CASE WHEN r.bookmark_count BETWEEN 0 AND 1e12 THEN r.bookmark_count END AS bookmark_count,
            CASE WHEN r.impression_count BETWEEN 0 AND 1e12 THEN r.impression_count END AS impression_count,
+           -- A post of another network: its creation time as its answer says (X's id says it).
+           CASE WHEN r.id < 0 AND r.created_at BETWEEN timestamptz '2006-03-21 20:50:14+00'
+                                                   AND now() + interval '1 minute' THEN r.created_at END AS created_at,
            nullif(concat_ws(', ', nullif(r.invalid, ''),
              'retweet_count ' || CASE WHEN r.retweet_count NOT BETWEEN 0 AND 1e12 THEN r.retweet_count END,
              'reply_count ' || CASE WHEN r.reply_count NOT BETWEEN 0 AND 1e12 THEN r.reply_count END,
@@ -319,7 +325,8 @@ BEGIN
       FROM raw r
   ), prev AS (
     SELECT o.*,
-           (p.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (p.billed_by)) AS billed,
+           (o.id > 0 AND (p.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (p.billed_by)))
+             AS billed,  -- X bills; Bluesky and Mastodon do not
            (p.update_count = 0
             OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM p.retweet_count)
             OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM p.reply_count)
@@ -331,8 +338,9 @@ BEGIN
       FROM obs o JOIN tweetkeeper.tweets p ON p.tweet_id = o.id AND p.lease_id = lease
   ), upd AS (
     UPDATE tweetkeeper.tweets t
-       SET billed_on = today,
-           billed_by = CASE WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
+       SET billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
+           billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
+                            WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
                             WHEN coalesce(b.credential, '') = ANY (t.billed_by) THEN t.billed_by
                             ELSE t.billed_by || coalesce(b.credential, '') END,
            retweet_count = coalesce(o.retweet_count, t.retweet_count),
@@ -342,10 +350,13 @@ BEGIN
            bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
            impression_count = coalesce(o.impression_count, t.impression_count),
            updated_at = now(), update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
-           due_at = now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
-           state = CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
+           -- A creation time from the answer moves the post to its true age's delay from now on.
+           created_at = coalesce(o.created_at, t.created_at),
+           due_at = now() + tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
+           state = CASE WHEN tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
-           delay = coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay),
+           delay = coalesce(tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
+                            t.delay),
            -- An expired watch ends here: the tweet is back on its age schedule.
            watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
            watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
@@ -452,6 +463,7 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL);
   RETURN n_observed + n_problems;
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
@@ -494,6 +506,7 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
   END IF;
   PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason);
   RETURN n;
 END $$;
 COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS

@@ -1,0 +1,182 @@
+-- Posts of other networks on the wire: each endpoint's request window (Bluesky's AppView, each
+-- Mastodon server), learned from its answers, and claim_posts(), the claim of one endpoint's due
+-- posts. The lease, fencing, completion and release are X's (40_claim.sql): one queue, one lease
+-- sequence, one batches table, complete_batch() and release_batch() for every network.
+
+-- One row per endpoint a claim has used: 'bluesky' (getPosts), 'mastodon:<host>'.
+CREATE TABLE endpoints (
+  endpoint text NOT NULL,
+  requests_per_window integer,   -- the API's last word (RateLimit-Limit, X-RateLimit-Limit); NULL: never said
+  remaining integer,             -- requests left in the current window, as we count them
+  window_reset_at timestamptz,   -- its end, from the API
+  status text NOT NULL DEFAULT 'active',
+  status_reason text,
+  status_until timestamptz,      -- waiting: until then; needs-token: NULL (until a token is given)
+  single_status boolean NOT NULL DEFAULT false,  -- Mastodon before 4.3: one status per request
+  requests bigint NOT NULL DEFAULT 0,
+  last_used_at timestamptz,
+  CONSTRAINT endpoints_pkey PRIMARY KEY (endpoint),
+  CONSTRAINT endpoints_status_known CHECK (status IN ('active', 'waiting', 'needs-token'))
+);
+SELECT pg_catalog.pg_extension_config_dump('endpoints', '');
+COMMENT ON TABLE endpoints IS
+  'Each endpoint of Bluesky and Mastodon that posts are read from: its request window as its '
+  'answers said (rate-limit headers, 429), and whether it needs a token (401).';
+
+-- The largest batch an endpoint (or a provider: bluesky, mastodon) takes: getPosts 25 URIs,
+-- Mastodon 20 statuses (1 on a server without GET /api/v1/statuses).
+CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN endpoint = 'bluesky' THEN 25 WHEN single_status THEN 1 ELSE 20 END;
+
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
+-- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
+-- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- For Mastodon, the server whose oldest due status has waited longest among those whose window
+-- allows a request (and, for a server that refused us without a token, that this worker holds a
+-- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
+-- of the endpoint's window is counted here, under its row lock, so workers together never send
+-- more than the endpoint said it takes. Completed and released as any batch.
+CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
+                 wait_until timestamptz, wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  e record;
+  q record;
+  lo text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon:' END;
+  hi text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon;' END;  -- ';' follows ':'
+  n integer;
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+  waits text[] := '{}';
+  wait_min timestamptz;
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
+    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
+      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- The endpoints with due posts, the longest waiting first: a loose scan of
+  -- tweets_endpoint_due_idx (one probe per endpoint, not one per post).
+  FOR e IN
+    WITH RECURSIVE d(endpoint) AS (
+      (SELECT t.endpoint FROM tweetkeeper.tweets t
+        WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint >= lo AND t.endpoint <= hi
+        ORDER BY t.endpoint LIMIT 1)
+      UNION ALL
+      SELECT (SELECT t.endpoint FROM tweetkeeper.tweets t
+               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint > d.endpoint AND t.endpoint <= hi
+               ORDER BY t.endpoint LIMIT 1)
+        FROM d WHERE d.endpoint IS NOT NULL)
+    SELECT d.endpoint, f.first_due
+      FROM d CROSS JOIN LATERAL (
+        SELECT t.due_at AS first_due FROM tweetkeeper.tweets t
+         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = d.endpoint
+         ORDER BY t.due_at LIMIT 1) f
+     WHERE d.endpoint IS NOT NULL AND d.endpoint <> 'bluesky-handle' AND f.first_due <= now()
+     ORDER BY f.first_due
+  LOOP
+    INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (e.endpoint) ON CONFLICT DO NOTHING;
+    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint FOR UPDATE;
+    IF q.status = 'needs-token' AND NOT substr(e.endpoint, 10) = ANY (coalesce(tokens, '{}')) THEN
+      waits := waits || format('%s needs a token: %s', e.endpoint, q.status_reason);
+      CONTINUE;
+    END IF;
+    IF q.status = 'waiting' AND q.status_until > now() THEN
+      waits := waits || format('%s waiting: %s', e.endpoint, q.status_reason);
+      wait_min := least(wait_min, q.status_until);
+      CONTINUE;
+    END IF;
+    IF q.remaining <= 0 AND q.window_reset_at > now() THEN
+      waits := waits || format('%s window used up', e.endpoint);
+      wait_min := least(wait_min, q.window_reset_at);
+      CONTINUE;
+    END IF;
+    n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
+    SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
+      FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
+             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = e.endpoint AND t.due_at <= now()
+             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) c;
+    -- A partial batch waits for the buffer TTL, per endpoint.
+    CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
+    UPDATE tweetkeeper.endpoints x
+       SET remaining = CASE WHEN x.window_reset_at IS NULL OR x.window_reset_at <= now()
+                            THEN x.requests_per_window ELSE x.remaining END - 1,
+           status = 'active', status_reason = NULL, status_until = NULL,
+           requests = x.requests + 1, last_used_at = clock_timestamp()
+     WHERE x.endpoint = e.endpoint;
+    lease := nextval('tweetkeeper.lease_id_seq');
+    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+     WHERE t.tweet_id = ANY (ids);
+    INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                     expires_at, credential, claimer_pid, claimer_started, billable,
+                                     provider, endpoint)
+    VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, e.endpoint);
+    RETURN QUERY
+      SELECT lease, ids,
+             ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                         ELSE r.post_key END
+                     FROM unnest(ids) WITH ORDINALITY AS i(id, k)
+                     JOIN tweetkeeper.post_refs r ON r.tweet_id = i.id ORDER BY i.k),
+             e.endpoint, NULL::timestamptz, NULL::text;
+    RETURN;
+  END LOOP;
+  IF cardinality(waits) > 0 THEN
+    -- Due posts, but no endpoint takes a request now: say until when and why.
+    RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text,
+      greatest(coalesce(wait_min, now() + interval '1 minute'), now()), array_to_string(waits, ', ');
+  END IF;
+END $$;
+
+COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
+  'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
+  'lease, with their keys (at:// URIs, status ids); complete and release them as any batch.';
+
+-- Applies what an endpoint's answer said of its window, as record_quota() does for X's
+-- credentials: rate {"limit":..,"remaining":..,"reset":epoch}; refusal rate-limited (429: wait
+-- for the reset), rejected (401: the server wants a token; no request until one is given).
+CREATE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text)
+  RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  api_remaining integer := (rate ->> 'remaining')::integer;
+  api_limit integer := (rate ->> 'limit')::integer;
+  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+BEGIN
+  IF endpoint IS NULL THEN
+    RETURN;
+  END IF;
+  -- The API's word wins where it is stricter (as for credentials): a smaller remaining, a later
+  -- reset; an answer of an older window says nothing about this one.
+  UPDATE tweetkeeper.endpoints x
+     SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
+         remaining = CASE WHEN api_remaining IS NULL THEN x.remaining
+                          WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
+                          WHEN api_reset < x.window_reset_at THEN x.remaining
+                          ELSE least(x.remaining, api_remaining) END,
+         window_reset_at = greatest(x.window_reset_at, api_reset)
+   WHERE x.endpoint = record_endpoint_quota.endpoint;
+  IF refusal = 'rate-limited' THEN
+    UPDATE tweetkeeper.endpoints x
+       SET status = 'waiting', remaining = 0,
+           status_until = coalesce(api_reset, now() + interval '1 minute'),
+           window_reset_at = coalesce(api_reset, now() + interval '1 minute'),
+           status_reason = coalesce(detail, 'Too Many Requests')
+     WHERE x.endpoint = record_endpoint_quota.endpoint;
+  ELSIF refusal = 'rejected' THEN
+    UPDATE tweetkeeper.endpoints x
+       SET status = 'needs-token', status_until = NULL, status_reason = coalesce(detail, 'rejected')
+     WHERE x.endpoint = record_endpoint_quota.endpoint;
+  END IF;
+END $$;

@@ -1,0 +1,116 @@
+-- claim_posts(): Bluesky and Mastodon posts claimed per endpoint (at most 25 URIs, 20 statuses of
+-- one server), their keys, the buffer TTL per endpoint, each endpoint's window and refusals; and
+-- complete_batch()/release_batch() for them: counts, no billing, the creation time from the answer.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION tweetkeeper;
+SELECT plan(31);
+
+-- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
+-- all due an hour ago except b.social's, due 2 hours ago.
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/3l6oveex3i%s', translate(lpad(g::text, 3, '0'), '0123456789', 'abcdefghij'))
+    FROM generate_series(1, 30) g
+  UNION ALL SELECT format('https://bsky.app/profile/alice.example/post/3l6oveex3ii2%s', g) FROM generate_series(2, 4) g
+  UNION ALL SELECT format('https://a.social/@u/%s', 113284726341234500 + g) FROM generate_series(1, 25) g
+  UNION ALL SELECT format('https://b.social/@u/%s', 113284726341234500 + g) FROM generate_series(1, 5) g
+  UNION ALL SELECT 'https://x.com/a/status/' || (1460323737035677698 + g) FROM generate_series(1, 2) g));
+UPDATE tweetkeeper.tweets SET due_at = now() - CASE WHEN endpoint = 'mastodon:b.social' THEN interval '2 hours'
+                                                     ELSE interval '1 hour' END;
+CREATE TEMP TABLE got AS SELECT 0 AS n, * FROM tweetkeeper.claim_posts('w', 25, 'bluesky') LIMIT 0;
+CREATE FUNCTION pg_temp.claim(n int, size int, provider text, tokens text[] DEFAULT NULL) RETURNS void
+  LANGUAGE sql AS $$ INSERT INTO got SELECT n, * FROM tweetkeeper.claim_posts('w', size, provider, tokens) $$;
+
+SELECT pg_temp.claim(1, 25, 'bluesky');
+SELECT is((SELECT cardinality(tweet_ids) FROM got WHERE n = 1), 25, 'a Bluesky batch: 25 posts');
+SELECT is((SELECT endpoint FROM got WHERE n = 1), 'bluesky', 'of endpoint bluesky');
+SELECT ok((SELECT bool_and(k = format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key))
+             FROM got, unnest(tweet_ids, post_keys) AS u(id, k) JOIN tweetkeeper.post_refs r ON r.tweet_id = u.id
+            WHERE n = 1), 'post_keys: each id''s at:// URI with its DID, in the ids'' order');
+SELECT is((SELECT count(*) FROM tweetkeeper.tweets t, got WHERE n = 1 AND t.tweet_id = ANY (got.tweet_ids)
+            AND t.lease_id = got.lease_id), 25::bigint, 'held by the lease');
+SELECT is((SELECT b.endpoint || ' ' || b.provider || ' ' || b.billable FROM tweetkeeper.batches b JOIN got USING (lease_id) WHERE n = 1),
+  'bluesky bluesky 0', 'the batch records its endpoint and provider, nothing billable');
+SELECT pg_temp.claim(2, 25, 'bluesky');
+SELECT is((SELECT cardinality(tweet_ids) FROM got WHERE n = 2), 5, 'the other 5, long past the buffer TTL');
+SELECT pg_temp.claim(3, 25, 'bluesky');
+SELECT is((SELECT count(*) FROM got WHERE n = 3), 0::bigint, 'then none: posts known by handle wait for their resolution');
+
+-- Mastodon: one server per batch, the one waiting longest first; status ids as keys.
+SELECT pg_temp.claim(4, 20, 'mastodon');
+SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 4), 'mastodon:b.social 5',
+  'Mastodon: the server whose oldest status waited longest, its 5');
+SELECT is((SELECT post_keys[1] FROM got WHERE n = 4), '113284726341234501', 'keys are the status ids');
+SELECT pg_temp.claim(5, 20, 'mastodon');
+SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 5), 'mastodon:a.social 20',
+  'then a.social: 20, a Mastodon batch''s most');
+SELECT is((SELECT array_agg(x ORDER BY x) FROM tweetkeeper.claim_batch('w', 100) c, unnest(c.tweet_ids) x),
+  ARRAY[1460323737035677699, 1460323737035677700]::bigint[], 'X''s claim takes X''s tweets only');
+
+-- The buffer TTL per endpoint: a server's few posts due just now wait.
+UPDATE tweetkeeper.tweets SET due_at = now() WHERE endpoint = 'mastodon:a.social' AND lease_id IS NULL;
+SELECT pg_temp.claim(6, 20, 'mastodon');
+SELECT is((SELECT count(*) FROM got WHERE n = 6), 0::bigint, 'a partial batch due for less than the buffer TTL waits');
+
+-- Completion: counts, history, no billing, the answer's creation time.
+SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 4),
+  (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 7, 'retweet_count', 2, 'reply_count', 1,
+                                       'created_at', (now() - interval '40 days')::text))
+     FROM got, unnest(tweet_ids) id WHERE n = 4)), 5, 'complete: 5 statuses stored');
+SELECT results_eq($$SELECT like_count, retweet_count, reply_count, quote_count, impression_count, billed_on, state::text
+                     FROM tweetkeeper.tweets WHERE endpoint = 'mastodon:b.social' LIMIT 1$$,
+  $$VALUES (7::bigint, 2::bigint, 1::bigint, NULL::bigint, NULL::bigint, NULL::date, 'done')$$,
+  'counts stored, unreported ones NULL, nothing billed; made 40 days ago says the answer: done');
+SELECT is((SELECT count(*) FROM tweetkeeper.metric_history h JOIN got ON h.lease_id = got.lease_id WHERE n = 4),
+  5::bigint, 'history has the 5 observations');
+SELECT is((SELECT billed || ' ' || tweets_read FROM tweetkeeper.batches b JOIN got USING (lease_id) WHERE n = 4),
+  '0 5', 'the batch: 5 read, 0 billed');
+SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 2),
+  (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 1, 'created_at', (now() - interval '2 days')::text))
+     FROM got, unnest(tweet_ids) id WHERE n = 2)), 5, 'complete: 5 Bluesky posts');
+SELECT ok((SELECT bool_and(t.delay = tweetkeeper.next_delay(now() - interval '2 days')
+                           AND t.due_at = now() + t.delay AND t.created_at = now() - interval '2 days')
+             FROM tweetkeeper.tweets t, got WHERE n = 2 AND t.tweet_id = ANY (got.tweet_ids)),
+  'a creation time from the answer moves a post to its true age''s delay');
+SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 1),
+  (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 1, 'created_at', (now() + interval '1 day')::text))
+     FROM got, unnest(tweet_ids) id WHERE n = 1),
+  '[]', jsonb_build_object('limit', 3000, 'remaining', 0, 'reset', extract(epoch FROM now() + interval '1 minute'))),
+  25, 'complete: 25, with a creation time in the future and the endpoint''s window used up');
+SELECT ok((SELECT bool_and(t.created_at < now()) FROM tweetkeeper.tweets t, got WHERE n = 1 AND t.tweet_id = ANY (got.tweet_ids)),
+  'a creation time in the future is not taken');
+
+-- Windows: what the answers said holds every worker back.
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' WHERE endpoint = 'bluesky' AND state = 'scheduled';
+SELECT pg_temp.claim(7, 25, 'bluesky');
+SELECT is((SELECT lease_id IS NULL AND wait_reason = 'bluesky window used up' FROM got WHERE n = 7), true,
+  'a used-up window: no lease, a wait and why');
+SELECT is((SELECT requests_per_window || ' ' || remaining FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'),
+  '3000 0', 'endpoints keeps the window');
+UPDATE tweetkeeper.endpoints SET window_reset_at = now() - interval '1 second' WHERE endpoint = 'bluesky';
+SELECT pg_temp.claim(8, 25, 'bluesky');
+SELECT is((SELECT cardinality(tweet_ids) FROM got WHERE n = 8), 5, 'after the reset, a batch again (the 5 still scheduled; the others are past 30 days: done)');
+SELECT is((SELECT remaining FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), 2999, 'one request of the new window counted');
+
+-- A 401 from a server: no request until a worker with its token comes.
+SELECT is(tweetkeeper.release_batch((SELECT lease_id FROM got WHERE n = 5), 'HTTP 401: This API requires an authenticated user',
+                                    'rejected'), 20, 'release after a 401');
+SELECT pg_temp.claim(9, 20, 'mastodon');
+SELECT is((SELECT wait_reason FROM got WHERE n = 9),
+  'mastodon:a.social needs a token: HTTP 401: This API requires an authenticated user', 'a.social needs a token now');
+SELECT pg_temp.claim(10, 20, 'mastodon', ARRAY['a.social']);
+SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 10), 'mastodon:a.social 20',
+  'a worker holding a token for it claims');
+
+-- Refusals.
+SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 26, 'bluesky')$$, '22023',
+  'max_size must be between 1 and 25 for bluesky, got 26', 'more than 25 URIs');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 21, 'mastodon')$$, '22023',
+  'max_size must be between 1 and 20 for mastodon, got 21', 'more than 20 statuses');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 20, 'x-v2')$$, '22023',
+  'provider must be bluesky or mastodon, got x-v2', 'X is claim_batch''s');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_batch('w', 20, 'bluesky')$$, '22023',
+  'provider must be x-v2 or x-v1.1, got bluesky', 'and claim_batch stays X''s');
+
+SELECT * FROM finish();
+ROLLBACK;
