@@ -107,8 +107,10 @@ int main(int argc, char** argv) {
   }
   tk::Options& o = *parsed.options;
 
-  tk::CredentialsOrError creds =
-      o.credentials_file.empty() ? tk::CredentialsFromEnv() : tk::LoadCredentials(o.credentials_file);
+  // Bluesky's public AppView takes no token: none is asked for.
+  tk::CredentialsOrError creds = o.provider == "bluesky" ? tk::CredentialsOrError{tk::Credentials{{"", ""}}, ""}
+                                 : o.credentials_file.empty() ? tk::CredentialsFromEnv()
+                                                              : tk::LoadCredentials(o.credentials_file);
   if (!creds.ok()) return Fail(tk::kExitUsage, creds.error);  // one line, never a token
   if (auto error = tk::DsnError(o.dsn))
     return Fail(tk::kExitUsage, "--dsn is not a valid libpq connection string or URI: " + *error);

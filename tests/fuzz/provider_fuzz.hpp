@@ -4,7 +4,10 @@
 //
 // Input format (readable, so the corpus is made of real-shaped answers):
 //   STATUS [ID,ID,...]\n        the HTTP status (0 = transport failure, the rest is the error);
-//                               the requested ids (default: every number in the body)
+//                               the requested ids (default: every number in the body); for a
+//                               keyed provider (Bluesky) the claim's keys instead, separated by
+//                               blanks or commas (default: every "at://..." string in the body),
+//                               their ids -1, -2, ...
 //   name: value\n ...           response headers (x-rate-limit-*), then an empty line
 //   body
 //
@@ -88,17 +91,39 @@ void CheckPayloadJson(const std::string& json, std::size_t expected_items) {
 
 }  // namespace
 
+// The claim's keys (at most 25, distinct) from a list separated by blanks or commas, or from the
+// "at://..." strings of a body.
+void AddKeys(std::string_view text, bool quoted, std::vector<std::string>& keys) {
+  std::set<std::string> seen(keys.begin(), keys.end());
+  std::size_t i = 0;
+  while (i < text.size() && keys.size() < 25) {
+    std::size_t start = quoted ? text.find("\"at://", i) : text.find_first_not_of(" \t,", i);
+    if (start == std::string_view::npos) break;
+    if (quoted) ++start;
+    std::size_t end = text.find_first_of(quoted ? "\"" : " \t,", start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string key(text.substr(start, end - start));
+    if (!key.empty() && seen.insert(key).second) keys.push_back(key);
+    i = end + 1;
+  }
+}
+
 // Parses one fuzz input as an HTTP answer with `provider` and checks the invariants above.
 inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* data, std::size_t size) {
   std::string_view rest(reinterpret_cast<const char*>(data), size);
 
   tk::HttpResponse response;
   std::vector<std::int64_t> ids;
+  tk::PostKeys keys;
   const std::string_view first = NextLine(rest);
   std::size_t digits = 0;
   while (digits < first.size() && digits < 4 && std::isdigit(static_cast<unsigned char>(first[digits]))) ++digits;
   response.status = digits ? std::stol(std::string(first.substr(0, digits))) : 200;
-  AddIds(first.substr(digits), ids);
+  if (provider.Keyed()) {
+    AddKeys(first.substr(digits), false, keys.keys);
+  } else {
+    AddIds(first.substr(digits), ids);
+  }
 
   for (std::string_view line = NextLine(rest); !line.empty(); line = NextLine(rest)) {
     const std::size_t colon = line.find(':');
@@ -112,10 +137,16 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
   } else {
     response.body = std::string(rest);
   }
-  if (ids.empty()) AddIds(rest, ids);
-  if (ids.empty()) ids.push_back(1);
+  if (provider.Keyed()) {
+    if (keys.keys.empty()) AddKeys(rest, true, keys.keys);
+    if (keys.keys.empty()) keys.keys.push_back("at://did:plc:none/app.bsky.feed.post/3l6oveex3ii2l");
+    for (std::size_t i = 0; i < keys.keys.size(); ++i) ids.push_back(-static_cast<std::int64_t>(i) - 1);
+  } else {
+    if (ids.empty()) AddIds(rest, ids);
+    if (ids.empty()) ids.push_back(1);
+  }
 
-  const tk::BatchResult r = provider.ParseAnswer(response, ids);
+  const tk::BatchResult r = provider.ParseAnswer(response, ids, keys);
 
   TK_FUZZ_CHECK(tk::FailureKindName(r.failure)[0] != '?');
   if (r.ok()) {

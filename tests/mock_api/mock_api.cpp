@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/lookup_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 
@@ -63,7 +64,8 @@ std::string RequestLogLine(int64_t now_ms, int status, size_t n_ids, const std::
 MockApi::MockApi(MockConfig config, LogSink request_log)
     : config_(std::move(config)),
       request_log_(std::move(request_log)),
-      limiter_(config_.rate_limit, config_.window_seconds) {}
+      limiter_(config_.rate_limit, config_.window_seconds),
+      xrpc_limiter_(config_.xrpc_rate_limit, config_.xrpc_window_seconds) {}
 
 HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
   HttpReply reply = Route(call, now_ms);
@@ -82,6 +84,13 @@ HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
   for (const ProviderRoute& route : kProviders) {
     if (call.method == route.method && call.path == route.path) return Provider(route, call, now_ms);
   }
+  static const ProviderRoute kXrpc[] = {
+      {"GET", "/xrpc/app.bsky.feed.getPosts", "uris", &GetBlueskyPosts, Dialect::kV2},
+      {"GET", "/xrpc/com.atproto.identity.resolveHandle", "handle", &ResolveHandle, Dialect::kV2},
+  };
+  for (const ProviderRoute& route : kXrpc) {
+    if (call.method == route.method && call.path == route.path) return Xrpc(route, call, now_ms);
+  }
   // GET /2/tweets/:id (getPostsById): the id travels to the endpoint as a parameter of its own.
   static const std::string kSinglePrefix = "/2/tweets/";
   if (call.method == "GET" && call.path.size() > kSinglePrefix.size() && call.path.rfind(kSinglePrefix, 0) == 0 &&
@@ -99,6 +108,7 @@ HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
     {
       std::lock_guard<std::mutex> lock(quota_mutex_);
       limiter_.Reset();
+      xrpc_limiter_.Reset();
       quotas_.clear();
     }
     return Reply(200, kJson, R"({"reset":true})");
@@ -138,22 +148,11 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
   const bool v1 = route.dialect == Dialect::kV1;
   int64_t window_start_ms = -1;  // set when the request was counted in a rate-limit window
   int64_t billed_reads = 0;      // posts this answer was billed for
-  FaultPlan plan = PlanFaults(config_.faults, request_seq_++);
-  if (plan.kind == FaultKind::kHang && ++hangs_held_ > config_.faults.max_hangs) {
-    // Every held connection holds a server thread: past the cap, let go at once.
-    --hangs_held_;
-    plan.kind = FaultKind::kDrop;
-    plan.hold_ms = 0;
-  }
+  FaultPlan plan = DrawFaults();
 
   HttpReply reply;
-  if (LeavesUnanswered(plan.kind)) {
-    // The request never reaches the API: no auth, no rate limit, no answer.
-    reply.status = 0;
-  } else if (plan.kind == FaultKind::k5xx) {
-    // From in front of the API, which never saw the request: no rate-limit headers.
-    FaultAnswer answer = ServerErrorAnswer(plan.variant);
-    reply = Reply(answer.status, answer.content_type, std::move(answer.body));
+  if (std::optional<HttpReply> before = BeforeTheApi(plan)) {
+    reply = std::move(*before);
   } else if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
     // An unknown caller: the rate-limit headers of a window it never started (FACTS.md: every
     // answer has them). Problems go as application/problem+json, as the spec maps Problem.
@@ -203,23 +202,83 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
     }
     reply.headers = RateHeaders(verdict);
   }
-  if (CorruptsBody(plan.kind)) {
-    if (reply.status != 200) {
-      plan.kind = FaultKind::kNone;  // only a 200 is corrupted; anything else is answered as is
-    } else if (plan.kind == FaultKind::kTruncated) {
-      reply.body = TruncatedBody(reply.body, plan.variant);
-    } else if (plan.kind == FaultKind::kContentType) {
-      reply.content_type = kHtml;
-      reply.body = HtmlPage();
-    } else {
-      reply.body = HugeBody(reply.body, config_.faults.huge_bytes);
-    }
-  }
+  CorruptBody(plan, reply);
   reply.faults = plan;
   stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, fingerprint, route.path, window_start_ms);
   if (billed_reads > 0) stats_.Bill(fingerprint, billed_reads);
   if (request_log_) {
     std::string line = RequestLogLine(now_ms, reply.status, n_ids, token ? fingerprint : "-");
+    if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);
+    request_log_(line);
+  }
+  return reply;
+}
+
+std::optional<HttpReply> MockApi::BeforeTheApi(const FaultPlan& plan) {
+  // The request never reaches the API: no auth, no rate limit, no answer.
+  if (LeavesUnanswered(plan.kind)) return HttpReply{0, kJson, "", {}, {}};
+  if (plan.kind != FaultKind::k5xx) return std::nullopt;
+  // From in front of the API, which never saw the request: no rate-limit headers.
+  FaultAnswer answer = ServerErrorAnswer(plan.variant);
+  return Reply(answer.status, answer.content_type, std::move(answer.body));
+}
+
+FaultPlan MockApi::DrawFaults() {
+  FaultPlan plan = PlanFaults(config_.faults, request_seq_++);
+  if (plan.kind == FaultKind::kHang && ++hangs_held_ > config_.faults.max_hangs) {
+    // Every held connection holds a server thread: past the cap, let go at once.
+    --hangs_held_;
+    plan.kind = FaultKind::kDrop;
+    plan.hold_ms = 0;
+  }
+  return plan;
+}
+
+void MockApi::CorruptBody(FaultPlan& plan, HttpReply& reply) const {
+  if (!CorruptsBody(plan.kind)) return;
+  if (reply.status != 200) {
+    plan.kind = FaultKind::kNone;  // only a 200 is corrupted; anything else is answered as is
+  } else if (plan.kind == FaultKind::kTruncated) {
+    reply.body = TruncatedBody(reply.body, plan.variant);
+  } else if (plan.kind == FaultKind::kContentType) {
+    reply.content_type = kHtml;
+    reply.body = HtmlPage();
+  } else {
+    reply.body = HugeBody(reply.body, config_.faults.huge_bytes);
+  }
+}
+
+HttpReply MockApi::Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
+  const size_t n_ids = ListedIds(call.params, route.ids_param);
+  int64_t window_start_ms = -1;
+  FaultPlan plan = DrawFaults();
+  HttpReply reply;
+  if (std::optional<HttpReply> before = BeforeTheApi(plan)) {
+    reply = std::move(*before);
+  } else {
+    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
+    // The reference xrpc-server's limiter (FACTS.md 1.6): RateLimit-Limit, -Remaining, -Reset
+    // (epoch seconds) and -Policy on every answer; a 429 adds Retry-After in seconds.
+    const RateVerdict verdict = xrpc_limiter_.Take("xrpc", now_ms);
+    if (!verdict.allowed) {
+      reply = Reply(429, kJson, R"({"error":"RateLimitExceeded","message":"Rate Limit Exceeded"})");
+      reply.headers.emplace_back("Retry-After",
+                                 std::to_string(std::max<int64_t>(1, verdict.reset_epoch_s - now_ms / 1000)));
+    } else {
+      window_start_ms = verdict.window_start_ms;
+      reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+    }
+    reply.headers.emplace_back("RateLimit-Limit", std::to_string(verdict.limit));
+    reply.headers.emplace_back("RateLimit-Remaining", std::to_string(verdict.remaining));
+    reply.headers.emplace_back("RateLimit-Reset", std::to_string(verdict.reset_epoch_s));
+    reply.headers.emplace_back("RateLimit-Policy", std::to_string(verdict.limit) + ";w=" +
+                                                       std::to_string(config_.xrpc_window_seconds));
+  }
+  CorruptBody(plan, reply);
+  reply.faults = plan;
+  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, "", route.path, window_start_ms);
+  if (request_log_) {
+    std::string line = RequestLogLine(now_ms, reply.status, n_ids, "-");
     if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);
     request_log_(line);
   }

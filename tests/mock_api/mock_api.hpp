@@ -83,12 +83,20 @@ class MockApi {
 
   HttpReply Route(const HttpCall& call, int64_t now_ms);
   HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  // Bluesky's XRPC methods: no token, one shared window with RateLimit-* headers.
+  HttpReply Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  // The faults a request draws, applied to its reply (hang, drop, 5xx, corrupt bodies).
+  FaultPlan DrawFaults();
+  // What a request that a fault stops before the API gets: nothing (hang, drop) or a 5xx.
+  static std::optional<HttpReply> BeforeTheApi(const FaultPlan& plan);
+  void CorruptBody(FaultPlan& plan, HttpReply& reply) const;
   static std::vector<std::pair<std::string, std::string>> RateHeaders(const RateVerdict& verdict);
   HttpReply TokenAction(const HttpCall& call, bool revoke);
 
   const MockConfig config_;
   LogSink request_log_;
   RateLimiter limiter_;
+  RateLimiter xrpc_limiter_;
   RequestStats stats_;
   std::mutex quota_mutex_;  // held across the cap check, the rate limiter and the billing
   std::map<std::string, TokenQuota> quotas_;  // by token

@@ -19,6 +19,10 @@ struct MockConfig {
   int64_t window_seconds = 900;
   int64_t monthly_cap = 0;  // billed post reads per token per calendar month (UTC) before usage-capped 429s; 0: none
   std::set<std::string> tokens;  // empty: any non-empty bearer token is accepted
+  // Bluesky's AppView (no token): one window for every caller, as the PDS's 3000 per 5 minutes
+  // per IP (FACTS.md 1.6: the AppView publishes no number).
+  int64_t xrpc_rate_limit = 3000;
+  int64_t xrpc_window_seconds = 300;
   FaultConfig faults;
 };
 

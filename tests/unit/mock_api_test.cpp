@@ -87,6 +87,27 @@ TEST(MockApi, RateLimitsPerTokenWithHeadersOnEveryAnswer) {
   EXPECT_EQ(Header(reply, "x-rate-limit-reset"), "1704067210");
 }
 
+TEST(MockApi, BlueskyNeedsNoTokenAndSendsRateLimitHeaders) {
+  MockConfig config;
+  config.xrpc_rate_limit = 1;
+  config.xrpc_window_seconds = 300;
+  MockApi api(config);
+  const HttpCall get{"GET", "/xrpc/app.bsky.feed.getPosts",
+                     {{"uris", "at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3l6oveex3ii2l"}}, ""};
+  HttpReply reply = api.Handle(get, kNow);
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(Header(reply, "RateLimit-Limit"), "1");
+  EXPECT_EQ(Header(reply, "RateLimit-Remaining"), "0");
+  EXPECT_EQ(Header(reply, "RateLimit-Reset"), "1704067500");
+  EXPECT_EQ(Header(reply, "RateLimit-Policy"), "1;w=300");
+  reply = api.Handle(get, kNow + 1000);
+  EXPECT_EQ(reply.status, 429);
+  EXPECT_EQ(reply.body, R"({"error":"RateLimitExceeded","message":"Rate Limit Exceeded"})");
+  EXPECT_EQ(Header(reply, "Retry-After"), "299");
+  const HttpCall resolve{"GET", "/xrpc/com.atproto.identity.resolveHandle", {{"handle", "alice.example"}}, ""};
+  EXPECT_EQ(api.Handle(resolve, kNow + 300'000).status, 200);
+}
+
 TEST(MockApi, CountsStatsAndResets) {
   MockConfig config;
   config.rate_limit = 3;

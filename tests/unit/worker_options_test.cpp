@@ -45,6 +45,24 @@ TEST(CommandLine, CredentialsAndProvider) {
   EXPECT_EQ(p.options->provider, "x-v2");
 }
 
+TEST(CommandLine, BlueskyHasItsOwnEndpointAndBatch) {
+  ParsedCommandLine p = Parse({"--dsn", "x", "--provider", "bluesky"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->api.base, "https://public.api.bsky.app");
+  EXPECT_EQ(p.options->batch_size, 25);
+  p = Parse({"--dsn", "x", "--provider", "bluesky", "--api-url", "http://127.0.0.1:9/", "--batch-size", "10"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->api.base, "http://127.0.0.1:9");
+  EXPECT_EQ(p.options->batch_size, 10);
+  p = Parse({"--dsn", "x", "--provider", "bluesky", "--batch-size", "26"});
+  EXPECT_FALSE(p.options);
+  EXPECT_EQ(p.exit_code, kExitUsage);
+  EXPECT_EQ(p.err, "tweetkeeper-worker: --batch-size 26 is more than bluesky's getPosts takes (25)");
+  p = Parse({"--dsn", "x", "--provider", "mastodon"});
+  EXPECT_FALSE(p.options);
+  EXPECT_EQ(p.exit_code, kExitUsage);
+}
+
 TEST(CommandLine, StartupTimeout) {
   ParsedCommandLine p = Parse({"--dsn", "x", "--startup-timeout", "90"});
   ASSERT_TRUE(p.options) << p.err;

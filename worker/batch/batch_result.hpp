@@ -37,6 +37,9 @@ struct Observation {
   std::int64_t id = 0;
   Metrics metrics;
   std::string invalid;  // counts the answer gave that are none ("like_count -5, ..."): not stored
+  // When the post was made, as the answer says (Bluesky, Mastodon: their keys only estimate it;
+  // X's ids say it exactly, so X's providers leave it empty). Unix milliseconds.
+  std::optional<std::int64_t> created_ms;
 };
 
 // A requested id the API answered with an error (deleted, protected, ...).

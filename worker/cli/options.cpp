@@ -164,8 +164,10 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
   app.add_option("--credentials", o.credentials_file,
                  "File of name=token lines (mode 600); replaces TWEETKEEPER_BEARER_TOKEN")
       ->type_name("FILE");
-  app.add_option("--provider", o.provider, "API endpoint: x-v2 (GET /2/tweets) or x-v1.1 (GET statuses/lookup)")
-      ->check(CLI::IsMember({"x-v2", "x-v1.1"}))
+  app.add_option("--provider", o.provider,
+                 "API endpoint: x-v2 (GET /2/tweets), x-v1.1 (GET statuses/lookup) or bluesky (app.bsky.feed.getPosts, "
+                 "no token; --api-url defaults to https://public.api.bsky.app, --batch-size to 25)")
+      ->check(CLI::IsMember({"x-v2", "x-v1.1", "bluesky"}))
       ->capture_default_str()
       ->type_name("NAME");
   app.add_option("--metrics-address", o.metrics_address,
@@ -189,6 +191,17 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
     return parsed;
   }
 
+  if (o.provider == "bluesky") {
+    // Bluesky's own endpoint and limit, unless given: getPosts takes 25 URIs.
+    if (app.count("--api-url") == 0) o.api_url = "https://public.api.bsky.app";
+    if (app.count("--batch-size") == 0) o.batch_size = 25;
+    if (o.batch_size > 25) {
+      parsed.exit_code = kExitUsage;
+      parsed.err = "tweetkeeper-worker: --batch-size " + std::to_string(o.batch_size) +
+                   " is more than bluesky's getPosts takes (25)";
+      return parsed;
+    }
+  }
   auto api = ParseApiUrl(o.api_url);
   if (!api) {
     parsed.exit_code = kExitUsage;

@@ -73,8 +73,9 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
   Transfer transfer{&response, options_.max_body_bytes, false, abort};
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
+  // No token, no Authorization header (Bluesky's public AppView takes none).
   const std::string auth = "Authorization: Bearer " + bearer_token;
-  curl_slist* header_list = curl_slist_append(nullptr, auth.c_str());
+  curl_slist* header_list = bearer_token.empty() ? nullptr : curl_slist_append(nullptr, auth.c_str());
   header_list = curl_slist_append(header_list, "Accept: application/json");
 
   curl_easy_reset(curl_);  // keeps the connection cache, drops options of the previous request

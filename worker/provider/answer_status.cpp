@@ -132,6 +132,13 @@ FailureKind ClassifyFailure(long status, std::string_view body) {
   return Classify(status, json ? &doc : nullptr);
 }
 
+BatchResult Failed(FailureKind kind, std::string reason) {
+  BatchResult result;
+  result.failure = kind;
+  result.reason = std::move(reason);
+  return result;
+}
+
 BatchResult FailedAnswer(const HttpResponse& response) {
   BatchResult result;
   result.rate_limit = ParseRateLimit(response.headers);

@@ -29,4 +29,7 @@ FailureKind ClassifyFailure(long status, std::string_view body);
 // the rate-limit headers.
 BatchResult FailedAnswer(const HttpResponse& response);
 
+// A failed request of `kind`, with a readable reason (an unusable 200, say).
+BatchResult Failed(FailureKind kind, std::string reason);
+
 }  // namespace tweetkeeper::worker

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "provider/bluesky.hpp"
 #include "provider/x_v1_1.hpp"
 #include "provider/x_v2.hpp"
 
@@ -10,7 +11,8 @@ namespace tweetkeeper::worker {
 std::unique_ptr<Provider> MakeProvider(std::string_view name, std::string base_url) {
   if (name == "x-v2") return std::make_unique<XV2Provider>(std::move(base_url));
   if (name == "x-v1.1") return std::make_unique<XV11Provider>(std::move(base_url));
-  throw std::invalid_argument("unknown provider '" + std::string(name) + "': use x-v2 or x-v1.1");
+  if (name == "bluesky") return std::make_unique<BlueskyProvider>(std::move(base_url));
+  throw std::invalid_argument("unknown provider '" + std::string(name) + "': use x-v2, x-v1.1 or bluesky");
 }
 
 }  // namespace tweetkeeper::worker

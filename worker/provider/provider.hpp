@@ -1,8 +1,9 @@
 #pragma once
 // The API seam: how one batch of ids becomes a request URL, and how the answer becomes a
 // BatchResult. Implementations are pure (no I/O) so they can be tested on recorded bodies.
-// X API v2 (GET /2/tweets) lives in x_v2.hpp, v1.1 (statuses/lookup) in x_v1_1.hpp; factory.hpp
-// picks one by --provider. Another API is one more class implementing this interface.
+// X API v2 (GET /2/tweets) lives in x_v2.hpp, v1.1 (statuses/lookup) in x_v1_1.hpp, Bluesky's
+// AppView (app.bsky.feed.getPosts) in bluesky.hpp; factory.hpp picks one by --provider. Another
+// API is one more class implementing this interface.
 
 #include <cstdint>
 #include <string>
@@ -13,13 +14,35 @@
 
 namespace tweetkeeper::worker {
 
+// What names a batch's posts beyond their ids, as claim_posts() hands them out: each id's key on
+// its network, in the ids' order (Bluesky: at:// URIs; Mastodon: status ids), and the endpoint.
+// Empty for X, whose ids are the keys.
+struct PostKeys {
+  std::vector<std::string> keys;
+  std::string endpoint;
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
   virtual std::string Name() const = 0;
+  // Whether its posts are claimed with claim_posts() (keys and an endpoint per batch) rather
+  // than claim_batch(), and how many one request takes.
+  virtual bool Keyed() const { return false; }
+  virtual int MaxBatch() const { return 100; }
+  // Whether requests carry a bearer token (Bluesky's public AppView takes none).
+  virtual bool NeedsToken() const { return true; }
   virtual std::string RequestUrl(const std::vector<std::int64_t>& ids) const = 0;
   // `ids` are the ids requested; anything else in the answer is ignored.
   virtual BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const = 0;
+  // The same with the batch's keys; a keyed provider overrides these.
+  virtual std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys&) const {
+    return RequestUrl(ids);
+  }
+  virtual BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                                  const PostKeys&) const {
+    return ParseAnswer(response, ids);
+  }
 };
 
 }  // namespace tweetkeeper::worker

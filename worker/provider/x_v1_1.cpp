@@ -14,13 +14,6 @@ namespace {
 
 using rapidjson::Value;
 
-BatchResult Failed(FailureKind kind, std::string reason) {
-  BatchResult result;
-  result.failure = kind;
-  result.reason = std::move(reason);
-  return result;
-}
-
 // The id a tweet object names, when it names one (id_str preferred: `id` exceeds 2^53).
 std::optional<std::int64_t> OwnId(const Value& tweet) {
   if (auto id = ParseTweetId(StringMember(tweet, "id_str"))) return id;

@@ -21,13 +21,6 @@ std::optional<std::int64_t> IdOf(const Value& id) {
   return std::nullopt;
 }
 
-BatchResult Failed(FailureKind kind, std::string reason) {
-  BatchResult result;
-  result.failure = kind;
-  result.reason = std::move(reason);
-  return result;
-}
-
 }  // namespace
 
 std::string EncodeQueryValue(std::string_view value) {

@@ -1,9 +1,12 @@
 #include "queue/payload.hpp"
 
+#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 
 namespace tweetkeeper::worker {
 namespace {
@@ -21,6 +24,18 @@ void Count(JsonWriter& w, const char* name, const std::optional<std::int64_t>& v
 
 void String(JsonWriter& w, const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
+// "2024-10-01T12:00:00.123Z", which timestamptz reads.
+std::string IsoMillis(std::int64_t unix_ms) {
+  const std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : (unix_ms - 999) / 1000;
+  const std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms - secs * 1000));
+  return buf;
+}
+
 }  // namespace
 
 std::string ObservationsJson(const std::vector<Observation>& observations) {
@@ -35,6 +50,10 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
     if (!o.invalid.empty()) {
       w.Key("invalid");
       String(w, o.invalid);
+    }
+    if (o.created_ms) {
+      w.Key("created_at");
+      String(w, IsoMillis(*o.created_ms));
     }
     w.EndObject();
   }
@@ -58,6 +77,18 @@ std::string ProblemsJson(const std::vector<Problem>& problems) {
   }
   w.EndArray();
   return {buffer.GetString(), buffer.GetSize()};
+}
+
+std::optional<std::vector<std::string>> ParseStringArrayJson(std::string_view text) {
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError() || !doc.IsArray()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& v : doc.GetArray()) {
+    if (!v.IsString()) return std::nullopt;
+    out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
 }
 
 std::optional<std::vector<std::int64_t>> ParseBigintArray(std::string_view text) {

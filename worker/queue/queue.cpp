@@ -48,6 +48,7 @@ Queue::Queue(std::string dsn, std::string worker_name, std::string label, std::s
       worker_name_(std::move(worker_name)),
       label_(std::move(label)),
       provider_(std::move(provider)),
+      keyed_(provider_ == "bluesky" || provider_ == "mastodon"),
       credentials_array_(TextArrayLiteral(credentials)) {}
 
 Queue::~Queue() = default;
@@ -55,14 +56,20 @@ Queue::~Queue() = default;
 // What a worker needs of the database beyond a connection: it takes writes, the extension is
 // there, and this role may run the worker's functions (tweetkeeper_worker). The first can change
 // by waiting; the others cannot, and get a message that says what to do.
-void Queue::CheckUsable(pqxx::transaction_base& tx) {
+void Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
+  // claim_posts() came with 0.3.0: a Bluesky or Mastodon worker on an older extension is told so.
   const pqxx::result r = tx.exec(
       "SELECT pg_is_in_recovery(), current_user::text, current_database()::text, e.extversion,"
       "       CASE WHEN e.extversion IS NOT NULL THEN"
       "         has_schema_privilege(e.extnamespace, 'USAGE')"
-      "         AND has_function_privilege('tweetkeeper.claim_batch(text,integer,text,text[])', 'EXECUTE')"
+      "         AND has_function_privilege('tweetkeeper.claim_batch(text,integer,text,text[])', 'EXECUTE')" +
+      std::string(keyed ? "         AND (to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NULL"
+                          "              OR has_function_privilege('tweetkeeper.claim_posts(text,integer,text,text[])',"
+                          "                                        'EXECUTE'))"
+                        : "") +
       "         AND has_function_privilege('tweetkeeper.complete_batch(bigint,jsonb,jsonb,jsonb)', 'EXECUTE')"
       "         AND has_function_privilege('tweetkeeper.release_batch(bigint,text,text,jsonb)', 'EXECUTE') END"
+      "         , to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NOT NULL"
       "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
   const auto row = r[0];
   if (row[0].as<bool>()) throw DatabaseInRecovery();
@@ -76,6 +83,11 @@ void Queue::CheckUsable(pqxx::transaction_base& tx) {
     throw DatabaseUnusable("role \"" + role + "\" may not run the worker's functions in database \"" + database +
                            "\": GRANT tweetkeeper_worker TO \"" + role + "\"");
   }
+  if (keyed && !row[5].as<bool>()) {
+    throw DatabaseUnusable("the tweetkeeper extension in database \"" + database + "\" is version " +
+                           row[3].as<std::string>() +
+                           ", which tracks X only: ALTER EXTENSION tweetkeeper UPDATE (0.3.0 or later) for Bluesky");
+  }
 }
 
 void Queue::Connect() {
@@ -86,11 +98,18 @@ void Queue::Connect() {
     pqxx::nontransaction tx(*connection);
     tx.exec_params("SELECT set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
-    CheckUsable(tx);
+    CheckUsable(tx, keyed_);
   }
-  connection->prepare(kClaim,
-                      "SELECT lease_id, tweet_ids, credential, (extract(epoch FROM wait_until) * 1000)::bigint, wait_reason "
-                      "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
+  if (keyed_) {
+    connection->prepare(kClaim,
+                        "SELECT lease_id, tweet_ids, NULL::text, (extract(epoch FROM wait_until) * 1000)::bigint, "
+                        "wait_reason, array_to_json(post_keys)::text, endpoint "
+                        "FROM tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[])");
+  } else {
+    connection->prepare(kClaim,
+                        "SELECT lease_id, tweet_ids, credential, (extract(epoch FROM wait_until) * 1000)::bigint, "
+                        "wait_reason FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
+  }
   connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
   connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");
   // Prepare now, not on first use: a missing extension fails at startup, not in the loop.
@@ -134,8 +153,17 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
     lease.id = r[0][0].as<std::int64_t>();
     lease.credential = r[0][2].as<std::string>("");
     auto ids = r[0][1].is_null() ? std::nullopt : ParseBigintArray(r[0][1].c_str());
-    if (ids) {
+    std::optional<std::vector<std::string>> keys;
+    if (keyed_) {
+      keys = ParseStringArrayJson(r[0][5].c_str());
+      lease.endpoint = r[0][6].as<std::string>("");
+    }
+    if (ids && keyed_ && (!keys || keys->size() != ids->size())) {
+      spdlog::error("{}: lease {}: claim_posts returned unreadable post_keys '{:.80}'", label_, lease.id,
+                    r[0][5].c_str());
+    } else if (ids) {
       lease.tweet_ids = std::move(*ids);
+      if (keys) lease.post_keys = std::move(*keys);
     } else {
       spdlog::error("{}: lease {}: claim_batch returned unreadable tweet_ids '{:.80}'", label_, lease.id,
                     r[0][1].c_str());

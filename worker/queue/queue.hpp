@@ -33,6 +33,10 @@ struct Lease {
   std::int64_t id = 0;
   std::vector<std::int64_t> tweet_ids;  // empty if the database sent something unreadable
   std::string credential;               // whose quota this request spends; empty: no quota kept
+  // claim_posts() (Bluesky, Mastodon): each id's key on its network, in the ids' order, and the
+  // endpoint they are read from. Empty for X.
+  std::vector<std::string> post_keys;
+  std::string endpoint;
   std::optional<QuotaWait> wait;        // set (and id 0) when nothing could be claimed for quota
 };
 
@@ -71,7 +75,7 @@ class Queue {
                const RetryPolicy& retry);
 
  private:
-  static void CheckUsable(pqxx::transaction_base& tx);
+  static void CheckUsable(pqxx::transaction_base& tx, bool keyed);
   template <typename Body>
   auto InTransaction(const RetryPolicy& retry, Body&& body);
 
@@ -79,6 +83,7 @@ class Queue {
   std::string worker_name_;
   std::string label_;
   std::string provider_;
+  bool keyed_;  // claimed with claim_posts(): Bluesky, Mastodon
   std::string credentials_array_;  // a PostgreSQL text[] literal
   std::unique_ptr<pqxx::connection> connection_;  // pqxx 6: connection_base has no virtual dtor
 };

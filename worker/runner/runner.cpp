@@ -276,11 +276,13 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     return Millis{0};
   }
   std::vector<std::int64_t> ids = lease.tweet_ids;
+  PostKeys keys{lease.post_keys, lease.endpoint};
   if (static_cast<int>(ids.size()) > options_.batch_size) {
     // More than asked for: send what fits; complete_batch hands back the ids we did not answer.
-    spdlog::warn("{}: lease {}: claim_batch returned {} ids for a batch size of {}", slot.label, lease.id, ids.size(),
+    spdlog::warn("{}: lease {}: the claim returned {} ids for a batch size of {}", slot.label, lease.id, ids.size(),
                  options_.batch_size);
     ids.resize(static_cast<std::size_t>(options_.batch_size));
+    if (keys.keys.size() > ids.size()) keys.keys.resize(ids.size());
   }
 
   // The claimed credential's token; without registered credentials, the only one we have.
@@ -293,21 +295,23 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     return slot.failure_backoff.Next(++slot.failures);
   }
   const std::string& token = token_it->second;
-  const std::string url = provider_->RequestUrl(ids);
+  const std::string url = provider_->RequestUrl(ids, keys);
   spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_it->first);
   HttpResponse response = slot.http.Get(url, token, stop_.abort_flag());
   // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
   // the log and in batches.reason; the token must not be: cut it out before anything reads it.
-  for (auto pos = response.body.find(token); pos != std::string::npos && !token.empty();
+  for (auto pos = token.empty() ? std::string::npos : response.body.find(token); pos != std::string::npos;
        pos = response.body.find(token, pos + 3)) {
     response.body.replace(pos, token.size(), "***");
   }
   ++counters_.batches;  // counted when answered, so an interval's numbers add up
   counters_.tweets += ids.size();
-  const BatchResult result = provider_->ParseAnswer(response, ids);
+  const BatchResult result = provider_->ParseAnswer(response, ids, keys);
   telemetry_.Request(token_it->first.empty() ? "default" : token_it->first, RequestOutcome(response, result.failure),
                      response.elapsed_ms / 1000.0);
-  const bool quota_in_database = !lease.credential.empty();
+  // Registered credentials (X) and every endpoint of Bluesky and Mastodon keep their quota in the
+  // database, where claims count it for all workers.
+  const bool quota_in_database = !lease.credential.empty() || provider_->Keyed();
   const std::optional<Millis> paused = ApplyRateLimit(slot, result, quota_in_database);
   const QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
 

@@ -2,7 +2,10 @@
 # The mock against X's official OpenAPI description: a sample of every kind of answer it gives on
 # GET /2/tweets and /2/tweets/{id} validated by validate_answers.py against the extract
 # x-api-tweets-2.159.json, which is first checked to be exactly what extract_spec.py makes of
-# ../shared/x-api/openapi.json (TK_OPENAPI), when that file is at hand.
+# ../shared/x-api/openapi.json (TK_OPENAPI), when that file is at hand. The same for Bluesky: the
+# mock's AppView answers validated by bluesky/validate_bluesky.py against the lexicon extract
+# bluesky/lexicons-d6296a1c.json (checked against an atproto checkout's lexicons/, TK_ATPROTO_LEXICONS,
+# when one is at hand).
 # Prints "spec: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../../lib/common.sh"
@@ -30,5 +33,26 @@ while IFS= read -r line; do
 done <"$dir/out"
 if [ $rc -ne 0 ] && [ "$TK_FAILED" -eq 0 ]; then
   tk_fail "validate_answers.py ran to the end" "$(tail -5 "$dir/out")"
+fi
+lexicons=${TK_ATPROTO_LEXICONS:-}
+if [ -n "$lexicons" ] && [ -d "$lexicons" ]; then
+  if out=$(/usr/bin/python3 "$here/bluesky/extract_lexicons.py" --check "$here/bluesky/lexicons-d6296a1c.json" "$lexicons" 2>&1); then
+    tk_pass "the lexicon extract is exactly what $lexicons gives"
+  else
+    tk_fail "the lexicon extract is exactly what $lexicons gives" "$out"
+  fi
+fi
+/usr/bin/python3 "$here/bluesky/validate_bluesky.py" "$here/bluesky/lexicons-d6296a1c.json" "$TK_MOCK_URL" >"$dir/bsky" 2>&1
+rc=$?
+cat "$dir/bsky"
+before=$TK_FAILED
+while IFS= read -r line; do
+  case "$line" in
+    "ok - "*) TK_PASSED=$((TK_PASSED + 1)) ;;
+    "not ok - "*) TK_FAILED=$((TK_FAILED + 1)) ;;
+  esac
+done <"$dir/bsky"
+if [ $rc -ne 0 ] && [ "$TK_FAILED" -eq "$before" ]; then
+  tk_fail "validate_bluesky.py ran to the end" "$(tail -5 "$dir/bsky")"
 fi
 tk_summary spec

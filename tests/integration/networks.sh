@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Every network on one queue: an X worker and a Bluesky worker at once against the mock (X's
+# /2/tweets and Bluesky's getPosts), on one database. Bluesky posts are scheduled by URL; checks
+# that each network's batches hold only its posts (at most 25 URIs a Bluesky batch), that every
+# post the AppView shows is refreshed on its schedule, that a creation time from the answer
+# (a backdated post) moves a post to its true age's delay, that posts the AppView leaves out are
+# put off, not refreshed, that Bluesky reads bill nothing, and that nothing is lost or left leased.
+# Prints "ok"/"not ok" lines and "networks: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+RUN_SECONDS=${RUN_SECONDS:-25}
+BUFFER_TTL_S=1
+SLACK_S=3
+
+tk_workdir networks
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=30s || exit 1
+tk_mock_start "$dir/mock.log" || exit 1
+
+# TIDs of posts made a minute ago: microseconds << 10 | clock id, base32-sortable, 13 characters.
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
+CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
+$(tk_fast_policy_sql)
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 150 0));
+CREATE FUNCTION public.tid(t timestamptz, clock int) RETURNS text LANGUAGE sql AS \$\$
+  SELECT string_agg(substr('234567abcdefghijklmnopqrstuvwxyz', ((v >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
+    FROM (SELECT ((extract(epoch FROM t) * 1000000)::bigint << 10) | clock AS v) x, generate_series(0, 12) i \$\$;
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/%s',
+                public.tid(now() - interval '1 minute' + g * interval '1 ms', g))
+    FROM generate_series(1, 120) g));
+CREATE TABLE public.estimate AS SELECT tweet_id, created_at FROM tweetkeeper.tweets WHERE tweet_id < 0;
+SQL
+n_x=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id > 0")
+n_b=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky'")
+echo "# $n_x X tweets, $n_b Bluesky posts; an X and a Bluesky worker for ${RUN_SECONDS}s against $TK_MOCK_URL"
+
+export TWEETKEEPER_BEARER_TOKEN=networks-test-token
+"$TK_WORKER" --dsn "$TK_DSN user=tk_worker_login" --api-url "$TK_MOCK_URL" --concurrency 2 --name x-worker \
+  --poll-interval 200 >"$dir/x-worker.log" 2>&1 &
+x_pid=$!
+TK_PIDS+=($x_pid)
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN user=tk_worker_login" \
+  --api-url "$TK_MOCK_URL" --concurrency 2 --name bsky-worker --poll-interval 200 >"$dir/bsky-worker.log" 2>&1 &
+b_pid=$!
+TK_PIDS+=($b_pid)
+sleep "$RUN_SECONDS"
+stop=$(tk_psql -c "SELECT now()")
+kill -TERM "$x_pid" "$b_pid"
+tk_wait_exit "$x_pid" 30; rc_x=$TK_RC
+tk_wait_exit "$b_pid" 30; rc_b=$TK_RC
+
+[ "$rc_x" = 0 ] && [ "$rc_b" = 0 ] && r=t || r=f
+tk_sql_ok "both workers exit 0 on SIGTERM (x $rc_x, bluesky $rc_b)" "SELECT '$r'::boolean"
+tk_sql_ok "no post disappeared" "SELECT count(*) = $n_x + $n_b FROM tweetkeeper.tweets"
+tk_sql_ok "nothing is left leased, no batch in flight" \
+  "SELECT (SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL)
+      AND (SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL)"
+tk_sql_ok "X batches hold X tweets only, Bluesky batches Bluesky posts only, at most 25, all read from endpoint bluesky" \
+  "SELECT bool_and(CASE b.provider WHEN 'bluesky' THEN i < 0 AND b.size <= 25 AND b.endpoint = 'bluesky'
+                                   ELSE i > 0 AND b.endpoint IS NULL END)
+     FROM tweetkeeper.batches b, unnest(b.tweet_ids) i" \
+  "SELECT lease_id, provider, endpoint, size, tweet_ids FROM tweetkeeper.batches"
+tk_sql_ok "Bluesky batches were full whenever 25 or more were due (the first ones)" \
+  "SELECT count(*) FILTER (WHERE size = 25) >= 4 FROM tweetkeeper.batches WHERE provider = 'bluesky'"
+tk_sql_ok "every partial Bluesky batch waited the buffer TTL for its oldest post" \
+  "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE provider = 'bluesky' AND size < 25
+      AND claimed_at - oldest_due_at < interval '$BUFFER_TTL_S seconds'"
+tk_sql_ok "Bluesky reads bill nothing; X's do" \
+  "SELECT sum(billed) FILTER (WHERE provider = 'bluesky') = 0 AND sum(billed) FILTER (WHERE provider = 'x-v2') > 0
+     FROM tweetkeeper.batches WHERE outcome = 'completed'"
+tk_sql_ok "the posts the AppView shows were refreshed on the young schedule (3 times or more)" \
+  "SELECT count(*) >= 100 AND min(update_count) >= 3 FROM tweetkeeper.posts
+    WHERE network = 'bluesky' AND update_count > 0 AND created_at > now() - interval '1 hour'"
+tk_sql_ok "their counts are stored, reposts as retweet_count, views NULL (Bluesky has none)" \
+  "SELECT bool_and(like_count IS NOT NULL AND retweet_count IS NOT NULL AND bookmark_count IS NOT NULL
+                   AND impression_count IS NULL)
+     FROM tweetkeeper.posts WHERE network = 'bluesky' AND update_count > 0"
+tk_sql_ok "history holds the Bluesky observations, views NULL" \
+  "SELECT count(*) >= 300 AND bool_and(impression_count IS NULL) FROM tweetkeeper.metric_history WHERE tweet_id < 0"
+tk_sql_ok "backdated posts (one in 17: the answer's createdAt is 10 days before the record key's) moved to their true age's delay" \
+  "SELECT count(*) >= 2 AND bool_and(t.delay = interval '1 day' AND t.update_count = 1)
+     FROM tweetkeeper.tweets t JOIN public.estimate e USING (tweet_id)
+    WHERE t.created_at < e.created_at - interval '9 days'"
+tk_sql_ok "the others keep (within seconds) the record key's time" \
+  "SELECT bool_and(abs(extract(epoch FROM t.created_at - e.created_at)) < 6)
+     FROM tweetkeeper.tweets t JOIN public.estimate e USING (tweet_id)
+    WHERE t.update_count > 1"
+tk_sql_ok "posts the AppView leaves out were put off as omitted, never observed" \
+  "SELECT count(*) >= 1 AND bool_and(t.problem_type = 'omitted' AND t.omissions >= 1
+                                     AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id))
+     FROM tweetkeeper.tweets t WHERE t.tweet_id < 0 AND t.update_count = 0"
+tk_sql_ok "X tweets were refreshed too" \
+  "SELECT min(update_count) >= 3 FROM tweetkeeper.tweets WHERE tweet_id > 0 AND state = 'scheduled'"
+tk_sql_ok "the Bluesky endpoint's window is recorded from the RateLimit headers" \
+  "SELECT requests_per_window = 3000 AND requests > 0 FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'"
+tk_summary networks

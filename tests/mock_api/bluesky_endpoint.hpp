@@ -1,0 +1,32 @@
+#pragma once
+// Bluesky's AppView as the mock answers it (public.api.bsky.app, no token): app.bsky.feed.getPosts
+// and com.atproto.identity.resolveHandle, true to ../shared/providers/FACTS.md section 1 and to the
+// lexicons kept in tests/mock_api/spec/bluesky/: at most 25 URIs or the whole request is a 400,
+// a malformed URI is a 400 naming its index, posts it will not show are left out silently, an
+// at:// URI with a handle finds nothing, duplicates are answered once, the order is not the
+// request's, every count is sent.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "mock_api/mock_config.hpp"
+#include "mock_api/tweets_endpoint.hpp"
+
+namespace tweetkeeper::mock {
+
+// The creation time (Unix ms) a TID record key encodes (microseconds << 10, base32-sortable), or
+// nothing when the key is not a TID.
+std::optional<int64_t> TidMillis(const std::string& rkey);
+
+// The DID the mock's world gives a handle: did:plc: and 24 base32 characters from its hash.
+std::string MockDid(const std::string& handle);
+
+// GET /xrpc/app.bsky.feed.getPosts?uris=at://...&uris=...: {"posts":[postView, ...]}.
+EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+
+// GET /xrpc/com.atproto.identity.resolveHandle?handle=...: {"did":"did:plc:..."}; a handle that
+// starts with "gone" does not resolve (400 "Unable to resolve handle").
+EndpointReply ResolveHandle(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+
+}  // namespace tweetkeeper::mock

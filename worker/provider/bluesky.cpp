@@ -1,0 +1,188 @@
+#include "provider/bluesky.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <charconv>
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "provider/answer_status.hpp"
+#include "provider/json_fields.hpp"
+#include "provider/x_v2.hpp"  // EncodeQueryValue
+
+namespace tweetkeeper::worker {
+namespace {
+
+using rapidjson::Value;
+
+std::optional<std::int64_t> HeaderNumber(const Headers& headers, const char* name) {
+  const auto it = headers.find(name);
+  if (it == headers.end()) return std::nullopt;
+  std::int64_t value = 0;
+  const std::string& s = it->second;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+bool Digits(std::string_view s, std::size_t pos, std::size_t n, int* out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+std::int64_t DaysFromCivil(int y, int m, int d) {
+  y -= m <= 2;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return static_cast<std::int64_t>(era) * 146097 + doe - 719468;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> ParseRfc3339Millis(std::string_view s) {
+  int y, mo, d, h, mi, sec;
+  if (!Digits(s, 0, 4, &y) || s.size() < 19 || s[4] != '-' || !Digits(s, 5, 2, &mo) || s[7] != '-' ||
+      !Digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !Digits(s, 11, 2, &h) ||
+      s[13] != ':' || !Digits(s, 14, 2, &mi) || s[16] != ':' || !Digits(s, 17, 2, &sec)) {
+    return std::nullopt;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  std::size_t pos = 19;
+  std::int64_t ms = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (digits < 3) ms = ms * 10 + (s[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return std::nullopt;
+    for (int i = digits; i < 3; ++i) ms *= 10;
+  }
+  std::int64_t offset_s = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int oh, om;
+    if (!Digits(s, pos + 1, 2, &oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !Digits(s, pos + 4, 2, &om) ||
+        oh > 23 || om > 59) {
+      return std::nullopt;
+    }
+    offset_s = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    pos += 6;
+  } else {
+    return std::nullopt;  // RFC 3339 requires a zone
+  }
+  if (pos != s.size()) return std::nullopt;
+  const std::int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + std::min(sec, 59) - offset_s;
+  return secs * 1000 + ms;
+}
+
+RateLimit ParseXrpcRateLimit(const Headers& headers, std::int64_t now_epoch_s) {
+  RateLimit rate;
+  rate.limit = HeaderNumber(headers, "ratelimit-limit");
+  rate.remaining = HeaderNumber(headers, "ratelimit-remaining");
+  rate.reset_epoch_s = HeaderNumber(headers, "ratelimit-reset");
+  if (!rate.reset_epoch_s) {
+    if (auto retry = HeaderNumber(headers, "retry-after")) rate.reset_epoch_s = now_epoch_s + *retry;
+  }
+  return rate;
+}
+
+BlueskyProvider::BlueskyProvider(std::string api_url) : base_(std::move(api_url)) {
+  while (!base_.empty() && base_.back() == '/') base_.pop_back();
+}
+
+std::string BlueskyProvider::RequestUrl(const std::vector<std::int64_t>&) const {
+  throw std::logic_error("bluesky requests are built from the claim's at:// URIs, not ids");
+}
+
+BatchResult BlueskyProvider::ParseAnswer(const HttpResponse&, const std::vector<std::int64_t>&) const {
+  throw std::logic_error("bluesky answers are matched to the claim's at:// URIs, not ids");
+}
+
+std::string BlueskyProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {
+  std::string url = base_ + "/xrpc/app.bsky.feed.getPosts";
+  for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) {
+    url += i == 0 ? "?uris=" : "&uris=";
+    url += EncodeQueryValue(keys.keys[i]);
+  }
+  return url;
+}
+
+BatchResult BlueskyProvider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                                         const PostKeys& keys) const {
+  const std::int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  BatchResult result = response.status == 200 ? ParseOk(response.body, ids, keys) : FailedAnswer(response);
+  result.rate_limit = ParseXrpcRateLimit(response.headers, now_s);
+  return result;
+}
+
+BatchResult BlueskyProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
+                                     const PostKeys& keys) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  if (doc.HasParseError()) {
+    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) +
+                         " bytes): " + rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
+                         std::to_string(doc.GetErrorOffset());
+    const auto first = body.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && body[first] != '{') reason += ": " + Snippet(body);
+    return Failed(FailureKind::kUnparsable, std::move(reason));
+  }
+  if (!doc.IsObject()) return Failed(FailureKind::kUnparsable, "unparsable 200 body: not a JSON object");
+  const auto posts = doc.FindMember("posts");
+  if (posts == doc.MemberEnd() || !posts->value.IsArray()) {
+    return Failed(FailureKind::kUnparsable, "200 answer without a posts array");  // required by the lexicon
+  }
+  std::unordered_map<std::string_view, std::int64_t> id_of;  // the claim's URI -> id
+  for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) id_of.emplace(keys.keys[i], ids[i]);
+  std::unordered_set<std::int64_t> seen;
+  BatchResult result;
+  for (const Value& post : posts->value.GetArray()) {
+    const auto it = post.IsObject() ? id_of.find(StringMember(post, "uri")) : id_of.end();
+    if (it == id_of.end() || !seen.insert(it->second).second) {
+      ++result.ignored;
+      continue;
+    }
+    Observation obs;
+    obs.id = it->second;
+    obs.metrics.like_count = CountMember(post, "likeCount", &obs.invalid);
+    obs.metrics.retweet_count = CountMember(post, "repostCount", &obs.invalid);
+    obs.metrics.reply_count = CountMember(post, "replyCount", &obs.invalid);
+    obs.metrics.quote_count = CountMember(post, "quoteCount", &obs.invalid);
+    obs.metrics.bookmark_count = CountMember(post, "bookmarkCount", &obs.invalid);
+    std::optional<std::int64_t> created = ParseRfc3339Millis(StringMember(post, "indexedAt"));
+    const auto record = post.FindMember("record");
+    if (record != post.MemberEnd() && record->value.IsObject()) {
+      if (auto c = ParseRfc3339Millis(StringMember(record->value, "createdAt")); c && (!created || *c < *created)) {
+        created = c;
+      }
+    }
+    obs.created_ms = created;
+    result.observations.push_back(std::move(obs));
+  }
+  if (result.observations.empty() && result.ignored > 0) {
+    return Failed(FailureKind::kUnparsable,
+                  "200 answer accounts for none of the " + std::to_string(ids.size()) + " requested posts");
+  }
+  for (std::int64_t id : ids) {
+    if (seen.insert(id).second) result.omitted.push_back(id);  // left out: deleted, taken down, not there
+  }
+  return result;
+}
+
+}  // namespace tweetkeeper::worker

@@ -1,0 +1,51 @@
+#pragma once
+// Bluesky's AppView, `GET /xrpc/app.bsky.feed.getPosts?uris=at://...&uris=...` (FACTS.md section
+// 1; the lexicons in tests/mock_api/spec/bluesky/): at most 25 at:// URIs with DIDs, no token;
+// posts it will not show are left out (no per-URI error), the order is not the request's, so
+// posts are matched to ids by `uri`. Counts map to the tweets' columns: likeCount -> like_count,
+// repostCount -> retweet_count, replyCount -> reply_count, quoteCount -> quote_count,
+// bookmarkCount -> bookmark_count; no views (impression_count stays NULL); a count an AppView
+// leaves out is NULL, never 0. The creation time is the earlier of record.createdAt and
+// indexedAt (the sortAt rule): the record key's time is only the client's word.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provider/provider.hpp"
+
+namespace tweetkeeper::worker {
+
+class BlueskyProvider final : public Provider {
+ public:
+  // `api_url`: the AppView, e.g. "https://public.api.bsky.app".
+  explicit BlueskyProvider(std::string api_url);
+
+  std::string Name() const override { return "bluesky"; }
+  bool Keyed() const override { return true; }
+  int MaxBatch() const override { return 25; }
+  bool NeedsToken() const override { return false; }
+  std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
+  std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                          const PostKeys& keys) const override;
+
+  // The answer of a 200, exposed for tests and the fuzzer.
+  static BatchResult ParseOk(std::string_view body, const std::vector<std::int64_t>& ids, const PostKeys& keys);
+
+ private:
+  std::string base_;
+};
+
+// RateLimit-Limit / -Remaining / -Reset (epoch seconds), and on a 429 Retry-After (seconds) when
+// no reset is given; as RateLimit for complete_batch's `rate`.
+RateLimit ParseXrpcRateLimit(const Headers& headers, std::int64_t now_epoch_s);
+
+// An RFC 3339 time as Bluesky and Mastodon send it ("2024-10-01T12:00:00.123Z", offsets and any
+// number of fraction digits) in Unix milliseconds; nothing when it is not one.
+std::optional<std::int64_t> ParseRfc3339Millis(std::string_view text);
+
+}  // namespace tweetkeeper::worker
