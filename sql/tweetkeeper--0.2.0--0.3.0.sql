@@ -182,6 +182,10 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   c := coalesce(created_at, least(p.created_at, now()), now());
+  -- A Bluesky handle resolved before: the post is named by its DID at once.
+  IF p.network = 'bluesky' AND p.author NOT LIKE 'did:%' THEN
+    p.author := coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = p.author), p.author);
+  END IF;
   LOOP
     r := tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''), p.author, p.post_key);
     IF r.tracked THEN
@@ -326,11 +330,13 @@ COMMENT ON TABLE endpoints IS
 -- Mastodon 20 statuses (1 on a server without GET /api/v1/statuses).
 CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN CASE WHEN endpoint = 'bluesky' THEN 25 WHEN single_status THEN 1 ELSE 20 END;
+  RETURN CASE WHEN endpoint IN ('bluesky', 'bluesky-handle') THEN 25 WHEN single_status THEN 1 ELSE 20 END;
 
 -- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
 -- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
 -- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
+-- resolves their handles and hands the DIDs to complete_handles().
 -- For Mastodon, the server whose oldest due status has waited longest among those whose window
 -- allows a request (and, for a server that refused us without a token, that this worker holds a
 -- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
@@ -345,7 +351,7 @@ DECLARE
   e record;
   q record;
   lo text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon:' END;
-  hi text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon;' END;  -- ';' follows ':'
+  hi text := CASE provider WHEN 'bluesky' THEN 'bluesky-handle' ELSE 'mastodon;' END;  -- ';' follows ':'
   n integer;
   ids bigint[];
   oldest timestamptz;
@@ -383,7 +389,7 @@ BEGIN
         SELECT t.due_at AS first_due FROM tweetkeeper.tweets t
          WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = d.endpoint
          ORDER BY t.due_at LIMIT 1) f
-     WHERE d.endpoint IS NOT NULL AND d.endpoint <> 'bluesky-handle' AND f.first_due <= now()
+     WHERE d.endpoint IS NOT NULL AND f.first_due <= now()
      ORDER BY f.first_due
   LOOP
     INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (e.endpoint) ON CONFLICT DO NOTHING;
@@ -479,6 +485,99 @@ BEGIN
      WHERE x.endpoint = record_endpoint_quota.endpoint;
   END IF;
 END $$;
+
+-- Bluesky handles and the DIDs they resolved to (com.atproto.identity.resolveHandle), once per
+-- handle: a post scheduled by a handle already resolved gets its DID at once; posts waiting for
+-- their handle (endpoint bluesky-handle) are handed to a Bluesky worker by claim_posts() like any
+-- batch, and complete_handles() re-keys them under their DIDs (or marks them missing).
+CREATE TABLE bluesky_handles (
+  handle text NOT NULL,          -- lower case
+  did text,                      -- NULL: did not resolve (problem says why)
+  problem text,
+  resolved_at timestamptz NOT NULL,
+  CONSTRAINT bluesky_handles_pkey PRIMARY KEY (handle),
+  CONSTRAINT bluesky_handles_did_or_problem CHECK ((did IS NULL) <> (problem IS NULL))
+);
+SELECT pg_catalog.pg_extension_config_dump('bluesky_handles', '');
+COMMENT ON TABLE bluesky_handles IS
+  'Bluesky handles resolved to DIDs (or not, and why), remembered so each is asked once.';
+
+-- Stores what a Bluesky worker learnt of the handles of a batch of endpoint bluesky-handle:
+-- resolutions [{"handle":"alice.example","did":"did:plc:..."}, {"handle":"x.example",
+-- "problem":"Unable to resolve handle"}]. Each post of the batch (still held by the lease) whose
+-- handle resolved is tracked from then on under its DID (its id changes: the hash of the DID
+-- form), due at once, with what it had (no observation: posts by handle are never fetched);
+-- a post already tracked under that DID stays as it is and the handle's row goes. A handle that
+-- does not resolve makes its posts missing with a problem that says so, rechecked every
+-- tweetkeeper.unavailable_recheck (a handle may come to resolve later). Posts whose handle the
+-- answer does not mention are handed back. Returns how many posts were settled.
+CREATE FUNCTION complete_handles(lease bigint, resolutions jsonb) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  b record;
+  p record;
+  r record;
+  settled integer := 0;
+  recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
+BEGIN
+  IF lease IS NULL OR resolutions IS NULL THEN
+    RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF jsonb_typeof(resolutions) <> 'array' THEN
+    RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' THEN
+    RETURN 0;
+  END IF;
+  INSERT INTO tweetkeeper.bluesky_handles AS h (handle, did, problem, resolved_at)
+  SELECT DISTINCT ON (lower(x.handle)) lower(x.handle), x.did, CASE WHEN x.did IS NULL THEN coalesce(x.problem, 'did not resolve') END, now()
+    FROM jsonb_to_recordset(resolutions) AS x(handle text, did text, problem text)
+   WHERE x.handle IS NOT NULL AND (x.did IS NULL OR x.did ~ '^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$')
+  ON CONFLICT ON CONSTRAINT bluesky_handles_pkey
+  DO UPDATE SET did = excluded.did, problem = excluded.problem, resolved_at = excluded.resolved_at;
+  FOR p IN
+    SELECT t.*, f.author, f.post_key, h.did, h.problem
+      FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs f USING (tweet_id)
+      JOIN tweetkeeper.bluesky_handles h ON h.handle = f.author AND h.resolved_at = now()
+     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+  LOOP
+    settled := settled + 1;
+    IF p.did IS NULL THEN
+      UPDATE tweetkeeper.tweets t
+         SET state = 'missing', lease_id = NULL, due_at = now() + recheck, delay = recheck,
+             problem_type = 'handle-unresolved', problem_at = now(),
+             problem_detail = format('the handle %s does not resolve to a DID: %s', p.author, p.problem)
+       WHERE t.tweet_id = p.tweet_id;
+      CONTINUE;
+    END IF;
+    r := tweetkeeper.post_ref_id('bluesky', '', p.did, p.post_key);
+    IF NOT r.tracked THEN
+      IF NOT r.known THEN
+        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+        VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
+                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key));
+      END IF;
+      INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
+                                      watch_until, endpoint)
+      VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
+              p.watch_until, 'bluesky');
+    END IF;
+    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
+    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
+  END LOOP;
+  -- Posts of handles the answer did not mention: due again now, for the next worker.
+  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  UPDATE tweetkeeper.batches
+     SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
+         tweets_read = 0
+   WHERE batches.lease_id = lease;
+  RETURN settled;
+END $$;
+COMMENT ON FUNCTION complete_handles(bigint, jsonb) IS
+  'Stores the DIDs a Bluesky worker resolved for a batch of posts known by handle: they are '
+  'tracked under their DIDs from then on (or missing, when a handle does not resolve).';
 
 
 CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
@@ -1035,8 +1134,10 @@ END $$;
 REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, integer),
   post_ref_id(text, text, text, text), post_endpoint(text, text, text),
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
-  claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text) FROM PUBLIC;
-GRANT SELECT ON post_refs, posts, endpoints TO tweetkeeper_reader;
+  claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text),
+  complete_handles(bigint, jsonb) FROM PUBLIC;
+GRANT SELECT ON post_refs, posts, endpoints, bluesky_handles TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
 GRANT DELETE ON post_refs TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]) TO tweetkeeper_worker;
+GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)
+  TO tweetkeeper_worker;

@@ -100,6 +100,10 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   c := coalesce(created_at, least(p.created_at, now()), now());
+  -- A Bluesky handle resolved before: the post is named by its DID at once.
+  IF p.network = 'bluesky' AND p.author NOT LIKE 'did:%' THEN
+    p.author := coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = p.author), p.author);
+  END IF;
   LOOP
     r := tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''), p.author, p.post_key);
     IF r.tracked THEN

@@ -62,4 +62,5 @@ GRANT EXECUTE ON FUNCTION first_delay() TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION parse_post_url(text) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
 GRANT DELETE ON post_refs TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]) TO tweetkeeper_worker;
+GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)
+  TO tweetkeeper_worker;

@@ -31,10 +31,15 @@ SELECT tweetkeeper.schedule_posts(ARRAY(
                 public.tid(now() - interval '1 minute' + g * interval '1 ms', g))
     FROM generate_series(1, 120) g));
 CREATE TABLE public.estimate AS SELECT tweet_id, created_at FROM tweetkeeper.tweets WHERE tweet_id < 0;
+-- Posts known by handle: alice's resolve (the mock gives every handle a DID), gone.example's not.
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://bsky.app/profile/%s/post/%s', h, public.tid(now() - interval '2 minutes' + g * interval '1 ms', g))
+    FROM generate_series(1, 6) g, unnest(ARRAY['alice.example.com', 'gone.example.com']) h));
 SQL
 n_x=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id > 0")
 n_b=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky'")
-echo "# $n_x X tweets, $n_b Bluesky posts; an X and a Bluesky worker for ${RUN_SECONDS}s against $TK_MOCK_URL"
+n_h=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE endpoint = 'bluesky-handle'")
+echo "# $n_x X tweets, $n_b Bluesky posts ($n_h of them by handle); an X and a Bluesky worker for ${RUN_SECONDS}s against $TK_MOCK_URL"
 
 export TWEETKEEPER_BEARER_TOKEN=networks-test-token
 "$TK_WORKER" --dsn "$TK_DSN user=tk_worker_login" --api-url "$TK_MOCK_URL" --concurrency 2 --name x-worker \
@@ -53,15 +58,17 @@ tk_wait_exit "$b_pid" 30; rc_b=$TK_RC
 
 [ "$rc_x" = 0 ] && [ "$rc_b" = 0 ] && r=t || r=f
 tk_sql_ok "both workers exit 0 on SIGTERM (x $rc_x, bluesky $rc_b)" "SELECT '$r'::boolean"
-tk_sql_ok "no post disappeared" "SELECT count(*) = $n_x + $n_b FROM tweetkeeper.tweets"
+tk_sql_ok "no post disappeared (those by handle now under their DIDs)" "SELECT count(*) = $n_x + $n_b FROM tweetkeeper.tweets"
 tk_sql_ok "nothing is left leased, no batch in flight" \
   "SELECT (SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL)
       AND (SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL)"
-tk_sql_ok "X batches hold X tweets only, Bluesky batches Bluesky posts only, at most 25, all read from endpoint bluesky" \
-  "SELECT bool_and(CASE b.provider WHEN 'bluesky' THEN i < 0 AND b.size <= 25 AND b.endpoint = 'bluesky'
-                                   ELSE i > 0 AND b.endpoint IS NULL END)
-     FROM tweetkeeper.batches b, unnest(b.tweet_ids) i" \
-  "SELECT lease_id, provider, endpoint, size, tweet_ids FROM tweetkeeper.batches"
+ok_batch="CASE b.provider WHEN 'bluesky' THEN i < 0 AND b.size <= 25 AND b.endpoint IN ('bluesky', 'bluesky-handle')
+                          ELSE i > 0 AND b.endpoint IS NULL END"
+tk_sql_ok "X batches hold X tweets only, Bluesky batches Bluesky posts only (at most 25, endpoint bluesky or bluesky-handle)" \
+  "SELECT bool_and($ok_batch) FROM tweetkeeper.batches b, unnest(b.tweet_ids) i" \
+  "SELECT DISTINCT b.lease_id, b.provider, b.endpoint, b.size FROM tweetkeeper.batches b, unnest(b.tweet_ids) i WHERE NOT ($ok_batch)"
+tk_sql_ok "the posts known by handle went out as one batch of their own, to be resolved" \
+  "SELECT count(*) = 1 AND min(size) = $n_h FROM tweetkeeper.batches WHERE endpoint = 'bluesky-handle'"
 tk_sql_ok "Bluesky batches were full whenever 25 or more were due (the first ones)" \
   "SELECT count(*) FILTER (WHERE size = 25) >= 4 FROM tweetkeeper.batches WHERE provider = 'bluesky'"
 tk_sql_ok "every partial Bluesky batch waited the buffer TTL for its oldest post" \
@@ -79,18 +86,32 @@ tk_sql_ok "their counts are stored, reposts as retweet_count, views NULL (Bluesk
      FROM tweetkeeper.posts WHERE network = 'bluesky' AND update_count > 0"
 tk_sql_ok "history holds the Bluesky observations, views NULL" \
   "SELECT count(*) >= 300 AND bool_and(impression_count IS NULL) FROM tweetkeeper.metric_history WHERE tweet_id < 0"
-tk_sql_ok "backdated posts (one in 17: the answer's createdAt is 10 days before the record key's) moved to their true age's delay" \
-  "SELECT count(*) >= 2 AND bool_and(t.delay = interval '1 day' AND t.update_count = 1)
+tk_sql_ok "backdated posts (clock id % 17 = 3: the answer's createdAt is 10 days before the record key's) moved to their true age's delay" \
+  "SELECT count(*) = 7 AND bool_and(t.delay = interval '1 day' AND t.update_count = 1)
      FROM tweetkeeper.tweets t JOIN public.estimate e USING (tweet_id)
     WHERE t.created_at < e.created_at - interval '9 days'"
 tk_sql_ok "the others keep (within seconds) the record key's time" \
   "SELECT bool_and(abs(extract(epoch FROM t.created_at - e.created_at)) < 6)
      FROM tweetkeeper.tweets t JOIN public.estimate e USING (tweet_id)
     WHERE t.update_count > 1"
-tk_sql_ok "posts the AppView leaves out were put off as omitted, never observed" \
-  "SELECT count(*) >= 1 AND bool_and(t.problem_type = 'omitted' AND t.omissions >= 1
+tk_sql_ok "posts the AppView leaves out (clock ids 7, 60, 113: % 53 = 7; 11, 72: % 61 = 11) were put off as omitted, never observed" \
+  "SELECT count(*) = 5 AND bool_and(t.problem_type = 'omitted' AND t.omissions >= 1
                                      AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id))
-     FROM tweetkeeper.tweets t WHERE t.tweet_id < 0 AND t.update_count = 0"
+     FROM tweetkeeper.tweets t WHERE t.endpoint = 'bluesky' AND t.update_count = 0" \
+  "SELECT t.tweet_id, r.post_key, t.update_count, t.problem_type, t.omissions FROM tweetkeeper.tweets t
+     JOIN tweetkeeper.post_refs r USING (tweet_id) WHERE t.endpoint = 'bluesky' AND (t.update_count = 0 OR t.omissions > 0)"
+tk_sql_ok "posts known by handle were re-keyed under the DID the handle resolved to, and refreshed (or, deleted, left out)" \
+  "SELECT count(*) = 6 AND bool_and(r.author LIKE 'did:plc:%' AND t.endpoint = 'bluesky'
+                                    AND (t.update_count >= 1 OR t.problem_type = 'omitted'))
+     FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id)
+    WHERE r.author = (SELECT did FROM tweetkeeper.bluesky_handles WHERE handle = 'alice.example.com')" \
+  "SELECT r.*, t.endpoint, t.update_count FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id) WHERE r.author NOT LIKE 'did:%' OR r.author IN (SELECT did FROM tweetkeeper.bluesky_handles)"
+tk_sql_ok "posts of a handle that does not resolve are missing, and say why" \
+  "SELECT count(*) = 6 AND bool_and(t.state = 'missing' AND t.problem_type = 'handle-unresolved'
+                                    AND t.problem_detail LIKE '%gone.example.com does not resolve%')
+     FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id) WHERE r.author = 'gone.example.com'"
+tk_sql_ok "both handles are remembered (one with its DID, one with why not)" \
+  "SELECT count(*) = 2 AND count(did) = 1 AND count(problem) = 1 FROM tweetkeeper.bluesky_handles"
 tk_sql_ok "X tweets were refreshed too" \
   "SELECT min(update_count) >= 3 FROM tweetkeeper.tweets WHERE tweet_id > 0 AND state = 'scheduled'"
 tk_sql_ok "the Bluesky endpoint's window is recorded from the RateLimit headers" \

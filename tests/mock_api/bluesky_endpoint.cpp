@@ -126,6 +126,11 @@ std::optional<int64_t> TidMillis(const std::string& rkey) {
   return static_cast<int64_t>((value >> 10) / 1000);
 }
 
+uint64_t TidClock(const std::string& rkey) {
+  if (rkey.size() != 13) return 0;
+  return static_cast<uint64_t>(SortableValue(rkey[11]) * 32 + SortableValue(rkey[12])) & 0x3FF;
+}
+
 std::string MockDid(const std::string& handle) {
   uint64_t h = Fnv(handle);
   std::string did = "did:plc:";
@@ -166,12 +171,15 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     const std::optional<int64_t> tid_ms = TidMillis(p.rkey);
     const uint64_t h = Fnv(uri);
     if (!tid_ms || *tid_ms > now_ms) continue;  // not a post's key, or not posted yet: not found
-    if (config.omitted_every != 0 && h % config.omitted_every == 13) continue;
-    if (config.deleted_every != 0 && h % config.deleted_every == 7) continue;      // deleted: omitted
-    if (config.protected_every != 0 && h % config.protected_every == 11) continue;  // taken down: omitted
-    // Most clients stamp createdAt at posting, as the TID; one post in 17 is backdated by ten
-    // days (an import), which only its answer reveals. The AppView indexes it seconds later.
-    const int64_t created_ms = *tid_ms - (h % 17 == 3 ? 10LL * 86'400'000 : 0);
+    // A post's fate follows its record key's clock id (its last 10 bits), which a test chooses.
+    const uint64_t clock = TidClock(p.rkey);
+    if (config.omitted_every != 0 && clock % config.omitted_every == 13) continue;
+    if (config.deleted_every != 0 && clock % config.deleted_every == 7) continue;      // deleted: omitted
+    if (config.protected_every != 0 && clock % config.protected_every == 11) continue;  // taken down: omitted
+    // Most clients stamp createdAt at posting, as the TID; one post in 17 (clock id % 17 == 3)
+    // is backdated by ten days (an import), which only its answer reveals. The AppView indexes
+    // it seconds later.
+    const int64_t created_ms = *tid_ms - (clock % 17 == 3 ? 10LL * 86'400'000 : 0);
     const int64_t indexed_ms = *tid_ms + static_cast<int64_t>(h % 5000);
     const PublicMetrics m = MetricsAt(h, std::max<int64_t>(0, (now_ms - created_ms) / 1000));
     w.StartObject();

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(31);
+SELECT plan(41);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -34,7 +34,40 @@ SELECT is((SELECT b.endpoint || ' ' || b.provider || ' ' || b.billable FROM twee
 SELECT pg_temp.claim(2, 25, 'bluesky');
 SELECT is((SELECT cardinality(tweet_ids) FROM got WHERE n = 2), 5, 'the other 5, long past the buffer TTL');
 SELECT pg_temp.claim(3, 25, 'bluesky');
-SELECT is((SELECT count(*) FROM got WHERE n = 3), 0::bigint, 'then none: posts known by handle wait for their resolution');
+SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 3), 'bluesky-handle 3',
+  'then the 3 posts known by handle, as a batch of their own');
+SELECT is((SELECT post_keys[1] FROM got WHERE n = 3), 'at://alice.example/app.bsky.feed.post/3l6oveex3ii22',
+  'keyed by their handle''s at:// URI');
+SELECT is(tweetkeeper.complete_handles((SELECT lease_id FROM got WHERE n = 3),
+  '[{"handle":"alice.example","did":"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"}]'), 3, 'complete_handles: 3 posts settled');
+SELECT results_eq($$SELECT t.endpoint, r.author, t.due_at <= now(), t.lease_id IS NULL
+                     FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs r USING (tweet_id)
+                    WHERE r.post_key IN ('3l6oveex3ii22', '3l6oveex3ii23', '3l6oveex3ii24') ORDER BY r.post_key$$,
+  $$VALUES ('bluesky', 'did:plc:aaaaaaaaaaaaaaaaaaaaaaaa', true, true), ('bluesky', 'did:plc:aaaaaaaaaaaaaaaaaaaaaaaa', true, true),
+           ('bluesky', 'did:plc:aaaaaaaaaaaaaaaaaaaaaaaa', true, true)$$,
+  'they are tracked under the DID from then on, due at once');
+SELECT is((SELECT count(*) FROM tweetkeeper.post_refs WHERE author = 'alice.example'), 0::bigint, 'no row by handle is left');
+SELECT is((SELECT did FROM tweetkeeper.bluesky_handles WHERE handle = 'alice.example'), 'did:plc:aaaaaaaaaaaaaaaaaaaaaaaa',
+  'the handle is remembered');
+SELECT ok(NOT tweetkeeper.schedule_post('https://bsky.app/profile/Alice.Example/post/3l6oveex3ii22'),
+  'so the same post by its handle is known: nothing changes');
+SELECT ok(tweetkeeper.schedule_post('https://bsky.app/profile/alice.example/post/3l6oveex3ii25'),
+  'and a new post by that handle');
+SELECT is((SELECT t.endpoint || ' ' || r.author FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs r USING (tweet_id)
+            WHERE r.post_key = '3l6oveex3ii25'), 'bluesky did:plc:aaaaaaaaaaaaaaaaaaaaaaaa', 'is named by its DID at once');
+SELECT tweetkeeper.schedule_post('https://bsky.app/profile/gone.example/post/3l6oveex3ii26');
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' WHERE endpoint = 'bluesky-handle';
+UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 hour' WHERE endpoint = 'bluesky' AND lease_id IS NULL AND due_at IS NOT NULL;
+SELECT pg_temp.claim(11, 25, 'bluesky');
+SELECT is(tweetkeeper.complete_handles((SELECT lease_id FROM got WHERE n = 11),
+  '[{"handle":"gone.example","problem":"Unable to resolve handle"}]'), 1, 'a handle that does not resolve');
+SELECT results_eq($$SELECT t.state::text, t.problem_type, t.problem_detail FROM tweetkeeper.tweets t
+                     JOIN tweetkeeper.post_refs r USING (tweet_id) WHERE r.author = 'gone.example'$$,
+  $$VALUES ('missing', 'handle-unresolved', 'the handle gone.example does not resolve to a DID: Unable to resolve handle')$$,
+  'makes its posts missing with a problem that says so');
+-- (Out of the way of what follows.)
+DELETE FROM tweetkeeper.tweets WHERE tweet_id IN (SELECT tweet_id FROM tweetkeeper.post_refs
+  WHERE post_key IN ('3l6oveex3ii22', '3l6oveex3ii23', '3l6oveex3ii24', '3l6oveex3ii25', '3l6oveex3ii26'));
 
 -- Mastodon: one server per batch, the one waiting longest first; status ids as keys.
 SELECT pg_temp.claim(4, 20, 'mastodon');

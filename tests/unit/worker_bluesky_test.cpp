@@ -94,6 +94,35 @@ TEST(BlueskyAnswer, RateLimitsAndFailures) {
   EXPECT_EQ(kApi.ParseAnswer(r, kIds, kKeys).failure, FailureKind::kServer);
 }
 
+TEST(BlueskyHandles, ResolveToADidOrSayWhyNot) {
+  EXPECT_EQ(kApi.ResolveHandleUrl("alice.example.com"),
+            "https://public.api.bsky.app/xrpc/com.atproto.identity.resolveHandle?handle=alice.example.com");
+  HttpResponse r = Ok(R"({"did":"did:plc:z72i7hdynmk6r22z27h6tvur"})");
+  auto res = BlueskyProvider::ParseResolveHandle(r);
+  EXPECT_TRUE(res.failure.ok());
+  EXPECT_EQ(res.did, "did:plc:z72i7hdynmk6r22z27h6tvur");
+  r.status = 400;
+  r.body = R"({"error":"InvalidRequest","message":"Unable to resolve handle"})";
+  res = BlueskyProvider::ParseResolveHandle(r);
+  EXPECT_TRUE(res.failure.ok());
+  EXPECT_TRUE(res.did.empty());
+  EXPECT_EQ(res.problem, "Unable to resolve handle");
+  r.body = R"({"error":"HandleNotFound"})";
+  EXPECT_EQ(BlueskyProvider::ParseResolveHandle(r).problem, "HandleNotFound");
+  // Nothing learnt: the batch goes back.
+  r.body = R"({"error":"RateLimitExceeded","message":"Rate Limit Exceeded"})";
+  r.status = 429;
+  EXPECT_EQ(BlueskyProvider::ParseResolveHandle(r).failure.failure, FailureKind::kRateLimited);
+  r.status = 502;
+  r.body = "<html>bad gateway</html>";
+  EXPECT_EQ(BlueskyProvider::ParseResolveHandle(r).failure.failure, FailureKind::kServer);
+  EXPECT_EQ(BlueskyProvider::ParseResolveHandle(Ok(R"({"did":"alice"})")).failure.failure, FailureKind::kUnparsable);
+  EXPECT_EQ(BlueskyProvider::ParseResolveHandle(Ok("not json")).failure.failure, FailureKind::kUnparsable);
+  r.status = 400;
+  r.body = "garbage";
+  EXPECT_EQ(BlueskyProvider::ParseResolveHandle(r).failure.failure, FailureKind::kOurRequestInvalid);
+}
+
 TEST(Rfc3339, ReadsWhatBlueskyAndMastodonSend) {
   EXPECT_EQ(ParseRfc3339Millis("1970-01-01T00:00:00Z"), 0);
   EXPECT_EQ(ParseRfc3339Millis("2024-10-01T12:00:00.123456Z"), 1727784000123);

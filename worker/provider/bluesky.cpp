@@ -101,6 +101,39 @@ RateLimit ParseXrpcRateLimit(const Headers& headers, std::int64_t now_epoch_s) {
   return rate;
 }
 
+std::string BlueskyProvider::ResolveHandleUrl(const std::string& handle) const {
+  return base_ + "/xrpc/com.atproto.identity.resolveHandle?handle=" + EncodeQueryValue(handle);
+}
+
+BlueskyProvider::Resolution BlueskyProvider::ParseResolveHandle(const HttpResponse& response) {
+  Resolution r;
+  rapidjson::Document doc;
+  if (response.status == 200 || response.status == 400) {
+    doc.Parse<rapidjson::kParseValidateEncodingFlag>(response.body.data(), response.body.size());
+  }
+  const bool object = (response.status == 200 || response.status == 400) && !doc.HasParseError() && doc.IsObject();
+  if (response.status == 200) {
+    const std::string_view did = object ? StringMember(doc, "did") : std::string_view();
+    if (did.rfind("did:", 0) == 0 && did.size() <= 2048) {
+      r.did = std::string(did);
+    } else {
+      r.failure = Failed(FailureKind::kUnparsable, "resolveHandle answered 200 without a DID: " + Snippet(response.body));
+    }
+    return r;
+  }
+  if (response.status == 400 && object) {
+    const std::string_view error = StringMember(doc, "error");
+    if (error == "InvalidRequest" || error == "HandleNotFound") {
+      r.problem = CleanText(StringMember(doc, "message"));
+      if (r.problem.empty()) r.problem = std::string(error);
+      return r;
+    }
+  }
+  r.failure = FailedAnswer(response);
+  if (r.failure.ok()) r.failure = Failed(FailureKind::kOtherClientError, "resolveHandle: HTTP " + std::to_string(response.status));
+  return r;
+}
+
 BlueskyProvider::BlueskyProvider(std::string api_url) : base_(std::move(api_url)) {
   while (!base_.empty() && base_.back() == '/') base_.pop_back();
 }

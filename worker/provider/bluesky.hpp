@@ -36,6 +36,18 @@ class BlueskyProvider final : public Provider {
   // The answer of a 200, exposed for tests and the fuzzer.
   static BatchResult ParseOk(std::string_view body, const std::vector<std::int64_t>& ids, const PostKeys& keys);
 
+  // Handles: posts known by handle only (endpoint bluesky-handle) are asked for by DID, so each
+  // handle is resolved first, one GET /xrpc/com.atproto.identity.resolveHandle?handle=... each.
+  std::string ResolveHandleUrl(const std::string& handle) const;
+  // What an answer says: a DID, or that the handle does not resolve (a 400 InvalidRequest or
+  // HandleNotFound), or (failure set) that nothing was learnt: transport, 5xx, 429, garbage.
+  struct Resolution {
+    std::string did;
+    std::string problem;
+    BatchResult failure;  // failure.ok(): the answer settled the handle
+  };
+  static Resolution ParseResolveHandle(const HttpResponse& response);
+
  private:
   std::string base_;
 };

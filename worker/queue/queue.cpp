@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kClaim = "tk_claim";
 constexpr const char* kComplete = "tk_complete";
 constexpr const char* kRelease = "tk_release";
+constexpr const char* kCompleteHandles = "tk_complete_handles";
 
 // Cuts at a character boundary: PostgreSQL refuses text with a torn UTF-8 sequence.
 std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
@@ -116,6 +117,10 @@ void Queue::Connect() {
   connection->prepare_now(kClaim);
   connection->prepare_now(kComplete);
   connection->prepare_now(kRelease);
+  if (keyed_) {
+    connection->prepare(kCompleteHandles, "SELECT tweetkeeper.complete_handles($1::bigint, $2::jsonb)");
+    if (provider_ == "bluesky") connection->prepare_now(kCompleteHandles);
+  }
   connection_ = std::move(connection);
 }
 
@@ -176,6 +181,13 @@ int Queue::Complete(std::int64_t lease_id, const std::string& observations_json,
                     const QuotaReport& quota, const RetryPolicy& retry) {
   return InTransaction(retry, [&](pqxx::work& tx) {
     pqxx::result r = tx.exec_prepared(kComplete, lease_id, observations_json, problems_json, quota.rate_json);
+    return r.empty() ? 0 : r[0][0].as<int>(0);
+  });
+}
+
+int Queue::CompleteHandles(std::int64_t lease_id, const std::string& resolutions_json, const RetryPolicy& retry) {
+  return InTransaction(retry, [&](pqxx::work& tx) {
+    pqxx::result r = tx.exec_prepared(kCompleteHandles, lease_id, resolutions_json);
     return r.empty() ? 0 : r[0][0].as<int>(0);
   });
 }

@@ -73,6 +73,9 @@ class Queue {
                const QuotaReport& quota, const RetryPolicy& retry);
   void Release(std::int64_t lease_id, const std::string& reason, const QuotaReport& quota,
                const RetryPolicy& retry);
+  // complete_handles(): the DIDs (or problems) of a Bluesky batch of posts known by handle,
+  // [{"handle":..,"did":..} | {"handle":..,"problem":..}]. Returns how many posts were settled.
+  int CompleteHandles(std::int64_t lease_id, const std::string& resolutions_json, const RetryPolicy& retry);
 
  private:
   static void CheckUsable(pqxx::transaction_base& tx, bool keyed);

@@ -1,5 +1,8 @@
 #include "runner/runner.hpp"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <fmt/chrono.h>
 #include <thread>
 
+#include "provider/bluesky.hpp"
 #include "queue/database_state.hpp"
 #include "dsn/dsn.hpp"
 #include "queue/due_listener.hpp"
@@ -275,6 +279,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     Release(slot, lease.id, "worker shutting down");
     return Millis{0};
   }
+  if (lease.endpoint == "bluesky-handle") return ResolveHandles(slot, lease);
   std::vector<std::int64_t> ids = lease.tweet_ids;
   PostKeys keys{lease.post_keys, lease.endpoint};
   if (static_cast<int>(ids.size()) > options_.batch_size) {
@@ -375,6 +380,67 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   spdlog::debug("{}: lease {}: {} ids, {} found, {} problems, {} ignored, {} stored, {:.0f} ms (api {:.0f} ms)",
                 slot.label, lease.id, ids.size(), result.observations.size(), result.problems.size(), result.ignored,
                 stored, ms, response.elapsed_ms);
+  slot.failures = 0;
+  return Millis{0};
+}
+
+Millis Runner::ResolveHandles(Slot& slot, const Lease& lease) {
+  const auto* bluesky = dynamic_cast<const BlueskyProvider*>(provider_.get());
+  if (bluesky == nullptr) {
+    Release(slot, lease.id, "a batch of Bluesky handles reached a " + provider_->Name() + " worker");
+    return slot.failure_backoff.Next(++slot.failures);
+  }
+  // at://<handle>/app.bsky.feed.post/<rkey> -> handle, each once.
+  std::vector<std::string> handles;
+  for (const std::string& key : lease.post_keys) {
+    if (key.rfind("at://", 0) != 0) continue;
+    const std::string handle = key.substr(5, key.find('/', 5) - 5);
+    if (std::find(handles.begin(), handles.end(), handle) == handles.end()) handles.push_back(handle);
+  }
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartArray();
+  for (const std::string& handle : handles) {
+    if (stop_.stopping()) {
+      Release(slot, lease.id, "worker shutting down");
+      return Millis{0};
+    }
+    HttpResponse response = slot.http.Get(bluesky->ResolveHandleUrl(handle), "", stop_.abort_flag());
+    ++counters_.batches;
+    const BlueskyProvider::Resolution r = BlueskyProvider::ParseResolveHandle(response);
+    telemetry_.Request("default", RequestOutcome(response, r.failure.failure), response.elapsed_ms / 1000.0);
+    if (!r.failure.ok()) {
+      // Nothing learnt of this handle: the whole batch goes back (what was resolved is asked
+      // again; the AppView's window is the endpoint's, as for getPosts).
+      const std::int64_t now_s =
+          std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      const QuotaReport quota{RateJson(ParseXrpcRateLimit(response.headers, now_s)), Refusal(r.failure.failure)};
+      Release(slot, lease.id, "resolveHandle " + handle + ": " + r.failure.reason, quota);
+      ++counters_.errors;
+      spdlog::warn("{}: lease {}: resolving the handle {} failed ({}): {}; batch released", slot.label, lease.id,
+                   handle, FailureKindName(r.failure.failure), r.failure.reason);
+      return slot.failure_backoff.Next(++slot.failures);
+    }
+    w.StartObject();
+    w.Key("handle");
+    w.String(handle.c_str(), static_cast<rapidjson::SizeType>(handle.size()));
+    w.Key(r.did.empty() ? "problem" : "did");
+    const std::string& value = r.did.empty() ? r.problem : r.did;
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+    w.EndObject();
+  }
+  w.EndArray();
+  int settled = 0;
+  const DbOutcome done = GuardDb(slot, "complete_handles", lease.id, [&] {
+    settled = slot.queue.CompleteHandles(lease.id, std::string(buffer.GetString(), buffer.GetSize()), FinishRetry(slot));
+  });
+  if (done == DbOutcome::kSqlError || done == DbOutcome::kOther) Release(slot, lease.id, "complete_handles failed");
+  if (done != DbOutcome::kOk) {
+    ++counters_.errors;
+    return slot.failure_backoff.Next(++slot.failures);
+  }
+  telemetry_.Batch("completed");
+  spdlog::debug("{}: lease {}: {} handles resolved, {} posts settled", slot.label, lease.id, handles.size(), settled);
   slot.failures = 0;
   return Millis{0};
 }
