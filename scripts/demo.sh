@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: a throwaway PostgreSQL with tweetkeeper, the mock X API (or the real one), two
-# workers, a few hundred sample tweets, and a live view of them being refreshed.
+# workers, a few hundred sample tweets, and a live view of them being refreshed; with the mock,
+# also Bluesky posts (scheduled by URL, some by handle) and a Bluesky worker on the same queue.
 #   DEMO_SECONDS   how long to watch (default 60)
 #   TWEETKEEPER_API_URL + TWEETKEEPER_BEARER_TOKEN   use a real API instead of the mock; then
 #   DEMO_TWEET_IDS (comma-separated real ids) says which tweets to track.
@@ -42,6 +43,14 @@ else
     IFS=: read -r age n from <<<"$spec"
     show "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql "$age" "$n" "$from")) AS \"scheduled, $age old\""
   done
+  say "Scheduling Bluesky posts by their URLs (record keys made 3 minutes ago; a few by handle, resolved by the worker)"
+  tk_psql -c "CREATE FUNCTION pg_temp.tid(t timestamptz, clock int) RETURNS text LANGUAGE sql AS \$\$
+    SELECT string_agg(substr('234567abcdefghijklmnopqrstuvwxyz', ((v >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
+      FROM (SELECT ((extract(epoch FROM t) * 1000000)::bigint << 10) | clock AS v) x, generate_series(0, 12) i \$\$;
+    SELECT tweetkeeper.schedule_posts(ARRAY(
+      SELECT format('https://bsky.app/profile/%s/post/%s', CASE WHEN g <= 5 THEN 'alice.bsky.social' ELSE 'did:plc:z72i7hdynmk6r22z27h6tvur' END,
+                    pg_temp.tid(now() - interval '3 minutes' + g * interval '1 ms', g))
+        FROM generate_series(1, 60) g)) AS \"Bluesky posts scheduled\"" || exit 1
 fi
 
 say "Starting two workers (tweetkeeper-worker --concurrency 2)"
@@ -50,6 +59,12 @@ for w in 1 2; do
     >"$dir/worker-$w.log" 2>&1 &
   TK_PIDS+=($!)
 done
+if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
+  say "Starting a Bluesky worker (tweetkeeper-worker --provider bluesky: no token; the mock answers as the AppView)"
+  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN" --api-url "$api" --name demo-bluesky \
+    >"$dir/worker-bluesky.log" 2>&1 &
+  TK_PIDS+=($!)
+fi
 
 sample="SELECT tweet_id, state, update_count AS updates, like_count AS likes, retweet_count AS retweets,
                impression_count AS impressions, to_char(updated_at, 'HH24:MI:SS') AS updated,
@@ -62,6 +77,10 @@ while ((SECONDS < end)); do
   psql -X -c "SELECT state, tweets, due_now, in_flight, max_lateness FROM tweetkeeper.queue_stats"
   psql -X -c "SELECT window_name, batches, tweets_stored, tweets_per_second, avg_batch_size, full_batches FROM tweetkeeper.batch_stats"
   psql -X -c "$sample"
+  psql -X -c "SELECT network, count(*) AS posts, sum(update_count) AS refreshes, max(updated_at)::time(0) AS last_update
+                FROM tweetkeeper.posts GROUP BY network ORDER BY network"
+  psql -X -c "SELECT url, state, update_count AS updates, like_count AS likes, retweet_count AS reposts
+                FROM tweetkeeper.posts WHERE network = 'bluesky' ORDER BY post_id LIMIT 3"
 done
 
 say "History of one tweet (a row each time a refresh found a count changed; tweets.updated_at says when it was last checked)"

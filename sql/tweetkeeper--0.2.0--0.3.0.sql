@@ -438,10 +438,13 @@ BEGIN
              e.endpoint, NULL::timestamptz, NULL::text;
     RETURN;
   END LOOP;
-  IF cardinality(waits) > 0 THEN
-    -- Due posts, but no endpoint takes a request now: say until when and why.
+  IF wait_min IS NOT NULL THEN
+    -- Due posts, but their endpoints take no request now: say until when and why. No longer
+    -- than the buffer TTL: another endpoint's posts may come due meanwhile, and a worker serves
+    -- every endpoint of its network. (A server that wants a token gives no time to wait for:
+    -- then no row, and the worker polls as when nothing is due.)
     RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text,
-      greatest(coalesce(wait_min, now() + interval '1 minute'), now()), array_to_string(waits, ', ');
+      greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', ');
   END IF;
 END $$;
 
@@ -482,6 +485,11 @@ BEGIN
   ELSIF refusal = 'rejected' THEN
     UPDATE tweetkeeper.endpoints x
        SET status = 'needs-token', status_until = NULL, status_reason = coalesce(detail, 'rejected')
+     WHERE x.endpoint = record_endpoint_quota.endpoint;
+  ELSIF refusal = 'single-status' THEN
+    -- A Mastodon server older than 4.3 (no GET /api/v1/statuses): its batches hold one status
+    -- from now on (GET /api/v1/statuses/:id), within the same window.
+    UPDATE tweetkeeper.endpoints x SET single_status = true, status_reason = detail
      WHERE x.endpoint = record_endpoint_quota.endpoint;
   END IF;
 END $$;
@@ -1024,8 +1032,8 @@ BEGIN
   IF lease IS NULL THEN
     RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected') THEN
-    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected or NULL, got %', refusal
+  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected', 'single-status') THEN
+    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;

@@ -107,10 +107,12 @@ int main(int argc, char** argv) {
   }
   tk::Options& o = *parsed.options;
 
-  // Bluesky's public AppView takes no token: none is asked for.
+  // Bluesky's public AppView takes no token: none is asked for. Mastodon servers mostly take
+  // none either: the credentials file, if given, holds tokens per server (host=token).
   tk::CredentialsOrError creds = o.provider == "bluesky" ? tk::CredentialsOrError{tk::Credentials{{"", ""}}, ""}
-                                 : o.credentials_file.empty() ? tk::CredentialsFromEnv()
-                                                              : tk::LoadCredentials(o.credentials_file);
+                                 : !o.credentials_file.empty() ? tk::LoadCredentials(o.credentials_file)
+                                 : o.provider == "mastodon"    ? tk::CredentialsOrError{tk::Credentials{}, ""}
+                                                               : tk::CredentialsFromEnv();
   if (!creds.ok()) return Fail(tk::kExitUsage, creds.error);  // one line, never a token
   if (auto error = tk::DsnError(o.dsn))
     return Fail(tk::kExitUsage, "--dsn is not a valid libpq connection string or URI: " + *error);
@@ -142,7 +144,7 @@ int main(int argc, char** argv) {
     ro.http.total_timeout = std::chrono::seconds(o.http_timeout_s);
     ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
-    tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base));
+    tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances));
     if (!o.metrics_address.empty()) {
       try {
         const int port = runner.telemetry().Serve(o.metrics_address);

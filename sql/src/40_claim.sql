@@ -472,8 +472,9 @@ COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
 
 -- Hands a whole batch back (due again now), e.g. when the API call failed. `refusal` says what
 -- the API said of the credential: rate-limited (429, waits for the window's reset),
--- usage-capped (429, monthly cap: until next month), rejected (401/403); NULL for anything
--- else. `rate` as in complete_batch.
+-- usage-capped (429, monthly cap: until next month), rejected (401/403); of a Mastodon server,
+-- single-status (older than 4.3: one status per request from then on); NULL for anything else.
+-- `rate` as in complete_batch.
 CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
                               rate jsonb DEFAULT NULL) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -484,8 +485,8 @@ BEGIN
   IF lease IS NULL THEN
     RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected') THEN
-    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected or NULL, got %', refusal
+  IF refusal IS NOT NULL AND refusal NOT IN ('rate-limited', 'usage-capped', 'rejected', 'single-status') THEN
+    RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;

@@ -33,15 +33,20 @@ grep -q "1,010 ids read: 0 new, 1,010 already tracked, 3 bad lines" "$dir/err" &
 tk_ok "a second run imports nothing again (idempotent)" $? "$(tail -1 "$dir/err")"
 
 # Post URLs: an X post's URL tracks its id (also one already tracked as an id); Bluesky and
-# Mastodon posts are refused by line, for now.
+# Mastodon posts are tracked by their URLs, one post whatever the spelling; a bad one is named.
 { ids 3 900000 | sed 's|^|https://x.com/someone/status/|; s|$|?s=20|'; ids 1 0 | sed 's|^|https://twitter.com/i/web/status/|'
-  echo "https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l"; } >"$dir/urls.txt"
+  echo "https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l"
+  echo "at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l"
+  echo "https://mastodon.social/@Gargron/113310863287398209"
+  echo "https://mastodon.social/@Gargron/11331086328739820x"; } >"$dir/urls.txt"
 "$IMPORT" --dsn "$dsn" "$dir/urls.txt" >/dev/null 2>"$dir/err"
 rc=$?
 [ $rc -eq 3 ] && [ "$(count "tweet_id IN ($(ids 3 900000 | paste -sd,))")" = 3 ] &&
-  grep -q "urls.txt:5: a bluesky post: only X posts can be tracked yet" "$dir/err" &&
-  grep -q "4 ids read: 3 new, 1 already tracked, 1 bad lines" "$dir/err"
-tk_ok "X post URLs are tracked by their ids; a Bluesky post's URL is refused by line (rc $rc)" $? "$(cat "$dir/err")"
+  [ "$(tk_psql -c "SELECT string_agg(network || ' ' || url, ', ' ORDER BY network) FROM tweetkeeper.posts WHERE network <> 'x'")" = \
+    "bluesky https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l, mastodon https://mastodon.social/@Gargron/113310863287398209" ] &&
+  grep -q "urls.txt:8: not a post URL" "$dir/err" &&
+  grep -q "7 ids read: 5 new, 2 already tracked, 1 bad lines" "$dir/err"
+tk_ok "post URLs: X's by their ids, Bluesky's and Mastodon's by URL, one post per spelling, a bad one named (rc $rc)" $? "$(cat "$dir/err")"
 
 # CSV with a named column, quoted fields, created_at for an id from before Snowflake.
 { echo 'user,tweet,created_at'; ids 5 2000 | sed 's/^/"a, b",/; s/$/,/'; echo 'old,20,2006-04-01T10:00:00.000Z'; } >"$dir/t.csv"

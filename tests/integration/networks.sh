@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every network on one queue: an X worker and a Bluesky worker at once against the mock (X's
-# /2/tweets and Bluesky's getPosts), on one database. Bluesky posts are scheduled by URL; checks
+# Every network on one queue: an X worker, a Bluesky worker and Mastodon workers at once against
+# the mock (X's /2/tweets, Bluesky's getPosts, two Mastodon servers, one of which wants a token),
+# on one database. Bluesky posts are scheduled by URL; checks
 # that each network's batches hold only its posts (at most 25 URIs a Bluesky batch), that every
 # post the AppView shows is refreshed on its schedule, that a creation time from the answer
 # (a backdated post) moves a post to its true age's delay, that posts the AppView leaves out are
@@ -31,6 +32,15 @@ SELECT tweetkeeper.schedule_posts(ARRAY(
                 public.tid(now() - interval '1 minute' + g * interval '1 ms', g))
     FROM generate_series(1, 120) g));
 CREATE TABLE public.estimate AS SELECT tweet_id, created_at FROM tweetkeeper.tweets WHERE tweet_id < 0;
+-- Mastodon statuses made a minute ago (ids: ms << 16) on a.social and on locked.social, which
+-- answers only with a token.
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://%s/@u/%s', h, ((extract(epoch FROM now() - interval '1 minute') * 1000)::bigint << 16) + g)
+    FROM generate_series(1, 45) g, unnest(ARRAY['a.social', 'locked.social']) h));
+-- And on old.social, which runs Mastodon 4.2: no GET /api/v1/statuses.
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://old.social/@u/%s', ((extract(epoch FROM now() - interval '1 minute') * 1000)::bigint << 16) + g)
+    FROM generate_series(101, 106) g));
 -- Posts known by handle: alice's resolve (the mock gives every handle a DID), gone.example's not.
 SELECT tweetkeeper.schedule_posts(ARRAY(
   SELECT format('https://bsky.app/profile/%s/post/%s', h, public.tid(now() - interval '2 minutes' + g * interval '1 ms', g))
@@ -39,7 +49,8 @@ SQL
 n_x=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id > 0")
 n_b=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky'")
 n_h=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE endpoint = 'bluesky-handle'")
-echo "# $n_x X tweets, $n_b Bluesky posts ($n_h of them by handle); an X and a Bluesky worker for ${RUN_SECONDS}s against $TK_MOCK_URL"
+n_m=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.posts WHERE network = 'mastodon'")
+echo "# $n_x X tweets, $n_b Bluesky posts ($n_h of them by handle), $n_m Mastodon statuses; X, Bluesky and Mastodon workers for ${RUN_SECONDS}s against $TK_MOCK_URL"
 
 export TWEETKEEPER_BEARER_TOKEN=networks-test-token
 "$TK_WORKER" --dsn "$TK_DSN user=tk_worker_login" --api-url "$TK_MOCK_URL" --concurrency 2 --name x-worker \
@@ -50,21 +61,43 @@ env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN u
   --api-url "$TK_MOCK_URL" --concurrency 2 --name bsky-worker --poll-interval 200 >"$dir/bsky-worker.log" 2>&1 &
 b_pid=$!
 TK_PIDS+=($b_pid)
+instances=(--instance "a.social=$TK_MOCK_URL/mastodon/a.social" --instance "locked.social=$TK_MOCK_URL/mastodon/locked.social"
+           --instance "old.social=$TK_MOCK_URL/mastodon/old.social")
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon "${instances[@]}" --dsn "$TK_DSN user=tk_worker_login" \
+  --concurrency 2 --name masto-worker --poll-interval 200 >"$dir/masto-worker.log" 2>&1 &
+m_pid=$!
+TK_PIDS+=($m_pid)
+# A second Mastodon worker, with a token for locked.social, comes once that server has said 401.
+tk_wait_for 20 "SELECT count(*) > 0 FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:locked.social' AND status = 'needs-token'"
+locked_seen=$(tk_psql -c "SELECT status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:locked.social'")
+locked_refreshed=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.posts WHERE url LIKE 'https://locked.social/%' AND update_count > 0")
+echo "locked.social=networks-locked-token" >"$dir/masto-tokens"
+chmod 600 "$dir/masto-tokens"
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon "${instances[@]}" --credentials "$dir/masto-tokens" \
+  --dsn "$TK_DSN user=tk_worker_login" --concurrency 1 --name masto-token-worker --poll-interval 200 \
+  >"$dir/masto-token-worker.log" 2>&1 &
+t_pid=$!
+TK_PIDS+=($t_pid)
 sleep "$RUN_SECONDS"
 stop=$(tk_psql -c "SELECT now()")
-kill -TERM "$x_pid" "$b_pid"
+kill -TERM "$x_pid" "$b_pid" "$m_pid" "$t_pid"
 tk_wait_exit "$x_pid" 30; rc_x=$TK_RC
 tk_wait_exit "$b_pid" 30; rc_b=$TK_RC
+tk_wait_exit "$m_pid" 30; rc_m=$TK_RC
+tk_wait_exit "$t_pid" 30; rc_t=$TK_RC
 
-[ "$rc_x" = 0 ] && [ "$rc_b" = 0 ] && r=t || r=f
-tk_sql_ok "both workers exit 0 on SIGTERM (x $rc_x, bluesky $rc_b)" "SELECT '$r'::boolean"
-tk_sql_ok "no post disappeared (those by handle now under their DIDs)" "SELECT count(*) = $n_x + $n_b FROM tweetkeeper.tweets"
+[ "$rc_x" = 0 ] && [ "$rc_b" = 0 ] && [ "$rc_m" = 0 ] && [ "$rc_t" = 0 ] && r=t || r=f
+tk_sql_ok "every worker exits 0 on SIGTERM (x $rc_x, bluesky $rc_b, mastodon $rc_m and $rc_t)" "SELECT '$r'::boolean"
+tk_sql_ok "no post disappeared (those by handle now under their DIDs)" "SELECT count(*) = $n_x + $n_b + $n_m FROM tweetkeeper.tweets"
 tk_sql_ok "nothing is left leased, no batch in flight" \
   "SELECT (SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL)
       AND (SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL)"
 ok_batch="CASE b.provider WHEN 'bluesky' THEN i < 0 AND b.size <= 25 AND b.endpoint IN ('bluesky', 'bluesky-handle')
+                          WHEN 'mastodon' THEN i < 0 AND b.size <= 20
+                                                AND b.endpoint IN ('mastodon:a.social', 'mastodon:locked.social', 'mastodon:old.social')
+                                                AND (SELECT t.endpoint FROM tweetkeeper.tweets t WHERE t.tweet_id = i) = b.endpoint
                           ELSE i > 0 AND b.endpoint IS NULL END"
-tk_sql_ok "X batches hold X tweets only, Bluesky batches Bluesky posts only (at most 25, endpoint bluesky or bluesky-handle)" \
+tk_sql_ok "each network's batches hold its own posts only: X's; Bluesky's (at most 25); Mastodon's (at most 20, of one server)" \
   "SELECT bool_and($ok_batch) FROM tweetkeeper.batches b, unnest(b.tweet_ids) i" \
   "SELECT DISTINCT b.lease_id, b.provider, b.endpoint, b.size FROM tweetkeeper.batches b, unnest(b.tweet_ids) i WHERE NOT ($ok_batch)"
 tk_sql_ok "the posts known by handle went out as one batch of their own, to be resolved" \
@@ -112,6 +145,28 @@ tk_sql_ok "posts of a handle that does not resolve are missing, and say why" \
      FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id) WHERE r.author = 'gone.example.com'"
 tk_sql_ok "both handles are remembered (one with its DID, one with why not)" \
   "SELECT count(*) = 2 AND count(did) = 1 AND count(problem) = 1 FROM tweetkeeper.bluesky_handles"
+tk_sql_ok "a.social's statuses were refreshed (3 times or more) or, deleted or hidden, left out" \
+  "SELECT count(*) = 45 AND bool_and(update_count >= 3 OR problem_type = 'omitted') AND count(*) FILTER (WHERE update_count >= 3) >= 40
+     FROM tweetkeeper.posts WHERE url LIKE 'https://a.social/%'"
+tk_sql_ok "Mastodon counts: favourites as like_count, boosts as retweet_count, quotes (4.5; NULL from old.social's 4.2); bookmarks and views NULL" \
+  "SELECT bool_and(like_count IS NOT NULL AND retweet_count IS NOT NULL
+                   AND (quote_count IS NOT NULL) = (url NOT LIKE 'https://old.social/%')
+                   AND bookmark_count IS NULL AND impression_count IS NULL)
+     FROM tweetkeeper.posts WHERE network = 'mastodon' AND update_count > 0"
+tk_ok_if "locked.social said 401: it needed a token, and nothing of it was refreshed without one ($locked_seen, $locked_refreshed)" \
+  "[ '$locked_seen' = needs-token ] && [ '$locked_refreshed' = 0 ]"
+tk_sql_ok "the worker holding its token then refreshed locked.social's statuses, and the server is active again" \
+  "SELECT count(*) FILTER (WHERE p.update_count >= 1) >= 40
+          AND (SELECT status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:locked.social') = 'active'
+     FROM tweetkeeper.posts p WHERE p.url LIKE 'https://locked.social/%'"
+tk_sql_ok "old.social (4.2): found out once, then read one status per request, every status refreshed or left out" \
+  "SELECT (SELECT single_status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:old.social')
+      AND (SELECT count(*) FROM tweetkeeper.batches WHERE endpoint = 'mastodon:old.social' AND size > 1) = 1
+      AND (SELECT bool_and(update_count >= 2 OR problem_type = 'omitted') AND count(*) = 6
+             FROM tweetkeeper.posts WHERE url LIKE 'https://old.social/%')" \
+  "SELECT lease_id, size, outcome, reason FROM tweetkeeper.batches WHERE endpoint = 'mastodon:old.social' ORDER BY lease_id LIMIT 5"
+tk_sql_ok "each Mastodon server's window is recorded from its X-RateLimit headers" \
+  "SELECT count(*) = 3 AND bool_and(requests_per_window = 300) FROM tweetkeeper.endpoints WHERE endpoint LIKE 'mastodon:%'"
 tk_sql_ok "X tweets were refreshed too" \
   "SELECT min(update_count) >= 3 FROM tweetkeeper.tweets WHERE tweet_id > 0 AND state = 'scheduled'"
 tk_sql_ok "the Bluesky endpoint's window is recorded from the RateLimit headers" \

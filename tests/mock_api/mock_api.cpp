@@ -8,6 +8,7 @@
 
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/lookup_endpoint.hpp"
+#include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 
 namespace tweetkeeper::mock {
@@ -65,7 +66,8 @@ MockApi::MockApi(MockConfig config, LogSink request_log)
     : config_(std::move(config)),
       request_log_(std::move(request_log)),
       limiter_(config_.rate_limit, config_.window_seconds),
-      xrpc_limiter_(config_.xrpc_rate_limit, config_.xrpc_window_seconds) {}
+      xrpc_limiter_(config_.xrpc_rate_limit, config_.xrpc_window_seconds),
+      mastodon_limiter_(config_.mastodon_rate_limit, config_.mastodon_window_seconds) {}
 
 HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
   HttpReply reply = Route(call, now_ms);
@@ -91,6 +93,7 @@ HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
   for (const ProviderRoute& route : kXrpc) {
     if (call.method == route.method && call.path == route.path) return Xrpc(route, call, now_ms);
   }
+  if (call.method == "GET" && call.path.rfind(kMastodonPrefix, 0) == 0) return Mastodon(call, now_ms);
   // GET /2/tweets/:id (getPostsById): the id travels to the endpoint as a parameter of its own.
   static const std::string kSinglePrefix = "/2/tweets/";
   if (call.method == "GET" && call.path.size() > kSinglePrefix.size() && call.path.rfind(kSinglePrefix, 0) == 0 &&
@@ -109,6 +112,7 @@ HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
       std::lock_guard<std::mutex> lock(quota_mutex_);
       limiter_.Reset();
       xrpc_limiter_.Reset();
+      mastodon_limiter_.Reset();
       quotas_.clear();
     }
     return Reply(200, kJson, R"({"reset":true})");
@@ -277,12 +281,51 @@ HttpReply MockApi::Xrpc(const ProviderRoute& route, const HttpCall& call, int64_
   CorruptBody(plan, reply);
   reply.faults = plan;
   stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, "", route.path, window_start_ms);
-  if (request_log_) {
-    std::string line = RequestLogLine(now_ms, reply.status, n_ids, "-");
-    if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);
-    request_log_(line);
-  }
+  LogRequest(now_ms, reply.status, n_ids, "-", plan.kind);
   return reply;
+}
+
+HttpReply MockApi::Mastodon(const HttpCall& call, int64_t now_ms) {
+  const std::string rest = call.path.substr(std::char_traits<char>::length(kMastodonPrefix));
+  const size_t slash = rest.find('/');
+  const std::string host = rest.substr(0, slash);
+  const std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
+  const size_t n_ids = std::max<size_t>(1, ListedIds(call.params, "id[]"));
+  const std::optional<std::string> token = BearerToken(call.authorization);
+  int64_t window_start_ms = -1;
+  FaultPlan plan = DrawFaults();
+  HttpReply reply;
+  if (std::optional<HttpReply> before = BeforeTheApi(plan)) {
+    reply = std::move(*before);
+  } else {
+    EndpointReply answer = MastodonApi(host, path, call.params, token.has_value(), config_, now_ms);
+    // Rack::Attack per server and caller: the headers of the limit closest to exceeding, Reset
+    // as ISO 8601 with microseconds (FACTS.md 2.5).
+    const RateVerdict verdict = mastodon_limiter_.Take(host + " " + token.value_or("-"), now_ms);
+    if (!verdict.allowed) {
+      reply = Reply(429, kJson, R"({"error":"Too many requests"})");
+    } else {
+      window_start_ms = verdict.window_start_ms;
+      reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+    }
+    reply.headers.emplace_back("X-RateLimit-Limit", std::to_string(verdict.limit));
+    reply.headers.emplace_back("X-RateLimit-Remaining", std::to_string(verdict.remaining));
+    reply.headers.emplace_back("X-RateLimit-Reset", MastodonResetTime(verdict.reset_epoch_s));
+  }
+  CorruptBody(plan, reply);
+  reply.faults = plan;
+  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, token ? TokenFingerprint(*token) : "",
+                "/mastodon/" + host, window_start_ms);
+  LogRequest(now_ms, reply.status, n_ids, token ? TokenFingerprint(*token) : "-", plan.kind);
+  return reply;
+}
+
+void MockApi::LogRequest(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint,
+                         FaultKind fault) const {
+  if (!request_log_) return;
+  std::string line = RequestLogLine(now_ms, status, n_ids, fingerprint);
+  if (fault != FaultKind::kNone) line += std::string(" ") + FaultKindName(fault);
+  request_log_(line);
 }
 
 void MockApi::HangEnded() { --hangs_held_; }

@@ -85,11 +85,15 @@ class MockApi {
   HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
   // Bluesky's XRPC methods: no token, one shared window with RateLimit-* headers.
   HttpReply Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  // Mastodon servers under /mastodon/<host>/: a window per server, X-RateLimit-* headers.
+  HttpReply Mastodon(const HttpCall& call, int64_t now_ms);
   // The faults a request draws, applied to its reply (hang, drop, 5xx, corrupt bodies).
   FaultPlan DrawFaults();
   // What a request that a fault stops before the API gets: nothing (hang, drop) or a 5xx.
   static std::optional<HttpReply> BeforeTheApi(const FaultPlan& plan);
   void CorruptBody(FaultPlan& plan, HttpReply& reply) const;
+  // One line of --request-log, if any.
+  void LogRequest(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint, FaultKind fault) const;
   static std::vector<std::pair<std::string, std::string>> RateHeaders(const RateVerdict& verdict);
   HttpReply TokenAction(const HttpCall& call, bool revoke);
 
@@ -97,6 +101,7 @@ class MockApi {
   LogSink request_log_;
   RateLimiter limiter_;
   RateLimiter xrpc_limiter_;
+  RateLimiter mastodon_limiter_;
   RequestStats stats_;
   std::mutex quota_mutex_;  // held across the cap check, the rate limiter and the billing
   std::map<std::string, TokenQuota> quotas_;  // by token

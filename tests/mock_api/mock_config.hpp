@@ -23,6 +23,9 @@ struct MockConfig {
   // per IP (FACTS.md 1.6: the AppView publishes no number).
   int64_t xrpc_rate_limit = 3000;
   int64_t xrpc_window_seconds = 300;
+  // Each Mastodon server: 300 requests per 5 minutes per caller (FACTS.md 2.5's defaults).
+  int64_t mastodon_rate_limit = 300;
+  int64_t mastodon_window_seconds = 300;
   FaultConfig faults;
 };
 

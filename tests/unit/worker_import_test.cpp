@@ -67,8 +67,8 @@ TEST(ImportJson, TweetsPagesAndErrors) {
             "\"created_at\" is not a time like 2020-02-14T19:00:55.000Z");
 }
 
-// Post URLs, read as parse_post_url() reads them: an X post's URL gives its id; Bluesky and
-// Mastodon posts are read and refused (not trackable yet); a broken URL says what is wrong.
+// Post URLs, read as parse_post_url() reads them: an X post's URL gives its id; a Bluesky or
+// Mastodon post's URL gives its canonical URL (for schedule_posts); a broken URL says what is wrong.
 TEST(ImportUrls, LinesCsvAndJson) {
   const std::string url = "https://x.com/someone/status/1595000000000000000?s=20";
   IdReader lines(Format::kLines);
@@ -76,10 +76,14 @@ TEST(ImportUrls, LinesCsvAndJson) {
   ASSERT_TRUE(x.error.empty()) << x.error;
   EXPECT_EQ(x.tweets.at(0).id, kId);
   EXPECT_EQ(lines.Parse("https://twitter.com/i/web/status/1595000000000000001", kNow).tweets.at(0).id, kId + 1);
-  EXPECT_EQ(lines.Parse("https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l", kNow).error,
-            "a bluesky post: only X posts can be tracked yet: 'https://bsky.app/profile/alice.bsky.soci...'");
-  EXPECT_EQ(lines.Parse("https://mastodon.social/@Gargron/113310863287398209", kNow).error,
-            "a mastodon post: only X posts can be tracked yet: 'https://mastodon.social/@Gargron/1133108...'");
+  LineResult b = lines.Parse("https://bsky.app/profile/Alice.bsky.social/post/3l6oveex3ii2l", kNow);
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  EXPECT_EQ(b.tweets.at(0).id, 0);
+  EXPECT_EQ(b.tweets.at(0).url, "at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l");
+  LineResult m = lines.Parse("https://MASTODON.social/users/Gargron/statuses/113310863287398209", kNow);
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  EXPECT_EQ(m.tweets.at(0).url, "https://mastodon.social/@Gargron/113310863287398209");
+  EXPECT_EQ(lines.Parse("https://bsky.app/profile/alice.bsky.social/post/bad!", kNow).error.rfind("not a post URL", 0), 0u);
   EXPECT_EQ(lines.Parse("https://x.com/someone/status/12ab", kNow).error,
             "not a post URL \"https://x.com/someone/status/12ab\": an X post id is a positive number of at most 19 "
             "digits, got \"12ab\"");
@@ -99,8 +103,9 @@ TEST(ImportUrls, LinesCsvAndJson) {
   x = json.Parse(R"({"uri":"https://x.com/someone/status/1595000000000000002","note":"x"})", kNow);
   ASSERT_TRUE(x.error.empty()) << x.error;
   EXPECT_EQ(x.tweets.at(0).id, kId + 2);
-  EXPECT_EQ(json.Parse(R"({"uri":"at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l"})", kNow).error,
-            "a bluesky post: only X posts can be tracked yet: 'at://alice.bsky.social/app.bsky.feed.pos...'");
+  x = json.Parse(R"({"uri":"at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l"})", kNow);
+  ASSERT_TRUE(x.error.empty()) << x.error;
+  EXPECT_EQ(x.tweets.at(0).url, "at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l");
   EXPECT_EQ(json.Parse(R"({"url":"nope"})", kNow).error, "\"url\" is not a tweet id or post URL");
 }
 

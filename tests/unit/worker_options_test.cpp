@@ -58,9 +58,18 @@ TEST(CommandLine, BlueskyHasItsOwnEndpointAndBatch) {
   EXPECT_FALSE(p.options);
   EXPECT_EQ(p.exit_code, kExitUsage);
   EXPECT_EQ(p.err, "tweetkeeper-worker: --batch-size 26 is more than bluesky's getPosts takes (25)");
-  p = Parse({"--dsn", "x", "--provider", "mastodon"});
+  p = Parse({"--dsn", "x", "--provider", "mastodon", "--instance", "A.social=http://127.0.0.1:9/m/a.social/"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->batch_size, 20);
+  EXPECT_EQ(p.options->instances.at("a.social"), "http://127.0.0.1:9/m/a.social");
+  p = Parse({"--dsn", "x", "--provider", "mastodon", "--instance", "a.social"});
+  EXPECT_FALSE(p.options);
+  EXPECT_EQ(p.err, "tweetkeeper-worker: --instance 'a.social' is not HOST=http(s)://host[:port][/path]");
+  p = Parse({"--dsn", "x", "--provider", "mastodon", "--batch-size", "21"});
   EXPECT_FALSE(p.options);
   EXPECT_EQ(p.exit_code, kExitUsage);
+  p = Parse({"--dsn", "x", "--provider", "threads"});
+  EXPECT_FALSE(p.options);
 }
 
 TEST(CommandLine, StartupTimeout) {

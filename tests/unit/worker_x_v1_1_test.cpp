@@ -155,7 +155,8 @@ TEST(ProviderFactory, Names) {
   EXPECT_EQ(MakeProvider("x-v1.1", "https://api.x.com/")->RequestUrl({1}),
             "https://api.x.com/1.1/statuses/lookup.json?id=1&map=true");
   EXPECT_EQ(MakeProvider("bluesky", "https://public.api.bsky.app")->Name(), "bluesky");
-  EXPECT_THROW(MakeProvider("mastodon", "https://mastodon.social"), std::invalid_argument);
+  EXPECT_EQ(MakeProvider("mastodon", "https://api.x.com")->Name(), "mastodon");
+  EXPECT_THROW(MakeProvider("threads", "https://threads.net"), std::invalid_argument);
 }
 
 }  // namespace

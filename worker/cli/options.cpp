@@ -166,10 +166,15 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
       ->type_name("FILE");
   app.add_option("--provider", o.provider,
                  "API endpoint: x-v2 (GET /2/tweets), x-v1.1 (GET statuses/lookup) or bluesky (app.bsky.feed.getPosts, "
-                 "no token; --api-url defaults to https://public.api.bsky.app, --batch-size to 25)")
-      ->check(CLI::IsMember({"x-v2", "x-v1.1", "bluesky"}))
+                 "no token; --api-url defaults to https://public.api.bsky.app, --batch-size to 25) or mastodon "
+                 "(GET /api/v1/statuses of each post's own server; tokens per server in --credentials as host=token)")
+      ->check(CLI::IsMember({"x-v2", "x-v1.1", "bluesky", "mastodon"}))
       ->capture_default_str()
       ->type_name("NAME");
+  std::vector<std::string> instances;
+  app.add_option("--instance", instances,
+                 "mastodon: send server HOST's requests to URL instead of https://HOST (repeatable; tests, proxies)")
+      ->type_name("HOST=URL");
   app.add_option("--metrics-address", o.metrics_address,
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (IPv4 or a host name; port 0 picks a free one)")
       ->type_name("HOST:PORT");
@@ -201,6 +206,28 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
                    " is more than bluesky's getPosts takes (25)";
       return parsed;
     }
+  }
+  if (o.provider == "mastodon") {
+    if (app.count("--batch-size") == 0) o.batch_size = 20;
+    if (o.batch_size > 20) {
+      parsed.exit_code = kExitUsage;
+      parsed.err = "tweetkeeper-worker: --batch-size " + std::to_string(o.batch_size) +
+                   " is more than Mastodon's GET /api/v1/statuses takes (20)";
+      return parsed;
+    }
+  }
+  for (const std::string& item : instances) {
+    const std::size_t eq = item.find('=');
+    const std::string host = item.substr(0, eq);
+    const auto url = eq == std::string::npos ? std::nullopt : ParseApiUrl(item.substr(eq + 1));
+    if (host.empty() || !url || host.find_first_of("/:@ ") != std::string::npos) {
+      parsed.exit_code = kExitUsage;
+      parsed.err = "tweetkeeper-worker: --instance '" + item + "' is not HOST=http(s)://host[:port][/path]";
+      return parsed;
+    }
+    std::string lower = host;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    o.instances[lower] = url->base;
   }
   auto api = ParseApiUrl(o.api_url);
   if (!api) {

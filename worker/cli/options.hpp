@@ -2,6 +2,7 @@
 // The command line of tweetkeeper-worker, parsed and validated without side effects so the
 // rules can be unit-tested. main.cpp turns the outcome into output and an exit code.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ struct Options {
   std::string provider = "x-v2";  // --provider: x-v2 (GET /2/tweets) or x-v1.1 (statuses/lookup)
   std::string metrics_address;  // --metrics-address HOST:PORT; empty: no /metrics
   ApiUrl api;  // api_url, validated
+  // --instance HOST=URL (mastodon): where a server's requests go instead of https://HOST.
+  std::map<std::string, std::string> instances;
 };
 
 struct ParsedCommandLine {

@@ -34,20 +34,18 @@ std::string Shorten(std::string_view s) {
   return s.size() > 40 ? std::string(s.substr(0, 40)) + "..." : std::string(s);
 }
 
-// An id, or an X post's URL read by the extension's own parser (what parse_post_url() accepts):
-// its id. Empty with `why` set when the text is a URL but not one of an X post (Bluesky and
-// Mastodon posts are read, and refused until they can be tracked); empty with `why` empty when
-// it is neither an id nor a URL.
-std::optional<std::int64_t> IdOrPostUrl(std::string_view s, std::string* why) {
+// An id, or a post's URL read by the extension's own parser (what parse_post_url() accepts): an
+// X post's id, or a Bluesky or Mastodon post's canonical URL (id 0). Empty with `why` set when
+// the text is a URL but not a post's; empty with `why` empty when it is neither an id nor a URL.
+std::optional<Tweet> IdOrPostUrl(std::string_view s, std::string* why) {
   s = Trim(s);
   why->clear();
-  if (std::optional<std::int64_t> id = ParseId(s)) return id;
+  if (std::optional<std::int64_t> id = ParseId(s)) return Tweet{*id, std::nullopt, ""};
   if (s.find("://") == std::string_view::npos) return std::nullopt;
   try {
     const PostRef ref = ParsePostUrl(s);
-    if (ref.network == Network::kX) return ParseId(ref.key);
-    *why =
-        std::string("a ") + NetworkName(ref.network) + " post: only X posts can be tracked yet: '" + Shorten(s) + "'";
+    if (ref.network != Network::kX) return Tweet{0, std::nullopt, ref.canonical};
+    if (std::optional<std::int64_t> id = ParseId(ref.key)) return Tweet{*id, std::nullopt, ""};
   } catch (const PostUrlError& e) {
     *why = e.what();
   }
@@ -84,17 +82,17 @@ std::optional<Tweet> TweetOf(const rapidjson::Value& v, std::string& error) {
     return std::nullopt;
   }
   const rapidjson::Value& id = v[id_key];
-  std::optional<std::int64_t> parsed;
+  std::optional<Tweet> parsed;
   std::string why;
   if (id.IsString())
     parsed = IdOrPostUrl(std::string_view(id.GetString(), id.GetStringLength()), &why);
   else if (id.IsInt64())
-    parsed = id.GetInt64();
+    parsed = Tweet{id.GetInt64(), std::nullopt, ""};
   if (!parsed) {
     error = why.empty() ? "\"" + std::string(id_key) + "\" is not a tweet id or post URL" : why;
     return std::nullopt;
   }
-  t.id = *parsed;
+  t = *parsed;
   if (v.HasMember("created_at") && v["created_at"].IsString()) {
     const rapidjson::Value& c = v["created_at"];
     t.created_at_ms = ParseTimestampMs(std::string_view(c.GetString(), c.GetStringLength()));
@@ -114,6 +112,10 @@ std::optional<std::int64_t> SnowflakeMs(std::int64_t id) {
 }
 
 std::string TweetError(const Tweet& t, std::int64_t now_ms) {
+  if (!t.url.empty()) {  // a Bluesky or Mastodon post: its key gives its time (an estimate)
+    if (t.created_at_ms && *t.created_at_ms > now_ms + kGraceMs) return "post " + t.url + " was created in the future";
+    return "";
+  }
   if (t.id <= 0) return "tweet id must be positive, got " + std::to_string(t.id);
   // A Snowflake id's own time wins, as schedule_tweets derives it; created_at is needed only
   // for ids that encode none.
@@ -132,9 +134,9 @@ LineResult IdReader::Parse(std::string_view line, std::int64_t now_ms) {
   if (Trim(line).empty()) return {};
   if (format_ == Format::kJsonl) return ParseJson(line, now_ms);
   std::string why;
-  const std::optional<std::int64_t> id = IdOrPostUrl(line, &why);
-  if (!id) return Bad(why.empty() ? "not a tweet id or post URL: '" + Shorten(Trim(line)) + "'" : why);
-  return One(Tweet{*id, std::nullopt}, now_ms);
+  const std::optional<Tweet> t = IdOrPostUrl(line, &why);
+  if (!t) return Bad(why.empty() ? "not a tweet id or post URL: '" + Shorten(Trim(line)) + "'" : why);
+  return One(*t, now_ms);
 }
 
 LineResult IdReader::ParseCsv(std::string_view line, std::int64_t now_ms) {
@@ -155,12 +157,12 @@ LineResult IdReader::ParseCsv(std::string_view line, std::int64_t now_ms) {
   if (static_cast<std::size_t>(column_index_) >= fields->size())
     return Bad("no field " + std::to_string(column_index_ + 1) + " ('" + csv_column_ + "')");
   std::string why;
-  const std::optional<std::int64_t> id = IdOrPostUrl((*fields)[column_index_], &why);
-  if (!id)
+  const std::optional<Tweet> parsed = IdOrPostUrl((*fields)[column_index_], &why);
+  if (!parsed)
     return Bad(why.empty()
                    ? "'" + csv_column_ + "' is not a tweet id or post URL: '" + Shorten((*fields)[column_index_]) + "'"
                    : why);
-  Tweet t{*id, std::nullopt};
+  Tweet t = *parsed;
   if (created_index_ < fields->size() && !Trim((*fields)[created_index_]).empty()) {
     t.created_at_ms = ParseTimestampMs(Trim((*fields)[created_index_]));
     if (!t.created_at_ms) return Bad("created_at is not a time like 2020-02-14T19:00:55.000Z");

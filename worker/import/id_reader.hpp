@@ -17,6 +17,8 @@ enum class Format { kLines, kCsv, kJsonl };
 struct Tweet {
   std::int64_t id = 0;
   std::optional<std::int64_t> created_at_ms;  // from the input, when it says (JSON lines)
+  // A Bluesky or Mastodon post (id 0): its URL in one canonical spelling, for schedule_posts().
+  std::string url;
 };
 
 struct LineResult {

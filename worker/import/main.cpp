@@ -60,7 +60,8 @@ im::Format FormatOf(const std::string& option, const std::string& path) {
 struct Chunk {
   std::vector<std::int64_t> ids;             // Snowflake ids: schedule_tweets derives their time
   std::vector<im::Tweet> with_created;       // older ids: schedule_tweet(id, created_at)
-  std::size_t size() const { return ids.size() + with_created.size(); }
+  std::vector<std::string> urls;             // Bluesky and Mastodon posts: schedule_posts(urls)
+  std::size_t size() const { return ids.size() + with_created.size() + urls.size(); }
 };
 
 std::string ArrayLiteral(const std::vector<std::int64_t>& ids) {
@@ -73,6 +74,21 @@ std::string ArrayLiteral(const std::vector<std::int64_t>& ids) {
   }
   s += '}';
   return s;
+}
+
+// A text[] literal: {"a","b"}, each element quoted with " and \ escaped.
+std::string TextArrayLiteral(const std::vector<std::string>& items) {
+  std::string s = "{";
+  for (const std::string& item : items) {
+    if (s.size() > 1) s += ',';
+    s += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') s += '\\';
+      s += c;
+    }
+    s += '"';
+  }
+  return s + "}";
 }
 
 // Sends chunks on `jobs` connections, each with a thread, so that reading the next chunk
@@ -127,6 +143,11 @@ class Writer {
         std::uint64_t n = 0;
         if (!chunk.ids.empty()) {
           n += tx.exec_params1("SELECT tweetkeeper.schedule_tweets($1::bigint[])", ArrayLiteral(chunk.ids))[0]
+                   .as<std::uint64_t>();
+        }
+        if (!chunk.urls.empty()) {
+          std::sort(chunk.urls.begin(), chunk.urls.end());  // the same lock order in every chunk
+          n += tx.exec_params1("SELECT tweetkeeper.schedule_posts($1::text[])", TextArrayLiteral(chunk.urls))[0]
                    .as<std::uint64_t>();
         }
         if (!chunk.with_created.empty()) {
@@ -280,11 +301,13 @@ int main(int argc, char** argv) {
   bool stopped = false;
   Chunk chunk;
   std::unordered_set<std::int64_t> in_chunk;
+  std::unordered_set<std::string> in_chunk_urls;
   auto flush = [&] {
     if (chunk.size() == 0) return;
     writer->Send(std::move(chunk));
     chunk = Chunk{};
     in_chunk.clear();
+    in_chunk_urls.clear();
   };
   for (const std::string& f : files) {
     std::ifstream file;
@@ -322,6 +345,15 @@ int main(int argc, char** argv) {
       }
       for (const im::Tweet& t : r.tweets) {
         ++read_ids;
+        if (!t.url.empty()) {
+          if (!in_chunk_urls.insert(t.url).second) {
+            ++repeated;
+            continue;
+          }
+          chunk.urls.push_back(t.url);
+          if (chunk.size() >= chunk_size) flush();
+          continue;
+        }
         if (!in_chunk.insert(t.id).second) {
           ++repeated;
           continue;

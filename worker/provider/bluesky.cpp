@@ -10,6 +10,7 @@
 
 #include "provider/answer_status.hpp"
 #include "provider/json_fields.hpp"
+#include "provider/keyed_answer.hpp"
 #include "provider/x_v2.hpp"  // EncodeQueryValue
 
 namespace tweetkeeper::worker {
@@ -181,18 +182,7 @@ BatchResult BlueskyProvider::ParseOk(std::string_view body, const std::vector<st
   if (posts == doc.MemberEnd() || !posts->value.IsArray()) {
     return Failed(FailureKind::kUnparsable, "200 answer without a posts array");  // required by the lexicon
   }
-  std::unordered_map<std::string_view, std::int64_t> id_of;  // the claim's URI -> id
-  for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) id_of.emplace(keys.keys[i], ids[i]);
-  std::unordered_set<std::int64_t> seen;
-  BatchResult result;
-  for (const Value& post : posts->value.GetArray()) {
-    const auto it = post.IsObject() ? id_of.find(StringMember(post, "uri")) : id_of.end();
-    if (it == id_of.end() || !seen.insert(it->second).second) {
-      ++result.ignored;
-      continue;
-    }
-    Observation obs;
-    obs.id = it->second;
+  return MatchKeyedAnswer(posts->value, "uri", ids, keys, "posts", [](const Value& post, Observation& obs) {
     obs.metrics.like_count = CountMember(post, "likeCount", &obs.invalid);
     obs.metrics.retweet_count = CountMember(post, "repostCount", &obs.invalid);
     obs.metrics.reply_count = CountMember(post, "replyCount", &obs.invalid);
@@ -206,16 +196,7 @@ BatchResult BlueskyProvider::ParseOk(std::string_view body, const std::vector<st
       }
     }
     obs.created_ms = created;
-    result.observations.push_back(std::move(obs));
-  }
-  if (result.observations.empty() && result.ignored > 0) {
-    return Failed(FailureKind::kUnparsable,
-                  "200 answer accounts for none of the " + std::to_string(ids.size()) + " requested posts");
-  }
-  for (std::int64_t id : ids) {
-    if (seen.insert(id).second) result.omitted.push_back(id);  // left out: deleted, taken down, not there
-  }
-  return result;
+  });
 }
 
 }  // namespace tweetkeeper::worker

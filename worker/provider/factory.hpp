@@ -1,6 +1,7 @@
 #pragma once
 // Picks the Provider for --provider.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -9,8 +10,10 @@
 
 namespace tweetkeeper::worker {
 
-// "x-v2" (GET /2/tweets) or "x-v1.1" (GET /1.1/statuses/lookup.json). Throws
+// "x-v2" (GET /2/tweets), "x-v1.1" (GET /1.1/statuses/lookup.json), "bluesky" (getPosts at
+// base_url) or "mastodon" (each server at https://<host>, or where `instances` says). Throws
 // std::invalid_argument naming the valid names for anything else.
-std::unique_ptr<Provider> MakeProvider(std::string_view name, std::string base_url);
+std::unique_ptr<Provider> MakeProvider(std::string_view name, std::string base_url,
+                                       std::map<std::string, std::string> instances = {});
 
 }  // namespace tweetkeeper::worker

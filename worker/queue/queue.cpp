@@ -63,14 +63,13 @@ void Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
       "SELECT pg_is_in_recovery(), current_user::text, current_database()::text, e.extversion,"
       "       CASE WHEN e.extversion IS NOT NULL THEN"
       "         has_schema_privilege(e.extnamespace, 'USAGE')"
-      "         AND has_function_privilege('tweetkeeper.claim_batch(text,integer,text,text[])', 'EXECUTE')" +
-      std::string(keyed ? "         AND (to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NULL"
-                          "              OR has_function_privilege('tweetkeeper.claim_posts(text,integer,text,text[])',"
-                          "                                        'EXECUTE'))"
-                        : "") +
+      "         AND has_function_privilege('tweetkeeper.claim_batch(text,integer,text,text[])', 'EXECUTE')"
       "         AND has_function_privilege('tweetkeeper.complete_batch(bigint,jsonb,jsonb,jsonb)', 'EXECUTE')"
-      "         AND has_function_privilege('tweetkeeper.release_batch(bigint,text,text,jsonb)', 'EXECUTE') END"
-      "         , to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NOT NULL"
+      "         AND has_function_privilege('tweetkeeper.release_batch(bigint,text,text,jsonb)', 'EXECUTE') END," +
+      // Looked up only where the schema may be read (to_regprocedure raises otherwise).
+      std::string(keyed ? "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
+                          "         to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NOT NULL END"
+                        : "       true") +
       "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
   const auto row = r[0];
   if (row[0].as<bool>()) throw DatabaseInRecovery();
@@ -84,7 +83,7 @@ void Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
     throw DatabaseUnusable("role \"" + role + "\" may not run the worker's functions in database \"" + database +
                            "\": GRANT tweetkeeper_worker TO \"" + role + "\"");
   }
-  if (keyed && !row[5].as<bool>()) {
+  if (keyed && !row[5].as<bool>(false)) {
     throw DatabaseUnusable("the tweetkeeper extension in database \"" + database + "\" is version " +
                            row[3].as<std::string>() +
                            ", which tracks X only: ALTER EXTENSION tweetkeeper UPDATE (0.3.0 or later) for Bluesky");

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "provider/bluesky.hpp"
+#include "provider/mastodon.hpp"
 #include "queue/database_state.hpp"
 #include "dsn/dsn.hpp"
 #include "queue/due_listener.hpp"
@@ -290,18 +291,25 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     if (keys.keys.size() > ids.size()) keys.keys.resize(ids.size());
   }
 
-  // The claimed credential's token; without registered credentials, the only one we have.
-  const auto token_it = lease.credential.empty() ? options_.tokens.begin() : options_.tokens.find(lease.credential);
-  if (token_it == options_.tokens.end()) {
+  // The claimed credential's token; without registered credentials, the only one we have. A
+  // Mastodon server's token is the one named by its host in the credentials file, if any.
+  const std::string mastodon_host = provider_->Name() == "mastodon" ? MastodonProvider::HostOf(lease.endpoint) : "";
+  const auto token_it = !mastodon_host.empty()   ? options_.tokens.find(mastodon_host)
+                        : lease.credential.empty() ? options_.tokens.begin()
+                                                   : options_.tokens.find(lease.credential);
+  if (token_it == options_.tokens.end() && mastodon_host.empty()) {
     Release(slot, lease.id, "worker " + options_.name + " has no token for credential " + lease.credential);
     ++counters_.errors;
     spdlog::error("{}: lease {}: claim_batch gave credential '{}', which this worker has no token for", slot.label,
                   lease.id, lease.credential);
     return slot.failure_backoff.Next(++slot.failures);
   }
-  const std::string& token = token_it->second;
+  static const std::string kNone;
+  const bool has_token = token_it != options_.tokens.end();
+  const std::string& token = has_token ? token_it->second : kNone;
+  const std::string& token_name = has_token ? token_it->first : kNone;
   const std::string url = provider_->RequestUrl(ids, keys);
-  spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_it->first);
+  spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_name);
   HttpResponse response = slot.http.Get(url, token, stop_.abort_flag());
   // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
   // the log and in batches.reason; the token must not be: cut it out before anything reads it.
@@ -312,16 +320,27 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   ++counters_.batches;  // counted when answered, so an interval's numbers add up
   counters_.tweets += ids.size();
   const BatchResult result = provider_->ParseAnswer(response, ids, keys);
-  telemetry_.Request(token_it->first.empty() ? "default" : token_it->first, RequestOutcome(response, result.failure),
+  telemetry_.Request(token_name.empty() ? "default" : token_name, RequestOutcome(response, result.failure),
                      response.elapsed_ms / 1000.0);
   // Registered credentials (X) and every endpoint of Bluesky and Mastodon keep their quota in the
   // database, where claims count it for all workers.
   const bool quota_in_database = !lease.credential.empty() || provider_->Keyed();
   const std::optional<Millis> paused = ApplyRateLimit(slot, result, quota_in_database);
-  const QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
+  QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
+  std::string reason = result.reason;
+  if (!mastodon_host.empty() && ids.size() > 1 && response.status == 404) {
+    // No GET /api/v1/statuses: is the server older than 4.3? Then one status per request.
+    const auto* mastodon = dynamic_cast<const MastodonProvider*>(provider_.get());
+    const HttpResponse instance = slot.http.Get(mastodon->BaseUrl(mastodon_host) + "/api/v2/instance", token,
+                                                stop_.abort_flag());
+    if (std::optional<std::string> old = MastodonProvider::OldServer(instance)) {
+      quota.refusal = "single-status";
+      reason = *old;
+    }
+  }
 
   if (!result.ok()) {
-    Release(slot, lease.id, result.reason, quota);
+    Release(slot, lease.id, reason, quota);
     if (stop_.aborting() && response.status == 0) {
       spdlog::info("{}: lease {}: request aborted by shutdown; batch released", slot.label, lease.id);
       return Millis{0};

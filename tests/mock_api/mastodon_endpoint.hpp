@@ -1,0 +1,27 @@
+#pragma once
+// Mastodon servers as the mock answers them (FACTS.md section 2), many behind one port: a request
+// for server H comes under the path prefix /mastodon/H (the worker's --instance H=URL points
+// there). GET /api/v1/statuses?id[]=... (4.3+; at most 20 distinct ids or 422), GET
+// /api/v1/statuses/:id, GET /api/v2/instance. Statuses it will not show are left out of the
+// list (404 for a single one), the list's order is not the request's, ids are per server.
+// Servers named old* run 4.2 (no GET /api/v1/statuses: 404); servers named locked* are in
+// authorized-fetch mode (401 without a token).
+
+#include <cstdint>
+#include <string>
+
+#include "mock_api/mock_config.hpp"
+#include "mock_api/tweets_endpoint.hpp"
+
+namespace tweetkeeper::mock {
+
+constexpr const char* kMastodonPrefix = "/mastodon/";
+
+// X-RateLimit-Reset as Mastodon sends it: ISO 8601 with microseconds ("2026-11-24T20:05:00.000000Z").
+std::string MastodonResetTime(int64_t unix_s);
+
+// The answer to `path` (after /mastodon/<host>) of server `host`; `authorized`: a bearer token came.
+EndpointReply MastodonApi(const std::string& host, const std::string& path, const QueryParams& params,
+                          bool authorized, const MockConfig& config, int64_t now_ms);
+
+}  // namespace tweetkeeper::mock

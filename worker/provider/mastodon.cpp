@@ -1,0 +1,132 @@
+#include "provider/mastodon.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <charconv>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "provider/answer_status.hpp"
+#include "provider/bluesky.hpp"  // ParseRfc3339Millis
+#include "provider/json_fields.hpp"
+#include "provider/keyed_answer.hpp"
+#include "provider/x_v2.hpp"  // EncodeQueryValue
+
+namespace tweetkeeper::worker {
+
+namespace {
+std::optional<std::int64_t> Number(const Headers& headers, const char* name) {
+  const auto it = headers.find(name);
+  if (it == headers.end()) return std::nullopt;
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || end != it->second.data() + it->second.size() || v < 0) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+RateLimit ParseMastodonRateLimit(const Headers& headers) {
+  RateLimit rate;
+  rate.limit = Number(headers, "x-ratelimit-limit");
+  rate.remaining = Number(headers, "x-ratelimit-remaining");
+  const auto reset = headers.find("x-ratelimit-reset");
+  if (reset != headers.end()) {
+    if (auto ms = ParseRfc3339Millis(reset->second); ms && *ms >= 0) rate.reset_epoch_s = (*ms + 999) / 1000;
+  }
+  return rate;
+}
+
+MastodonProvider::MastodonProvider(std::map<std::string, std::string> instances) : instances_(std::move(instances)) {
+  for (auto& [host, url] : instances_) {
+    while (!url.empty() && url.back() == '/') url.pop_back();
+  }
+}
+
+std::string MastodonProvider::HostOf(const std::string& endpoint) {
+  static const std::string kPrefix = "mastodon:";
+  return endpoint.rfind(kPrefix, 0) == 0 ? endpoint.substr(kPrefix.size()) : endpoint;
+}
+
+std::string MastodonProvider::BaseUrl(const std::string& host) const {
+  const auto it = instances_.find(host);
+  return it != instances_.end() ? it->second : "https://" + host;
+}
+
+std::string MastodonProvider::RequestUrl(const std::vector<std::int64_t>&) const {
+  throw std::logic_error("mastodon requests are built from the claim's status ids and server, not tweet ids");
+}
+
+BatchResult MastodonProvider::ParseAnswer(const HttpResponse&, const std::vector<std::int64_t>&) const {
+  throw std::logic_error("mastodon answers are matched to the claim's status ids, not tweet ids");
+}
+
+std::string MastodonProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {
+  std::string url = BaseUrl(HostOf(keys.endpoint)) + "/api/v1/statuses";
+  if (ids.size() == 1 && keys.keys.size() >= 1) return url + "/" + EncodeQueryValue(keys.keys[0]);
+  for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) {
+    url += i == 0 ? "?id%5B%5D=" : "&id%5B%5D=";
+    url += EncodeQueryValue(keys.keys[i]);
+  }
+  return url;
+}
+
+BatchResult MastodonProvider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                                          const PostKeys& keys) const {
+  BatchResult result;
+  if (ids.size() == 1 && response.status == 404) {
+    result.omitted = ids;  // GET /api/v1/statuses/:id: not there (deleted, hidden)
+  } else if (ids.size() == 1 && response.status == 200) {
+    // One Status object: the same as an array of it.
+    const auto first = response.body.find_first_not_of(" \t\r\n");
+    const std::string as_array =
+        first != std::string::npos && response.body[first] == '{' ? "[" + response.body + "]" : response.body;
+    result = ParseOk(as_array, ids, keys);
+  } else {
+    result = response.status == 200 ? ParseOk(response.body, ids, keys) : FailedAnswer(response);
+  }
+  result.rate_limit = ParseMastodonRateLimit(response.headers);
+  return result;
+}
+
+std::optional<std::string> MastodonProvider::OldServer(const HttpResponse& instance) {
+  if (instance.status != 200) return std::nullopt;
+  rapidjson::Document doc;
+  doc.Parse(instance.body.data(), instance.body.size());
+  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  const std::string_view version = StringMember(doc, "version");
+  int major = 0, minor = 0;
+  const char* p = version.data();
+  const char* end = version.data() + version.size();
+  auto [m1, e1] = std::from_chars(p, end, major);
+  if (e1 != std::errc() || m1 == end || *m1 != '.') return std::nullopt;
+  auto [m2, e2] = std::from_chars(m1 + 1, end, minor);
+  if (e2 != std::errc()) return std::nullopt;
+  if (major > 4 || (major == 4 && minor >= 3)) return std::nullopt;
+  return "the server runs Mastodon " + CleanText(version, 40) +
+         ", older than 4.3 (no GET /api/v1/statuses): one status per request";
+}
+
+BatchResult MastodonProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
+                                      const PostKeys& keys) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  if (doc.HasParseError()) {
+    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) +
+                         " bytes): " + rapidjson::GetParseError_En(doc.GetParseError());
+    const auto first = body.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && body[first] != '[') reason += ": " + Snippet(body);
+    return Failed(FailureKind::kUnparsable, std::move(reason));
+  }
+  if (!doc.IsArray()) return Failed(FailureKind::kUnparsable, "unparsable 200 body: not a JSON array of statuses");
+  return MatchKeyedAnswer(doc, "id", ids, keys, "statuses", [](const rapidjson::Value& status, Observation& obs) {
+    obs.metrics.like_count = CountMember(status, "favourites_count", &obs.invalid);
+    obs.metrics.retweet_count = CountMember(status, "reblogs_count", &obs.invalid);
+    obs.metrics.reply_count = CountMember(status, "replies_count", &obs.invalid);
+    obs.metrics.quote_count = CountMember(status, "quotes_count", &obs.invalid);
+    obs.created_ms = ParseRfc3339Millis(StringMember(status, "created_at"));
+  });
+}
+
+}  // namespace tweetkeeper::worker

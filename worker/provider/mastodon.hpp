@@ -1,0 +1,55 @@
+#pragma once
+// Mastodon, `GET /api/v1/statuses?id[]=...&id[]=...` (4.3+; FACTS.md section 2; a batch of one
+// status is `GET /api/v1/statuses/:id`, which older servers have too): at most 20
+// statuses of one server per request, each asked of the server that holds it (ids are per
+// server; the counts are that server's view). Statuses it will not show are left out, the order
+// is not the request's, so they are matched by `id`. Counts: favourites_count -> like_count,
+// reblogs_count -> retweet_count, replies_count -> reply_count, quotes_count (4.5+) ->
+// quote_count; no bookmarks or views (NULL). The creation time is `created_at`. The window is
+// X-RateLimit-Limit/-Remaining/-Reset (an ISO 8601 time); a 401 means the server wants a token
+// (authorized fetch, or no unauthenticated API): the endpoint then waits for a worker with one.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provider/provider.hpp"
+
+namespace tweetkeeper::worker {
+
+class MastodonProvider final : public Provider {
+ public:
+  // `instances`: host -> base URL for the servers not reached at https://<host> (--instance).
+  explicit MastodonProvider(std::map<std::string, std::string> instances = {});
+
+  std::string Name() const override { return "mastodon"; }
+  bool Keyed() const override { return true; }
+  int MaxBatch() const override { return 20; }
+  bool NeedsToken() const override { return false; }
+  std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
+  std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                          const PostKeys& keys) const override;
+
+  // The server of an endpoint ("mastodon:a.social" -> "a.social"), and where it is asked.
+  static std::string HostOf(const std::string& endpoint);
+  std::string BaseUrl(const std::string& host) const;
+
+  static BatchResult ParseOk(std::string_view body, const std::vector<std::int64_t>& ids, const PostKeys& keys);
+
+  // GET /api/v2/instance's answer: the reason to read this server one status at a time (its
+  // version is older than 4.3, which added GET /api/v1/statuses), or nothing.
+  static std::optional<std::string> OldServer(const HttpResponse& instance);
+
+ private:
+  std::map<std::string, std::string> instances_;
+};
+
+// X-RateLimit-Limit / -Remaining / -Reset (ISO 8601, as Mastodon sends it) as RateLimit.
+RateLimit ParseMastodonRateLimit(const Headers& headers);
+
+}  // namespace tweetkeeper::worker
