@@ -115,7 +115,11 @@ BEGIN
     UPDATE tweetkeeper.endpoints x
        SET remaining = CASE WHEN x.window_reset_at IS NULL OR x.window_reset_at <= now()
                             THEN x.requests_per_window ELSE x.remaining END - 1,
-           status = 'active', status_reason = NULL, status_until = NULL,
+           -- A server that wants a token keeps saying so: only workers holding one claim its
+           -- statuses (a worker without would spend a request on another 401 each time).
+           status = CASE WHEN x.status = 'needs-token' THEN x.status ELSE 'active' END,
+           status_reason = CASE WHEN x.status = 'needs-token' THEN x.status_reason END,
+           status_until = NULL,
            requests = x.requests + 1, last_used_at = clock_timestamp()
      WHERE x.endpoint = e.endpoint;
     lease := nextval('tweetkeeper.lease_id_seq');

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(42);
+SELECT plan(43);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -136,6 +136,8 @@ SELECT is((SELECT status || ': ' || status_reason FROM tweetkeeper.endpoints WHE
 SELECT pg_temp.claim(10, 20, 'mastodon', ARRAY['a.social']);
 SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 10), 'mastodon:a.social 20',
   'a worker holding a token for it claims');
+SELECT is((SELECT status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:a.social'), 'needs-token',
+  'and the server still needs one: workers without a token leave it alone');
 
 -- Refusals.
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 26, 'bluesky')$$, '22023',
