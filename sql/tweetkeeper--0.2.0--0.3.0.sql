@@ -416,8 +416,10 @@ BEGIN
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     UPDATE tweetkeeper.endpoints x
-       SET remaining = CASE WHEN x.window_reset_at IS NULL OR x.window_reset_at <= now()
-                            THEN x.requests_per_window ELSE x.remaining END - 1,
+       -- A window whose reset has passed starts again at its limit; its end is unknown until an
+       -- answer says (record_endpoint_quota), and requests are counted down meanwhile.
+       SET remaining = CASE WHEN x.window_reset_at <= now() THEN x.requests_per_window ELSE x.remaining END - 1,
+           window_reset_at = CASE WHEN x.window_reset_at <= now() THEN NULL ELSE x.window_reset_at END,
            -- A server that wants a token keeps saying so: only workers holding one claim its
            -- statuses (a worker without would spend a request on another 401 each time).
            status = CASE WHEN x.status = 'needs-token' THEN x.status ELSE 'active' END,
@@ -590,6 +592,28 @@ END $$;
 COMMENT ON FUNCTION complete_handles(bigint, jsonb) IS
   'Stores the DIDs a Bluesky worker resolved for a batch of posts known by handle: they are '
   'tracked under their DIDs from then on (or missing, when a handle does not resolve).';
+
+-- Each endpoint's window and state beside credential_stats (X's): what the answers said, how
+-- many of its posts are due, and its batches released by refusals or failures.
+CREATE VIEW endpoint_stats AS
+SELECT e.endpoint,
+       CASE WHEN e.endpoint LIKE 'mastodon:%' THEN 'mastodon' ELSE 'bluesky' END AS network,
+       e.status, e.status_reason AS reason,
+       CASE WHEN e.status = 'waiting' AND e.status_until > now() THEN e.status_until END AS until,
+       CASE WHEN e.window_reset_at <= now() THEN e.requests_per_window ELSE e.remaining END AS remaining,
+       e.requests_per_window,
+       CASE WHEN e.window_reset_at > now() THEN e.window_reset_at END AS window_reset_at,
+       e.single_status, e.requests, e.last_used_at,
+       (SELECT count(*) FROM tweetkeeper.tweets t
+         WHERE t.endpoint = e.endpoint AND t.due_at <= now() AND t.tweet_id < 0 AND t.lease_id IS NULL) AS due_now,
+       (SELECT count(*) FROM tweetkeeper.batches b
+         WHERE b.endpoint = e.endpoint AND b.outcome = 'released') AS released_batches
+  FROM tweetkeeper.endpoints e
+ ORDER BY e.endpoint;
+COMMENT ON VIEW endpoint_stats IS
+  'Each Bluesky and Mastodon endpoint: its window as its answers said (remaining, limit, reset), '
+  'its status (waiting after a 429, needs-token after a 401) and why, whether it is read one '
+  'status at a time, its due posts, and its batches released in the retention window.';
 
 
 CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
@@ -1148,7 +1172,7 @@ REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, inte
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
   claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text),
   complete_handles(bigint, jsonb) FROM PUBLIC;
-GRANT SELECT ON post_refs, posts, endpoints, bluesky_handles TO tweetkeeper_reader;
+GRANT SELECT ON post_refs, posts, endpoints, bluesky_handles, endpoint_stats TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
 GRANT DELETE ON post_refs TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(43);
+SELECT plan(45);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -138,6 +138,14 @@ SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 1
   'a worker holding a token for it claims');
 SELECT is((SELECT status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:a.social'), 'needs-token',
   'and the server still needs one: workers without a token leave it alone');
+SELECT results_eq($$SELECT endpoint, network, status, reason, released_batches FROM tweetkeeper.endpoint_stats
+                     WHERE endpoint LIKE 'mastodon:%' ORDER BY endpoint$$,
+  $$VALUES ('mastodon:a.social', 'mastodon', 'needs-token', 'HTTP 401: This API requires an authenticated user', 1::bigint),
+           ('mastodon:b.social', 'mastodon', 'active', NULL, 0::bigint)$$,
+  'endpoint_stats shows each server''s state, why, and its released batches');
+SELECT is((SELECT remaining || ' of ' || requests_per_window || ', reset ' || (window_reset_at IS NULL)
+             FROM tweetkeeper.endpoint_stats WHERE endpoint = 'bluesky'),
+  '2999 of 3000, reset true', 'and the Bluesky window: one request counted since the reset, whose next end no answer gave yet');
 
 -- Refusals.
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 26, 'bluesky')$$, '22023',
