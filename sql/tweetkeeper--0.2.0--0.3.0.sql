@@ -1167,6 +1167,97 @@ BEGIN
   RETURN least(next_due, next_expiry, next_watch_end) - now();
 END $$;
 
+CREATE OR REPLACE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
+                         OUT billed_reads numeric)
+  LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  t0 timestamptz := now();
+  t1 timestamptz := now() + span;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+  first interval;
+  last interval;
+  arrivals numeric;  -- new tweets per second lately
+  span_s numeric := extract(epoch FROM span);
+  rf numeric;
+  bl numeric;
+BEGIN
+  IF span IS NULL OR span <= interval '0' OR span > interval '1 year' THEN
+    RAISE EXCEPTION 'span must be more than 0 and at most a year, got %', coalesce(span::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  first := tweetkeeper.first_delay();
+  last := (SELECT max(p.max_age) FROM tweetkeeper.age_policy p);
+  -- New tweets: those created in the last day, per second of it (a bulk load of older tweets is
+  -- not a stream of new ones).
+  arrivals := (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.created_at > now() - interval '1 day'
+                 AND t.tweet_id > 0) / 86400.0;
+
+  WITH g AS MATERIALIZED (
+    -- Tracked tweets on their age schedule, by minute of creation; then the expected arrivals.
+    SELECT date_trunc('minute', t.created_at) AS c, count(*)::numeric AS n,
+           count(*) FILTER (WHERE t.billed_on = today)::numeric AS n_billed,
+           count(*) FILTER (WHERE t.due_at <= t0)::numeric AS n_due
+      FROM tweetkeeper.tweets t WHERE t.state = 'scheduled' AND t.watch_until IS NULL AND t.tweet_id > 0 GROUP BY 1
+    UNION ALL
+    SELECT t0 + (k + 0.5) * (span / 60), arrivals * span_s / 60, 0, 0
+      FROM generate_series(0, 59) k WHERE arrivals > 0),
+  p AS (
+    SELECT coalesce(lag(a.max_age) OVER (ORDER BY a.max_age), interval '0') AS lo, a.max_age AS hi, a.delay
+      FROM tweetkeeper.age_policy a),
+  days AS (  -- UTC days, whatever the session's time zone (and its DST changes)
+    SELECT greatest(t0, d.d0) AS s0, least(t1, d.d1) AS s1, d.is_today
+      FROM (SELECT u AT TIME ZONE 'UTC' AS d0, (u + interval '1 day') AT TIME ZONE 'UTC' AS d1,
+                   u::date = today AS is_today
+              FROM generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), t1 AT TIME ZONE 'UTC',
+                                   interval '1 day') u) d
+     WHERE least(t1, d.d1) > greatest(t0, d.d0))
+  SELECT
+    -- Refreshes: 1/delay integrated over the ages each group passes through in the window (from
+    -- its first refresh on), plus its last refresh past the last bucket, plus half a refresh for
+    -- each overdue tweet (fetched at once, then on its delay).
+    coalesce((SELECT sum(g.n * greatest(extract(epoch FROM least(t1 - g.c, p.hi)
+                                        - greatest(greatest(t0, g.c + first) - g.c, p.lo)), 0)
+                         / extract(epoch FROM p.delay)) FROM g, p), 0)
+    -- (a tweet already past it, such as a backlog of old tweets just scheduled, gets it now)
+    + coalesce((SELECT sum(g.n) FROM g WHERE g.c + last < t1), 0)
+    + coalesce((SELECT sum(g.n_due) FROM g WHERE g.c + last >= t0), 0) * 0.5,
+    -- Billed reads: per UTC day the window covers, each tweet alive then is read at least once
+    -- with probability min(1, its time in that day / its delay there); today only if not read
+    -- yet today. Past the last bucket, its last refresh.
+    coalesce((SELECT sum(CASE WHEN days.is_today THEN g.n - g.n_billed ELSE g.n END
+                         * CASE WHEN x.age >= last
+                                  THEN (CASE WHEN greatest(t0, g.c + last) >= days.s0
+                                              AND greatest(t0, g.c + last) < days.s1 THEN 1 ELSE 0 END)
+                                ELSE least(1, extract(epoch FROM days.s1 - x.start) / extract(epoch FROM
+                                     (SELECT p.delay FROM p WHERE p.hi > x.age ORDER BY p.hi LIMIT 1))) END)
+                FROM g, days,
+                     LATERAL (SELECT greatest(days.s0, g.c + first) AS start,
+                                     greatest(days.s0, g.c + first) - g.c AS age) x
+               WHERE x.start < days.s1), 0)
+    INTO rf, bl;
+  -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable and
+  -- missing ones: rechecked once when due (an error or left out, not billed).
+  rf := rf + coalesce((SELECT sum(extract(epoch FROM least(t1, t.watch_until) - t0) / extract(epoch FROM t.watch_every))
+                         FROM tweetkeeper.tweets t WHERE t.watch_until > t0 AND t.tweet_id > 0), 0)
+           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t
+                        WHERE t.state IN ('unavailable', 'missing') AND t.due_at < t1 AND t.tweet_id > 0), 0);
+  bl := bl + coalesce((
+    SELECT sum(CASE WHEN u::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
+      FROM tweetkeeper.tweets t,
+           generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), least(t1, t.watch_until) AT TIME ZONE 'UTC',
+                           interval '1 day') u
+     WHERE t.watch_until > t0 AND t.tweet_id > 0), 0);
+
+  refreshes := round(rf, 1);
+  -- Full batches when enough is due; otherwise a partial batch every buffer TTL at the most.
+  requests := round(least(rf, greatest(rf / 100, span_s / greatest(extract(epoch FROM s.buffer_ttl), 1))), 1);
+  billed_reads := round(bl, 1);
+END $$;
+COMMENT ON FUNCTION forecast(interval) IS
+  'What the tracked and watched tweets, and new ones at the rate of the last day, will need from '
+  'now to now + span: refreshes, requests and billed reads (expected values). X''s tweets only.';
+
 REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, integer),
   post_ref_id(text, text, text, text), post_endpoint(text, text, text),
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),

@@ -42,7 +42,9 @@ COMMENT ON FUNCTION tweet_cost(numeric) IS
 
 -- What the queue will need from now to now + span (expected values, from each tracked tweet's
 -- age and the policy, the watches, and new tweets arriving at the rate of the last day: tweets
--- created in the last 24 hours, per second).
+-- created in the last 24 hours, per second). X's tweets only (tweet_id > 0): X bills by the
+-- post and asks 100 per request; Bluesky's and Mastodon's posts cost nothing and go 25 or 20 a
+-- request, and are not in this forecast.
 CREATE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
                          OUT billed_reads numeric)
   LANGUAGE plpgsql STABLE AS $$
@@ -66,15 +68,15 @@ BEGIN
   last := (SELECT max(p.max_age) FROM tweetkeeper.age_policy p);
   -- New tweets: those created in the last day, per second of it (a bulk load of older tweets is
   -- not a stream of new ones).
-  arrivals := (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.created_at > now() - interval '1 day')
-              / 86400.0;
+  arrivals := (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.created_at > now() - interval '1 day'
+                 AND t.tweet_id > 0) / 86400.0;
 
   WITH g AS MATERIALIZED (
     -- Tracked tweets on their age schedule, by minute of creation; then the expected arrivals.
     SELECT date_trunc('minute', t.created_at) AS c, count(*)::numeric AS n,
            count(*) FILTER (WHERE t.billed_on = today)::numeric AS n_billed,
            count(*) FILTER (WHERE t.due_at <= t0)::numeric AS n_due
-      FROM tweetkeeper.tweets t WHERE t.state = 'scheduled' AND t.watch_until IS NULL GROUP BY 1
+      FROM tweetkeeper.tweets t WHERE t.state = 'scheduled' AND t.watch_until IS NULL AND t.tweet_id > 0 GROUP BY 1
     UNION ALL
     SELECT t0 + (k + 0.5) * (span / 60), arrivals * span_s / 60, 0, 0
       FROM generate_series(0, 59) k WHERE arrivals > 0),
@@ -115,14 +117,15 @@ BEGIN
   -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable and
   -- missing ones: rechecked once when due (an error or left out, not billed).
   rf := rf + coalesce((SELECT sum(extract(epoch FROM least(t1, t.watch_until) - t0) / extract(epoch FROM t.watch_every))
-                         FROM tweetkeeper.tweets t WHERE t.watch_until > t0), 0)
-           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t WHERE t.state IN ('unavailable', 'missing') AND t.due_at < t1), 0);
+                         FROM tweetkeeper.tweets t WHERE t.watch_until > t0 AND t.tweet_id > 0), 0)
+           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t
+                        WHERE t.state IN ('unavailable', 'missing') AND t.due_at < t1 AND t.tweet_id > 0), 0);
   bl := bl + coalesce((
     SELECT sum(CASE WHEN u::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
       FROM tweetkeeper.tweets t,
            generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), least(t1, t.watch_until) AT TIME ZONE 'UTC',
                            interval '1 day') u
-     WHERE t.watch_until > t0), 0);
+     WHERE t.watch_until > t0 AND t.tweet_id > 0), 0);
 
   refreshes := round(rf, 1);
   -- Full batches when enough is due; otherwise a partial batch every buffer TTL at the most.
@@ -131,7 +134,7 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION forecast(interval) IS
   'What the tracked and watched tweets, and new ones at the rate of the last day, will need from '
-  'now to now + span: refreshes, requests and billed reads (expected values).';
+  'now to now + span: refreshes, requests and billed reads (expected values). X''s tweets only.';
 
 CREATE VIEW capacity AS
 WITH f AS (

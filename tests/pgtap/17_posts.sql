@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(41);
+SELECT plan(43);
 
 \set x_url 'https://x.com/XDevelopers/status/1460323737035677698'
 \set did 'did:plc:z72i7hdynmk6r22z27h6tvur'
@@ -128,6 +128,13 @@ SELECT is((SELECT url FROM tweetkeeper.posts WHERE post_id = 1460323737035677698
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' WHERE due_at IS NOT NULL;
 SELECT is((SELECT array_agg(x ORDER BY x) FROM tweetkeeper.claim_batch('w', 100) c, unnest(c.tweet_ids) x),
   ARRAY[1460323737035677698, 1460323737035677699]::bigint[], 'X''s claim takes X''s tweets only');
+
+-- forecast() prices X's tweets only: other networks' posts change nothing in it.
+CREATE TEMP TABLE with_others AS SELECT * FROM tweetkeeper.forecast('1 day');
+DELETE FROM tweetkeeper.tweets WHERE tweet_id < 0;
+SELECT results_eq($$SELECT * FROM with_others$$, $$SELECT * FROM tweetkeeper.forecast('1 day')$$,
+  'forecast() is the same with and without Bluesky and Mastodon posts');
+SELECT ok((SELECT refreshes > 0 FROM with_others), 'and it does count X''s tweets');
 
 SELECT * FROM finish();
 ROLLBACK;
