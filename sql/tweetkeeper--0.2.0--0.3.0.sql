@@ -318,6 +318,7 @@ CREATE TABLE endpoints (
   single_status boolean NOT NULL DEFAULT false,  -- Mastodon before 4.3: one status per request
   requests bigint NOT NULL DEFAULT 0,
   last_used_at timestamptz,
+  answered_at timestamptz,       -- its last answer; NULL: none yet, so one request at a time
   CONSTRAINT endpoints_pkey PRIMARY KEY (endpoint),
   CONSTRAINT endpoints_status_known CHECK (status IN ('active', 'waiting', 'needs-token'))
 );
@@ -408,6 +409,15 @@ BEGIN
       wait_min := least(wait_min, q.window_reset_at);
       CONTINUE;
     END IF;
+    -- An endpoint that never answered is asked once at a time until it does: its first answer
+    -- says whether it wants a token, how many requests it takes, whether it is older than 4.3.
+    -- Concurrent first requests would each be refused alike (each a request spent for nothing).
+    -- A probe whose worker died is handed back (abandoned, expired), and another goes.
+    IF q.answered_at IS NULL AND EXISTS (SELECT FROM tweetkeeper.batches b
+                                          WHERE b.outcome IS NULL AND b.endpoint = e.endpoint) THEN
+      waits := waits || format('%s: its first request is in flight', e.endpoint);
+      CONTINUE;
+    END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
     SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
       FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
@@ -461,7 +471,8 @@ COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
 -- Applies what an endpoint's answer said of its window, as record_quota() does for X's
 -- credentials: rate {"limit":..,"remaining":..,"reset":epoch}; refusal rate-limited (429: wait
 -- for the reset), rejected (401: the server wants a token; no request until one is given).
-CREATE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text)
+CREATE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
+                                      answered boolean)
   RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   api_remaining integer := (rate ->> 'remaining')::integer;
@@ -479,7 +490,8 @@ BEGIN
                           WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
                           WHEN api_reset < x.window_reset_at THEN x.remaining
                           ELSE least(x.remaining, api_remaining) END,
-         window_reset_at = greatest(x.window_reset_at, api_reset)
+         window_reset_at = greatest(x.window_reset_at, api_reset),
+         answered_at = CASE WHEN answered THEN now() ELSE x.answered_at END
    WHERE x.endpoint = record_endpoint_quota.endpoint;
   IF refusal = 'rate-limited' THEN
     UPDATE tweetkeeper.endpoints x
@@ -1046,7 +1058,7 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL);
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL, true);
   RETURN n_observed + n_problems;
 END $$;
 
@@ -1082,7 +1094,9 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
   END IF;
   PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason);
+  -- An answer came if it said something of the window or refused us; not if the request failed.
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason,
+                                            rate IS NOT NULL OR refusal IS NOT NULL);
   RETURN n;
 END $$;
 
@@ -1261,7 +1275,7 @@ COMMENT ON FUNCTION forecast(interval) IS
 REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, integer),
   post_ref_id(text, text, text, text), post_endpoint(text, text, text),
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
-  claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text),
+  claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text, boolean),
   complete_handles(bigint, jsonb) FROM PUBLIC;
 GRANT SELECT ON post_refs, posts, endpoints, bluesky_handles, endpoint_stats TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;

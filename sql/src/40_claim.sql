@@ -463,7 +463,7 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL);
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL, true);
   RETURN n_observed + n_problems;
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
@@ -507,7 +507,9 @@ BEGIN
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
   END IF;
   PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason);
+  -- An answer came if it said something of the window or refused us; not if the request failed.
+  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason,
+                                            rate IS NOT NULL OR refusal IS NOT NULL);
   RETURN n;
 END $$;
 COMMENT ON FUNCTION release_batch(bigint, text, text, jsonb) IS

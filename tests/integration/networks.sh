@@ -135,8 +135,11 @@ ok_batch="CASE b.provider WHEN 'bluesky' THEN i < 0 AND b.size <= 25 AND b.endpo
 tk_sql_ok "each network's batches hold its own posts only: X's; Bluesky's (at most 25); Mastodon's (at most 20, of one server)" \
   "SELECT bool_and($ok_batch) FROM tweetkeeper.batches b, unnest(b.tweet_ids) i" \
   "SELECT DISTINCT b.lease_id, b.provider, b.endpoint, b.size FROM tweetkeeper.batches b, unnest(b.tweet_ids) i WHERE NOT ($ok_batch)"
-tk_sql_ok "the posts known by handle went out as one batch of their own, to be resolved" \
-  "SELECT count(*) = 1 AND min(size) = $n_h FROM tweetkeeper.batches WHERE endpoint = 'bluesky-handle'"
+tk_sql_ok "the posts known by handle went out as one batch of their own, to be resolved (again if a killed worker held it)" \
+  "SELECT count(*) FILTER (WHERE outcome = 'completed') = 1 AND min(size) = $n_h AND max(size) = $n_h
+          AND count(*) FILTER (WHERE outcome NOT IN ('completed', 'abandoned', 'expired')) = 0
+     FROM tweetkeeper.batches WHERE endpoint = 'bluesky-handle'" \
+  "SELECT lease_id, worker, size, claimed_at, finished_at, outcome, reason FROM tweetkeeper.batches WHERE endpoint = 'bluesky-handle'"
 tk_sql_ok "Bluesky batches were full whenever 25 or more were due (the first ones)" \
   "SELECT count(*) FILTER (WHERE size = 25) >= 4 FROM tweetkeeper.batches WHERE provider = 'bluesky'"
 tk_sql_ok "every partial Bluesky batch waited the buffer TTL for its oldest post" \
@@ -195,7 +198,9 @@ tk_sql_ok "the worker holding its token then refreshed locked.social's statuses 
      FROM tweetkeeper.posts p WHERE p.url LIKE 'https://locked.social/%'"
 tk_sql_ok "and locked.social still says it needs a token, so workers without one never asked it again (one 401 in all)" \
   "SELECT (SELECT status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:locked.social') = 'needs-token'
-      AND (SELECT count(*) FROM tweetkeeper.batches WHERE endpoint = 'mastodon:locked.social' AND reason LIKE '%401%') = 1"
+      AND (SELECT count(*) FROM tweetkeeper.batches WHERE endpoint = 'mastodon:locked.social' AND reason LIKE '%401%') = 1" \
+  "SELECT lease_id, worker, claimed_at, finished_at, outcome, reason FROM tweetkeeper.batches
+    WHERE endpoint = 'mastodon:locked.social' ORDER BY lease_id LIMIT 6"
 tk_sql_ok "old.social (4.2): found out once, then read one status per request, every status refreshed or left out" \
   "SELECT (SELECT single_status FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:old.social')
       AND (SELECT count(*) FROM tweetkeeper.batches WHERE endpoint = 'mastodon:old.social' AND size > 1 AND outcome = 'released') = 1
@@ -212,10 +217,14 @@ tk_sql_ok "the killed batches were handed back (abandoned: their sessions were g
           AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.lease_id = ANY ($kl))
      FROM tweetkeeper.batches WHERE lease_id = ANY ($kl)" \
   "SELECT lease_id, provider, outcome, reason FROM tweetkeeper.batches WHERE lease_id = ANY ($kl)"
-tk_sql_ok "and their posts were refreshed after the kill (each observed later, or left out by the API)" \
+tk_sql_ok "and their posts were refreshed after the kill (each observed later, or left out by the API, or its handle found not to resolve)" \
   "SELECT bool_and(EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = i AND h.observed_at > '$killed_at')
-                   OR (SELECT problem_type = 'omitted' FROM tweetkeeper.tweets t WHERE t.tweet_id = i))
-     FROM tweetkeeper.batches b, unnest(b.tweet_ids) i WHERE b.lease_id = ANY ($kl)"
+                   OR (SELECT problem_type IN ('omitted', 'handle-unresolved') FROM tweetkeeper.tweets t WHERE t.tweet_id = i))
+     FROM tweetkeeper.batches b, unnest(b.tweet_ids) i WHERE b.lease_id = ANY ($kl)" \
+  "SELECT b.lease_id, i, t.endpoint, t.state, t.due_at, t.update_count, t.problem_type, t.updated_at
+     FROM tweetkeeper.batches b, unnest(b.tweet_ids) i JOIN tweetkeeper.tweets t ON t.tweet_id = i
+    WHERE b.lease_id = ANY ($kl) AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = i AND h.observed_at > '$killed_at')
+    LIMIT 10"
 tk_sql_ok "no post of any network was refreshed before its delay (kills and restarts included)" \
   "$(tk_gaps_sql) SELECT coalesce(bool_and(gap >= delay - interval '50 ms'), false) FROM gaps WHERE gap IS NOT NULL" \
   "$(tk_gaps_sql) SELECT tweet_id, gap, delay FROM gaps WHERE gap < delay - interval '50 ms' LIMIT 10"

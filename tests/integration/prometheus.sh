@@ -130,8 +130,14 @@ remaining_db=$(tk_psql -c "SELECT remaining FROM tweetkeeper.credential_stats WH
 remaining_prom=$(query 'tweetkeeper_credential_remaining{credential="alpha"}')
 [ "$remaining_prom" = "$remaining_db" ]
 tk_ok "the credential's remaining quota, through the exporter, is the database's ($remaining_prom, $remaining_db)" $?
-due=$(query 'sum(tweetkeeper_queue_due_now)')
-short=$(query 'tweetkeeper_capacity_short{provider="x-v2"}')
+# The exporter caches queue_stats for 10 s (cache_seconds in postgres-exporter-queries.yaml): the
+# series may still show what was due before the queue went quiet, so wait out one cache period.
+for _ in $(seq 1 30); do
+  due=$(query 'sum(tweetkeeper_queue_due_now)')
+  short=$(query 'tweetkeeper_capacity_short{provider="x-v2"}')
+  [ "$due" = 0 ] && [ "$short" = 0 ] && break
+  sleep 1
+done
 [ "$due" = 0 ] && [ "$short" = 0 ]
 tk_ok "queue and capacity series are there (due now $due, forecast short $short)" $?
 last=$(query 'min(time() - tweetkeeper_worker_last_success_timestamp_seconds)')

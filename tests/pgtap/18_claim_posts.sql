@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(45);
+SELECT plan(53);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -31,11 +31,13 @@ SELECT is((SELECT count(*) FROM tweetkeeper.tweets t, got WHERE n = 1 AND t.twee
             AND t.lease_id = got.lease_id), 25::bigint, 'held by the lease');
 SELECT is((SELECT b.endpoint || ' ' || b.provider || ' ' || b.billable FROM tweetkeeper.batches b JOIN got USING (lease_id) WHERE n = 1),
   'bluesky bluesky 0', 'the batch records its endpoint and provider, nothing billable');
-SELECT pg_temp.claim(2, 25, 'bluesky');
-SELECT is((SELECT cardinality(tweet_ids) FROM got WHERE n = 2), 5, 'the other 5, long past the buffer TTL');
 SELECT pg_temp.claim(3, 25, 'bluesky');
 SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 3), 'bluesky-handle 3',
-  'then the 3 posts known by handle, as a batch of their own');
+  'bluesky never answered yet: no second batch of it while its first is in flight; the 3 posts known by handle instead, as a batch of their own');
+-- (As if an earlier request had been answered: the rule has its own tests below.)
+UPDATE tweetkeeper.endpoints SET answered_at = now() WHERE endpoint = 'bluesky';
+SELECT pg_temp.claim(2, 25, 'bluesky');
+SELECT is((SELECT cardinality(tweet_ids) FROM got WHERE n = 2), 5, 'the other 5, long past the buffer TTL');
 SELECT is((SELECT post_keys[1] FROM got WHERE n = 3), 'at://alice.example/app.bsky.feed.post/3l6oveex3ii22',
   'keyed by their handle''s at:// URI');
 SELECT is(tweetkeeper.complete_handles((SELECT lease_id FROM got WHERE n = 3),
@@ -146,6 +148,34 @@ SELECT results_eq($$SELECT endpoint, network, status, reason, released_batches F
 SELECT is((SELECT remaining || ' of ' || requests_per_window || ', reset ' || (window_reset_at IS NULL)
              FROM tweetkeeper.endpoint_stats WHERE endpoint = 'bluesky'),
   '2999 of 3000, reset true', 'and the Bluesky window: one request counted since the reset, whose next end no answer gave yet');
+
+-- A server never answered is asked once at a time until it answers: concurrent first requests
+-- would each be refused alike (a 401, an old server's 404).
+SELECT tweetkeeper.schedule_posts(ARRAY(SELECT format('https://c.social/@u/%s', 113284726341234500 + g)
+                                          FROM generate_series(1, 65) g));
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' WHERE endpoint = 'mastodon:c.social';
+SELECT pg_temp.claim(13, 20, 'mastodon');
+SELECT is((SELECT endpoint || ' ' || cardinality(tweet_ids) FROM got WHERE n = 13), 'mastodon:c.social 20',
+  'a new server''s first batch');
+SELECT pg_temp.claim(14, 20, 'mastodon');
+SELECT is((SELECT count(*) FROM got WHERE n = 14), 0::bigint, 'no second batch of it while the first is in flight');
+SELECT is(tweetkeeper.release_batch((SELECT lease_id FROM got WHERE n = 13), 'Could not connect to server'), 20,
+  'the request got no answer: released');
+SELECT is((SELECT answered_at FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:c.social'), NULL,
+  'which says nothing of the server');
+SELECT pg_temp.claim(15, 20, 'mastodon');
+SELECT pg_temp.claim(16, 20, 'mastodon');
+SELECT is((SELECT string_agg(endpoint || ' ' || cardinality(tweet_ids), ', ') FROM got WHERE n IN (15, 16)),
+  'mastodon:c.social 20', 'so it is probed again, still once at a time');
+SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 15),
+  (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 1)) FROM got, unnest(tweet_ids) id WHERE n = 15)),
+  20, 'its first answer');
+SELECT is((SELECT answered_at FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:c.social'), now(),
+  'is recorded');
+SELECT pg_temp.claim(17, 20, 'mastodon');
+SELECT pg_temp.claim(18, 20, 'mastodon');
+SELECT is((SELECT string_agg(endpoint || ' ' || cardinality(tweet_ids), ', ' ORDER BY n) FROM got WHERE n IN (17, 18)),
+  'mastodon:c.social 20, mastodon:c.social 20', 'and from then on its batches go side by side');
 
 -- Refusals.
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 26, 'bluesky')$$, '22023',
