@@ -385,6 +385,9 @@ BEGIN
                 -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
                 WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
                                 'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
+                -- A key the API refuses outright (Bluesky: "uris/3 must be a valid at-uri"):
+                -- asked again only as rarely as a hidden post, in case the API's rules change.
+                WHEN x.type = 'invalid-key' THEN 'missing'
            END AS terminal
       FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
      WHERE x.id = ANY (b.tweet_ids)
@@ -393,10 +396,10 @@ BEGIN
      SET state = coalesce(p.terminal,
                           CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal = 'unavailable' THEN now() + recheck
+         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN now() + recheck
                        WHEN p.terminal IS NULL
                          THEN now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) END,
-         delay = CASE WHEN p.terminal = 'unavailable' THEN recheck
+         delay = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN recheck
                       ELSE coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay) END,
          -- A watch ends with the tweet's visibility, or when it expired.
          watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_every END,

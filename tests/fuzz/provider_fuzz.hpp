@@ -23,6 +23,7 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -149,6 +150,11 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
   const tk::BatchResult r = provider.ParseAnswer(response, ids, keys);
 
   TK_FUZZ_CHECK(tk::FailureKindName(r.failure)[0] != '?');
+  // The refused key's position, when an answer names one, is only ever that of a 400 (and at most
+  // 4 digits: the batch splitter ignores a position outside the request).
+  if (const std::optional<std::size_t> at = provider.RefusedKey(response)) {
+    TK_FUZZ_CHECK(response.status == 400 && r.failure == tk::FailureKind::kOurRequestInvalid && *at < 10000);
+  }
   if (r.ok()) {
     // A 200; or Mastodon's single-status route saying a status is not there (left out).
     TK_FUZZ_CHECK(response.status == 200 || (provider.Name() == "mastodon" && ids.size() == 1 && response.status == 404));

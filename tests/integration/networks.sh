@@ -17,7 +17,9 @@ SLACK_S=3
 
 tk_workdir networks
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=30s || exit 1
-tk_mock_start "$dir/mock.log" --latency-ms 500 || exit 1
+# --bluesky-refused-every 89: getPosts refuses a whole request holding a post of clock id 5 or 94
+# (as the AppView does for a URI it calls malformed).
+tk_mock_start "$dir/mock.log" --latency-ms 500 --bluesky-refused-every 89 || exit 1
 
 # TIDs of posts made a minute ago: microseconds << 10 | clock id, base32-sortable, 13 characters.
 tk_psql >/dev/null <<SQL || exit 1
@@ -168,12 +170,24 @@ tk_sql_ok "the others keep (within seconds) the record key's time" \
 tk_sql_ok "posts the AppView leaves out (clock ids 7, 60, 113: % 53 = 7; 11, 72: % 61 = 11) were put off as omitted, never observed" \
   "SELECT count(*) = 5 AND bool_and(t.problem_type = 'omitted' AND t.omissions >= 1
                                      AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id))
-     FROM tweetkeeper.tweets t WHERE t.endpoint = 'bluesky' AND t.update_count = 0" \
+     FROM tweetkeeper.tweets t WHERE t.endpoint = 'bluesky' AND t.update_count = 0
+      AND t.problem_type IS DISTINCT FROM 'invalid-key'" \
   "SELECT t.tweet_id, r.post_key, t.update_count, t.problem_type, t.omissions FROM tweetkeeper.tweets t
      JOIN tweetkeeper.post_refs r USING (tweet_id) WHERE t.endpoint = 'bluesky' AND (t.update_count = 0 OR t.omissions > 0)"
+tk_sql_ok "posts whose URI the AppView refuses (clock id 5: two by DID, one by handle; 94) are missing as invalid-key, never observed" \
+  "SELECT count(*) = 3 AND bool_and(t.state = 'missing' AND t.update_count = 0
+                                    AND t.problem_detail LIKE '%must be a valid at-uri%'
+                                    AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = t.tweet_id))
+     FROM tweetkeeper.tweets t WHERE t.problem_type = 'invalid-key'" \
+  "SELECT t.tweet_id, r.author, r.post_key, t.state, t.update_count, t.problem_type, t.problem_detail
+     FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs r USING (tweet_id) WHERE t.problem_type = 'invalid-key' OR r.post_key LIKE '%2f'"
+tk_sql_ok "and their batches were not handed back to fail again: no Bluesky batch released, the others' posts stored" \
+  "SELECT count(*) FILTER (WHERE outcome = 'released') = 0 AND count(*) FILTER (WHERE outcome = 'completed') > 0
+     FROM tweetkeeper.batches WHERE provider = 'bluesky'" \
+  "SELECT lease_id, endpoint, size, outcome, reason FROM tweetkeeper.batches WHERE provider = 'bluesky' AND outcome = 'released' LIMIT 5"
 tk_sql_ok "posts known by handle were re-keyed under the DID the handle resolved to, and refreshed (or, deleted, left out)" \
   "SELECT count(*) = 6 AND bool_and(r.author LIKE 'did:plc:%' AND t.endpoint = 'bluesky'
-                                    AND (t.update_count >= 1 OR t.problem_type = 'omitted'))
+                                    AND (t.update_count >= 1 OR t.problem_type IN ('omitted', 'invalid-key')))
      FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id)
     WHERE r.author = (SELECT did FROM tweetkeeper.bluesky_handles WHERE handle = 'alice.example.com')" \
   "SELECT r.*, t.endpoint, t.update_count FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id) WHERE r.author NOT LIKE 'did:%' OR r.author IN (SELECT did FROM tweetkeeper.bluesky_handles)"
@@ -219,7 +233,7 @@ tk_sql_ok "the killed batches were handed back (abandoned: their sessions were g
   "SELECT lease_id, provider, outcome, reason FROM tweetkeeper.batches WHERE lease_id = ANY ($kl)"
 tk_sql_ok "and their posts were refreshed after the kill (each observed later, or left out by the API, or its handle found not to resolve)" \
   "SELECT bool_and(EXISTS (SELECT 1 FROM tweetkeeper.metric_history h WHERE h.tweet_id = i AND h.observed_at > '$killed_at')
-                   OR (SELECT problem_type IN ('omitted', 'handle-unresolved') FROM tweetkeeper.tweets t WHERE t.tweet_id = i))
+                   OR (SELECT problem_type IN ('omitted', 'handle-unresolved', 'invalid-key') FROM tweetkeeper.tweets t WHERE t.tweet_id = i))
      FROM tweetkeeper.batches b, unnest(b.tweet_ids) i WHERE b.lease_id = ANY ($kl)" \
   "SELECT b.lease_id, i, t.endpoint, t.state, t.due_at, t.update_count, t.problem_type, t.updated_at
      FROM tweetkeeper.batches b, unnest(b.tweet_ids) i JOIN tweetkeeper.tweets t ON t.tweet_id = i

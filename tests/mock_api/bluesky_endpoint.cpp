@@ -153,7 +153,10 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
   std::set<std::string> seen;
   for (size_t i = 0; i < uris.size(); ++i) {
     std::optional<PostUri> p = ParseAtUri(uris[i]);
-    if (!p) return XrpcError(400, "InvalidRequest", "Error: uris/" + std::to_string(i) + " must be a valid at-uri");
+    if (!p || (config.bluesky_refused_every != 0 && TidMillis(p->rkey) &&
+               TidClock(p->rkey) % config.bluesky_refused_every == 5)) {
+      return XrpcError(400, "InvalidRequest", "Error: uris/" + std::to_string(i) + " must be a valid at-uri");
+    }
     if (seen.insert(uris[i]).second) posts.emplace_back(uris[i], std::move(*p));  // dedupeStrs
   }
   EndpointReply reply;

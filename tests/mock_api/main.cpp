@@ -162,6 +162,18 @@ const CLI::Validator kWholeNumber(
     },
     "");
 
+// A modulus M of a fate "key % M == r": 0 (off) or more than r. (Not a number: kWholeNumber says so.)
+CLI::Validator OffOrAbove(uint64_t r) {
+  return CLI::Validator(
+      [r](std::string& value) {
+        const bool digits = !value.empty() && value.size() < 20 &&
+                            value.find_first_not_of("0123456789") == std::string::npos;
+        return !digits || value == "0" || std::stoull(value) > r ? std::string()
+                                                                 : "must be 0 or more than " + std::to_string(r);
+      },
+      "");
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{"Deterministic mock of X API v2 GET /2/tweets for tweetkeeper's tests.", "tweetkeeper-mock-api"};
   MockConfig config;
@@ -193,13 +205,13 @@ int Run(int argc, char** argv) {
                  "O: ids with id % O == 13 are left out of answers, neither found nor an error (0 disables)")
       ->capture_default_str()
       ->check(kWholeNumber)
-      ->check([](const std::string& value) {
-        // id % O == 13 needs O > 13; 0 turns it off. (Not a number: kWholeNumber says so.)
-        const bool digits = !value.empty() && value.size() < 20 &&
-                            value.find_first_not_of("0123456789") == std::string::npos;
-        return !digits || value == "0" || std::stoull(value) > 13 ? std::string()
-                                                                  : std::string("must be 0 or more than 13");
-      });
+      ->check(OffOrAbove(13));  // id % O == 13 needs O > 13
+  app.add_option("--bluesky-refused-every", config.bluesky_refused_every,
+                 "R: at:// URIs whose record key's clock id % R == 5 make getPosts refuse the whole request "
+                 "(400 \"uris/<i> must be a valid at-uri\"), as for a URI the AppView calls malformed (0 disables)")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(OffOrAbove(5));
   app.add_flag("--repost-count-alias", config.repost_count_alias,
                "Send public_metrics.repost_count instead of retweet_count (spec 2.167)");
   app.add_option("--rate-limit", config.rate_limit, "Requests per window and token")

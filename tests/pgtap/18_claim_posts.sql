@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(53);
+SELECT plan(55);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -176,6 +176,17 @@ SELECT pg_temp.claim(17, 20, 'mastodon');
 SELECT pg_temp.claim(18, 20, 'mastodon');
 SELECT is((SELECT string_agg(endpoint || ' ' || cardinality(tweet_ids), ', ' ORDER BY n) FROM got WHERE n IN (17, 18)),
   'mastodon:c.social 20, mastodon:c.social 20', 'and from then on its batches go side by side');
+
+-- A key the API refused outright (the worker took it out of the batch: batch/refusals.hpp).
+SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 17),
+  (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 1)) FROM got, unnest(tweet_ids[2:]) id WHERE n = 17),
+  (SELECT jsonb_build_array(jsonb_build_object('id', tweet_ids[1], 'type', 'invalid-key',
+                                               'detail', 'the API refused it: HTTP 400')) FROM got WHERE n = 17)),
+  20, 'a key the API refused comes back as a problem, beside the others'' answers');
+SELECT results_eq($$SELECT t.state::text, t.problem_type, t.due_at - now(), t.delay, t.update_count
+                     FROM tweetkeeper.tweets t, got WHERE n = 17 AND t.tweet_id = got.tweet_ids[1]$$,
+  $$SELECT 'missing', 'invalid-key', s.unavailable_recheck, s.unavailable_recheck, 0 FROM tweetkeeper.settings() s$$,
+  'it is missing, asked again only as rarely as a hidden post');
 
 -- Refusals.
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 26, 'bluesky')$$, '22023',

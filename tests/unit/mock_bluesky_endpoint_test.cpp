@@ -108,6 +108,18 @@ TEST(MockBlueskyPosts, RefusesTheWholeBatchAsTheAppViewDoes) {
   EXPECT_NE(reply.body.find("Params must have the property"), std::string::npos);
 }
 
+TEST(MockBlueskyPosts, RefusesAUriByItsClockIdWhenAsked) {
+  MockConfig c = NoFates();
+  c.bluesky_refused_every = 12;  // 3l6oveex3ii2l's clock id is 17: 17 % 12 == 5
+  auto reply = Get({Uri("3l6oveex3ii2m"), Uri("3l6oveex3ii2l")}, c);
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(reply.body, R"({"error":"InvalidRequest","message":"Error: uris/1 must be a valid at-uri"})");
+  reply = Get({Uri("3l6oveex3ii2m")}, c);
+  EXPECT_EQ(reply.status, 200) << "the others are answered";
+  c.bluesky_refused_every = 0;
+  EXPECT_EQ(Get({Uri("3l6oveex3ii2l")}, c).status, 200) << "off by default";
+}
+
 TEST(MockBlueskyHandles, ResolveToAStableDidOrNot) {
   QueryParams p{{"handle", "Alice.Example.COM"}};
   const auto reply = ResolveHandle(p, MockConfig(), kNow);

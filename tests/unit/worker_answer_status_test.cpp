@@ -51,6 +51,10 @@ TEST(Classify, ReasonsQuoteTheApi) {
   EXPECT_EQ(FailedAnswer(Answer(401, R"({"errors":[{"code":89}]})")).reason, "HTTP 401 code 89");
   EXPECT_EQ(FailedAnswer(Answer(403, R"({"title":"Forbidden","detail":"Your app lacks access"})")).reason,
             "HTTP 403 Forbidden: Your app lacks access");
+  EXPECT_EQ(FailedAnswer(Answer(400, R"({"error":"InvalidRequest","message":"Error: uris/3 must be a valid at-uri"})")).reason,
+            "HTTP 400 InvalidRequest: Error: uris/3 must be a valid at-uri");
+  EXPECT_EQ(FailedAnswer(Answer(401, R"({"error":"This API requires an authenticated user"})")).reason,
+            "HTTP 401 This API requires an authenticated user");
   HttpResponse transport;
   transport.error = "Could not resolve host: api.x.com";
   EXPECT_EQ(FailedAnswer(transport).reason, transport.error);

@@ -50,12 +50,19 @@ std::optional<std::int64_t> FirstErrorCode(const Value& doc) {
 }
 
 // "Too Many Requests: details (first error message)" from a v2 problem body, "Rate limit
-// exceeded (code 88)" from a v1.1 error body.
+// exceeded (code 88)" from a v1.1 error body, "InvalidRequest: Error: uris/3 must be a valid
+// at-uri" from Bluesky's, "This API requires an authenticated user" from Mastodon's.
 std::string DescribeErrorBody(const Value& doc) {
   std::string title = CleanText(StringMember(doc, "title"));
   std::string detail = CleanText(StringMember(doc, "detail"));
   std::string text = title;
   if (!detail.empty() && detail != title) text += text.empty() ? detail : ": " + detail;
+  if (text.empty()) {
+    // Bluesky's XRPC errors {"error":"InvalidRequest","message":"..."}; Mastodon's {"error":"..."}.
+    const std::string error = CleanText(StringMember(doc, "error"));
+    const std::string message = CleanText(StringMember(doc, "message"));
+    text = error.empty() || message.empty() ? error + message : error + ": " + message;
+  }
   auto errors = doc.FindMember("errors");
   if (errors != doc.MemberEnd() && errors->value.IsArray() && !errors->value.Empty()) {
     const Value& first = errors->value[0];

@@ -165,6 +165,25 @@ BatchResult BlueskyProvider::ParseAnswer(const HttpResponse& response, const std
   return result;
 }
 
+std::optional<std::size_t> BlueskyProvider::RefusedKey(const HttpResponse& response) const {
+  if (response.status != 400) return std::nullopt;
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(response.body.data(), response.body.size());
+  if (doc.HasParseError() || !doc.IsObject() || StringMember(doc, "error") != "InvalidRequest") return std::nullopt;
+  // The lexicon's validation error names the parameter and index: "Error: uris/3 must be ...".
+  const std::string_view message = StringMember(doc, "message");
+  const std::size_t at = message.find("uris/");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t index = 0;
+  std::size_t i = at + 5;
+  const std::size_t digits_from = i;
+  for (; i < message.size() && i - digits_from < 4 && message[i] >= '0' && message[i] <= '9'; ++i) {
+    index = index * 10 + static_cast<std::size_t>(message[i] - '0');
+  }
+  if (i == digits_from || (i < message.size() && message[i] != ' ')) return std::nullopt;
+  return index;
+}
+
 BatchResult BlueskyProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
                                      const PostKeys& keys) {
   rapidjson::Document doc;

@@ -32,6 +32,9 @@ class BlueskyProvider final : public Provider {
   std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override;
   BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
                           const PostKeys& keys) const override;
+  bool SplitsRefusals() const override { return true; }
+  // A 400 InvalidRequest "Error: uris/<i> must be a valid at-uri" names the URI at position i.
+  std::optional<std::size_t> RefusedKey(const HttpResponse& response) const override;
 
   // The answer of a 200, exposed for tests and the fuzzer.
   static BatchResult ParseOk(std::string_view body, const std::vector<std::int64_t>& ids, const PostKeys& keys);

@@ -5,7 +5,9 @@
 // AppView (app.bsky.feed.getPosts) in bluesky.hpp; factory.hpp picks one by --provider. Another
 // API is one more class implementing this interface.
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,13 @@ class Provider {
                                   const PostKeys&) const {
     return ParseAnswer(response, ids);
   }
+  // An API that refuses a whole request (400) for one key it calls malformed (Bluesky's getPosts)
+  // would refuse the batch again on every claim: SplitsRefusals() has the runner take the key
+  // out (batch/refusals.hpp) and mark it 'invalid-key'; RefusedKey() is its position in the
+  // request when the answer names it ("uris/3 must be a valid at-uri"): then one more request
+  // sends the rest, otherwise the batch is halved until the key is alone.
+  virtual bool SplitsRefusals() const { return false; }
+  virtual std::optional<std::size_t> RefusedKey(const HttpResponse&) const { return std::nullopt; }
 };
 
 }  // namespace tweetkeeper::worker

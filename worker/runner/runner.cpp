@@ -12,6 +12,7 @@
 #include <fmt/chrono.h>
 #include <thread>
 
+#include "batch/refusals.hpp"
 #include "provider/bluesky.hpp"
 #include "provider/mastodon.hpp"
 #include "queue/database_state.hpp"
@@ -308,20 +309,35 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   const bool has_token = token_it != options_.tokens.end();
   const std::string& token = has_token ? token_it->second : kNone;
   const std::string& token_name = has_token ? token_it->first : kNone;
-  const std::string url = provider_->RequestUrl(ids, keys);
-  spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_name);
-  HttpResponse response = slot.http.Get(url, token, stop_.abort_flag());
-  // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
-  // the log and in batches.reason; the token must not be: cut it out before anything reads it.
-  for (auto pos = token.empty() ? std::string::npos : response.body.find(token); pos != std::string::npos;
-       pos = response.body.find(token, pos + 3)) {
-    response.body.replace(pos, token.size(), "***");
+  std::string url;
+  HttpResponse response;  // the last answer
+  const SendPart send = [&](const std::vector<std::int64_t>& part, const PostKeys& part_keys) {
+    url = provider_->RequestUrl(part, part_keys);
+    spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_name);
+    response = slot.http.Get(url, token, stop_.abort_flag());
+    // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
+    // the log and in batches.reason; the token must not be: cut it out before anything reads it.
+    for (auto pos = token.empty() ? std::string::npos : response.body.find(token); pos != std::string::npos;
+         pos = response.body.find(token, pos + 3)) {
+      response.body.replace(pos, token.size(), "***");
+    }
+    ++counters_.batches;  // counted when answered, so an interval's numbers add up
+    counters_.tweets += part.size();
+    PartAnswer answer{provider_->ParseAnswer(response, part, part_keys), provider_->RefusedKey(response)};
+    telemetry_.Request(token_name.empty() ? "default" : token_name, RequestOutcome(response, answer.result.failure),
+                       response.elapsed_ms / 1000.0);
+    return answer;
+  };
+  PartAnswer first = send(ids, keys);
+  const bool split = first.result.failure == FailureKind::kOurRequestInvalid && provider_->SplitsRefusals();
+  const BatchResult result = split ? AnswerAroundRefusals(ids, keys, std::move(first), send,
+                                                          [this] { return stop_.stopping(); })
+                                   : std::move(first.result);
+  if (split && result.ok()) {
+    spdlog::warn("{}: lease {}: the API refused the whole batch for a key it calls invalid; answered in parts, "
+                 "the refused key(s) marked invalid-key",
+                 slot.label, lease.id);
   }
-  ++counters_.batches;  // counted when answered, so an interval's numbers add up
-  counters_.tweets += ids.size();
-  const BatchResult result = provider_->ParseAnswer(response, ids, keys);
-  telemetry_.Request(token_name.empty() ? "default" : token_name, RequestOutcome(response, result.failure),
-                     response.elapsed_ms / 1000.0);
   // Registered credentials (X) and every endpoint of Bluesky and Mastodon keep their quota in the
   // database, where claims count it for all workers.
   const bool quota_in_database = !lease.credential.empty() || provider_->Keyed();
