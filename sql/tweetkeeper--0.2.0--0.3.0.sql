@@ -96,7 +96,7 @@ DROP INDEX tweets_due_idx, tweets_lateness_idx, tweets_watched_idx;
 CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
-CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint, due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
+CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
 
 -- Posts of other networks: what names each on its network, under the negative id that keys it in
 -- tweets (see the key's comment in 20_queue_tables.sql). X's tweets have no row here: their id
@@ -374,21 +374,24 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   -- The endpoints with due posts, the longest waiting first: a loose scan of
-  -- tweets_endpoint_due_idx (one probe per endpoint, not one per post).
+  -- tweets_endpoint_due_idx (one probe per endpoint, not one per post). In byte order (COLLATE
+  -- "C", as the index): the range 'mastodon:' .. 'mastodon;' holds every Mastodon server there,
+  -- not in en_US's order, which ignores punctuation.
   FOR e IN
     WITH RECURSIVE d(endpoint) AS (
-      (SELECT t.endpoint FROM tweetkeeper.tweets t
-        WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint >= lo AND t.endpoint <= hi
-        ORDER BY t.endpoint LIMIT 1)
+      (SELECT t.endpoint COLLATE "C" FROM tweetkeeper.tweets t
+        WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
+        ORDER BY t.endpoint COLLATE "C" LIMIT 1)
       UNION ALL
-      SELECT (SELECT t.endpoint FROM tweetkeeper.tweets t
-               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint > d.endpoint AND t.endpoint <= hi
-               ORDER BY t.endpoint LIMIT 1)
+      SELECT (SELECT t.endpoint COLLATE "C" FROM tweetkeeper.tweets t
+               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
+                 AND t.endpoint COLLATE "C" <= hi
+               ORDER BY t.endpoint COLLATE "C" LIMIT 1)
         FROM d WHERE d.endpoint IS NOT NULL)
     SELECT d.endpoint, f.first_due
       FROM d CROSS JOIN LATERAL (
         SELECT t.due_at AS first_due FROM tweetkeeper.tweets t
-         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = d.endpoint
+         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = d.endpoint
          ORDER BY t.due_at LIMIT 1) f
      WHERE d.endpoint IS NOT NULL AND f.first_due <= now()
      ORDER BY f.first_due
@@ -421,7 +424,7 @@ BEGIN
     n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
     SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
       FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
-             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint = e.endpoint AND t.due_at <= now()
+             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint AND t.due_at <= now()
              ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) c;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
@@ -617,7 +620,7 @@ SELECT e.endpoint,
        CASE WHEN e.window_reset_at > now() THEN e.window_reset_at END AS window_reset_at,
        e.single_status, e.requests, e.last_used_at,
        (SELECT count(*) FROM tweetkeeper.tweets t
-         WHERE t.endpoint = e.endpoint AND t.due_at <= now() AND t.tweet_id < 0 AND t.lease_id IS NULL) AS due_now,
+         WHERE t.endpoint COLLATE "C" = e.endpoint AND t.due_at <= now() AND t.tweet_id < 0 AND t.lease_id IS NULL) AS due_now,
        (SELECT count(*) FROM tweetkeeper.batches b
          WHERE b.endpoint = e.endpoint AND b.outcome = 'released') AS released_batches
   FROM tweetkeeper.endpoints e

@@ -71,7 +71,7 @@ COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.
 CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
-CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint, due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
+CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
 CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS NOT NULL;
 
 CREATE TABLE metric_history (
