@@ -74,8 +74,8 @@ end=$((SECONDS + DEMO_SECONDS))
 while ((SECONDS < end)); do
   sleep 10
   say "t+$((DEMO_SECONDS - (end - SECONDS)))s"
-  psql -X -c "SELECT state, tweets, due_now, in_flight, max_lateness FROM tweetkeeper.queue_stats"
-  psql -X -c "SELECT window_name, batches, tweets_stored, tweets_per_second, avg_batch_size, full_batches FROM tweetkeeper.batch_stats"
+  psql -X -c "SELECT network, state, tweets, due_now, in_flight, max_lateness FROM tweetkeeper.queue_stats WHERE tweets > 0"
+  psql -X -c "SELECT network, window_name, batches, tweets_stored, tweets_per_second, avg_batch_size, full_batches FROM tweetkeeper.batch_stats"
   psql -X -c "$sample"
   psql -X -c "SELECT network, count(*) AS posts, sum(update_count) AS refreshes, max(updated_at)::time(0) AS last_update
                 FROM tweetkeeper.posts GROUP BY network ORDER BY network"

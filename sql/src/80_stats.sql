@@ -1,23 +1,42 @@
 -- Stats for operators: the queue by state, the batches of the last windows, each credential's
 -- quota, and what the API was asked and billed per day.
 
+-- One row per network and state: X's first (and X's only, as before 0.3.0, until posts of another
+-- network are tracked), then bluesky and mastodon once they have posts.
 CREATE VIEW queue_stats AS
+WITH c AS (
+  SELECT CASE WHEN t.endpoint IS NULL THEN 'x' WHEN t.endpoint LIKE 'mastodon:%' THEN 'mastodon'
+              ELSE 'bluesky' END AS network,
+         t.state,
+         count(*) AS tweets,
+         count(*) FILTER (WHERE t.due_at <= now()) AS due_now,
+         count(*) FILTER (WHERE t.lease_id IS NOT NULL AND t.due_at > now()) AS in_flight,
+         max(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS max_lateness,
+         avg(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS avg_lateness,
+         min(t.due_at) FILTER (WHERE t.due_at > now() AND t.lease_id IS NULL) AS next_due_at
+    FROM tweetkeeper.tweets t
+   GROUP BY 1, 2
+)
 SELECT s.state,
-       count(t.tweet_id) AS tweets,
-       count(t.tweet_id) FILTER (WHERE t.due_at <= now()) AS due_now,
-       count(t.tweet_id) FILTER (WHERE t.lease_id IS NOT NULL AND t.due_at > now()) AS in_flight,
-       max(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS max_lateness,
-       avg(now() - t.due_at) FILTER (WHERE t.due_at <= now()) AS avg_lateness,
-       min(t.due_at) FILTER (WHERE t.due_at > now() AND t.lease_id IS NULL) AS next_due_at
-  FROM unnest(enum_range(NULL::tweetkeeper.tweet_state)) AS s(state)
-  LEFT JOIN tweetkeeper.tweets t ON t.state = s.state
- GROUP BY s.state
- ORDER BY s.state;
+       coalesce(c.tweets, 0) AS tweets,
+       coalesce(c.due_now, 0) AS due_now,
+       coalesce(c.in_flight, 0) AS in_flight,
+       c.max_lateness, c.avg_lateness, c.next_due_at,
+       n.network
+  FROM (SELECT 'x' AS network UNION SELECT c.network FROM c) n
+ CROSS JOIN unnest(enum_range(NULL::tweetkeeper.tweet_state)) AS s(state)
+  LEFT JOIN c ON c.network = n.network AND c.state = s.state
+ ORDER BY n.network <> 'x', n.network, s.state;
 COMMENT ON VIEW queue_stats IS
-  'Tracked tweets by state: how many, how many are due now, how many are claimed by a worker, '
-  'and how late the overdue ones are.';
+  'Tracked posts by network (x, bluesky, mastodon) and state: how many, how many are due now, how '
+  'many are claimed by a worker, and how late the overdue ones are.';
 
+-- One row per window and network that has batches kept (X's always).
 CREATE VIEW batch_stats AS
+WITH b AS (
+  SELECT x.*, CASE WHEN x.provider IN ('bluesky', 'mastodon') THEN x.provider ELSE 'x' END AS network
+    FROM tweetkeeper.batches x
+)
 SELECT w.window_name,
        count(b.lease_id) AS batches,
        coalesce(sum(b.stored), 0) AS tweets_stored,
@@ -26,22 +45,27 @@ SELECT w.window_name,
        round(coalesce(sum(b.stored), 0)
              / greatest(extract(epoch FROM least(w.span, now() - f.first_claim)), 1), 1) AS tweets_per_second,
        round(avg(b.size), 1) AS avg_batch_size,
-       count(b.lease_id) FILTER (WHERE b.size = 100) AS full_batches,
+       -- Full: the most one request of its network takes (100 X ids, 25 Bluesky URIs, 20 statuses).
+       count(b.lease_id) FILTER (WHERE b.size = CASE b.network WHEN 'x' THEN 100
+                                                 ELSE tweetkeeper.endpoint_batch_max(b.endpoint, false) END)
+         AS full_batches,
        count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
        count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
        count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight,
        count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned,
-       coalesce(sum(b.omitted), 0) AS ids_left_out
+       coalesce(sum(b.omitted), 0) AS ids_left_out,
+       n.network
   FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
          AS w(window_name, span)
-  CROSS JOIN (SELECT min(x.claimed_at) AS first_claim FROM tweetkeeper.batches x) f
-  LEFT JOIN tweetkeeper.batches b ON b.claimed_at > now() - w.span
- GROUP BY w.window_name, w.span, f.first_claim
- ORDER BY w.span;
+ CROSS JOIN (SELECT 'x' AS network UNION SELECT b.network FROM b) n
+ CROSS JOIN LATERAL (SELECT min(y.claimed_at) AS first_claim FROM b y WHERE y.network = n.network) f
+  LEFT JOIN b ON b.network = n.network AND b.claimed_at > now() - w.span
+ GROUP BY w.window_name, w.span, n.network, f.first_claim
+ ORDER BY n.network <> 'x', n.network, w.span;
 COMMENT ON VIEW batch_stats IS
-  'Throughput of the last minute and hour: batches, tweets stored per second, batch sizes, '
-  'batches released by workers, expired, or abandoned (their worker''s session ended), and ids '
-  'the answers left out (neither found nor an error).';
+  'Throughput of the last minute and hour per network: batches, posts stored per second, batch '
+  'sizes, batches released by workers, expired, or abandoned (their worker''s session ended), and '
+  'ids the answers left out (neither found nor an error).';
 
 
 CREATE VIEW credential_stats AS

@@ -140,6 +140,10 @@ for _ in $(seq 1 30); do
 done
 [ "$due" = 0 ] && [ "$short" = 0 ]
 tk_ok "queue and capacity series are there (due now $due, forecast short $short)" $?
+states=$(results 'tweetkeeper_queue_tweets{network="x"}')
+claims=$(results 'tweetkeeper_batches_claimed_last_5m{network="x"}')
+[ "$states" = 5 ] && [ "$claims" = 1 ]
+tk_ok "queue and batch series carry the network (x: $states states, $claims batch series)" $?
 last=$(query 'min(time() - tweetkeeper_worker_last_success_timestamp_seconds)')
 awk -v l="${last:-999}" 'BEGIN { exit !(l >= 0 && l < 30) }'
 tk_ok "the time of the last success is recent (${last:-none} s ago)" $?

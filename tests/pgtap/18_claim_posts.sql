@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(55);
+SELECT plan(59);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -187,6 +187,29 @@ SELECT results_eq($$SELECT t.state::text, t.problem_type, t.due_at - now(), t.de
                      FROM tweetkeeper.tweets t, got WHERE n = 17 AND t.tweet_id = got.tweet_ids[1]$$,
   $$SELECT 'missing', 'invalid-key', s.unavailable_recheck, s.unavailable_recheck, 0 FROM tweetkeeper.settings() s$$,
   'it is missing, asked again only as rarely as a hidden post');
+
+-- Stats by network: X's rows first, then each network with posts; the counts are the tweets'.
+SELECT results_eq($$SELECT network, state::text, tweets, due_now FROM tweetkeeper.queue_stats$$,
+  $$SELECT n, s::text,
+           (SELECT count(*) FROM tweetkeeper.tweets t
+             WHERE t.state = s AND CASE WHEN t.endpoint IS NULL THEN 'x' WHEN t.endpoint LIKE 'mastodon:%' THEN 'mastodon' ELSE 'bluesky' END = n),
+           (SELECT count(*) FROM tweetkeeper.tweets t
+             WHERE t.state = s AND t.due_at <= now() AND CASE WHEN t.endpoint IS NULL THEN 'x' WHEN t.endpoint LIKE 'mastodon:%' THEN 'mastodon' ELSE 'bluesky' END = n)
+      FROM unnest(ARRAY['x', 'bluesky', 'mastodon']) WITH ORDINALITY AS a(n, k),
+           unnest(enum_range(NULL::tweetkeeper.tweet_state)) WITH ORDINALITY AS e(s, o) ORDER BY k, o$$,
+  'queue_stats: a row per network and state, X''s first, each counting its own network''s posts');
+SELECT ok((SELECT count(*) FILTER (WHERE network = 'mastodon') > 0 AND count(*) FILTER (WHERE network = 'bluesky') > 0
+             FROM tweetkeeper.tweets t, LATERAL (SELECT CASE WHEN t.endpoint IS NULL THEN 'x' WHEN t.endpoint LIKE 'mastodon:%'
+                                                             THEN 'mastodon' ELSE 'bluesky' END AS network) x
+            WHERE t.state = 'scheduled'), '(with scheduled posts of both networks to count)');
+SELECT results_eq($$SELECT network, batches, full_batches FROM tweetkeeper.batch_stats WHERE window_name = 'last hour'$$,
+  $$SELECT n, (SELECT count(*) FROM tweetkeeper.batches b WHERE coalesce(b.provider, 'x') LIKE n || '%'),
+              (SELECT count(*) FROM tweetkeeper.batches b WHERE coalesce(b.provider, 'x') LIKE n || '%'
+                  AND b.size = CASE n WHEN 'x' THEN 100 WHEN 'bluesky' THEN 25 ELSE 20 END)
+      FROM unnest(ARRAY['x', 'bluesky', 'mastodon']) WITH ORDINALITY AS a(n, k) ORDER BY k$$,
+  'batch_stats: a row per network, whose full batches are its own most (100, 25, 20)');
+SELECT ok((SELECT full_batches > 0 FROM tweetkeeper.batch_stats WHERE window_name = 'last hour' AND network = 'bluesky'),
+  '(with full Bluesky batches to count)');
 
 -- Refusals.
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 26, 'bluesky')$$, '22023',

@@ -56,23 +56,23 @@ TEST(Telemetry, CountsWhatHappened) {
   t.Complete(0.02);
   t.Success();
   const std::string text = t.Text();
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_api_requests_total{worker="w1",credential="alpha",outcome="2xx",provider="x-v2"} 1)"))
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_api_requests_total{provider="x-v2",worker="w1",credential="alpha",outcome="2xx"} 1)"))
       << text;
-  EXPECT_TRUE(Has(text, R"(outcome="5xx",provider="x-v2"} 1)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweets_stored_total{worker="w1"} 137)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="resource-not-found"} 2)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="unknown"} 1)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="omitted"} 3)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{worker="w1",type="invalid-count"} 1)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_batches_total{worker="w1",event="claimed"} 2)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_batches_total{worker="w1",event="released"} 1)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_slots{worker="w1"} 4)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_slots_busy{worker="w1"} 1)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_api_request_seconds_count{worker="w1",provider="x-v2"} 2)")) << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_api_request_seconds_bucket{worker="w1",provider="x-v2",le="0.25"} 1)"))
+  EXPECT_TRUE(Has(text, R"(worker="w1",credential="alpha",outcome="5xx"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweets_stored_total{provider="x-v2",worker="w1"} 137)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{provider="x-v2",worker="w1",type="resource-not-found"} 2)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{provider="x-v2",worker="w1",type="unknown"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{provider="x-v2",worker="w1",type="omitted"} 3)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_tweet_problems_total{provider="x-v2",worker="w1",type="invalid-count"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_batches_total{provider="x-v2",worker="w1",event="claimed"} 2)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_batches_total{provider="x-v2",worker="w1",event="released"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_slots{provider="x-v2",worker="w1"} 4)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_slots_busy{provider="x-v2",worker="w1"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_api_request_seconds_count{provider="x-v2",worker="w1"} 2)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_api_request_seconds_bucket{provider="x-v2",worker="w1",le="0.25"} 1)"))
       << text;
-  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_claim_seconds_count{worker="w1"} 1)")) << text;
-  EXPECT_FALSE(Has(text, R"(tweetkeeper_worker_last_success_timestamp_seconds{worker="w1"} 0)")) << text;
+  EXPECT_TRUE(Has(text, R"(tweetkeeper_worker_claim_seconds_count{provider="x-v2",worker="w1"} 1)")) << text;
+  EXPECT_FALSE(Has(text, R"(tweetkeeper_worker_last_success_timestamp_seconds{provider="x-v2",worker="w1"} 0)")) << text;
 }
 
 TEST(Telemetry, RefusesAnAddressItCannotListenOn) {

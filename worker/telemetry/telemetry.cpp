@@ -29,7 +29,9 @@ std::string RequestOutcome(const HttpResponse& response, FailureKind failure) {
 
 Telemetry::Telemetry(const std::string& worker_name, const std::string& provider)
     : registry_(std::make_shared<prometheus::Registry>()), provider_(provider) {
-  const prometheus::Labels worker{{"worker", worker_name}};
+  // Every series names its worker and the API it reads (x-v2, x-v1.1, bluesky, mastodon), so
+  // that a dashboard splits throughput, problems and claims by network.
+  const prometheus::Labels worker{{"worker", worker_name}, {"provider", provider_}};
   requests_ = &prometheus::BuildCounter()
                    .Name("tweetkeeper_worker_api_requests_total")
                    .Help("API requests, by provider, credential and outcome (status class, 429, timeout, "
@@ -41,7 +43,7 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                       .Help("Time from sending an API request to its answer (or failure)")
                       .Labels(worker)
                       .Register(*registry_)
-                      .Add({{"provider", provider_}}, kApiBuckets);
+                      .Add({}, kApiBuckets);
   stored_ = &prometheus::BuildCounter()
                  .Name("tweetkeeper_worker_tweets_stored_total")
                  .Help("Tweets whose result complete_batch stored (metrics or a problem)")
@@ -112,7 +114,7 @@ void Telemetry::Request(const std::string& credential, const std::string& outcom
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto& slot = request_children_[credential + '\n' + outcome];
-    if (!slot) slot = &requests_->Add({{"provider", provider_}, {"credential", credential}, {"outcome", outcome}});
+    if (!slot) slot = &requests_->Add({{"credential", credential}, {"outcome", outcome}});
     counter = slot;
   }
   counter->Increment();
