@@ -94,18 +94,31 @@ TEST(BlueskyAnswer, RateLimitsAndFailures) {
   EXPECT_EQ(kApi.ParseAnswer(r, kIds, kKeys).failure, FailureKind::kServer);
 }
 
+TEST(BlueskyHandles, ABatchOfHandlesNamesEachOnce) {
+  EXPECT_TRUE(kApi.ResolvesNames("bluesky-handle"));
+  EXPECT_FALSE(kApi.ResolvesNames("bluesky"));
+  EXPECT_FALSE(kApi.EndpointToken("bluesky")) << "no token: the public AppView";
+  const PostKeys keys{{"at://alice.example.com/app.bsky.feed.post/3l6oveex3ii2l",
+                       "at://bob.example.com/app.bsky.feed.post/3l6oveex3ii2m",
+                       "at://alice.example.com/app.bsky.feed.post/3l6oveex3ii2n"},
+                      "bluesky-handle"};
+  EXPECT_EQ(kApi.NamesToResolve(keys), (std::vector<std::string>{"alice.example.com", "bob.example.com"}));
+  EXPECT_EQ(kApi.ResolveUrl("bob.example.com"),
+            "https://public.api.bsky.app/xrpc/com.atproto.identity.resolveHandle?handle=bob.example.com");
+}
+
 TEST(BlueskyHandles, ResolveToADidOrSayWhyNot) {
   EXPECT_EQ(kApi.ResolveHandleUrl("alice.example.com"),
             "https://public.api.bsky.app/xrpc/com.atproto.identity.resolveHandle?handle=alice.example.com");
   HttpResponse r = Ok(R"({"did":"did:plc:z72i7hdynmk6r22z27h6tvur"})");
   auto res = BlueskyProvider::ParseResolveHandle(r);
   EXPECT_TRUE(res.failure.ok());
-  EXPECT_EQ(res.did, "did:plc:z72i7hdynmk6r22z27h6tvur");
+  EXPECT_EQ(res.key, "did:plc:z72i7hdynmk6r22z27h6tvur");
   r.status = 400;
   r.body = R"({"error":"InvalidRequest","message":"Unable to resolve handle"})";
   res = BlueskyProvider::ParseResolveHandle(r);
   EXPECT_TRUE(res.failure.ok());
-  EXPECT_TRUE(res.did.empty());
+  EXPECT_TRUE(res.key.empty());
   EXPECT_EQ(res.problem, "Unable to resolve handle");
   r.body = R"({"error":"HandleNotFound"})";
   EXPECT_EQ(BlueskyProvider::ParseResolveHandle(r).problem, "HandleNotFound");

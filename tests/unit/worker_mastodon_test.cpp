@@ -95,5 +95,24 @@ TEST(MastodonAnswer, OneStatusAtATimeOnOldServers) {
   EXPECT_FALSE(MastodonProvider::OldServer(Ok(R"({"title":"x"})")));
 }
 
+TEST(MastodonAnswer, TheRunnerAsksTheInstanceAfterA404ToABatch) {
+  const MastodonProvider api;
+  HttpResponse gone;
+  gone.status = 404;
+  const BatchResult failed = api.ParseAnswer(gone, kIds, kKeys);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(api.DiagnosisUrl(kKeys, 2, gone, failed), "https://a.social/api/v2/instance");
+  EXPECT_EQ(api.DiagnosisUrl(kKeys, 1, gone, failed), "") << "one status: a 404 says it is not there";
+  HttpResponse busy;
+  busy.status = 503;
+  EXPECT_EQ(api.DiagnosisUrl(kKeys, 2, busy, api.ParseAnswer(busy, kIds, kKeys)), "");
+  const std::optional<Diagnosis> d = api.Diagnose(Ok(R"({"version":"4.2.10"})"));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->refusal, "single-status");
+  EXPECT_FALSE(api.Diagnose(Ok(R"({"version":"4.4.1"})")));
+  EXPECT_EQ(api.EndpointToken("mastodon:a.social"), std::optional<std::string>("a.social"));
+  EXPECT_FALSE(api.ResolvesNames("mastodon:a.social"));
+}
+
 }  // namespace
 }  // namespace tweetkeeper::worker

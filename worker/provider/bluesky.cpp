@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <unordered_map>
@@ -106,7 +107,18 @@ std::string BlueskyProvider::ResolveHandleUrl(const std::string& handle) const {
   return base_ + "/xrpc/com.atproto.identity.resolveHandle?handle=" + EncodeQueryValue(handle);
 }
 
-BlueskyProvider::Resolution BlueskyProvider::ParseResolveHandle(const HttpResponse& response) {
+std::vector<std::string> BlueskyProvider::NamesToResolve(const PostKeys& keys) const {
+  // at://<handle>/app.bsky.feed.post/<rkey> -> handle, each once.
+  std::vector<std::string> handles;
+  for (const std::string& key : keys.keys) {
+    if (key.rfind("at://", 0) != 0) continue;
+    const std::string handle = key.substr(5, key.find('/', 5) - 5);
+    if (std::find(handles.begin(), handles.end(), handle) == handles.end()) handles.push_back(handle);
+  }
+  return handles;
+}
+
+Resolution BlueskyProvider::ParseResolveHandle(const HttpResponse& response) {
   Resolution r;
   rapidjson::Document doc;
   if (response.status == 200 || response.status == 400) {
@@ -116,7 +128,7 @@ BlueskyProvider::Resolution BlueskyProvider::ParseResolveHandle(const HttpRespon
   if (response.status == 200) {
     const std::string_view did = object ? StringMember(doc, "did") : std::string_view();
     if (did.rfind("did:", 0) == 0 && did.size() <= 2048) {
-      r.did = std::string(did);
+      r.key = std::string(did);
     } else {
       r.failure = Failed(FailureKind::kUnparsable, "resolveHandle answered 200 without a DID: " + Snippet(response.body));
     }
@@ -132,6 +144,9 @@ BlueskyProvider::Resolution BlueskyProvider::ParseResolveHandle(const HttpRespon
   }
   r.failure = FailedAnswer(response);
   if (r.failure.ok()) r.failure = Failed(FailureKind::kOtherClientError, "resolveHandle: HTTP " + std::to_string(response.status));
+  const std::int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  r.failure.rate_limit = ParseXrpcRateLimit(response.headers, now_s);
   return r;
 }
 

@@ -42,14 +42,16 @@ class BlueskyProvider final : public Provider {
   // Handles: posts known by handle only (endpoint bluesky-handle) are asked for by DID, so each
   // handle is resolved first, one GET /xrpc/com.atproto.identity.resolveHandle?handle=... each.
   std::string ResolveHandleUrl(const std::string& handle) const;
-  // What an answer says: a DID, or that the handle does not resolve (a 400 InvalidRequest or
-  // HandleNotFound), or (failure set) that nothing was learnt: transport, 5xx, 429, garbage.
-  struct Resolution {
-    std::string did;
-    std::string problem;
-    BatchResult failure;  // failure.ok(): the answer settled the handle
-  };
+  // What an answer says: a DID (as Resolution::key), or that the handle does not resolve (a 400
+  // InvalidRequest or HandleNotFound), or (failure set) that nothing was learnt: transport, 5xx,
+  // 429, garbage; failure.rate_limit is the AppView's window as its headers said.
   static Resolution ParseResolveHandle(const HttpResponse& response);
+  // The same through the Provider interface: posts of endpoint bluesky-handle, named by the
+  // handles in their at:// URIs.
+  bool ResolvesNames(const std::string& endpoint) const override { return endpoint == "bluesky-handle"; }
+  std::vector<std::string> NamesToResolve(const PostKeys& keys) const override;
+  std::string ResolveUrl(const std::string& name) const override { return ResolveHandleUrl(name); }
+  Resolution ParseResolution(const HttpResponse& response) const override { return ParseResolveHandle(response); }
 
  private:
   std::string base_;

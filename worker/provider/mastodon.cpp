@@ -90,6 +90,17 @@ BatchResult MastodonProvider::ParseAnswer(const HttpResponse& response, const st
   return result;
 }
 
+std::string MastodonProvider::DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed,
+                                           const BatchResult& /*result*/) const {
+  return ids > 1 && failed.status == 404 ? BaseUrl(HostOf(keys.endpoint)) + "/api/v2/instance" : "";
+}
+
+std::optional<Diagnosis> MastodonProvider::Diagnose(const HttpResponse& answer) const {
+  std::optional<std::string> old = OldServer(answer);
+  if (!old) return std::nullopt;
+  return Diagnosis{"single-status", *old};
+}
+
 std::optional<std::string> MastodonProvider::OldServer(const HttpResponse& instance) {
   if (instance.status != 200) return std::nullopt;
   rapidjson::Document doc;

@@ -45,6 +45,13 @@ class MastodonProvider final : public Provider {
   // version is older than 4.3, which added GET /api/v1/statuses), or nothing.
   static std::optional<std::string> OldServer(const HttpResponse& instance);
 
+  // Through the Provider interface: each server's token is its host's; a 404 to a batch of more
+  // than one status asks /api/v2/instance, and an old server's answer says single-status.
+  std::optional<std::string> EndpointToken(const std::string& endpoint) const override { return HostOf(endpoint); }
+  std::string DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed,
+                           const BatchResult& result) const override;
+  std::optional<Diagnosis> Diagnose(const HttpResponse& answer) const override;
+
  private:
   std::map<std::string, std::string> instances_;
 };

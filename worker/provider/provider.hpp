@@ -24,6 +24,22 @@ struct PostKeys {
   std::string endpoint;
 };
 
+// What a second request says of a failed answer (Provider::Diagnose), in release_batch's words:
+// `refusal` (e.g. single-status) and the reason.
+struct Diagnosis {
+  std::string refusal;
+  std::string reason;
+};
+
+// What resolving one name said (Provider::ParseResolution): the key it stands for (Bluesky: the
+// handle's DID), or why there is none (`problem`), or, with `failure` set, that nothing was
+// learnt (transport, 5xx, 429, garbage: the batch goes back; failure.rate_limit the window).
+struct Resolution {
+  std::string key;
+  std::string problem;
+  BatchResult failure;
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -52,6 +68,28 @@ class Provider {
   // sends the rest, otherwise the batch is halved until the key is alone.
   virtual bool SplitsRefusals() const { return false; }
   virtual std::optional<std::size_t> RefusedKey(const HttpResponse&) const { return std::nullopt; }
+
+  // The token a batch's requests carry, by its name in the credentials file, where the endpoint
+  // picks it (Mastodon: the server's host; a server without one is asked with none). nullopt:
+  // the claim's credential's (X), or the file's only token.
+  virtual std::optional<std::string> EndpointToken(const std::string& /*endpoint*/) const { return std::nullopt; }
+
+  // A failed answer that one more request can explain (Mastodon: a 404 to a batch may be a server
+  // older than 4.3, which its /api/v2/instance tells): the URL to ask, or empty; and what that
+  // answer says, if anything.
+  virtual std::string DiagnosisUrl(const PostKeys& /*keys*/, std::size_t /*ids*/, const HttpResponse& /*failed*/,
+                                   const BatchResult& /*result*/) const {
+    return "";
+  }
+  virtual std::optional<Diagnosis> Diagnose(const HttpResponse& /*answer*/) const { return std::nullopt; }
+
+  // Batches of names to resolve before their posts can be read (Bluesky: posts known by handle,
+  // endpoint bluesky-handle): whether an endpoint's batches are such, a batch's names (each
+  // once), the request for one, and what its answer says (complete_handles() takes the result).
+  virtual bool ResolvesNames(const std::string& /*endpoint*/) const { return false; }
+  virtual std::vector<std::string> NamesToResolve(const PostKeys& /*keys*/) const { return {}; }
+  virtual std::string ResolveUrl(const std::string& /*name*/) const { return ""; }
+  virtual Resolution ParseResolution(const HttpResponse& /*response*/) const { return {}; }
 };
 
 }  // namespace tweetkeeper::worker

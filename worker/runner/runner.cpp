@@ -13,8 +13,6 @@
 #include <thread>
 
 #include "batch/refusals.hpp"
-#include "provider/bluesky.hpp"
-#include "provider/mastodon.hpp"
 #include "queue/database_state.hpp"
 #include "dsn/dsn.hpp"
 #include "queue/due_listener.hpp"
@@ -281,7 +279,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     Release(slot, lease.id, "worker shutting down");
     return Millis{0};
   }
-  if (lease.endpoint == "bluesky-handle") return ResolveHandles(slot, lease);
+  if (provider_->ResolvesNames(lease.endpoint)) return ResolveNames(slot, lease);
   std::vector<std::int64_t> ids = lease.tweet_ids;
   PostKeys keys{lease.post_keys, lease.endpoint};
   if (static_cast<int>(ids.size()) > options_.batch_size) {
@@ -292,13 +290,13 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     if (keys.keys.size() > ids.size()) keys.keys.resize(ids.size());
   }
 
-  // The claimed credential's token; without registered credentials, the only one we have. A
-  // Mastodon server's token is the one named by its host in the credentials file, if any.
-  const std::string mastodon_host = provider_->Name() == "mastodon" ? MastodonProvider::HostOf(lease.endpoint) : "";
-  const auto token_it = !mastodon_host.empty()   ? options_.tokens.find(mastodon_host)
+  // The claimed credential's token; without registered credentials, the only one we have. Where
+  // the endpoint picks it (a Mastodon server: its host's in the credentials file), that one, if any.
+  const std::optional<std::string> endpoint_token = provider_->EndpointToken(lease.endpoint);
+  const auto token_it = endpoint_token             ? options_.tokens.find(*endpoint_token)
                         : lease.credential.empty() ? options_.tokens.begin()
                                                    : options_.tokens.find(lease.credential);
-  if (token_it == options_.tokens.end() && mastodon_host.empty()) {
+  if (token_it == options_.tokens.end() && !endpoint_token) {
     Release(slot, lease.id, "worker " + options_.name + " has no token for credential " + lease.credential);
     ++counters_.errors;
     spdlog::error("{}: lease {}: claim_batch gave credential '{}', which this worker has no token for", slot.label,
@@ -344,14 +342,13 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   const std::optional<Millis> paused = ApplyRateLimit(slot, result, quota_in_database);
   QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
   std::string reason = result.reason;
-  if (!mastodon_host.empty() && ids.size() > 1 && response.status == 404) {
-    // No GET /api/v1/statuses: is the server older than 4.3? Then one status per request.
-    const auto* mastodon = dynamic_cast<const MastodonProvider*>(provider_.get());
-    const HttpResponse instance = slot.http.Get(mastodon->BaseUrl(mastodon_host) + "/api/v2/instance", token,
-                                                stop_.abort_flag());
-    if (std::optional<std::string> old = MastodonProvider::OldServer(instance)) {
-      quota.refusal = "single-status";
-      reason = *old;
+  const std::string diagnosis_url = result.ok() ? "" : provider_->DiagnosisUrl(keys, ids.size(), response, result);
+  if (!diagnosis_url.empty()) {
+    // One more request explains the failure (a Mastodon server older than 4.3: one status per
+    // request from then on).
+    if (std::optional<Diagnosis> d = provider_->Diagnose(slot.http.Get(diagnosis_url, token, stop_.abort_flag()))) {
+      quota.refusal = d->refusal;
+      reason = d->reason;
     }
   }
 
@@ -419,19 +416,8 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   return Millis{0};
 }
 
-Millis Runner::ResolveHandles(Slot& slot, const Lease& lease) {
-  const auto* bluesky = dynamic_cast<const BlueskyProvider*>(provider_.get());
-  if (bluesky == nullptr) {
-    Release(slot, lease.id, "a batch of Bluesky handles reached a " + provider_->Name() + " worker");
-    return slot.failure_backoff.Next(++slot.failures);
-  }
-  // at://<handle>/app.bsky.feed.post/<rkey> -> handle, each once.
-  std::vector<std::string> handles;
-  for (const std::string& key : lease.post_keys) {
-    if (key.rfind("at://", 0) != 0) continue;
-    const std::string handle = key.substr(5, key.find('/', 5) - 5);
-    if (std::find(handles.begin(), handles.end(), handle) == handles.end()) handles.push_back(handle);
-  }
+Millis Runner::ResolveNames(Slot& slot, const Lease& lease) {
+  const std::vector<std::string> handles = provider_->NamesToResolve(PostKeys{lease.post_keys, lease.endpoint});
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartArray();
@@ -440,17 +426,15 @@ Millis Runner::ResolveHandles(Slot& slot, const Lease& lease) {
       Release(slot, lease.id, "worker shutting down");
       return Millis{0};
     }
-    HttpResponse response = slot.http.Get(bluesky->ResolveHandleUrl(handle), "", stop_.abort_flag());
+    HttpResponse response = slot.http.Get(provider_->ResolveUrl(handle), "", stop_.abort_flag());
     ++counters_.batches;
-    const BlueskyProvider::Resolution r = BlueskyProvider::ParseResolveHandle(response);
+    const Resolution r = provider_->ParseResolution(response);
     telemetry_.Request("default", RequestOutcome(response, r.failure.failure), response.elapsed_ms / 1000.0);
     if (!r.failure.ok()) {
       // Nothing learnt of this handle: the whole batch goes back (what was resolved is asked
       // again; the AppView's window is the endpoint's, as for getPosts).
-      const std::int64_t now_s =
-          std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-      const QuotaReport quota{RateJson(ParseXrpcRateLimit(response.headers, now_s)), Refusal(r.failure.failure)};
-      Release(slot, lease.id, "resolveHandle " + handle + ": " + r.failure.reason, quota);
+      const QuotaReport quota{RateJson(r.failure.rate_limit), Refusal(r.failure.failure)};
+      Release(slot, lease.id, "resolving " + handle + ": " + r.failure.reason, quota);
       ++counters_.errors;
       spdlog::warn("{}: lease {}: resolving the handle {} failed ({}): {}; batch released", slot.label, lease.id,
                    handle, FailureKindName(r.failure.failure), r.failure.reason);
@@ -459,8 +443,8 @@ Millis Runner::ResolveHandles(Slot& slot, const Lease& lease) {
     w.StartObject();
     w.Key("handle");
     w.String(handle.c_str(), static_cast<rapidjson::SizeType>(handle.size()));
-    w.Key(r.did.empty() ? "problem" : "did");
-    const std::string& value = r.did.empty() ? r.problem : r.did;
+    w.Key(r.key.empty() ? "problem" : "did");
+    const std::string& value = r.key.empty() ? r.problem : r.key;
     w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
     w.EndObject();
   }

@@ -70,8 +70,9 @@ class Runner {
 
   void SlotLoop(Slot& slot);
   Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
-  // A Bluesky batch of posts known by handle: resolve each handle, store the DIDs.
-  Millis ResolveHandles(Slot& slot, const Lease& lease);
+  // A batch of names to resolve (Bluesky: posts known by handle): resolve each, store the keys
+  // (complete_handles).
+  Millis ResolveNames(Slot& slot, const Lease& lease);
   void Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota = {});
   void WaitForQuota(Slot& slot, const QuotaWait& wait);
   template <typename Call>
