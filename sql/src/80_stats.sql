@@ -46,8 +46,8 @@ SELECT w.window_name,
              / greatest(extract(epoch FROM least(w.span, now() - f.first_claim)), 1), 1) AS tweets_per_second,
        round(avg(b.size), 1) AS avg_batch_size,
        -- Full: the most one request of its network takes (100 X ids, 25 Bluesky URIs, 20 statuses).
-       count(b.lease_id) FILTER (WHERE b.size = CASE b.network WHEN 'x' THEN 100
-                                                 ELSE tweetkeeper.endpoint_batch_max(b.endpoint, false) END)
+       -- (Spelt out: a reader may not execute the extension's functions.)
+       count(b.lease_id) FILTER (WHERE b.size = CASE b.network WHEN 'x' THEN 100 WHEN 'bluesky' THEN 25 ELSE 20 END)
          AS full_batches,
        count(b.lease_id) FILTER (WHERE b.outcome = 'released') AS released,
        count(b.lease_id) FILTER (WHERE b.outcome = 'expired') AS expired,
