@@ -186,11 +186,58 @@ BEGIN
   added := tweetkeeper.schedule_tweets(ARRAY(
     SELECT DISTINCT p.post_key::bigint
       FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p WHERE p.network = 'x'));
-  -- Other networks: each post once (its first spelling), by schedule_post.
+  -- Other networks, set-based (a million URLs take seconds, not a statement per post): each post
+  -- once (its first spelling), a handle resolved before named by its DID, under its seed-0 id
+  -- when that is free or its own, inserted in id order (one pass over the indexes' pages). The
+  -- rare rest (a collision, or a race with another session) goes through schedule_post, which
+  -- probes the next seeds.
+  WITH want AS (
+    SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
+      FROM (SELECT a.i, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
+                   coalesce(least(p.created_at, now()), now()) AS created_at,
+                   tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
+              FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
+                   LATERAL (SELECT CASE WHEN p.network = 'bluesky' AND p.author NOT LIKE 'did:%'
+                                        THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h
+                                                        WHERE h.handle = p.author), p.author)
+                                        ELSE p.author END AS author) au
+             WHERE p.network <> 'x') x
+     ORDER BY x.identity, x.i
+  ), cand AS (
+    SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
+                   FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
+      FROM want
+  ), refs AS (
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
+           CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
+                          ELSE cand.canonical END
+      FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
+    RETURNING tweet_id
+  ), added_rows AS (
+    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+    SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
+           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author)
+      FROM cand
+     WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
+     ORDER BY cand.id0
+    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
+    RETURNING 1
+  )
+  SELECT added + count(*) INTO added FROM added_rows;
+  -- The rest: posts whose seed-0 id another post holds (or took meanwhile).
   FOR u IN SELECT (array_agg(a.url ORDER BY a.i))[1]
              FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
             WHERE p.network <> 'x'
-            GROUP BY tweetkeeper.post_identity(p.network, coalesce(p.host, ''), p.author, p.post_key)
+            GROUP BY p.network, p.host, p.author, p.post_key
+           HAVING NOT EXISTS (
+             SELECT 1 FROM tweetkeeper.post_refs r
+              WHERE r.tweet_id = tweetkeeper.post_id(tweetkeeper.post_identity(p.network, coalesce(p.host, ''),
+                                                                               p.author, p.post_key), 0)
+                AND (r.network, r.host, r.post_key) = (p.network, coalesce(p.host, ''), p.post_key)
+                AND (r.author = p.author OR r.author = (SELECT h.did FROM tweetkeeper.bluesky_handles h
+                                                          WHERE h.handle = p.author)))
             ORDER BY min(a.i) LOOP
     IF tweetkeeper.schedule_post(u) THEN
       added := added + 1;

@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(43);
+SELECT plan(45);
 
 \set x_url 'https://x.com/XDevelopers/status/1460323737035677698'
 \set did 'did:plc:z72i7hdynmk6r22z27h6tvur'
@@ -115,12 +115,31 @@ SELECT ok(NOT tweetkeeper.schedule_post('https://example.social/@bob/11328472634
 DELETE FROM tweetkeeper.tweets WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.post_refs WHERE post_key = '113284726341234568');
 SELECT ok(tweetkeeper.schedule_post('https://mastodon.social/@Gargron/113284726341234568'),
   'a post whose tweets row an operator deleted is tracked again');
+-- schedule_posts does the same, set-based for the many and by schedule_post for the rare rest.
+INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+VALUES (tweetkeeper.post_id(tweetkeeper.post_identity('mastodon', 'example.social', 'carol', '113284726341234601'), 0),
+        'mastodon', 'example.social', 'somebody', '2', 'https://example.social/@somebody/2');
+DELETE FROM tweetkeeper.tweets WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.post_refs WHERE post_key = '113284726341234568');
+SELECT is(tweetkeeper.schedule_posts(ARRAY['https://example.social/@carol/113284726341234601',
+                                           'https://example.social/@dave/113284726341234602',
+                                           'https://mastodon.social/@Gargron/113284726341234568',
+                                           'https://example.social/@bob/113284726341234600',
+                                           'https://example.social/@dave/113284726341234602']), 3::bigint,
+  'schedule_posts: a post whose hash another holds, a new one (twice), one whose tweets row was deleted, one tracked: 3 new');
+SELECT results_eq($$SELECT r.post_key, r.tweet_id = tweetkeeper.post_id(tweetkeeper.post_identity('mastodon', r.host, r.author, r.post_key), 1),
+                           t.endpoint, t.due_at = t.created_at + tweetkeeper.first_delay() AND t.created_at < now()
+                      FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id)
+                     WHERE r.post_key IN ('113284726341234601', '113284726341234602') ORDER BY 1$$,
+  $$VALUES ('113284726341234601', true, 'mastodon:example.social', true),
+           ('113284726341234602', false, 'mastodon:example.social', true)$$,
+  'the collided one under the next seed, the other under its own; both due as their ids'' time says, on their server');
+DELETE FROM tweetkeeper.post_refs WHERE author = 'somebody' AND post_key = '2';
 SELECT throws_ok($$INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay) VALUES (-5, now(), now(), '1 minute')$$,
   '23514', NULL, 'a negative id needs an endpoint');
 
 -- The view: every post, as people name them.
 SELECT results_eq($$SELECT network, count(*) FROM tweetkeeper.posts GROUP BY 1 ORDER BY 1$$,
-  $$VALUES ('bluesky', 5::bigint), ('mastodon', 4), ('x', 2)$$, 'posts shows every network''s posts');
+  $$VALUES ('bluesky', 5::bigint), ('mastodon', 6), ('x', 2)$$, 'posts shows every network''s posts');
 SELECT is((SELECT url FROM tweetkeeper.posts WHERE post_id = 1460323737035677698),
   'https://x.com/i/web/status/1460323737035677698', 'an X post''s URL');
 
