@@ -56,6 +56,7 @@ run_suite accounted tests/integration/accounted.sh
 run_suite networks tests/integration/networks.sh
 run_suite spec tests/mock_api/spec/spec.sh
 run_suite api-faults tests/faults/api_faults.sh
+run_suite api-faults-bluesky env PROVIDER=bluesky tests/faults/api_faults.sh
 run_suite crash-faults tests/faults/crash.sh
 
 read -r passed failed < <(awk '/^[a-z0-9.-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")

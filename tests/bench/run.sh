@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # make bench: the raw SQL floor (pgbench running claim+complete with fake metrics) and the
-# end-to-end rate (N due tweets, the mock API on loopback, real workers), in one run, each from
-# the same fresh state, printed as tweet-updates/s and their ratio.
+# end-to-end rate (N due posts, the mock API on loopback, real workers), in one run, each from
+# the same fresh state, printed as updates/s and their ratio. NETWORK=x (the default: TWEETS X
+# tweets, claim_batch, 100 per request) or NETWORK=bluesky (TWEETS Bluesky posts by DID,
+# claim_posts, 25 per getPosts; target: end to end at least 0.8 of the floor, issue 19).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
+NETWORK=${NETWORK:-x}
 TWEETS=${TWEETS:-1000000}
 FLOOR_SECONDS=${FLOOR_SECONDS:-20}
 FLOOR_CLIENTS=${FLOOR_CLIENTS:-4}
@@ -14,42 +17,88 @@ tk_workdir bench
 tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" || exit 1
 
-# A fresh table of $TWEETS due tweets (two hours old: due since 118 minutes).
+case $NETWORK in
+  x)
+    size=100
+    claim="tweetkeeper.claim_batch('pgbench', 100)"
+    ;;
+  bluesky)
+    size=25
+    claim="tweetkeeper.claim_posts('pgbench', 25, 'bluesky')"
+    tk_psql >/dev/null <<SQL || exit 1
+ALTER DATABASE tweetkeeper SET tweetkeeper.max_ids_per_call = 10000000;
+$(tk_tid_sql)
+SQL
+    ;;
+  *) echo "NETWORK must be x or bluesky, got $NETWORK" >&2; exit 2 ;;
+esac
+
+# A fresh table of $TWEETS due posts (two hours old: due since 118 minutes, or, for Bluesky, since
+# a minute: their delay follows their age).
 fresh_state() {
-  tk_psql <<SQL
+  if [ "$NETWORK" = x ]; then
+    tk_psql <<SQL
 TRUNCATE tweetkeeper.tweets, tweetkeeper.metric_history, tweetkeeper.batches;
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' "$TWEETS"));
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL
+  else
+    tk_psql <<SQL
+TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints;
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/%s',
+                public.tid(now() - interval '2 hours' + g * interval '1 microsecond', (g % 1024)::int))
+    FROM generate_series(1, $TWEETS) g));
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
+-- The AppView as answered before (the steady state: a never-answered endpoint is asked once at a
+-- time until it answers).
+INSERT INTO tweetkeeper.endpoints (endpoint, answered_at) VALUES ('bluesky', now());
+VACUUM ANALYZE tweetkeeper.tweets;
+CHECKPOINT;
+SQL
+  fi
 }
 
-echo "== scheduling $TWEETS tweets with one schedule_tweets call"
+echo "== scheduling $TWEETS posts of $NETWORK in one call"
 t0=$(date +%s.%N)
 fresh_state >/dev/null || exit 1
 t1=$(date +%s.%N)
-echo "schedule_tweets($TWEETS ids) + vacuum: $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
+echo "scheduling $TWEETS posts + vacuum: $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
 
 echo "== floor: pgbench, $FLOOR_CLIENTS clients, ${FLOOR_SECONDS}s"
-pgbench -n -c "$FLOOR_CLIENTS" -j 2 -T "$FLOOR_SECONDS" -f "$TK_ROOT/tests/bench/claim_complete.pgbench" \
+cat >"$dir/claim_complete.pgbench" <<PGB
+-- The raw SQL floor: one claim and one completion with fake metrics, exactly the SQL a worker
+-- runs, minus the HTTP request and the JSON parsing.
+SELECT lease_id, tweet_ids FROM $claim \gset
+SELECT tweetkeeper.complete_batch(:lease_id,
+  (SELECT jsonb_agg(jsonb_build_object('id', id, 'retweet_count', 1, 'reply_count', 2,
+            'like_count', 3, 'quote_count', 4, 'bookmark_count', 5, 'impression_count', 6))
+     FROM unnest(':tweet_ids'::bigint[]) AS id));
+PGB
+pgbench -n -c "$FLOOR_CLIENTS" -j 2 -T "$FLOOR_SECONDS" -f "$dir/claim_complete.pgbench" \
   >"$dir/pgbench.log" 2>&1 || { cat "$dir/pgbench.log"; exit 1; }
 tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$dir/pgbench.log" | head -1)
-floor=$(awk "BEGIN { printf \"%.0f\", $tps * 100 }")
+floor=$(awk "BEGIN { printf \"%.0f\", $tps * $size }")
 grep -E "latency average|number of transactions actually processed" "$dir/pgbench.log"
-echo "floor: $floor tweet-updates/s"
-tk_psql -c "SELECT format('sizes after the floor run: tweets %s, tweets_due_idx %s, metric_history %s',
-  pg_size_pretty(pg_table_size('tweetkeeper.tweets')), pg_size_pretty(pg_relation_size('tweetkeeper.tweets_due_idx')),
+echo "floor: $floor updates/s"
+tk_psql -c "SELECT format('sizes after the floor run: tweets %s, metric_history %s',
+  pg_size_pretty(pg_table_size('tweetkeeper.tweets')),
   pg_size_pretty((SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits
                    WHERE inhparent = 'tweetkeeper.metric_history'::regclass)))"
 
-echo "== end to end: $WORKERS workers x $CONCURRENCY batches in flight, mock API on loopback, $TWEETS due tweets"
+echo "== end to end: $WORKERS workers x $CONCURRENCY batches in flight, mock API on loopback, $TWEETS due posts"
 fresh_state >/dev/null || exit 1
-tk_mock_start "$dir/mock.log" --threads 32 --rate-limit 100000000 || exit 1
-export TWEETKEEPER_BEARER_TOKEN=bench
+tk_mock_start "$dir/mock.log" --threads 32 --rate-limit 100000000 --xrpc-rate-limit 100000000 || exit 1
 pids=()
 for w in $(seq 1 "$WORKERS"); do
-  "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency "$CONCURRENCY" \
-    --name "bench-$w" --exit-when-idle 3 --log-level warn >"$dir/worker-$w.log" 2>&1 &
+  if [ "$NETWORK" = x ]; then
+    TWEETKEEPER_BEARER_TOKEN=bench "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency "$CONCURRENCY" \
+      --name "bench-$w" --exit-when-idle 3 --log-level warn >"$dir/worker-$w.log" 2>&1 &
+  else
+    env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" \
+      --concurrency "$CONCURRENCY" --name "bench-$w" --exit-when-idle 3 --log-level warn >"$dir/worker-$w.log" 2>&1 &
+  fi
   pids+=($!)
   TK_PIDS+=($!)
 done
@@ -61,10 +110,11 @@ read -r stored span < <(tk_psql -F ' ' -c "SELECT sum(stored), extract(epoch FRO
   FROM tweetkeeper.batches WHERE outcome = 'completed'")
 e2e=$(awk "BEGIN { printf \"%.0f\", $stored / $span }")
 left=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE state = 'scheduled' AND update_count = 0")
-echo "stored $stored results in $(awk "BEGIN { printf \"%.1f\", $span }") s; $left tweets never refreshed"
-echo "end-to-end: $e2e tweet-updates/s"
+echo "stored $stored results in $(awk "BEGIN { printf \"%.1f\", $span }") s; $left posts never refreshed"
+echo "end-to-end: $e2e updates/s"
 tk_psql -c "SELECT format('batches: %s, full: %s, released: %s, expired: %s', count(*),
-  count(*) FILTER (WHERE size = 100), count(*) FILTER (WHERE outcome = 'released'),
+  count(*) FILTER (WHERE size = $size), count(*) FILTER (WHERE outcome = 'released'),
   count(*) FILTER (WHERE outcome = 'expired')) FROM tweetkeeper.batches"
 echo "== result"
-echo "floor $floor tweet-updates/s, end-to-end $e2e tweet-updates/s, ratio $(awk "BEGIN { printf \"%.2f\", $e2e / $floor }") (target >= 0.5)"
+target=$([ "$NETWORK" = x ] && echo 0.5 || echo 0.8)
+echo "$NETWORK: floor $floor updates/s, end-to-end $e2e updates/s, ratio $(awk "BEGIN { printf \"%.2f\", $e2e / $floor }") (target >= $target)"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The X API misbehaving (issue 3): PostgreSQL + the mock X API with --fault-rate 0.3 (every kind:
 # hang, slow, drop, 5xx, truncated, content-type, huge) + two workers with a short --http-timeout.
+# PROVIDER=bluesky: the same faults on Bluesky's AppView (getPosts), with Bluesky posts and
+# workers (issue 19).
 # After RUN_SECONDS the workers get SIGTERM. The API misbehaving must never crash a worker, hang
 # it past its timeout, make it spin, or lose a tweet; every failure must be logged and handed back.
 # Prints "ok"/"not ok" lines, the fault counts and "api-faults: N passed, M failed"; exits
@@ -9,6 +11,8 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 RUN_SECONDS=${RUN_SECONDS:-40}
+PROVIDER=${PROVIDER:-x}
+case $PROVIDER in x) suite=api-faults ;; bluesky) suite=api-faults-bluesky ;; *) echo "PROVIDER: x or bluesky" >&2; exit 2 ;; esac
 FAULT_RATE=0.3
 FAULT_SEED=${FAULT_SEED:-1}
 BUFFER_TTL_S=1
@@ -20,33 +24,35 @@ STOP_BOUND_S=$((2 * HTTP_TIMEOUT_S + 8)) # SIGTERM to exit: the request in fligh
 YOUNG=300          # tweets 1 minute old: every 6 s
 OLDER=100          # tweets 1 hour old: every 15 s
 
-tk_workdir api-faults
+tk_workdir "$suite"
 # CPU seconds (user + system) a process has used so far.
 cpu_seconds() { awk -v tck="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tck }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # Worker log lines reporting a released batch whose reason matches an extended regex.
 released() { cat "$dir"/worker-*.log | grep 'batch released' | grep -cE "$1"; }
 
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=${BUFFER_TTL_S}s -c tweetkeeper.lease_ttl=${LEASE_TTL_S}s || exit 1
+# (Bluesky: every post shown, so that each is refreshed; the AppView leaves hidden ones out.)
 tk_mock_start "$dir/mock.log" --fault-rate $FAULT_RATE --fault-seed "$FAULT_SEED" \
-  --request-log "$dir/requests.log" || exit 1
+  --request-log "$dir/requests.log" $([ "$PROVIDER" = bluesky ] && echo --deleted-every 0 --protected-every 0) || exit 1
 
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 -- Every refresh leaves a history row, unchanged or not: the gaps between them are measured.
 ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 $(tk_fast_policy_sql)
-$(tk_fast_queue_sql $YOUNG $OLDER)
+$([ "$PROVIDER" = x ] && tk_fast_queue_sql $YOUNG $OLDER || tk_bluesky_queue_sql $YOUNG $OLDER)
 SQL
 total=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets")
-echo "# $total tweets; mock with --fault-rate $FAULT_RATE --fault-seed $FAULT_SEED (all kinds);" \
+echo "# $total $PROVIDER posts; mock with --fault-rate $FAULT_RATE --fault-seed $FAULT_SEED (all kinds);" \
   "two workers, --http-timeout $HTTP_TIMEOUT_S --concurrency 2 --batch-size $BATCH_SIZE, for ${RUN_SECONDS}s"
 
 start=$(tk_psql -c "SELECT now()")
 t_start=$(date +%s.%N)
 pids=()
 for w in 1 2; do
-  # One token per worker, so the mock's request log tells them apart.
-  TWEETKEEPER_BEARER_TOKEN=api-faults-token-$w "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" \
+  # One token per worker, so the mock's request log tells them apart (Bluesky's AppView takes none).
+  TWEETKEEPER_BEARER_TOKEN=api-faults-token-$w "$TK_WORKER" --provider "$([ "$PROVIDER" = x ] && echo x-v2 || echo bluesky)" \
+    --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" \
     --name "fault-worker-$w" --concurrency 2 --batch-size $BATCH_SIZE --http-timeout $HTTP_TIMEOUT_S \
     --poll-interval 200 >"$dir/worker-$w.log" 2>&1 &
   pids+=($!)
@@ -140,9 +146,11 @@ tk_sql_ok "each lease stored at most its batch's tweets, only its own, and only 
 slack="interval '$SLACK_S seconds'"
 bound="interval '$((LEASE_TTL_S + BUFFER_TTL_S + SLACK_S)) seconds'"
 tk_gaps_sql >"$dir/gaps.sql"
-tk_sql_ok "every scheduled tweet was refreshed at least twice" \
-  "SELECT count(*) > 0 AND min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled'" \
-  "SELECT tweet_id, update_count FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count LIMIT 5"
+# (On a fast delay: the mock's AppView backdates a Bluesky post in 17, whose answer moves it to a
+# daily refresh.)
+tk_sql_ok "every scheduled post on a fast delay was refreshed at least twice" \
+  "SELECT count(*) > 0 AND min(update_count) >= 2 FROM tweetkeeper.tweets WHERE state = 'scheduled' AND delay <= interval '15 seconds'" \
+  "SELECT tweet_id, update_count, delay FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count LIMIT 5"
 tk_on_schedule_ok "lease TTL + buffer TTL + ${SLACK_S}s" "$stop" "$bound"
 tk_psql -F ' ' -c "$(cat "$dir/gaps.sql") SELECT '# gaps between observations: delay 6 s: max', max(gap) FILTER (WHERE delay = '6 s'),
   '; delay 15 s: max', max(gap) FILTER (WHERE delay = '15 s'), '; bound: delay +', $bound FROM gaps"
@@ -188,4 +196,4 @@ if [ "$TK_FAILED" -gt 0 ]; then
   echo "# worker logs:"
   tail -n 15 "$dir"/worker-*.log | sed 's/^/#   /'
 fi
-tk_summary api-faults
+tk_summary "$suite"

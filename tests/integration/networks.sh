@@ -28,9 +28,7 @@ ALTER DATABASE tweetkeeper SET tweetkeeper.history_keep_unchanged = on;
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
 $(tk_fast_policy_sql)
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 150 0));
-CREATE FUNCTION public.tid(t timestamptz, clock int) RETURNS text LANGUAGE sql AS \$\$
-  SELECT string_agg(substr('234567abcdefghijklmnopqrstuvwxyz', ((v >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
-    FROM (SELECT ((extract(epoch FROM t) * 1000000)::bigint << 10) | clock AS v) x, generate_series(0, 12) i \$\$;
+$(tk_tid_sql)
 SELECT tweetkeeper.schedule_posts(ARRAY(
   SELECT format('https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/%s',
                 public.tid(now() - interval '1 minute' + g * interval '1 ms', g))

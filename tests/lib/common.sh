@@ -2,8 +2,8 @@
 # Source it; it sets TK_ROOT, TK_BUILD, TK_WORKER, TK_MOCK and defines the helpers below.
 TK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TK_BUILD=${TK_BUILD:-$TK_ROOT/build}
-TK_WORKER=$TK_BUILD/worker/tweetkeeper-worker
-TK_MOCK=$TK_BUILD/tests/mock_api/tweetkeeper-mock-api
+TK_WORKER=${TK_WORKER:-$TK_BUILD/worker/tweetkeeper-worker}
+TK_MOCK=${TK_MOCK:-$TK_BUILD/tests/mock_api/tweetkeeper-mock-api}
 TK_PIDS=()
 
 # tk_tmpdir NAME: a fresh directory that the postgres user can use.
@@ -164,6 +164,21 @@ tk_fast_queue_sql() {
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' "$2" 5000));"
   [ "${3:-0}" -gt 0 ] && echo "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '40 days' "$3" 9000));"
   return 0
+}
+# tk_tid_sql: SQL creating public.tid(time, clock id), a Bluesky record key (TID) for them:
+# microseconds << 10 | clock id, base32-sortable, 13 characters.
+tk_tid_sql() {
+  echo "CREATE FUNCTION public.tid(t timestamptz, clock int) RETURNS text LANGUAGE sql IMMUTABLE AS \$\$
+  SELECT string_agg(substr('234567abcdefghijklmnopqrstuvwxyz', ((v >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
+    FROM (SELECT ((extract(epoch FROM t) * 1000000)::bigint << 10) | clock AS v) x, generate_series(0, 12) i \$\$;"
+}
+# tk_bluesky_queue_sql YOUNG OLDER: as tk_fast_queue_sql, for Bluesky posts (at:// URIs by DID,
+# record keys of those times, clock ids 1..YOUNG and 1..OLDER); defines public.tid.
+tk_bluesky_queue_sql() {
+  tk_tid_sql
+  echo "SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/%s', public.tid(now() - a.age + g * interval '1 ms', g))
+    FROM (VALUES (interval '1 minute', $1), (interval '1 hour', $2)) a(age, n), generate_series(1, a.n) g));"
 }
 # tk_expected_sql DELETED_EVERY PROTECTED_EVERY: SQL for public.expected (tweet_id, state), the
 # state each tracked tweet must end in when the mock runs with --deleted-every and

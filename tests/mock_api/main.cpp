@@ -223,6 +223,11 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_option("--xrpc-rate-limit", config.xrpc_rate_limit,
+                 "Bluesky's AppView: requests per 5-minute window, for every caller together (benchmarks raise it)")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--monthly-cap", config.monthly_cap,
                  "Billed post reads per token and calendar month (UTC; a post once per UTC day); then "
                  "every request with it gets the usage-capped 429. 0: no cap")
