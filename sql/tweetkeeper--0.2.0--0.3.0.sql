@@ -222,6 +222,7 @@ DECLARE
   msg text;
   added bigint := 0;
   u text;
+  rest text[];
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -275,7 +276,7 @@ BEGIN
   -- probes the next seeds.
   WITH want AS (
     SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
-      FROM (SELECT a.i, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
+      FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
                    coalesce(least(p.created_at, now()), now()) AS created_at,
                    tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
               FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
@@ -307,20 +308,13 @@ BEGIN
     ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
     RETURNING 1
   )
-  SELECT added + count(*) INTO added FROM added_rows;
+  SELECT added + (SELECT count(*) FROM added_rows),
+         ARRAY(SELECT cand.url FROM cand
+                WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
+                ORDER BY cand.i)
+    INTO added, rest;
   -- The rest: posts whose seed-0 id another post holds (or took meanwhile).
-  FOR u IN SELECT (array_agg(a.url ORDER BY a.i))[1]
-             FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
-            WHERE p.network <> 'x'
-            GROUP BY p.network, p.host, p.author, p.post_key
-           HAVING NOT EXISTS (
-             SELECT 1 FROM tweetkeeper.post_refs r
-              WHERE r.tweet_id = tweetkeeper.post_id(tweetkeeper.post_identity(p.network, coalesce(p.host, ''),
-                                                                               p.author, p.post_key), 0)
-                AND (r.network, r.host, r.post_key) = (p.network, coalesce(p.host, ''), p.post_key)
-                AND (r.author = p.author OR r.author = (SELECT h.did FROM tweetkeeper.bluesky_handles h
-                                                          WHERE h.handle = p.author)))
-            ORDER BY min(a.i) LOOP
+  FOREACH u IN ARRAY rest LOOP
     IF tweetkeeper.schedule_post(u) THEN
       added := added + 1;
     END IF;
