@@ -78,11 +78,8 @@ SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '20 days' $x 80000000));
 $(for age in '10 minutes' '30 minutes' '12 hours' '3 days' '20 days'; do
   # Bluesky posts by DID (at:// URIs), a microsecond apart; Mastodon statuses (ids: ms << 16) on
   # m0.social .. m19.social, a millisecond apart. One call per age and network.
+  tk_bluesky_posts_sql "$age" "$b" '1 microsecond'
   echo "SELECT tweetkeeper.schedule_posts(ARRAY(
-  SELECT format('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/%s',
-                public.tid(now() - interval '$age' + g * interval '1 microsecond', (g % 1024)::int))
-    FROM generate_series(1, $b) g));
-SELECT tweetkeeper.schedule_posts(ARRAY(
   SELECT format('https://m%s.social/@u/%s', g % 20,
                 ((extract(epoch FROM now() - interval '$age' + g * interval '1 ms') * 1000)::bigint << 16) + g % 65536)
     FROM generate_series(1, $m) g));"

@@ -21,11 +21,11 @@ cp -a "$(pg_config --sharedir)" "$dir/pg/usr/share/postgresql/15"
 ln -s "$(dirname "$(dirname "$(pg_config --includedir-server)")")" "$dir/pg/usr/include/postgresql"
 rm -f "$dir"/pg/usr/share/postgresql/15/extension/tweetkeeper* "$dir"/pg/usr/lib/postgresql/15/lib/tweetkeeper.so
 release_path="$dir/pg/usr/lib/postgresql/15/bin:$PATH"
+[ "$(PATH=$release_path pg_config --sharedir)" = "$dir/pg/usr/share/postgresql/15" ] || { echo "pg_config is not relocatable"; exit 1; }
 { PATH=$release_path make -C "$dir/src" TK_PGXS=1 -j2 install &&
   cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
   cmake --build "$dir/build" --target tweetkeeper-worker -j2; } >"$dir/build.log" 2>&1 ||
   { tail -n 30 "$dir/build.log"; exit 1; }
-[ "$(PATH=$release_path pg_config --sharedir)" = "$dir/pg/usr/share/postgresql/15" ] || { echo "pg_config is not relocatable"; exit 1; }
 
 declare -A floor e2e best_floor best_e2e
 for r in $(seq 1 "$ROUNDS"); do

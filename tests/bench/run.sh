@@ -46,10 +46,7 @@ SQL
   else
     tk_psql <<SQL
 TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints;
-SELECT tweetkeeper.schedule_posts(ARRAY(
-  SELECT format('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/%s',
-                public.tid(now() - interval '2 hours' + g * interval '1 microsecond', (g % 1024)::int))
-    FROM generate_series(1, $TWEETS) g));
+$(tk_bluesky_posts_sql '2 hours' "$TWEETS" '1 microsecond')
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
 -- The AppView as answered before (the steady state: a never-answered endpoint is asked once at a
 -- time until it answers).

@@ -176,9 +176,16 @@ tk_tid_sql() {
 # record keys of those times, clock ids 1..YOUNG and 1..OLDER); defines public.tid.
 tk_bluesky_queue_sql() {
   tk_tid_sql
+  tk_bluesky_posts_sql '1 minute' "$1" '1 ms'
+  tk_bluesky_posts_sql '1 hour' "$2" '1 ms'
+}
+# tk_bluesky_posts_sql AGE N STEP: SQL that schedules N Bluesky posts (at:// URIs by DID) made AGE
+# ago, STEP apart, clock ids 1.. (mod 1024); needs public.tid (tk_tid_sql).
+tk_bluesky_posts_sql() {
   echo "SELECT tweetkeeper.schedule_posts(ARRAY(
-  SELECT format('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/%s', public.tid(now() - a.age + g * interval '1 ms', g))
-    FROM (VALUES (interval '1 minute', $1), (interval '1 hour', $2)) a(age, n), generate_series(1, a.n) g));"
+  SELECT format('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/%s',
+                public.tid(now() - interval '$1' + g * interval '$3', (g % 1024)::int))
+    FROM generate_series(1, $2) g));"
 }
 # tk_expected_sql DELETED_EVERY PROTECTED_EVERY: SQL for public.expected (tweet_id, state), the
 # state each tracked tweet must end in when the mock runs with --deleted-every and

@@ -90,8 +90,7 @@ BatchResult MastodonProvider::ParseAnswer(const HttpResponse& response, const st
   return result;
 }
 
-std::string MastodonProvider::DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed,
-                                           const BatchResult& /*result*/) const {
+std::string MastodonProvider::DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed) const {
   return ids > 1 && failed.status == 404 ? BaseUrl(HostOf(keys.endpoint)) + "/api/v2/instance" : "";
 }
 

@@ -48,8 +48,7 @@ class MastodonProvider final : public Provider {
   // Through the Provider interface: each server's token is its host's; a 404 to a batch of more
   // than one status asks /api/v2/instance, and an old server's answer says single-status.
   std::optional<std::string> EndpointToken(const std::string& endpoint) const override { return HostOf(endpoint); }
-  std::string DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed,
-                           const BatchResult& result) const override;
+  std::string DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed) const override;
   std::optional<Diagnosis> Diagnose(const HttpResponse& answer) const override;
 
  private:

@@ -77,8 +77,8 @@ class Provider {
   // A failed answer that one more request can explain (Mastodon: a 404 to a batch may be a server
   // older than 4.3, which its /api/v2/instance tells): the URL to ask, or empty; and what that
   // answer says, if anything.
-  virtual std::string DiagnosisUrl(const PostKeys& /*keys*/, std::size_t /*ids*/, const HttpResponse& /*failed*/,
-                                   const BatchResult& /*result*/) const {
+  virtual std::string DiagnosisUrl(const PostKeys& /*keys*/, std::size_t /*ids*/,
+                                   const HttpResponse& /*failed*/) const {
     return "";
   }
   virtual std::optional<Diagnosis> Diagnose(const HttpResponse& /*answer*/) const { return std::nullopt; }

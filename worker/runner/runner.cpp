@@ -342,7 +342,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   const std::optional<Millis> paused = ApplyRateLimit(slot, result, quota_in_database);
   QuotaReport quota{RateJson(result.rate_limit), result.ok() ? "" : Refusal(result.failure)};
   std::string reason = result.reason;
-  const std::string diagnosis_url = result.ok() ? "" : provider_->DiagnosisUrl(keys, ids.size(), response, result);
+  const std::string diagnosis_url = result.ok() ? "" : provider_->DiagnosisUrl(keys, ids.size(), response);
   if (!diagnosis_url.empty()) {
     // One more request explains the failure (a Mastodon server older than 4.3: one status per
     // request from then on).
