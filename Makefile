@@ -84,7 +84,10 @@ bench: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/release_ab.sh
-	NETWORK=bluesky TWEETS=600000 FLOOR_SECONDS=15 tests/bench/run.sh
+	# Bluesky end to end with as many sessions as the floor's 4 clients (2 workers x 2), then with
+	# twice as many (2 x 4): its claims all count requests on one endpoint's row.
+	NETWORK=bluesky TWEETS=600000 FLOOR_SECONDS=15 CONCURRENCY=2 tests/bench/run.sh
+	NETWORK=bluesky TWEETS=600000 FLOOR_SECONDS=15 CONCURRENCY=4 tests/bench/run.sh
 	tests/bench/history.sh
 	tests/bench/import.sh
 	tests/bench/shortage.sh

@@ -287,6 +287,11 @@ BEGIN
 
   -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
   PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
+  IF b.outcome = 'completed' THEN
+    -- Completed already: a repeat (a worker whose connection broke as its first call committed
+    -- calls again). What was stored, billed and counted then stays as it is.
+    RETURN 0;
+  END IF;
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
     INTO keep_all, missing_after, recheck FROM tweetkeeper.settings() x;
 

@@ -15,7 +15,7 @@ CREATE TABLE endpoints (
   single_status boolean NOT NULL DEFAULT false,  -- Mastodon before 4.3: one status per request
   requests bigint NOT NULL DEFAULT 0,
   last_used_at timestamptz,
-  answered_at timestamptz,       -- its last answer; NULL: none yet, so one request at a time
+  answered_at timestamptz,       -- its first answer; NULL: none yet, so one request at a time
   CONSTRAINT endpoints_pkey PRIMARY KEY (endpoint),
   CONSTRAINT endpoints_status_known CHECK (status IN ('active', 'waiting', 'needs-token'))
 );
@@ -52,6 +52,8 @@ DECLARE
   hi text := CASE provider WHEN 'bluesky' THEN 'bluesky-handle' ELSE 'mastodon;' END;  -- ';' follows ':'
   n integer;
   ids bigint[];
+  dues timestamptz[];
+  keys text[];
   oldest timestamptz;
   lease bigint;
   waits text[] := '{}';
@@ -93,8 +95,25 @@ BEGIN
      WHERE d.endpoint IS NOT NULL AND f.first_due <= now()
      ORDER BY f.first_due
   LOOP
-    INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (e.endpoint) ON CONFLICT DO NOTHING;
-    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint FOR UPDATE;
+    -- The endpoint's row is read without a lock: every claim of a busy endpoint (Bluesky has
+    -- one) would otherwise queue on it from here to its commit. It is locked below, by the
+    -- update that counts the request, which checks the window again on the row's newest version.
+    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint;
+    IF NOT FOUND OR q.answered_at IS NULL THEN
+      -- An endpoint that never answered is asked once at a time until it does: its first answer
+      -- says whether it wants a token, how many requests it takes, whether it is older than 4.3.
+      -- Concurrent first requests would each be refused alike (each a request spent for
+      -- nothing). Its row is locked first, so that of two such claims the second sees the
+      -- first's batch. A probe whose worker died is handed back (abandoned, expired), and
+      -- another goes.
+      INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (e.endpoint) ON CONFLICT DO NOTHING;
+      SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint FOR UPDATE;
+      IF q.answered_at IS NULL AND EXISTS (SELECT FROM tweetkeeper.batches b
+                                            WHERE b.outcome IS NULL AND b.endpoint = e.endpoint) THEN
+        waits := waits || format('%s: its first request is in flight', e.endpoint);
+        CONTINUE;
+      END IF;
+    END IF;
     IF q.status = 'needs-token' AND NOT substr(e.endpoint, 10) = ANY (coalesce(tokens, '{}')) THEN
       waits := waits || format('%s needs a token: %s', e.endpoint, q.status_reason);
       CONTINUE;
@@ -109,22 +128,31 @@ BEGIN
       wait_min := least(wait_min, q.window_reset_at);
       CONTINUE;
     END IF;
-    -- An endpoint that never answered is asked once at a time until it does: its first answer
-    -- says whether it wants a token, how many requests it takes, whether it is older than 4.3.
-    -- Concurrent first requests would each be refused alike (each a request spent for nothing).
-    -- A probe whose worker died is handed back (abandoned, expired), and another goes.
-    IF q.answered_at IS NULL AND EXISTS (SELECT FROM tweetkeeper.batches b
-                                          WHERE b.outcome IS NULL AND b.endpoint = e.endpoint) THEN
-      waits := waits || format('%s: its first request is in flight', e.endpoint);
-      CONTINUE;
-    END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
-    SELECT array_agg(c.tweet_id ORDER BY c.due_at), min(c.due_at) INTO ids, oldest
+    SELECT array_agg(c.tweet_id ORDER BY c.due_at), array_agg(c.due_at ORDER BY c.due_at), min(c.due_at)
+      INTO ids, dues, oldest
       FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
              WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint AND t.due_at <= now()
              ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) c;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
+    lease := nextval('tweetkeeper.lease_id_seq');
+    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+     WHERE t.tweet_id = ANY (ids);
+    INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                     expires_at, credential, claimer_pid, claimer_started, billable,
+                                     provider, endpoint)
+    VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, e.endpoint);
+    keys := ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                        ELSE r.post_key END
+                    FROM unnest(ids) WITH ORDINALITY AS i(id, k)
+                    JOIN tweetkeeper.post_refs r ON r.tweet_id = i.id ORDER BY i.k);
+    -- One request of the window, counted last, under the row's lock, on its newest version: the
+    -- checks above are made again there, so no two claims take the window's last request, and
+    -- a 429 or 401 recorded meanwhile holds. Last, because the lock is held to the commit, and
+    -- every claim of the endpoint (all of Bluesky's) queues on it: it covers this update and
+    -- the commit, not the claim's other work.
     UPDATE tweetkeeper.endpoints x
        -- A window whose reset has passed starts again at its limit; its end is unknown until an
        -- answer says (record_endpoint_quota), and requests are counted down meanwhile.
@@ -136,22 +164,22 @@ BEGIN
            status_reason = CASE WHEN x.status = 'needs-token' THEN x.status_reason END,
            status_until = NULL,
            requests = x.requests + 1, last_used_at = clock_timestamp()
-     WHERE x.endpoint = e.endpoint;
-    lease := nextval('tweetkeeper.lease_id_seq');
-    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-     WHERE t.tweet_id = ANY (ids);
-    INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                     expires_at, credential, claimer_pid, claimer_started, billable,
-                                     provider, endpoint)
-    VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, e.endpoint);
-    RETURN QUERY
-      SELECT lease, ids,
-             ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
-                                         ELSE r.post_key END
-                     FROM unnest(ids) WITH ORDINALITY AS i(id, k)
-                     JOIN tweetkeeper.post_refs r ON r.tweet_id = i.id ORDER BY i.k),
-             e.endpoint, NULL::timestamptz, NULL::text;
+     WHERE x.endpoint = e.endpoint
+       AND (x.status <> 'needs-token' OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
+       AND NOT coalesce(x.status = 'waiting' AND x.status_until > now(), false)
+       AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false);
+    IF NOT FOUND THEN
+      -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
+      -- were, no batch), and the next claim says why.
+      UPDATE tweetkeeper.tweets t SET due_at = d.due_at, lease_id = NULL
+        FROM unnest(ids, dues) AS d(id, due_at)
+       WHERE t.tweet_id = d.id;
+      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
+      waits := waits || format('%s: its window changed meanwhile', e.endpoint);
+      wait_min := least(wait_min, now() + interval '1 second');
+      CONTINUE;
+    END IF;
+    RETURN QUERY SELECT lease, ids, keys, e.endpoint, NULL::timestamptz, NULL::text;
     RETURN;
   END LOOP;
   IF wait_min IS NOT NULL THEN
@@ -183,7 +211,9 @@ BEGIN
     RETURN;
   END IF;
   -- The API's word wins where it is stricter (as for credentials): a smaller remaining, a later
-  -- reset; an answer of an older window says nothing about this one.
+  -- reset; an answer of an older window says nothing about this one. Most answers say nothing
+  -- new (the claims count requests down before the API does): then the row is left alone, not
+  -- even locked, so that completions do not queue on it behind each other and the claims.
   UPDATE tweetkeeper.endpoints x
      SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
          remaining = CASE WHEN api_remaining IS NULL THEN x.remaining
@@ -191,8 +221,13 @@ BEGIN
                           WHEN api_reset < x.window_reset_at THEN x.remaining
                           ELSE least(x.remaining, api_remaining) END,
          window_reset_at = greatest(x.window_reset_at, api_reset),
-         answered_at = CASE WHEN answered THEN now() ELSE x.answered_at END
-   WHERE x.endpoint = record_endpoint_quota.endpoint;
+         answered_at = CASE WHEN answered AND x.answered_at IS NULL THEN now() ELSE x.answered_at END
+   WHERE x.endpoint = record_endpoint_quota.endpoint
+     AND ((answered AND x.answered_at IS NULL)
+          OR (api_limit > 0 AND api_limit IS DISTINCT FROM x.requests_per_window)
+          OR api_reset > coalesce(x.window_reset_at, '-infinity')
+          OR (api_remaining IS NOT NULL AND (x.window_reset_at IS NULL OR api_reset IS NULL OR x.remaining IS NULL))
+          OR (api_reset = x.window_reset_at AND api_remaining < x.remaining));
   IF refusal = 'rate-limited' THEN
     UPDATE tweetkeeper.endpoints x
        SET status = 'waiting', remaining = 0,
@@ -253,7 +288,8 @@ BEGIN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
-  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' THEN
+  -- Not such a batch, or completed already (a repeated call): nothing to settle.
+  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR b.outcome = 'completed' THEN
     RETURN 0;
   END IF;
   INSERT INTO tweetkeeper.bluesky_handles AS h (handle, did, problem, resolved_at)

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(45);
+SELECT plan(46);
 SET LOCAL tweetkeeper.buffer_ttl = '5s';
 SET LOCAL tweetkeeper.lease_ttl = '2min';
 
@@ -68,6 +68,10 @@ SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM claims WHERE n = 1),
   '[{"id":1001,"retweet_count":999}]'), 0, 'completing a lease twice stores nothing');
 SELECT is((SELECT retweet_count FROM tweetkeeper.tweets WHERE tweet_id = 1001), 1::bigint, 'and overwrites nothing');
 SELECT is((SELECT count(*) FROM tweetkeeper.metric_history WHERE tweet_id = 1001), 1::bigint, 'and adds no history');
+SELECT row_eq($$SELECT outcome, stored, billed, tweets_read FROM tweetkeeper.batches
+                WHERE lease_id = (SELECT lease_id FROM claims WHERE n = 1)$$,
+  ROW('completed'::text, 99, 97, 97),
+  'and leaves the batch''s record as the first completion made it (a worker repeats a call its broken connection left unsettled)');
 
 -- Batch 2's lease expires and another worker takes the tweets over: the late result is refused.
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute'

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(59);
+SELECT plan(62);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -150,6 +150,22 @@ SELECT results_eq($$SELECT endpoint, network, status, reason, released_batches F
 SELECT is((SELECT remaining || ' of ' || requests_per_window || ', reset ' || (window_reset_at IS NULL)
              FROM tweetkeeper.endpoint_stats WHERE endpoint = 'bluesky'),
   '2999 of 3000, reset true', 'and the Bluesky window: one request counted since the reset, whose next end no answer gave yet');
+
+-- An answer that says nothing new of the window leaves the row alone, not even locked: every
+-- completion would otherwise queue on it, behind the others and every claim of the endpoint.
+CREATE TEMP TABLE answer AS
+  SELECT jsonb_build_object('limit', 3000, 'remaining', 2999,
+                            'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')) AS rate;
+SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
+SELECT is((SELECT remaining || ' ' || (window_reset_at = date_trunc('second', now()) + interval '5 minutes')
+             FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), '2999 true', 'an answer gives the window''s end');
+CREATE TEMP TABLE version AS SELECT ctid AS c FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky';
+SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
+SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 3000}' FROM answer), NULL, NULL, true);
+SELECT is((SELECT ctid FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), (SELECT c FROM version),
+  'the same answer again, or one counting fewer requests than we did, leaves the row as it was');
+SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 2990}' FROM answer), NULL, NULL, true);
+SELECT is((SELECT remaining FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), 2990, 'a stricter remaining is taken');
 
 -- A server never answered is asked once at a time until it answers: concurrent first requests
 -- would each be refused alike (a 401, an old server's 404).

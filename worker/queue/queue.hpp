@@ -2,13 +2,13 @@
 // The batch queue as the worker sees it: tweetkeeper.claim_batch / complete_batch /
 // release_batch over one libpqxx connection (one Queue per slot, so per thread).
 //
-// Each call is its own short transaction. The lease lives in the database (claim pushes the
-// tweets' due time forward; complete checks the lease), so no transaction stays open during
-// the API call and a worker that dies simply lets its leases expire.
+// Each call is one statement, its own transaction. The lease lives in the database (claim
+// pushes the tweets' due time forward; complete checks the lease), so no transaction stays open
+// during the API call and a worker that dies simply lets its leases expire.
 //
-// Errors: pqxx::broken_connection is retried here (reconnect) as long as `RetryPolicy` says so;
-// nothing was committed when it is thrown. pqxx::sql_error and pqxx::in_doubt_error go to the
-// caller, which must never blindly repeat an in-doubt call.
+// Errors: pqxx::broken_connection is retried here (reconnect, then the call again) as long as
+// `RetryPolicy` says so: every call is safe to repeat whether or not it committed before the
+// connection broke (see Queue::Call). pqxx::sql_error goes to the caller.
 
 #include <cstdint>
 #include <functional>
@@ -80,7 +80,7 @@ class Queue {
  private:
   static void CheckUsable(pqxx::transaction_base& tx, bool keyed);
   template <typename Body>
-  auto InTransaction(const RetryPolicy& retry, Body&& body);
+  auto Call(const RetryPolicy& retry, Body&& body);
 
   std::string dsn_;
   std::string worker_name_;

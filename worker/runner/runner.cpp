@@ -494,7 +494,7 @@ void Runner::WaitForQuota(Slot& slot, const QuotaWait& wait) {
 }
 
 // One place that turns database exceptions into log lines. Nothing here retries: reconnects
-// happen inside Queue, and an in-doubt call is never repeated (the lease expiry covers it).
+// (and the repeat of a call the broken connection left unsettled) happen inside Queue.
 template <typename Call>
 Runner::DbOutcome Runner::GuardDb(Slot& slot, const char* what, std::int64_t lease_id, Call&& call) {
   const std::string where =
@@ -502,10 +502,6 @@ Runner::DbOutcome Runner::GuardDb(Slot& slot, const char* what, std::int64_t lea
   try {
     call();
     return DbOutcome::kOk;
-  } catch (const pqxx::in_doubt_error& e) {
-    spdlog::warn("{} outcome unknown (connection lost during commit), not repeated; the lease expiry settles it: {}",
-                 where, RedactDsnSecrets(e.what(), options_.dsn));
-    return DbOutcome::kInDoubt;
   } catch (const pqxx::sql_error& e) {
     spdlog::error("{} failed: SQLSTATE {}: {}", where, e.sqlstate(), SqlMessage(e, options_.dsn));
     return DbOutcome::kSqlError;

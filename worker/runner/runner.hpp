@@ -66,7 +66,7 @@ class Runner {
   struct Totals {
     std::uint64_t batches = 0, tweets = 0, found = 0, problems = 0, errors = 0, expired = 0;
   };
-  enum class DbOutcome { kOk, kSqlError, kInDoubt, kUnavailable, kOther };
+  enum class DbOutcome { kOk, kSqlError, kUnavailable, kOther };
 
   void SlotLoop(Slot& slot);
   Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
