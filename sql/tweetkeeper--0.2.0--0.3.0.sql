@@ -97,6 +97,12 @@ CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND twee
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
+-- The oldest due Mastodon status of all, whatever its server: claim_posts() asks it first.
+CREATE INDEX tweets_mastodon_due_idx ON tweets (due_at)
+  WHERE due_at IS NOT NULL AND tweet_id < 0 AND starts_with(endpoint, 'mastodon:');
+-- An endpoint's watched posts, which claim_posts() takes first.
+CREATE INDEX tweets_endpoint_watched_idx ON tweets (endpoint COLLATE "C", due_at)
+  WHERE watch_until IS NOT NULL AND tweet_id < 0;
 
 -- Posts of other networks: what names each on its network, under the negative id that keys it in
 -- tweets (see the key's comment in 20_queue_tables.sql). X's tweets have no row here: their id
@@ -400,6 +406,7 @@ DECLARE
   keys text[];
   oldest timestamptz;
   lease bigint;
+  tried text;
   waits text[] := '{}';
   wait_min timestamptz;
 BEGIN
@@ -416,29 +423,41 @@ BEGIN
       tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  -- The endpoints with due posts, the longest waiting first: a loose scan of
-  -- tweets_endpoint_due_idx (one probe per endpoint, not one per post). In byte order (COLLATE
-  -- "C", as the index): the range 'mastodon:' .. 'mastodon;' holds every Mastodon server there,
-  -- not in en_US's order, which ignores punctuation.
+  -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
+  -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
+  -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
+  -- with due posts, the longest waiting first: a loose scan of tweets_endpoint_due_idx (one probe
+  -- per endpoint, not one per post, its first entry being its oldest due post), without the one
+  -- tried in pass 1. In byte order (COLLATE "C", as the index): the range 'mastodon:' ..
+  -- 'mastodon;' holds every Mastodon server there, not in en_US's order, which ignores
+  -- punctuation. (Each pass's query is gated on its number: the other's part is never run.)
+  FOR pass IN 1..2 LOOP
   FOR e IN
-    WITH RECURSIVE d(endpoint) AS (
-      (SELECT t.endpoint COLLATE "C" FROM tweetkeeper.tweets t
-        WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
-        ORDER BY t.endpoint COLLATE "C" LIMIT 1)
+    SELECT o.endpoint COLLATE "C" AS endpoint FROM (
+      SELECT t.endpoint FROM tweetkeeper.tweets t
+       WHERE pass = 1 AND provider = 'mastodon' AND t.due_at IS NOT NULL AND t.tweet_id < 0
+         AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
+       ORDER BY t.due_at LIMIT 1) o
+    UNION ALL
+    (WITH RECURSIVE d(endpoint, first_due) AS (
+      (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
+        WHERE pass = 2 AND t.due_at IS NOT NULL AND t.tweet_id < 0
+          AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
+        ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
       UNION ALL
-      SELECT (SELECT t.endpoint COLLATE "C" FROM tweetkeeper.tweets t
-               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
-                 AND t.endpoint COLLATE "C" <= hi
-               ORDER BY t.endpoint COLLATE "C" LIMIT 1)
-        FROM d WHERE d.endpoint IS NOT NULL)
-    SELECT d.endpoint, f.first_due
-      FROM d CROSS JOIN LATERAL (
-        SELECT t.due_at AS first_due FROM tweetkeeper.tweets t
-         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = d.endpoint
-         ORDER BY t.due_at LIMIT 1) f
-     WHERE d.endpoint IS NOT NULL AND f.first_due <= now()
-     ORDER BY f.first_due
+      SELECT n.endpoint, n.due_at
+        FROM d CROSS JOIN LATERAL (
+          SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
+           WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
+             AND t.endpoint COLLATE "C" <= hi
+           ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
+    SELECT d.endpoint FROM d
+     WHERE pass = 2 AND d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
+     ORDER BY d.first_due)
   LOOP
+    IF pass = 1 THEN
+      tried := e.endpoint;
+    END IF;
     -- The endpoint's row is read without a lock: every claim of a busy endpoint (Bluesky has
     -- one) would otherwise queue on it from here to its commit. It is locked below, by the
     -- update that counts the request, which checks the window again on the row's newest version.
@@ -473,11 +492,20 @@ BEGIN
       CONTINUE;
     END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
-    SELECT array_agg(c.tweet_id ORDER BY c.due_at), array_agg(c.due_at ORDER BY c.due_at), min(c.due_at)
+    -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
+    -- goes to them), then the oldest due.
+    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at)
       INTO ids, dues, oldest
-      FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
-             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint AND t.due_at <= now()
-             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) c;
+      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w FROM tweetkeeper.tweets t
+                            WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint
+                              AND t.due_at <= now()
+                            ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
+            UNION ALL
+            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1 FROM tweetkeeper.tweets t
+                            WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint
+                              AND t.due_at <= now() AND t.watch_until IS NULL
+                            ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
+            LIMIT n) c;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := nextval('tweetkeeper.lease_id_seq');
@@ -525,6 +553,7 @@ BEGIN
     END IF;
     RETURN QUERY SELECT lease, ids, keys, e.endpoint, NULL::timestamptz, NULL::text;
     RETURN;
+  END LOOP;
   END LOOP;
   IF wait_min IS NOT NULL THEN
     -- Due posts, but their endpoints take no request now: say until when and why. No longer
@@ -1360,16 +1389,79 @@ COMMENT ON FUNCTION forecast(interval) IS
   'What the tracked and watched tweets, and new ones at the rate of the last day, will need from '
   'now to now + span: refreshes, requests and billed reads (expected values). X''s tweets only.';
 
+-- The ids of the posts of URLs (any network, any spelling), in the URLs' order: X's from the URL,
+-- the others' as schedule_post() keys them (a Bluesky handle resolved before is read as its DID).
+-- A post not tracked gets the id it would have. 22023 (from parse_post_url) for a URL it refuses.
+CREATE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  RETURN ARRAY(
+    SELECT CASE WHEN p.network = 'x' THEN p.post_key::bigint
+                ELSE (tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''),
+                        CASE WHEN p.network = 'bluesky' AND p.author NOT LIKE 'did:%'
+                             THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = p.author),
+                                           p.author)
+                             ELSE p.author END, p.post_key)).tweet_id END
+      FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
+     ORDER BY a.i);
+
+-- watch() and unwatch() by URL, for posts of every network: a watched Bluesky or Mastodon post is
+-- refreshed every `every` as an X tweet is, and claim_posts() takes an endpoint's watched posts
+-- first.
+CREATE FUNCTION watch_posts(urls text[], every interval DEFAULT interval '5 minutes',
+                            for_how_long interval DEFAULT interval '1 day') RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  -- Tracks those not tracked yet, all or nothing; a bad URL is refused with its position.
+  PERFORM tweetkeeper.schedule_posts(urls);
+  RETURN tweetkeeper.watch(tweetkeeper.url_post_ids(urls), every, for_how_long);
+END $$;
+COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
+  'watch() for the posts of URLs of any network (see parse_post_url for the forms): tracks those '
+  'not tracked yet, then refreshes them every `every` for `for_how_long`. Returns how many are '
+  'watched.';
+
+CREATE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF urls IS NULL THEN
+    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF array_position(urls, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'urls[%] is NULL', array_position(urls, NULL) USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  RETURN tweetkeeper.stop_watching(tweetkeeper.url_post_ids(urls));
+END $$;
+COMMENT ON FUNCTION unwatch_posts(text[]) IS
+  'unwatch() for the posts of URLs of any network: back to their age schedule. Returns how many '
+  'were watched.';
+
+-- watches gains each post's network and URL.
+CREATE OR REPLACE VIEW watches AS
+SELECT t.tweet_id, t.watch_every AS every, t.watch_until AS until, t.updated_at AS last_refreshed,
+       t.due_at AS next_refresh, t.update_count, t.state,
+       -- Since 0.3.0, last (SELECT * of 0.2.0 reads its columns where they were): the post's
+       -- network and URL, as in the view posts.
+       coalesce(r.network, 'x') AS network,
+       coalesce(r.url, 'https://x.com/i/web/status/' || t.tweet_id) AS url
+  FROM tweetkeeper.tweets t LEFT JOIN tweetkeeper.post_refs r ON r.tweet_id = t.tweet_id AND t.tweet_id < 0
+ WHERE t.watch_until > now()
+ ORDER BY t.watch_until, t.tweet_id;
+COMMENT ON VIEW watches IS
+  'Live watches (tweetkeeper.watch, watch_posts): what is refreshed how often, until when, of '
+  'every network.';
+
 REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, integer),
   post_ref_id(text, text, text, text), post_endpoint(text, text, text),
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
   claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text, boolean),
-  complete_handles(bigint, jsonb) FROM PUBLIC;
+  complete_handles(bigint, jsonb), url_post_ids(text[]), watch_posts(text[], interval, interval),
+  unwatch_posts(text[]) FROM PUBLIC;
 GRANT SELECT ON post_refs, posts, endpoints, bluesky_handles, endpoint_stats TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
 GRANT DELETE ON post_refs TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)
   TO tweetkeeper_worker;
+GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts(text[]) TO tweetkeeper_admin;
 
 -- queue_stats and batch_stats gain a network column (last, so that SELECT * of 0.2.0 reads its
 -- columns where they were); X's rows are as before.

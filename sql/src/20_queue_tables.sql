@@ -72,6 +72,12 @@ CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND twee
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
+-- The oldest due Mastodon status of all, whatever its server: claim_posts() asks it first.
+CREATE INDEX tweets_mastodon_due_idx ON tweets (due_at)
+  WHERE due_at IS NOT NULL AND tweet_id < 0 AND starts_with(endpoint, 'mastodon:');
+-- An endpoint's watched posts, which claim_posts() takes first.
+CREATE INDEX tweets_endpoint_watched_idx ON tweets (endpoint COLLATE "C", due_at)
+  WHERE watch_until IS NOT NULL AND tweet_id < 0;
 CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS NOT NULL;
 
 CREATE TABLE metric_history (

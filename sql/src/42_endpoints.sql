@@ -56,6 +56,7 @@ DECLARE
   keys text[];
   oldest timestamptz;
   lease bigint;
+  tried text;
   waits text[] := '{}';
   wait_min timestamptz;
 BEGIN
@@ -72,29 +73,41 @@ BEGIN
       tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  -- The endpoints with due posts, the longest waiting first: a loose scan of
-  -- tweets_endpoint_due_idx (one probe per endpoint, not one per post). In byte order (COLLATE
-  -- "C", as the index): the range 'mastodon:' .. 'mastodon;' holds every Mastodon server there,
-  -- not in en_US's order, which ignores punctuation.
+  -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
+  -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
+  -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
+  -- with due posts, the longest waiting first: a loose scan of tweets_endpoint_due_idx (one probe
+  -- per endpoint, not one per post, its first entry being its oldest due post), without the one
+  -- tried in pass 1. In byte order (COLLATE "C", as the index): the range 'mastodon:' ..
+  -- 'mastodon;' holds every Mastodon server there, not in en_US's order, which ignores
+  -- punctuation. (Each pass's query is gated on its number: the other's part is never run.)
+  FOR pass IN 1..2 LOOP
   FOR e IN
-    WITH RECURSIVE d(endpoint) AS (
-      (SELECT t.endpoint COLLATE "C" FROM tweetkeeper.tweets t
-        WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
-        ORDER BY t.endpoint COLLATE "C" LIMIT 1)
+    SELECT o.endpoint COLLATE "C" AS endpoint FROM (
+      SELECT t.endpoint FROM tweetkeeper.tweets t
+       WHERE pass = 1 AND provider = 'mastodon' AND t.due_at IS NOT NULL AND t.tweet_id < 0
+         AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
+       ORDER BY t.due_at LIMIT 1) o
+    UNION ALL
+    (WITH RECURSIVE d(endpoint, first_due) AS (
+      (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
+        WHERE pass = 2 AND t.due_at IS NOT NULL AND t.tweet_id < 0
+          AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
+        ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
       UNION ALL
-      SELECT (SELECT t.endpoint COLLATE "C" FROM tweetkeeper.tweets t
-               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
-                 AND t.endpoint COLLATE "C" <= hi
-               ORDER BY t.endpoint COLLATE "C" LIMIT 1)
-        FROM d WHERE d.endpoint IS NOT NULL)
-    SELECT d.endpoint, f.first_due
-      FROM d CROSS JOIN LATERAL (
-        SELECT t.due_at AS first_due FROM tweetkeeper.tweets t
-         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = d.endpoint
-         ORDER BY t.due_at LIMIT 1) f
-     WHERE d.endpoint IS NOT NULL AND f.first_due <= now()
-     ORDER BY f.first_due
+      SELECT n.endpoint, n.due_at
+        FROM d CROSS JOIN LATERAL (
+          SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
+           WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
+             AND t.endpoint COLLATE "C" <= hi
+           ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
+    SELECT d.endpoint FROM d
+     WHERE pass = 2 AND d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
+     ORDER BY d.first_due)
   LOOP
+    IF pass = 1 THEN
+      tried := e.endpoint;
+    END IF;
     -- The endpoint's row is read without a lock: every claim of a busy endpoint (Bluesky has
     -- one) would otherwise queue on it from here to its commit. It is locked below, by the
     -- update that counts the request, which checks the window again on the row's newest version.
@@ -129,11 +142,20 @@ BEGIN
       CONTINUE;
     END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
-    SELECT array_agg(c.tweet_id ORDER BY c.due_at), array_agg(c.due_at ORDER BY c.due_at), min(c.due_at)
+    -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
+    -- goes to them), then the oldest due.
+    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at)
       INTO ids, dues, oldest
-      FROM (SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
-             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint AND t.due_at <= now()
-             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) c;
+      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w FROM tweetkeeper.tweets t
+                            WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint
+                              AND t.due_at <= now()
+                            ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
+            UNION ALL
+            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1 FROM tweetkeeper.tweets t
+                            WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint
+                              AND t.due_at <= now() AND t.watch_until IS NULL
+                            ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
+            LIMIT n) c;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := nextval('tweetkeeper.lease_id_seq');
@@ -181,6 +203,7 @@ BEGIN
     END IF;
     RETURN QUERY SELECT lease, ids, keys, e.endpoint, NULL::timestamptz, NULL::text;
     RETURN;
+  END LOOP;
   END LOOP;
   IF wait_min IS NOT NULL THEN
     -- Due posts, but their endpoints take no request now: say until when and why. No longer

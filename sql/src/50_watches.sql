@@ -91,10 +91,62 @@ END $$;
 COMMENT ON FUNCTION unwatch(bigint[]) IS
   'Ends the watches of these tweets: back to their age schedule. Returns how many were watched.';
 
+-- The ids of the posts of URLs (any network, any spelling), in the URLs' order: X's from the URL,
+-- the others' as schedule_post() keys them (a Bluesky handle resolved before is read as its DID).
+-- A post not tracked gets the id it would have. 22023 (from parse_post_url) for a URL it refuses.
+CREATE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  RETURN ARRAY(
+    SELECT CASE WHEN p.network = 'x' THEN p.post_key::bigint
+                ELSE (tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''),
+                        CASE WHEN p.network = 'bluesky' AND p.author NOT LIKE 'did:%'
+                             THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = p.author),
+                                           p.author)
+                             ELSE p.author END, p.post_key)).tweet_id END
+      FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
+     ORDER BY a.i);
+
+-- watch() and unwatch() by URL, for posts of every network: a watched Bluesky or Mastodon post is
+-- refreshed every `every` as an X tweet is, and claim_posts() takes an endpoint's watched posts
+-- first.
+CREATE FUNCTION watch_posts(urls text[], every interval DEFAULT interval '5 minutes',
+                            for_how_long interval DEFAULT interval '1 day') RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  -- Tracks those not tracked yet, all or nothing; a bad URL is refused with its position.
+  PERFORM tweetkeeper.schedule_posts(urls);
+  RETURN tweetkeeper.watch(tweetkeeper.url_post_ids(urls), every, for_how_long);
+END $$;
+COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
+  'watch() for the posts of URLs of any network (see parse_post_url for the forms): tracks those '
+  'not tracked yet, then refreshes them every `every` for `for_how_long`. Returns how many are '
+  'watched.';
+
+CREATE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF urls IS NULL THEN
+    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF array_position(urls, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'urls[%] is NULL', array_position(urls, NULL) USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  RETURN tweetkeeper.stop_watching(tweetkeeper.url_post_ids(urls));
+END $$;
+COMMENT ON FUNCTION unwatch_posts(text[]) IS
+  'unwatch() for the posts of URLs of any network: back to their age schedule. Returns how many '
+  'were watched.';
+
 CREATE VIEW watches AS
 SELECT t.tweet_id, t.watch_every AS every, t.watch_until AS until, t.updated_at AS last_refreshed,
-       t.due_at AS next_refresh, t.update_count, t.state
-  FROM tweetkeeper.tweets t
+       t.due_at AS next_refresh, t.update_count, t.state,
+       -- Since 0.3.0, last (SELECT * of 0.2.0 reads its columns where they were): the post's
+       -- network and URL, as in the view posts.
+       coalesce(r.network, 'x') AS network,
+       coalesce(r.url, 'https://x.com/i/web/status/' || t.tweet_id) AS url
+  FROM tweetkeeper.tweets t LEFT JOIN tweetkeeper.post_refs r ON r.tweet_id = t.tweet_id AND t.tweet_id < 0
  WHERE t.watch_until > now()
  ORDER BY t.watch_until, t.tweet_id;
-COMMENT ON VIEW watches IS 'Live watches (tweetkeeper.watch): what is refreshed how often, until when.';
+COMMENT ON VIEW watches IS
+  'Live watches (tweetkeeper.watch, watch_posts): what is refreshed how often, until when, of '
+  'every network.';

@@ -64,3 +64,4 @@ GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[
 GRANT DELETE ON post_refs TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)
   TO tweetkeeper_worker;
+GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts(text[]) TO tweetkeeper_admin;
