@@ -57,6 +57,7 @@ DECLARE
   oldest timestamptz;
   lease bigint;
   tried text;
+  endpoints_due refcursor;
   waits text[] := '{}';
   wait_min timestamptz;
 BEGIN
@@ -80,31 +81,34 @@ BEGIN
   -- per endpoint, not one per post, its first entry being its oldest due post), without the one
   -- tried in pass 1. In byte order (COLLATE "C", as the index): the range 'mastodon:' ..
   -- 'mastodon;' holds every Mastodon server there, not in en_US's order, which ignores
-  -- punctuation. (Each pass's query is gated on its number: the other's part is never run.)
+  -- punctuation. (Two cursors, two queries: each keeps a plan of its own.)
   FOR pass IN 1..2 LOOP
-  FOR e IN
-    SELECT o.endpoint COLLATE "C" AS endpoint FROM (
-      SELECT t.endpoint FROM tweetkeeper.tweets t
-       WHERE pass = 1 AND provider = 'mastodon' AND t.due_at IS NOT NULL AND t.tweet_id < 0
-         AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
-       ORDER BY t.due_at LIMIT 1) o
-    UNION ALL
-    (WITH RECURSIVE d(endpoint, first_due) AS (
-      (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
-        WHERE pass = 2 AND t.due_at IS NOT NULL AND t.tweet_id < 0
-          AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
-        ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
-      UNION ALL
-      SELECT n.endpoint, n.due_at
-        FROM d CROSS JOIN LATERAL (
-          SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
-           WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
-             AND t.endpoint COLLATE "C" <= hi
-           ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
-    SELECT d.endpoint FROM d
-     WHERE pass = 2 AND d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
-     ORDER BY d.first_due)
+    IF pass = 1 THEN
+      CONTINUE WHEN provider <> 'mastodon';
+      OPEN endpoints_due FOR
+        SELECT t.endpoint COLLATE "C" AS endpoint FROM tweetkeeper.tweets t
+         WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
+         ORDER BY t.due_at LIMIT 1;
+    ELSE
+      OPEN endpoints_due FOR
+        WITH RECURSIVE d(endpoint, first_due) AS (
+          (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
+            WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
+            ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
+          UNION ALL
+          SELECT n.endpoint, n.due_at
+            FROM d CROSS JOIN LATERAL (
+              SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
+               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
+                 AND t.endpoint COLLATE "C" <= hi
+               ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
+        SELECT d.endpoint FROM d
+         WHERE d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
+         ORDER BY d.first_due;
+    END IF;
   LOOP
+    FETCH endpoints_due INTO e;
+    EXIT WHEN NOT FOUND;
     IF pass = 1 THEN
       tried := e.endpoint;
     END IF;
@@ -201,9 +205,11 @@ BEGIN
       wait_min := least(wait_min, now() + interval '1 second');
       CONTINUE;
     END IF;
+    CLOSE endpoints_due;
     RETURN QUERY SELECT lease, ids, keys, e.endpoint, NULL::timestamptz, NULL::text;
     RETURN;
   END LOOP;
+  CLOSE endpoints_due;
   END LOOP;
   IF wait_min IS NOT NULL THEN
     -- Due posts, but their endpoints take no request now: say until when and why. No longer

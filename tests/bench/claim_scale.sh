@@ -30,7 +30,10 @@ SQL
 # bench_complete() completes what it claimed with fake counts (nothing when a claim found nothing
 # due, for a moment, at 100,000 posts).
 tk_psql >/dev/null <<'SQL' || exit 1
-CREATE UNLOGGED TABLE public.claim_times (network text, seconds float8);
+-- (claim_order: the pgbench run's; claim_posts() does not read it, so Bluesky's and Mastodon's
+-- claims of both runs are one sample.)
+CREATE UNLOGGED TABLE public.claim_times (network text, seconds float8,
+                                          claim_order text DEFAULT current_setting('tweetkeeper.claim_order'));
 CREATE FUNCTION public.bench_claim(network text, OUT lease bigint, OUT ids bigint[]) LANGUAGE plpgsql AS $$
 DECLARE
   t0 timestamptz := clock_timestamp();
@@ -92,7 +95,7 @@ SQL
   for order in lateness due; do
     tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.claim_order = $order" >/dev/null
     rm -f "$dir"/pgbench_log.*
-    tk_psql -c "TRUNCATE public.claim_times" >/dev/null
+    [ "$order" = lateness ] && tk_psql -c "TRUNCATE public.claim_times" >/dev/null
     (cd "$dir" && pgbench -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -l \
       -f "$dir/x.pgbench@6" -f "$dir/bluesky.pgbench@3" -f "$dir/mastodon.pgbench@1" >"$dir/pgbench.out" 2>&1) ||
       { cat "$dir/pgbench.out"; exit 1; }
@@ -102,13 +105,19 @@ SQL
       # (column 3 the latency in microseconds, column 4 the script: 0 x, 1 bluesky, 2 mastodon).
       read -r c50 c99 < <(tk_psql -F ' ' -c "SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) * 1000)::numeric, 2),
           round((percentile_cont(0.99) WITHIN GROUP (ORDER BY seconds) * 1000)::numeric, 2)
-          FROM public.claim_times WHERE network = '$net'")
+          FROM public.claim_times WHERE network = '$net' AND claim_order = '$order'")
       read -r p50 p99v count < <(cat "$dir"/pgbench_log.* | awk -v s=$s '$4 == s { print $3 / 1000 }' | sort -n |
         awk '{ a[NR] = $1 } END { print a[int(NR * 0.5) + 1], a[int(NR * 0.99) + 1], NR }')
       echo "$n $order $net $c50 $c99 $p50 $p99v $(awk -v c="$count" -v t="$SECONDS_RUN" 'BEGIN { printf "%.0f", c / t }')"
       p99[$n-$order-$net]=$c99
       p99all[$n-$order-$net]=$p99v
     done
+  done
+  for net in bluesky mastodon; do
+    read -r c99 count < <(tk_psql -F ' ' -c "SELECT round((percentile_cont(0.99) WITHIN GROUP (ORDER BY seconds) * 1000)::numeric, 2),
+        count(*) FROM public.claim_times WHERE network = '$net'")
+    echo "$n both $net claim p99 over both runs: $c99 ms ($count claims)"
+    p99[$n-both-$net]=$c99
   done
 done
 set -- $SIZES
@@ -117,9 +126,11 @@ large=${2:-$1}
 echo "== result"
 status=0
 for net in x bluesky mastodon; do
-  a=${p99[$small-lateness-$net]}
-  z=${p99[$large-lateness-$net]}
-  echo "$net claim p99 (lateness order): $a ms at $small, $z ms at $large" \
+  # X: the lateness order's claim (the default, and the harder); the others: both runs' claims.
+  run=$([ "$net" = x ] && echo lateness || echo both)
+  a=${p99[$small-$run-$net]}
+  z=${p99[$large-$run-$net]}
+  echo "$net claim p99 ($([ "$net" = x ] && echo "lateness order" || echo "both runs")): $a ms at $small, $z ms at $large" \
     "(ratio $(awk -v a="$a" -v b="$z" 'BEGIN { printf "%.2f", b / a }'), target <= 1.2);" \
     "claim + complete p99 ${p99all[$small-lateness-$net]} and ${p99all[$large-lateness-$net]} ms"
   awk -v a="$a" -v b="$z" 'BEGIN { exit !(b <= 1.2 * a) }' || status=1
