@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Claims that meet a lock: a partial batch that finds one of its tweets locked by another
+# Claims that meet a lock. 1: a partial batch that finds one of its tweets locked by another
 # session is left to that session only briefly (a claim commits in milliseconds). Here the lock
 # is an operator's open transaction, held for seconds: the other nine tweets, due for two hours,
-# must still go out at once. Prints "claims: N passed, M failed".
+# must still go out at once. 2: a Bluesky claim reads its endpoint's window without a lock and
+# counts its request last, under the row's lock; when the window is used up meanwhile (here by
+# an operator's transaction holding that lock), the claim must be undone: no batch, its posts
+# due as they were, and a wait that says why. Prints "claims: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir claims
@@ -26,4 +29,37 @@ size=$(tk_psql -c "SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('c
 secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 [ "${size:-0}" = 9 ]
 tk_ok "a partial batch with one tweet locked by an open transaction goes out at once (${size:-no} tweets, ${secs} s)" $?
+
+tk_psql >/dev/null <<SQL || exit 1
+$(tk_tid_sql)
+$(tk_bluesky_posts_sql '2 hours' 30 '1 second')
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' - tweet_id % 1000 * interval '1 ms' WHERE tweet_id < 0;
+INSERT INTO tweetkeeper.endpoints (endpoint, answered_at, requests_per_window, remaining, window_reset_at)
+VALUES ('bluesky', now(), 3000, 100, now() + interval '5 minutes');
+SQL
+posts_sql="SELECT string_agg(tweet_id || ' ' || due_at || ' ' || coalesce(lease_id, 0), ',' ORDER BY tweet_id)
+             FROM tweetkeeper.tweets WHERE tweet_id < 0"
+before=$(tk_psql -c "$posts_sql")
+# The operator: holds the endpoint's row while the claim reaches it, then uses the window up.
+tk_psql -c "BEGIN" -c "UPDATE tweetkeeper.endpoints SET requests = requests WHERE endpoint = 'bluesky'" \
+  -c "SELECT pg_sleep(3)" -c "UPDATE tweetkeeper.endpoints SET remaining = 0 WHERE endpoint = 'bluesky'" \
+  -c "COMMIT" >/dev/null 2>&1 &
+TK_PIDS+=($!)
+for _ in $(seq 1 50); do
+  [ "$(tk_psql -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active'
+                    AND pid <> pg_backend_pid()")" -gt 0 ] && break
+  sleep 0.1
+done
+got=$(tk_psql -c "SELECT coalesce(lease_id::text, 'no lease') || ': ' || coalesce(wait_reason, '')
+                    FROM tweetkeeper.claim_posts('claims-test', 25, 'bluesky')")
+waited=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.endpoints WHERE remaining = 0")
+[ "$got" = "no lease: bluesky: its window changed meanwhile" ] && [ "$waited" = 1 ]
+tk_ok "a Bluesky claim whose window was used up while it waited for the endpoint's row gets no lease, and says why ($got)" $?
+[ "$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE provider = 'bluesky'")" = 0 ]
+tk_ok "and leaves no batch" $?
+[ "$(tk_psql -c "$posts_sql")" = "$before" ]
+tk_ok "and its posts as they were: due when they were, held by no lease" $?
+[ "$(tk_psql -c "SELECT count(*) FROM tweetkeeper.claim_posts('claims-test', 25, 'bluesky') WHERE lease_id IS NULL
+                  AND wait_reason = 'bluesky window used up'")" = 1 ]
+tk_ok "the next claim sees the window used up" $?
 tk_summary claims
