@@ -57,11 +57,14 @@ tk_ok "the history's partitions are restored with their bounds and rows ($source
 tk_sql_ok "the restored policy is the edited one, in force" \
   "SELECT tweetkeeper.next_delay(now() - interval '2 hours') = interval '1 hour' AND count(*) = 6 FROM tweetkeeper.age_policy"
 
-# Workers carry on.
-tk_psql -d postgres -c "ALTER DATABASE tweetkeeper RESET tweetkeeper.reclaim_abandoned"
-bgw_restart
+# Workers carry on. The batch in flight is read before the background worker may reclaim it
+# (once switched on, it can hand the batch back before this script's next statement).
 max_lease=$(tk_psql -c "SELECT max(lease_id) FROM tweetkeeper.batches")
 in_flight=$(tk_psql -c "SELECT lease_id FROM tweetkeeper.batches WHERE outcome IS NULL")
+[ -n "$in_flight" ]
+tk_ok "the restored copy holds the batch in flight (lease $in_flight) until reclaiming is on" $?
+tk_psql -d postgres -c "ALTER DATABASE tweetkeeper RESET tweetkeeper.reclaim_abandoned"
+bgw_restart
 printf 'alpha=backup-test-token\nbeta=backup-revoked-token\n' >"$dir/credentials"
 chmod 600 "$dir/credentials"
 "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" --concurrency 2 \
