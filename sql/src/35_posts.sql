@@ -101,9 +101,7 @@ BEGIN
   END IF;
   c := coalesce(created_at, least(p.created_at, now()), now());
   -- A Bluesky handle resolved before: the post is named by its DID at once.
-  IF p.network = 'bluesky' AND p.author NOT LIKE 'did:%' THEN
-    p.author := coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = p.author), p.author);
-  END IF;
+  p.author := tweetkeeper.post_author(p.network, p.author);
   LOOP
     r := tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''), p.author, p.post_key);
     IF r.tracked THEN
@@ -198,10 +196,7 @@ BEGIN
                    coalesce(least(p.created_at, now()), now()) AS created_at,
                    tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
               FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
-                   LATERAL (SELECT CASE WHEN p.network = 'bluesky' AND p.author NOT LIKE 'did:%'
-                                        THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h
-                                                        WHERE h.handle = p.author), p.author)
-                                        ELSE p.author END AS author) au
+                   LATERAL (SELECT tweetkeeper.post_author(p.network, p.author) AS author) au
              WHERE p.network <> 'x') x
      ORDER BY x.identity, x.i
   ), cand AS (

@@ -24,6 +24,33 @@ COMMENT ON TABLE endpoints IS
   'Each endpoint of Bluesky and Mastodon that posts are read from: its request window as its '
   'answers said (rate-limit headers, 429), and whether it needs a token (401).';
 
+-- A busy endpoint's window, spread over lanes so that its claims do not all queue on its one
+-- row (Bluesky has one endpoint: every claim of every Bluesky worker counts a request of it, and
+-- a row lock is held to the commit). A claim takes one request from any lane that holds some and
+-- that no other claim holds (SKIP LOCKED). Only when none does is the endpoint's row counted on,
+-- locked, as before lanes; that claim also moves a share of what the window has left (a 64th,
+-- at least 1: the 8 lanes hold at most an eighth of it) into a free lane, for the claims after it.
+-- A lane's requests are of one window (valid_until: its end) and lapse with it; an endpoint
+-- whose answers state no window gets requests without end (until one does). Exact whatever
+-- the number of workers: what the endpoint's row has left plus what its lanes hold is what the
+-- window has left by our count. An answer that changes what we know of the window, a 429 and a
+-- 401 take the lanes' requests back (record_endpoint_quota). Lock order: the endpoint's row,
+-- then its lanes (a claim holding a lane never waits for the row). Distributed later by
+-- endpoint, or one lane per shard: a claim routed to one shard then counts there.
+CREATE TABLE endpoint_lanes (
+  endpoint text NOT NULL,
+  lane smallint NOT NULL,
+  granted integer NOT NULL DEFAULT 0,  -- requests of the window this lane still holds
+  valid_until timestamptz,             -- the end of the window they are of ('infinity': none stated)
+  requests bigint NOT NULL DEFAULT 0,  -- requests counted in this lane (endpoints.requests: the others)
+  last_used_at timestamptz,
+  CONSTRAINT endpoint_lanes_pkey PRIMARY KEY (endpoint, lane)
+);
+SELECT pg_catalog.pg_extension_config_dump('endpoint_lanes', '');
+COMMENT ON TABLE endpoint_lanes IS
+  'Requests of an endpoint''s window handed out in lanes, so that its claims need not queue on '
+  'one row; endpoint_stats adds them up.';
+
 -- The largest batch an endpoint (or a provider: bluesky, mastodon) takes: getPosts 25 URIs,
 -- Mastodon 20 statuses (1 on a server without GET /api/v1/statuses).
 CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
@@ -60,6 +87,10 @@ DECLARE
   endpoints_due refcursor;
   waits text[] := '{}';
   wait_min timestamptz;
+  ep text;
+  w record;
+  share integer;
+  lanes constant integer := 8;  -- an endpoint's lanes (endpoint_lanes): more than claims at once
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -109,13 +140,16 @@ BEGIN
   LOOP
     FETCH endpoints_due INTO e;
     EXIT WHEN NOT FOUND;
+    -- The endpoint in the default collation (the cursor's is "C", as tweets' index), so that
+    -- endpoints' and endpoint_lanes' keys are looked up by their indexes.
+    ep := e.endpoint;
     IF pass = 1 THEN
-      tried := e.endpoint;
+      tried := ep;
     END IF;
     -- The endpoint's row is read without a lock: every claim of a busy endpoint (Bluesky has
     -- one) would otherwise queue on it from here to its commit. It is locked below, by the
     -- update that counts the request, which checks the window again on the row's newest version.
-    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint;
+    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep;
     IF NOT FOUND OR q.answered_at IS NULL THEN
       -- An endpoint that never answered is asked once at a time until it does: its first answer
       -- says whether it wants a token, how many requests it takes, whether it is older than 4.3.
@@ -123,40 +157,42 @@ BEGIN
       -- nothing). Its row is locked first, so that of two such claims the second sees the
       -- first's batch. A probe whose worker died is handed back (abandoned, expired), and
       -- another goes.
-      INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (e.endpoint) ON CONFLICT DO NOTHING;
-      SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = e.endpoint FOR UPDATE;
+      INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (ep) ON CONFLICT DO NOTHING;
+      SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep FOR UPDATE;
       IF q.answered_at IS NULL AND EXISTS (SELECT FROM tweetkeeper.batches b
-                                            WHERE b.outcome IS NULL AND b.endpoint = e.endpoint) THEN
-        waits := waits || format('%s: its first request is in flight', e.endpoint);
+                                            WHERE b.outcome IS NULL AND b.endpoint = ep) THEN
+        waits := waits || format('%s: its first request is in flight', ep);
         CONTINUE;
       END IF;
     END IF;
-    IF q.status = 'needs-token' AND NOT substr(e.endpoint, 10) = ANY (coalesce(tokens, '{}')) THEN
-      waits := waits || format('%s needs a token: %s', e.endpoint, q.status_reason);
+    IF q.status = 'needs-token' AND NOT substr(ep, 10) = ANY (coalesce(tokens, '{}')) THEN
+      waits := waits || format('%s needs a token: %s', ep, q.status_reason);
       CONTINUE;
     END IF;
     IF q.status = 'waiting' AND q.status_until > now() THEN
-      waits := waits || format('%s waiting: %s', e.endpoint, q.status_reason);
+      waits := waits || format('%s waiting: %s', ep, q.status_reason);
       wait_min := least(wait_min, q.status_until);
       CONTINUE;
     END IF;
-    IF q.remaining <= 0 AND q.window_reset_at > now() THEN
-      waits := waits || format('%s window used up', e.endpoint);
+    IF q.remaining <= 0 AND q.window_reset_at > now()
+       AND NOT EXISTS (SELECT FROM tweetkeeper.endpoint_lanes l
+                        WHERE l.endpoint = ep AND l.granted > 0 AND l.valid_until > now()) THEN
+      waits := waits || format('%s window used up', ep);
       wait_min := least(wait_min, q.window_reset_at);
       CONTINUE;
     END IF;
-    n := least(max_size, tweetkeeper.endpoint_batch_max(e.endpoint, q.single_status));
+    n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
     -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
     -- goes to them), then the oldest due.
     SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at)
       INTO ids, dues, oldest
       FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w FROM tweetkeeper.tweets t
-                            WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint
+                            WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now()
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
             UNION ALL
             SELECT * FROM (SELECT t.tweet_id, t.due_at, 1 FROM tweetkeeper.tweets t
-                            WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = e.endpoint
+                            WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND t.watch_until IS NULL
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
             LIMIT n) c;
@@ -169,16 +205,33 @@ BEGIN
                                      expires_at, credential, claimer_pid, claimer_started, billable,
                                      provider, endpoint)
     VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, e.endpoint);
-    keys := ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
-                                        ELSE r.post_key END
-                    FROM unnest(ids) WITH ORDINALITY AS i(id, k)
-                    JOIN tweetkeeper.post_refs r ON r.tweet_id = i.id ORDER BY i.k);
-    -- One request of the window, counted last, under the row's lock, on its newest version: the
-    -- checks above are made again there, so no two claims take the window's last request, and
-    -- a 429 or 401 recorded meanwhile holds. Last, because the lock is held to the commit, and
-    -- every claim of the endpoint (all of Bluesky's) queues on it: it covers this update and
-    -- the commit, not the claim's other work.
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep);
+    -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
+    -- as a hash of all of post_refs, spilled to disk on every claim.
+    keys := ARRAY(SELECT (SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                                ELSE r.post_key END
+                            FROM tweetkeeper.post_refs r WHERE r.tweet_id = i.id)
+                    FROM unnest(ids) WITH ORDINALITY AS i(id, k) ORDER BY i.k);
+    -- One request of the window, counted last: a lock taken here is held to the commit. First
+    -- from a lane (endpoint_lanes): one that holds requests of the window and that no other
+    -- claim holds. A 429 or 401 recorded meanwhile emptied the lanes (under their locks), so
+    -- one found here still holds.
+    IF q.answered_at IS NOT NULL THEN
+      UPDATE tweetkeeper.endpoint_lanes l
+         SET granted = l.granted - 1, requests = l.requests + 1, last_used_at = clock_timestamp()
+       WHERE l.endpoint = ep
+         AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
+                        WHERE f.endpoint = ep AND f.granted > 0 AND f.valid_until > now()
+                        ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
+      IF FOUND THEN
+        CLOSE endpoints_due;
+        RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text;
+        RETURN;
+      END IF;
+    END IF;
+    -- Else on the endpoint's row, under its lock, on its newest version: the checks above are
+    -- made again there, so no two claims take the window's last request, and a 429 or 401
+    -- recorded meanwhile holds.
     UPDATE tweetkeeper.endpoints x
        -- A window whose reset has passed starts again at its limit; its end is unknown until an
        -- answer says (record_endpoint_quota), and requests are counted down meanwhile.
@@ -190,23 +243,47 @@ BEGIN
            status_reason = CASE WHEN x.status = 'needs-token' THEN x.status_reason END,
            status_until = NULL,
            requests = x.requests + 1, last_used_at = clock_timestamp()
-     WHERE x.endpoint = e.endpoint
+     WHERE x.endpoint = ep
        AND (x.status <> 'needs-token' OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
        AND NOT coalesce(x.status = 'waiting' AND x.status_until > now(), false)
-       AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false);
-    IF NOT FOUND THEN
+       AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false)
+    RETURNING x.requests_per_window, x.remaining, x.window_reset_at, x.answered_at INTO w;
+    IF FOUND AND w.answered_at IS NOT NULL THEN
+      -- A share of what the window has left to a free lane, for the claims after this one: all
+      -- of it without a stated window; else a 64th (the lanes together hold at most an eighth
+      -- of what is left), at least 1; none while the window's end is unknown (after a reset,
+      -- until an answer says).
+      share := CASE WHEN w.requests_per_window IS NULL THEN 2147483647
+                    WHEN w.window_reset_at > now() AND w.remaining > 0
+                      THEN greatest(1, w.remaining / (8 * lanes)) ELSE 0 END;
+      IF share > 0 THEN
+        IF NOT EXISTS (SELECT FROM tweetkeeper.endpoint_lanes l WHERE l.endpoint = ep) THEN
+          INSERT INTO tweetkeeper.endpoint_lanes (endpoint, lane)
+          SELECT ep, k FROM generate_series(0, lanes - 1) k ON CONFLICT DO NOTHING;
+        END IF;
+        UPDATE tweetkeeper.endpoint_lanes l
+           SET granted = share,
+               valid_until = CASE WHEN w.requests_per_window IS NULL THEN 'infinity' ELSE w.window_reset_at END
+         WHERE l.endpoint = ep
+           AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
+                          WHERE f.endpoint = ep AND NOT (f.granted > 0 AND f.valid_until > now())
+                          ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
+        IF FOUND AND w.requests_per_window IS NOT NULL THEN
+          UPDATE tweetkeeper.endpoints x SET remaining = x.remaining - share WHERE x.endpoint = ep;
+        END IF;
+      END IF;
+    ELSIF NOT FOUND THEN
       -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
       -- were, no batch), and the next claim says why.
-      UPDATE tweetkeeper.tweets t SET due_at = d.due_at, lease_id = NULL
-        FROM unnest(ids, dues) AS d(id, due_at)
-       WHERE t.tweet_id = d.id;
+      UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
+       WHERE t.tweet_id = ANY (ids);
       DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
-      waits := waits || format('%s: its window changed meanwhile', e.endpoint);
+      waits := waits || format('%s: its window changed meanwhile', ep);
       wait_min := least(wait_min, now() + interval '1 second');
       CONTINUE;
     END IF;
     CLOSE endpoints_due;
-    RETURN QUERY SELECT lease, ids, keys, e.endpoint, NULL::timestamptz, NULL::text;
+    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text;
     RETURN;
   END LOOP;
   CLOSE endpoints_due;
@@ -235,28 +312,49 @@ DECLARE
   api_remaining integer := (rate ->> 'remaining')::integer;
   api_limit integer := (rate ->> 'limit')::integer;
   api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+  cur record;
+  held integer;  -- requests of the current window the lanes hold
 BEGIN
   IF endpoint IS NULL THEN
     RETURN;
   END IF;
-  -- The API's word wins where it is stricter (as for credentials): a smaller remaining, a later
-  -- reset; an answer of an older window says nothing about this one. Most answers say nothing
-  -- new (the claims count requests down before the API does): then the row is left alone, not
-  -- even locked, so that completions do not queue on it behind each other and the claims.
+  -- The API's word wins where it is stricter (as for credentials): a smaller remaining than
+  -- ours (what the row has left plus what its lanes hold), a later reset; an answer of an older
+  -- window says nothing about this one. Most answers say nothing new (the claims count requests
+  -- down before the API does): then the rows are left alone, not even locked, so that
+  -- completions do not queue on them behind each other and the claims.
+  SELECT e.*, (SELECT coalesce(sum(l.granted), 0) FROM tweetkeeper.endpoint_lanes l
+                WHERE l.endpoint = e.endpoint AND l.granted > 0 AND l.valid_until > now()
+                  AND l.valid_until < 'infinity') AS held
+    INTO cur FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint;
+  IF NOT FOUND OR NOT coalesce((answered AND cur.answered_at IS NULL)
+                       OR (api_limit > 0 AND api_limit IS DISTINCT FROM cur.requests_per_window)
+                       OR api_reset > coalesce(cur.window_reset_at, '-infinity')
+                       OR (api_remaining IS NOT NULL AND (cur.window_reset_at IS NULL OR api_reset IS NULL OR cur.remaining IS NULL))
+                       OR (api_reset = cur.window_reset_at AND api_remaining < cur.remaining + cur.held)
+                       OR refusal IN ('rate-limited', 'rejected'), false) THEN
+    RETURN;
+  END IF;
+  -- Something new: the row locked, then its lanes emptied (the lock order of claim_posts), and
+  -- what they held of the current window counted back before the answer is compared.
+  PERFORM FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint FOR UPDATE;
+  WITH taken AS (
+    UPDATE tweetkeeper.endpoint_lanes l SET granted = 0
+      FROM (SELECT f.lane, f.granted, f.valid_until FROM tweetkeeper.endpoint_lanes f
+             WHERE f.endpoint = record_endpoint_quota.endpoint AND f.granted > 0 FOR UPDATE) o
+     WHERE l.endpoint = record_endpoint_quota.endpoint AND l.lane = o.lane
+    RETURNING o.granted, o.valid_until)
+  SELECT coalesce(sum(t.granted) FILTER (WHERE t.valid_until > now() AND t.valid_until < 'infinity'), 0)
+    INTO held FROM taken t;
   UPDATE tweetkeeper.endpoints x
      SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
-         remaining = CASE WHEN api_remaining IS NULL THEN x.remaining
+         remaining = CASE WHEN api_remaining IS NULL THEN x.remaining + held
                           WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
-                          WHEN api_reset < x.window_reset_at THEN x.remaining
-                          ELSE least(x.remaining, api_remaining) END,
+                          WHEN api_reset < x.window_reset_at THEN x.remaining + held
+                          ELSE least(x.remaining + held, api_remaining) END,
          window_reset_at = greatest(x.window_reset_at, api_reset),
          answered_at = CASE WHEN answered AND x.answered_at IS NULL THEN now() ELSE x.answered_at END
-   WHERE x.endpoint = record_endpoint_quota.endpoint
-     AND ((answered AND x.answered_at IS NULL)
-          OR (api_limit > 0 AND api_limit IS DISTINCT FROM x.requests_per_window)
-          OR api_reset > coalesce(x.window_reset_at, '-infinity')
-          OR (api_remaining IS NOT NULL AND (x.window_reset_at IS NULL OR api_reset IS NULL OR x.remaining IS NULL))
-          OR (api_reset = x.window_reset_at AND api_remaining < x.remaining));
+   WHERE x.endpoint = record_endpoint_quota.endpoint;
   IF refusal = 'rate-limited' THEN
     UPDATE tweetkeeper.endpoints x
        SET status = 'waiting', remaining = 0,
@@ -291,6 +389,15 @@ CREATE TABLE bluesky_handles (
 SELECT pg_catalog.pg_extension_config_dump('bluesky_handles', '');
 COMMENT ON TABLE bluesky_handles IS
   'Bluesky handles resolved to DIDs (or not, and why), remembered so each is asked once.';
+
+-- A post's author as its key names it: a Bluesky handle resolved before by its DID (so that the
+-- same post by handle or by DID is one post), anything else as given. schedule_post(s) and
+-- url_post_ids() read URLs through it.
+CREATE FUNCTION post_author(network text, author text) RETURNS text
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN network = 'bluesky' AND author NOT LIKE 'did:%'
+              THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = author), author)
+              ELSE author END;
 
 -- Stores what a Bluesky worker learnt of the handles of a batch of endpoint bluesky-handle:
 -- resolutions [{"handle":"alice.example","did":"did:plc:..."}, {"handle":"x.example",
@@ -377,15 +484,18 @@ SELECT e.endpoint,
        CASE WHEN e.endpoint LIKE 'mastodon:%' THEN 'mastodon' ELSE 'bluesky' END AS network,
        e.status, e.status_reason AS reason,
        CASE WHEN e.status = 'waiting' AND e.status_until > now() THEN e.status_until END AS until,
-       CASE WHEN e.window_reset_at <= now() THEN e.requests_per_window ELSE e.remaining END AS remaining,
+       CASE WHEN e.window_reset_at <= now() THEN e.requests_per_window ELSE e.remaining + l.held END AS remaining,
        e.requests_per_window,
        CASE WHEN e.window_reset_at > now() THEN e.window_reset_at END AS window_reset_at,
-       e.single_status, e.requests, e.last_used_at,
+       e.single_status, e.requests + l.requests AS requests, greatest(e.last_used_at, l.last_used_at) AS last_used_at,
        (SELECT count(*) FROM tweetkeeper.tweets t
          WHERE t.endpoint COLLATE "C" = e.endpoint AND t.due_at <= now() AND t.tweet_id < 0 AND t.lease_id IS NULL) AS due_now,
        (SELECT count(*) FROM tweetkeeper.batches b
          WHERE b.endpoint = e.endpoint AND b.outcome = 'released') AS released_batches
-  FROM tweetkeeper.endpoints e
+  FROM tweetkeeper.endpoints e,
+       LATERAL (SELECT coalesce(sum(l.granted) FILTER (WHERE l.valid_until > now() AND l.valid_until < 'infinity'), 0)::integer AS held,
+                       coalesce(sum(l.requests), 0)::bigint AS requests, max(l.last_used_at) AS last_used_at
+                  FROM tweetkeeper.endpoint_lanes l WHERE l.endpoint = e.endpoint) l
  ORDER BY e.endpoint;
 COMMENT ON VIEW endpoint_stats IS
   'Each Bluesky and Mastodon endpoint: its window as its answers said (remaining, limit, reset), '

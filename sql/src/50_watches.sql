@@ -99,10 +99,7 @@ CREATE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
   RETURN ARRAY(
     SELECT CASE WHEN p.network = 'x' THEN p.post_key::bigint
                 ELSE (tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''),
-                        CASE WHEN p.network = 'bluesky' AND p.author NOT LIKE 'did:%'
-                             THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = p.author),
-                                           p.author)
-                             ELSE p.author END, p.post_key)).tweet_id END
+                        tweetkeeper.post_author(p.network, p.author), p.post_key)).tweet_id END
       FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
      ORDER BY a.i);
 

@@ -72,7 +72,7 @@ for n in $SIZES; do
   m=$((n / 10 / 5))
   t0=$(date +%s)
   tk_psql >/dev/null <<SQL || exit 1
-TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints;
+TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '10 minutes' $x 0));
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '30 minutes' $x 20000000));
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '12 hours' $x 40000000));

@@ -45,7 +45,7 @@ CHECKPOINT;
 SQL
   else
     tk_psql <<SQL
-TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints;
+TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
 $(tk_bluesky_posts_sql '2 hours' "$TWEETS" '1 microsecond')
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
 -- The AppView as answered before (the steady state: a never-answered endpoint is asked once at a

@@ -62,4 +62,26 @@ tk_ok "and its posts as they were: due when they were, held by no lease" $?
 [ "$(tk_psql -c "SELECT count(*) FROM tweetkeeper.claim_posts('claims-test', 25, 'bluesky') WHERE lease_id IS NULL
                   AND wait_reason = 'bluesky window used up'")" = 1 ]
 tk_ok "the next claim sees the window used up" $?
+
+# Lanes: four sessions claim at once from a server whose window has 150 requests left; whether
+# a claim counts on the endpoint's row or in a lane, together they get exactly 150 leases.
+tk_psql >/dev/null <<SQL || exit 1
+UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day' WHERE tweet_id < 0;
+SELECT tweetkeeper.schedule_posts(ARRAY(SELECT format('https://e.social/@u/%s', 113284726341234500 + g)
+                                          FROM generate_series(1, 400) g));
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' WHERE endpoint = 'mastodon:e.social';
+INSERT INTO tweetkeeper.endpoints (endpoint, answered_at, requests_per_window, remaining, window_reset_at)
+VALUES ('mastodon:e.social', now(), 3000, 150, now() + interval '5 minutes');
+SQL
+echo "SELECT count(*) FROM tweetkeeper.claim_posts('lanes-test', 1, 'mastodon') WHERE lease_id IS NOT NULL;" >"$dir/claim.sql"
+out=$(pgbench -n -c 4 -j 2 -t 100 -f "$dir/claim.sql" 2>&1)
+tk_ok "four sessions claim 400 times at once" $? "$out"
+counts=$(tk_psql -c "SELECT (SELECT count(*) FROM tweetkeeper.batches WHERE endpoint = 'mastodon:e.social') || ' '
+                            || (SELECT remaining || ' ' || requests FROM tweetkeeper.endpoint_stats WHERE endpoint = 'mastodon:e.social') || ' '
+                            || (SELECT count(DISTINCT id) FROM tweetkeeper.batches, unnest(tweet_ids) id WHERE endpoint = 'mastodon:e.social')")
+lane_requests=$(tk_psql -c "SELECT coalesce(sum(requests), 0) FROM tweetkeeper.endpoint_lanes WHERE endpoint = 'mastodon:e.social'")
+[ "$counts" = "150 0 150 150" ]
+tk_ok "a window of 150 requests gave exactly 150 leases, each of its own post; none left (batches, remaining, requests, posts: $counts; $lane_requests of them counted in lanes)" $?
+[ "${lane_requests:-0}" -gt 0 ]
+tk_ok "the lanes took part" $?
 tk_summary claims

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(62);
+SELECT plan(75);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -166,6 +166,63 @@ SELECT is((SELECT ctid FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), (
   'the same answer again, or one counting fewer requests than we did, leaves the row as it was');
 SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 2990}' FROM answer), NULL, NULL, true);
 SELECT is((SELECT remaining FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), 2990, 'a stricter remaining is taken');
+
+-- Lanes (endpoint_lanes): a claim that finds no lane holding requests counts on the endpoint's
+-- row and moves a 64th of what is left into a lane; the claims after it count there, and the
+-- row stays as it was. d.social's statuses are the oldest due: each claim below takes one.
+SELECT tweetkeeper.schedule_posts(ARRAY(SELECT format('https://d.social/@u/%s', 113284726341234500 + g)
+                                          FROM generate_series(1, 12) g));
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '10 hours' WHERE endpoint = 'mastodon:d.social';
+INSERT INTO tweetkeeper.endpoints (endpoint, answered_at, requests_per_window, remaining, window_reset_at)
+VALUES ('mastodon:d.social', now(), 10000, 6400, date_trunc('second', now()) + interval '5 minutes');
+CREATE FUNCTION pg_temp.lanes(ep text) RETURNS text LANGUAGE sql AS $$
+  SELECT (SELECT remaining FROM tweetkeeper.endpoints WHERE endpoint = ep) || ' | '
+         || coalesce((SELECT string_agg(lane || ':' || granted || '/' || requests, ' ' ORDER BY lane)
+                        FROM tweetkeeper.endpoint_lanes WHERE endpoint = ep AND (granted > 0 OR requests > 0)), '-') || ' | '
+         || (SELECT remaining || '/' || requests FROM tweetkeeper.endpoint_stats WHERE endpoint = ep) $$;
+SELECT pg_temp.claim(20, 1, 'mastodon');
+SELECT is(pg_temp.lanes('mastodon:d.social'), '6300 | 0:99/0 | 6399/1',
+  'the first claim counts on the row (6399 left) and moves 99 of them into lane 0; endpoint_stats adds them up');
+SELECT is((SELECT valid_until FROM tweetkeeper.endpoint_lanes WHERE endpoint = 'mastodon:d.social' AND lane = 0),
+  date_trunc('second', now()) + interval '5 minutes', 'of this window: they lapse at its end');
+CREATE TEMP TABLE row_version AS SELECT ctid AS c FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:d.social';
+SELECT pg_temp.claim(21, 1, 'mastodon');
+SELECT pg_temp.claim(22, 1, 'mastodon');
+SELECT is(pg_temp.lanes('mastodon:d.social'), '6300 | 0:97/2 | 6397/3', 'the next two count in the lane');
+SELECT is((SELECT ctid FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:d.social'), (SELECT c FROM row_version),
+  'and leave the endpoint''s row alone');
+SELECT is((SELECT count(*) FROM got WHERE n IN (20, 21, 22) AND endpoint = 'mastodon:d.social'), 3::bigint,
+  '(three batches of d.social)');
+SELECT tweetkeeper.record_endpoint_quota('mastodon:d.social', jsonb_build_object('limit', 10000, 'remaining', 6397,
+  'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')), NULL, NULL, true);
+SELECT is(pg_temp.lanes('mastodon:d.social'), '6300 | 0:97/2 | 6397/3',
+  'an answer that counts as we do (row and lanes together) changes nothing');
+SELECT tweetkeeper.record_endpoint_quota('mastodon:d.social', jsonb_build_object('limit', 10000, 'remaining', 6350,
+  'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')), NULL, NULL, true);
+SELECT is(pg_temp.lanes('mastodon:d.social'), '6350 | 0:0/2 | 6350/3',
+  'a stricter one takes the lane''s requests back: 6350 left, all on the row');
+SELECT pg_temp.claim(23, 1, 'mastodon');
+UPDATE tweetkeeper.endpoint_lanes SET valid_until = now() - interval '1 second' WHERE endpoint = 'mastodon:d.social' AND lane = 0;
+SELECT pg_temp.claim(24, 1, 'mastodon');
+SELECT is(pg_temp.lanes('mastodon:d.social'), '6152 | 0:97/2 | 6249/5',
+  'requests of a lapsed window are not counted (as if lane 0''s were given as the window ended): the claim goes to the row, and the lane gets a share of this window');
+SELECT is(tweetkeeper.release_batch((SELECT lease_id FROM got WHERE n = 24), 'HTTP 429: Too Many Requests', 'rate-limited'), 1,
+  'a 429');
+SELECT is(pg_temp.lanes('mastodon:d.social'), '0 | 0:0/2 | 0/5', 'takes every lane''s requests back');
+SELECT pg_temp.claim(25, 1, 'mastodon');
+SELECT is((SELECT count(*) FROM got WHERE n = 25 AND lease_id IS NOT NULL AND endpoint = 'mastodon:d.social'), 0::bigint,
+  'and no claim goes to the server until its wait is over');
+-- A window with 3 requests left gives 3 claims, whatever path each takes.
+UPDATE tweetkeeper.endpoints SET remaining = 3, status = 'active', status_until = NULL WHERE endpoint = 'mastodon:d.social';
+SELECT pg_temp.claim(26, 1, 'mastodon');
+SELECT pg_temp.claim(27, 1, 'mastodon');
+SELECT pg_temp.claim(28, 1, 'mastodon');
+SELECT pg_temp.claim(29, 1, 'mastodon');
+SELECT is((SELECT string_agg(coalesce(endpoint, split_part(wait_reason, ',', 1)), ', ' ORDER BY n) FROM got WHERE n BETWEEN 26 AND 29),
+  'mastodon:d.social, mastodon:d.social, mastodon:d.social, mastodon:d.social window used up',
+  'a window of 3 requests: 3 batches (row, lane, row), then it is used up');
+SELECT is(pg_temp.lanes('mastodon:d.social'), '0 | 0:0/3 | 0/8', 'and nothing is left anywhere');
+UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day' WHERE endpoint = 'mastodon:d.social';
 
 -- A server never answered is asked once at a time until it answers: concurrent first requests
 -- would each be refused alike (a 401, an old server's 404).
