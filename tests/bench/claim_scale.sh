@@ -14,9 +14,14 @@ source "$(dirname "$0")/../lib/common.sh"
 SIZES=${SIZES:-"100000 10000000"}
 SECONDS_RUN=${SECONDS_RUN:-20}
 CLIENTS=${CLIENTS:-4}
+# The usual advice, a quarter of the machine's memory (24 GB here): at 10,000,000 posts the queue
+# with its indexes and post_refs is 3.4 GB, which 2 GB did not hold.
+SHARED_BUFFERS=${SHARED_BUFFERS:-6GB}
+FULL_PAGE_WRITES=${FULL_PAGE_WRITES:-on}
 
 tk_workdir scale
-tk_pg_start "$dir" -c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=30min || exit 1
+tk_pg_start "$dir" -c shared_buffers="$SHARED_BUFFERS" -c max_wal_size=8GB -c checkpoint_timeout=30min \
+  -c full_page_writes="$FULL_PAGE_WRITES" || exit 1
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 ALTER DATABASE tweetkeeper SET tweetkeeper.max_ids_per_call = 10000000;
@@ -92,13 +97,24 @@ VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL
   echo "# $n posts ($((x * 5)) X, $((b * 5)) Bluesky, $((m * 5)) Mastodon) scheduled in $(( $(date +%s) - t0 )) s"
+  # What a claim may have to read from disk: the queue and its indexes against shared_buffers.
+  tk_psql -c "SELECT '# sizes: tweets ' || pg_size_pretty(pg_table_size('tweetkeeper.tweets'))
+                || ' + indexes ' || pg_size_pretty(pg_indexes_size('tweetkeeper.tweets'))
+                || ', post_refs ' || pg_size_pretty(pg_total_relation_size('tweetkeeper.post_refs'))
+                || ' (shared_buffers ' || current_setting('shared_buffers') || ')'"
   for order in lateness due; do
     tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.claim_order = $order" >/dev/null
     rm -f "$dir"/pgbench_log.*
     [ "$order" = lateness ] && tk_psql -c "TRUNCATE public.claim_times" >/dev/null
+    tk_psql -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
     (cd "$dir" && pgbench -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" -l \
       -f "$dir/x.pgbench@6" -f "$dir/bluesky.pgbench@3" -f "$dir/mastodon.pgbench@1" >"$dir/pgbench.out" 2>&1) ||
       { cat "$dir/pgbench.out"; exit 1; }
+    # WAL per claim + complete: full-page images are written for each page first changed since
+    # the last checkpoint, and at 10,000,000 posts nearly every page a claim changes is one.
+    tk_psql -c "SELECT '# WAL per claim + complete: ' || round(w.wal_bytes / t.n) || ' bytes, '
+                  || round(w.wal_fpi / t.n, 1) || ' full-page images'
+                  FROM pg_stat_wal w, (SELECT greatest(count(*), 1) AS n FROM public.claim_times WHERE claim_order = '$order') t"
     for s in 0 1 2; do
       net=${names[$s]}
       # The claim alone, from claim_times; claim + complete from pgbench's per-transaction log
