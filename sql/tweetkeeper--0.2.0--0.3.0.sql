@@ -402,6 +402,39 @@ CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN endpoint IN ('bluesky', 'bluesky-handle') THEN 25 WHEN single_status THEN 1 ELSE 20 END;
 
+-- Moves a share of what an endpoint's window has left into a free lane (endpoint_lanes), for the
+-- claims after the one that calls it (claim_posts(), holding the endpoint's row lock): all of it
+-- without a stated window; else a 64th (the 8 lanes together hold at most an eighth of what is
+-- left), at least 1; none while the window's end is unknown (after a reset, until an answer says).
+CREATE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  lanes constant integer := 8;  -- more than claims of one endpoint at once, on this machine
+  x record;
+  share integer;
+BEGIN
+  SELECT * INTO x FROM tweetkeeper.endpoints e WHERE e.endpoint = ep;
+  share := CASE WHEN x.requests_per_window IS NULL THEN 2147483647
+                WHEN x.window_reset_at > now() AND x.remaining > 0 THEN greatest(1, x.remaining / (8 * lanes))
+                ELSE 0 END;
+  IF share = 0 THEN
+    RETURN;
+  END IF;
+  INSERT INTO tweetkeeper.endpoint_lanes (endpoint, lane)
+  SELECT ep, k FROM generate_series(0, lanes - 1) k
+   WHERE NOT EXISTS (SELECT FROM tweetkeeper.endpoint_lanes l WHERE l.endpoint = ep)
+  ON CONFLICT DO NOTHING;
+  UPDATE tweetkeeper.endpoint_lanes l
+     SET granted = share,
+         valid_until = CASE WHEN x.requests_per_window IS NULL THEN 'infinity' ELSE x.window_reset_at END
+   WHERE l.endpoint = ep
+     AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
+                    WHERE f.endpoint = ep AND NOT (f.granted > 0 AND f.valid_until > now())
+                    ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
+  IF FOUND AND x.requests_per_window IS NOT NULL THEN
+    UPDATE tweetkeeper.endpoints e SET remaining = e.remaining - share WHERE e.endpoint = ep;
+  END IF;
+END $$;
+
 -- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
 -- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
 -- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
@@ -433,9 +466,7 @@ DECLARE
   waits text[] := '{}';
   wait_min timestamptz;
   ep text;
-  w record;
-  share integer;
-  lanes constant integer := 8;  -- an endpoint's lanes (endpoint_lanes): more than claims at once
+  was_answered timestamptz;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -561,71 +592,45 @@ BEGIN
     -- from a lane (endpoint_lanes): one that holds requests of the window and that no other
     -- claim holds. A 429 or 401 recorded meanwhile emptied the lanes (under their locks), so
     -- one found here still holds.
-    IF q.answered_at IS NOT NULL THEN
-      UPDATE tweetkeeper.endpoint_lanes l
-         SET granted = l.granted - 1, requests = l.requests + 1, last_used_at = clock_timestamp()
-       WHERE l.endpoint = ep
-         AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
-                        WHERE f.endpoint = ep AND f.granted > 0 AND f.valid_until > now()
-                        ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
-      IF FOUND THEN
-        CLOSE endpoints_due;
-        RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text;
-        RETURN;
+    UPDATE tweetkeeper.endpoint_lanes l
+       SET granted = l.granted - 1, requests = l.requests + 1, last_used_at = clock_timestamp()
+     WHERE q.answered_at IS NOT NULL AND l.endpoint = ep
+       AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
+                      WHERE f.endpoint = ep AND f.granted > 0 AND f.valid_until > now()
+                      ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
+    IF NOT FOUND THEN
+      -- Else on the endpoint's row, under its lock, on its newest version: the checks above are
+      -- made again there, so no two claims take the window's last request, and a 429 or 401
+      -- recorded meanwhile holds.
+      UPDATE tweetkeeper.endpoints x
+         -- A window whose reset has passed starts again at its limit; its end is unknown until an
+         -- answer says (record_endpoint_quota), and requests are counted down meanwhile.
+         SET remaining = CASE WHEN x.window_reset_at <= now() THEN x.requests_per_window ELSE x.remaining END - 1,
+             window_reset_at = CASE WHEN x.window_reset_at <= now() THEN NULL ELSE x.window_reset_at END,
+             -- A server that wants a token keeps saying so: only workers holding one claim its
+             -- statuses (a worker without would spend a request on another 401 each time).
+             status = CASE WHEN x.status = 'needs-token' THEN x.status ELSE 'active' END,
+             status_reason = CASE WHEN x.status = 'needs-token' THEN x.status_reason END,
+             status_until = NULL,
+             requests = x.requests + 1, last_used_at = clock_timestamp()
+       WHERE x.endpoint = ep
+         AND (x.status <> 'needs-token' OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
+         AND NOT coalesce(x.status = 'waiting' AND x.status_until > now(), false)
+         AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false)
+      RETURNING x.answered_at INTO was_answered;
+      IF NOT FOUND THEN
+        -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as
+        -- they were, no batch), and the next claim says why.
+        UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
+         WHERE t.tweet_id = ANY (ids);
+        DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
+        waits := waits || format('%s: its window changed meanwhile', ep);
+        wait_min := least(wait_min, now() + interval '1 second');
+        CONTINUE;
       END IF;
-    END IF;
-    -- Else on the endpoint's row, under its lock, on its newest version: the checks above are
-    -- made again there, so no two claims take the window's last request, and a 429 or 401
-    -- recorded meanwhile holds.
-    UPDATE tweetkeeper.endpoints x
-       -- A window whose reset has passed starts again at its limit; its end is unknown until an
-       -- answer says (record_endpoint_quota), and requests are counted down meanwhile.
-       SET remaining = CASE WHEN x.window_reset_at <= now() THEN x.requests_per_window ELSE x.remaining END - 1,
-           window_reset_at = CASE WHEN x.window_reset_at <= now() THEN NULL ELSE x.window_reset_at END,
-           -- A server that wants a token keeps saying so: only workers holding one claim its
-           -- statuses (a worker without would spend a request on another 401 each time).
-           status = CASE WHEN x.status = 'needs-token' THEN x.status ELSE 'active' END,
-           status_reason = CASE WHEN x.status = 'needs-token' THEN x.status_reason END,
-           status_until = NULL,
-           requests = x.requests + 1, last_used_at = clock_timestamp()
-     WHERE x.endpoint = ep
-       AND (x.status <> 'needs-token' OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
-       AND NOT coalesce(x.status = 'waiting' AND x.status_until > now(), false)
-       AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false)
-    RETURNING x.requests_per_window, x.remaining, x.window_reset_at, x.answered_at INTO w;
-    IF FOUND AND w.answered_at IS NOT NULL THEN
-      -- A share of what the window has left to a free lane, for the claims after this one: all
-      -- of it without a stated window; else a 64th (the lanes together hold at most an eighth
-      -- of what is left), at least 1; none while the window's end is unknown (after a reset,
-      -- until an answer says).
-      share := CASE WHEN w.requests_per_window IS NULL THEN 2147483647
-                    WHEN w.window_reset_at > now() AND w.remaining > 0
-                      THEN greatest(1, w.remaining / (8 * lanes)) ELSE 0 END;
-      IF share > 0 THEN
-        IF NOT EXISTS (SELECT FROM tweetkeeper.endpoint_lanes l WHERE l.endpoint = ep) THEN
-          INSERT INTO tweetkeeper.endpoint_lanes (endpoint, lane)
-          SELECT ep, k FROM generate_series(0, lanes - 1) k ON CONFLICT DO NOTHING;
-        END IF;
-        UPDATE tweetkeeper.endpoint_lanes l
-           SET granted = share,
-               valid_until = CASE WHEN w.requests_per_window IS NULL THEN 'infinity' ELSE w.window_reset_at END
-         WHERE l.endpoint = ep
-           AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
-                          WHERE f.endpoint = ep AND NOT (f.granted > 0 AND f.valid_until > now())
-                          ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
-        IF FOUND AND w.requests_per_window IS NOT NULL THEN
-          UPDATE tweetkeeper.endpoints x SET remaining = x.remaining - share WHERE x.endpoint = ep;
-        END IF;
+      IF was_answered IS NOT NULL THEN
+        PERFORM tweetkeeper.share_window(ep);
       END IF;
-    ELSIF NOT FOUND THEN
-      -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
-      -- were, no batch), and the next claim says why.
-      UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-       WHERE t.tweet_id = ANY (ids);
-      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
-      waits := waits || format('%s: its window changed meanwhile', ep);
-      wait_min := least(wait_min, now() + interval '1 second');
-      CONTINUE;
     END IF;
     CLOSE endpoints_due;
     RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text;
@@ -1562,7 +1567,7 @@ REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, inte
   post_ref_id(text, text, text, text), post_endpoint(text, text, text),
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
   claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text, boolean),
-  post_author(text, text), complete_handles(bigint, jsonb), url_post_ids(text[]), watch_posts(text[], interval, interval),
+  post_author(text, text), share_window(text), complete_handles(bigint, jsonb), url_post_ids(text[]), watch_posts(text[], interval, interval),
   unwatch_posts(text[]) FROM PUBLIC;
 GRANT SELECT ON post_refs, posts, endpoints, endpoint_lanes, bluesky_handles, endpoint_stats TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_post(text, timestamptz), schedule_posts(text[]) TO tweetkeeper_admin;
