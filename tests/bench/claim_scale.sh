@@ -18,6 +18,9 @@ CLIENTS=${CLIENTS:-4}
 # with its indexes and post_refs is 3.4 GB, which 2 GB did not hold.
 SHARED_BUFFERS=${SHARED_BUFFERS:-6GB}
 FULL_PAGE_WRITES=${FULL_PAGE_WRITES:-on}
+# tweets' autovacuum_vacuum_scale_factor, when set (else the table's own): how often the claimed
+# posts' dead index entries at the head of the due indexes are cleared.
+VACUUM_SCALE_FACTOR=${VACUUM_SCALE_FACTOR:-}
 
 tk_workdir scale
 tk_pg_start "$dir" -c shared_buffers="$SHARED_BUFFERS" -c max_wal_size=8GB -c checkpoint_timeout=30min \
@@ -30,6 +33,9 @@ INSERT INTO tweetkeeper.age_policy VALUES ('15 minutes', '1 second'), ('1 hour',
   ('1 day', '3 seconds'), ('7 days', '4 seconds'), ('30 days', '5 seconds');
 $(tk_tid_sql)
 SQL
+if [ -n "$VACUUM_SCALE_FACTOR" ]; then
+  tk_psql -c "ALTER TABLE tweetkeeper.tweets SET (autovacuum_vacuum_scale_factor = $VACUUM_SCALE_FACTOR)" || exit 1
+fi
 # The workers' claim and complete per network, each its own transaction as in the worker:
 # bench_claim() times the claim alone (clock_timestamp() around it, kept in claim_times);
 # bench_complete() completes what it claimed with fake counts (nothing when a claim found nothing
@@ -77,7 +83,7 @@ for n in $SIZES; do
   m=$((n / 10 / 5))
   t0=$(date +%s)
   tk_psql >/dev/null <<SQL || exit 1
-TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
+TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history_hot, tweetkeeper.metric_history_compact, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '10 minutes' $x 0));
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '30 minutes' $x 20000000));
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '12 hours' $x 40000000));
