@@ -85,7 +85,7 @@ void Define(bool preloading) {
   // pg_cron). SUSET rather than SIGHUP: ALTER DATABASE ... SET reaches pg_cron's job sessions.
   DefineCustomIntVariable(
       "tweetkeeper.history_partition",
-      "Length of each partition of tweetkeeper.metric_history.",
+      "Length of each partition of tweetkeeper.metric_history_hot.",
       "Partitions are aligned to multiples of it since 1970-01-01 UTC (1 day: UTC days). A change "
       "applies to partitions created from then on.",
       &history_partition_s, 86400, 60, 366 * 86400, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);

@@ -53,18 +53,18 @@ BEGIN
     hi := least(hi, bound);
     CONTINUE WHEN lo >= hi;
     IF NOT locked THEN
-      LOCK TABLE tweetkeeper.metric_history IN EXCLUSIVE MODE;  -- no completion in flight across the ATTACH
+      LOCK TABLE tweetkeeper.metric_history_hot IN EXCLUSIVE MODE;  -- no completion in flight across the ATTACH
       locked := true;
     END IF;
     part := 'metric_history_' || to_char(lo, 'YYYYMMDD_HH24MISS');
-    EXECUTE format('CREATE TABLE tweetkeeper.%1$I (LIKE tweetkeeper.metric_history,
+    EXECUTE format('CREATE TABLE tweetkeeper.%1$I (LIKE tweetkeeper.metric_history_hot,
                       CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id))', part, part || '_pkey');
     EXECUTE format('WITH m AS (DELETE FROM tweetkeeper.metric_history_default
                                 WHERE observed_at >= $1 AND observed_at < $2 RETURNING *)
                     INSERT INTO tweetkeeper.%I SELECT * FROM m', part) USING lo, hi;
     GET DIAGNOSTICS n = ROW_COUNT;
     moved := moved + n;
-    EXECUTE format('ALTER TABLE tweetkeeper.metric_history ATTACH PARTITION tweetkeeper.%I FOR VALUES FROM (%L) TO (%L)',
+    EXECUTE format('ALTER TABLE tweetkeeper.metric_history_hot ATTACH PARTITION tweetkeeper.%I FOR VALUES FROM (%L) TO (%L)',
                    part, lo, hi);
     created := created + 1;
   END LOOP;
@@ -1193,7 +1193,7 @@ BEGIN
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, o.billed, o.changed
   ), hist AS (
-    INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count)
     SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
            u.bookmark_count, u.impression_count
@@ -1643,3 +1643,384 @@ COMMENT ON VIEW batch_stats IS
   'Throughput of the last minute and hour per network: batches, posts stored per second, batch '
   'sizes, batches released by workers, expired, or abandoned (their worker''s session ended), and '
   'ids the answers left out (neither found nor an error).';
+
+-- Compacted history (issue 20): metric_history becomes a view over metric_history_hot (the
+-- partitioned table it was, renamed: every row and partition kept) and metric_history_compact,
+-- which compact_history() fills from closed partitions; retention drops compacted weeks too;
+-- housekeeping() and the pg_cron jobs run the compaction.
+-- Compacted history (extension/history_codec.hpp): a post's observations over a span in one
+-- value, delta-encoded. NULL arrays are empty ones.
+CREATE FUNCTION pack_history(observed_at timestamptz[], lease_id bigint[], retweet_count bigint[],
+                             reply_count bigint[], like_count bigint[], quote_count bigint[],
+                             bookmark_count bigint[], impression_count bigint[]) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'tk_pack_history' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pack_history(timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[]) IS
+  'Packs observations (arrays of one length, in (observed_at, lease_id) order, each once; a count '
+  'may be NULL) into compacted history; unpack_history reads them back exactly. 22023 otherwise.';
+
+CREATE FUNCTION unpack_history(packed bytea)
+  RETURNS TABLE (observed_at timestamptz, lease_id bigint, retweet_count bigint, reply_count bigint,
+                 like_count bigint, quote_count bigint, bookmark_count bigint, impression_count bigint)
+  AS 'MODULE_PATHNAME', 'tk_unpack_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION unpack_history(bytea) IS
+  'The observations of compacted history, in time order. XX001 for data it cannot read.';
+
+CREATE FUNCTION merge_history(a bytea, b bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'tk_merge_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION merge_history(bytea, bytea) IS
+  'Both compacted histories'' observations in one, in time order, each once.';
+
+ALTER TABLE metric_history RENAME TO metric_history_hot;
+COMMENT ON TABLE metric_history_hot IS
+  'Observations not compacted yet (read them all through metric_history): one row per refresh '
+  'that changed a count (all of them with tweetkeeper.history_keep_unchanged). Partitioned by '
+  'observed_at (tweetkeeper.history_partition); each partition''s primary key (tweet_id, '
+  'observed_at, lease_id) reads a post''s history in time order. compact_history() moves closed '
+  'partitions into metric_history_compact.';
+-- Compacted history: once a partition is closed, compact_history() moves its rows here, one row
+-- per post and UTC week (history_span), the week's observations packed together (pack_history:
+-- times, leases and counts delta-encoded; about 12 bytes an observation against 150 as a row with
+-- its key). Read through metric_history, which unpacks them.
+CREATE TABLE metric_history_compact (
+  tweet_id bigint NOT NULL,
+  span_start timestamptz NOT NULL,  -- the UTC week (Monday 00:00) its observations fall in
+  packed bytea NOT NULL,
+  CONSTRAINT metric_history_compact_pkey PRIMARY KEY (tweet_id, span_start)
+);
+SELECT pg_catalog.pg_extension_config_dump('metric_history_compact', '');
+COMMENT ON TABLE metric_history_compact IS
+  'Compacted history: one row per post and UTC week, its observations packed (unpack_history); '
+  'read them through metric_history.';
+
+-- The span of compacted history an observation belongs to.
+CREATE FUNCTION history_span(observed_at timestamptz) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN date_trunc('week', observed_at, 'UTC');
+
+-- Every observation, hot or compacted, with the columns and rows metric_history always had. A
+-- post's history is read by its id from both tables' keys. Rows may be inserted (into the hot
+-- table) and deleted (from either) as before 0.3.0, by metric_history_write().
+CREATE VIEW metric_history AS
+SELECT h.tweet_id, h.lease_id, h.observed_at, h.retweet_count, h.reply_count, h.like_count,
+       h.quote_count, h.bookmark_count, h.impression_count
+  FROM metric_history_hot h
+UNION ALL
+SELECT c.tweet_id, u.lease_id, u.observed_at, u.retweet_count, u.reply_count, u.like_count,
+       u.quote_count, u.bookmark_count, u.impression_count
+  FROM metric_history_compact c CROSS JOIN LATERAL unpack_history(c.packed) u;
+COMMENT ON VIEW metric_history IS
+  'Observations of posts'' metrics, one row per refresh that changed a count (all of them with '
+  'tweetkeeper.history_keep_unchanged): the recent ones (metric_history_hot, partitioned by '
+  'observed_at) and the compacted ones (metric_history_compact). Read a post''s history with '
+  'WHERE tweet_id = ... ORDER BY observed_at.';
+
+CREATE FUNCTION metric_history_write() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
+                                                like_count, quote_count, bookmark_count, impression_count)
+    VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count);
+    RETURN NEW;
+  END IF;
+  DELETE FROM tweetkeeper.metric_history_hot h
+   WHERE h.tweet_id = OLD.tweet_id AND h.observed_at = OLD.observed_at AND h.lease_id = OLD.lease_id;
+  IF NOT FOUND THEN
+    -- A compacted observation: its span packed again without it (and gone once empty).
+    UPDATE tweetkeeper.metric_history_compact c
+       SET packed = (SELECT tweetkeeper.pack_history(array_agg(u.observed_at ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.lease_id ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.retweet_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.reply_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.like_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.quote_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.bookmark_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.impression_count ORDER BY u.observed_at, u.lease_id))
+                       FROM tweetkeeper.unpack_history(c.packed) u
+                      WHERE (u.observed_at, u.lease_id) <> (OLD.observed_at, OLD.lease_id))
+     WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at);
+    DELETE FROM tweetkeeper.metric_history_compact c
+     WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at)
+       AND NOT EXISTS (SELECT FROM tweetkeeper.unpack_history(c.packed));
+  END IF;
+  RETURN OLD;
+END $$;
+CREATE TRIGGER metric_history_write INSTEAD OF INSERT OR DELETE ON metric_history
+  FOR EACH ROW EXECUTE FUNCTION metric_history_write();
+
+COMMENT ON VIEW history_partitions IS
+  'The partitions of metric_history_hot with their time range [starts, ends), estimated rows and '
+  'bytes (the default partition, which has no range, is not listed).';
+
+COMMENT ON FUNCTION create_partitions() IS
+  'Creates the partitions of metric_history_hot for now and a little ahead (and for rows waiting in '
+  'the default partition, which move into them); returns how many it created. Idempotent.';
+
+-- The daily rollup of observations about to be dropped (source: a partition, or a query over
+-- compacted history): per post and UTC day, the day's last counts and how many observations it
+-- had, merged with what an earlier source gave the same day.
+CREATE FUNCTION rollup_history(source text) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' AS $$
+DECLARE
+  n bigint;
+BEGIN
+  EXECUTE format($q$
+    INSERT INTO tweetkeeper.metric_daily AS d (tweet_id, day, observations, last_observed_at,
+           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count)
+    SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
+           count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
+           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count
+      FROM %s h
+     ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
+    ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
+       SET observations = d.observations + excluded.observations,
+           last_observed_at = greatest(d.last_observed_at, excluded.last_observed_at),
+           retweet_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.retweet_count ELSE d.retweet_count END,
+           reply_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.reply_count ELSE d.reply_count END,
+           like_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.like_count ELSE d.like_count END,
+           quote_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.quote_count ELSE d.quote_count END,
+           bookmark_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.bookmark_count ELSE d.bookmark_count END,
+           impression_count = CASE WHEN excluded.last_observed_at > d.last_observed_at THEN excluded.impression_count ELSE d.impression_count END
+  $q$, source);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;
+
+-- Retention: whole partitions whose every row is older than tweetkeeper.history_retention are
+-- dropped, and whole weeks of compacted history likewise; before that, with
+-- tweetkeeper.history_rollup, their rows are summed up per post and UTC day into metric_daily.
+CREATE OR REPLACE FUNCTION apply_retention() RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
+  SET lock_timeout = '2s' AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  cutoff timestamptz := now() - s.history_retention;
+  -- The compacted weeks that end by the cutoff.
+  weeks text := format('(SELECT c.tweet_id, u.* FROM tweetkeeper.metric_history_compact c
+                          CROSS JOIN LATERAL tweetkeeper.unpack_history(c.packed) u
+                         WHERE c.span_start <= %L)', cutoff - interval '7 days');
+  p record;
+  dropped integer := 0;
+  rolled bigint := 0;
+  weeks_dropped bigint := 0;
+BEGIN
+  IF s.history_retention = interval '0' THEN
+    PERFORM tweetkeeper.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
+    RETURN 0;
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  IF NOT EXISTS (SELECT FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff)
+     AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history_default d WHERE d.observed_at < cutoff)
+     AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history_compact c WHERE c.span_start <= cutoff - interval '7 days') THEN
+    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s', cutoff));
+    RETURN 0;
+  END IF;
+  -- DROP takes this lock on the parent; taken first, before create_partitions() locks any
+  -- partition, so that no reader holding the parent waits for a partition held here.
+  LOCK TABLE tweetkeeper.metric_history_hot IN ACCESS EXCLUSIVE MODE;
+  PERFORM tweetkeeper.create_partitions();  -- rows in the default partition get a partition, so they age out too
+  FOR p IN SELECT h.partition FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff ORDER BY h.starts LOOP
+    IF s.history_rollup THEN
+      rolled := rolled + tweetkeeper.rollup_history(p.partition::text);
+    END IF;
+    EXECUTE format('DROP TABLE %s', p.partition);
+    dropped := dropped + 1;
+  END LOOP;
+  IF s.history_rollup THEN
+    rolled := rolled + tweetkeeper.rollup_history(weeks);
+  END IF;
+  DELETE FROM tweetkeeper.metric_history_compact c WHERE c.span_start <= cutoff - interval '7 days';
+  GET DIAGNOSTICS weeks_dropped = ROW_COUNT;
+  PERFORM tweetkeeper.record_housekeeping('retention',
+    format('%s partitions and %s compacted post-weeks older than %s dropped, %s daily rows rolled up',
+           dropped, weeks_dropped, cutoff, rolled));
+  RETURN dropped;
+END $$;
+COMMENT ON FUNCTION apply_retention() IS
+  'Drops the partitions of metric_history_hot, and the weeks of metric_history_compact, older than '
+  'tweetkeeper.history_retention (0: none), first rolling them up into metric_daily '
+  '(tweetkeeper.history_rollup); returns how many partitions it dropped.';
+
+-- Compaction: the partitions of metric_history_hot of the UTC weeks that ended an hour ago or
+-- more (an observation's time is its completion's, so none can land there any more) are merged
+-- into metric_history_compact, one row per post and week, and dropped. A week's partitions go
+-- together, so each row is written once (merge_history joins a week's row with what a later run
+-- adds: a week split by max_partitions, or rows that came back from a restore). All in one transaction: a run killed at any point loses nothing, and the next one
+-- does the work again (a partition is either still there, or merged and gone). The partitions
+-- are read under SHARE locks (no writer); the parent is locked only for the DROPs, at the end.
+-- With a retention shorter than two weeks nothing is compacted: retention drops the history
+-- soon anyway, and it drops compacted history only by whole weeks.
+CREATE FUNCTION compact_history(max_partitions integer DEFAULT 48) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
+  SET lock_timeout = '2s' AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  parts regclass[];
+  starts timestamptz[];
+  ends timestamptz[];
+  part regclass;
+  week timestamptz;
+  source text;
+  n bigint;
+  observations bigint := 0;
+BEGIN
+  IF max_partitions IS NULL OR max_partitions < 1 THEN
+    RAISE EXCEPTION 'max_partitions must be at least 1, got %', coalesce(max_partitions::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF s.history_retention > interval '0' AND s.history_retention < interval '14 days' THEN
+    PERFORM tweetkeeper.record_housekeeping('compaction',
+      format('not compacting: tweetkeeper.history_retention (%s) is shorter than two weeks', s.history_retention));
+    RETURN 0;
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  SELECT array_agg(h.partition ORDER BY h.starts), array_agg(h.starts ORDER BY h.starts),
+         array_agg(h.ends ORDER BY h.starts) INTO parts, starts, ends
+    FROM (SELECT h.partition, h.starts, h.ends FROM tweetkeeper.history_partitions h
+           WHERE h.ends <= tweetkeeper.history_span(now() - interval '1 hour')
+           ORDER BY h.starts LIMIT max_partitions) h;
+  IF parts IS NULL THEN
+    PERFORM tweetkeeper.record_housekeeping('compaction', 'no partition of a week past');
+    RETURN 0;
+  END IF;
+  FOREACH part IN ARRAY parts LOOP
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', part);
+  END LOOP;
+  -- Week by week (the weeks their rows fall in), each from the partitions that overlap it.
+  SELECT string_agg(format('SELECT observed_at FROM %s', x), ' UNION ALL ') INTO source FROM unnest(parts) x;
+  FOR week IN EXECUTE format('SELECT DISTINCT tweetkeeper.history_span(h.observed_at) FROM (%s) h ORDER BY 1', source) LOOP
+    SELECT string_agg(format('SELECT * FROM %s', x.partition), ' UNION ALL ') INTO source
+      FROM unnest(parts, starts, ends) x(partition, starts, ends)
+     WHERE x.starts < week + interval '7 days' AND x.ends > week;
+    EXECUTE format($q$
+      WITH g AS (
+        SELECT h.tweet_id, count(*) AS n,
+               tweetkeeper.pack_history(array_agg(h.observed_at ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.lease_id ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.retweet_count ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.reply_count ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.like_count ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.quote_count ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.bookmark_count ORDER BY h.observed_at, h.lease_id),
+                 array_agg(h.impression_count ORDER BY h.observed_at, h.lease_id)) AS packed
+          FROM (%s) h
+         WHERE h.observed_at >= $1 AND h.observed_at < $1 + interval '7 days'
+         GROUP BY h.tweet_id
+      ), ins AS (
+        INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed)
+        SELECT g.tweet_id, $1, g.packed FROM g ORDER BY g.tweet_id
+        ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
+        DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
+      )
+      SELECT coalesce(sum(g.n), 0) FROM g$q$, source) INTO n USING week;
+    observations := observations + n;
+  END LOOP;
+  LOCK TABLE tweetkeeper.metric_history_hot IN ACCESS EXCLUSIVE MODE;
+  FOREACH part IN ARRAY parts LOOP
+    EXECUTE format('DROP TABLE %s', part);
+  END LOOP;
+  PERFORM tweetkeeper.record_housekeeping('compaction',
+    format('%s partitions compacted (%s observations)', cardinality(parts), observations));
+  RETURN cardinality(parts);
+END $$;
+COMMENT ON FUNCTION compact_history(integer) IS
+  'Moves up to max_partitions partitions of metric_history_hot of UTC weeks past into '
+  'metric_history_compact (one row per post and week) and drops them; returns how many. '
+  'Idempotent and safe to interrupt. Nothing with a tweetkeeper.history_retention under 14 days.';
+
+-- Each task that has not run for if_older_than (by anyone: pg_cron, an operator, this), in a
+-- subtransaction of its own: a task that fails (a lock not granted in time) is recorded as such
+-- and tried again next time, and does not stop the other. Run by the background worker every
+-- tweetkeeper.housekeeping_interval.
+CREATE OR REPLACE FUNCTION housekeeping(if_older_than interval DEFAULT interval '0') RETURNS text
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  job text;
+  done text[] := '{}';
+BEGIN
+  IF if_older_than IS NULL OR if_older_than < interval '0' THEN
+    RAISE EXCEPTION 'if_older_than must be zero or more, not %', if_older_than
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- Retention first: it takes the strongest lock (see apply_retention), before any other.
+  FOREACH job IN ARRAY ARRAY['retention', 'partitions', 'compaction'] LOOP
+    CONTINUE WHEN if_older_than > interval '0' AND EXISTS (
+                    SELECT FROM tweetkeeper.housekeeping_runs r
+                     WHERE r.task = job AND r.last_run > clock_timestamp() - if_older_than
+                             AND r.result NOT LIKE 'failed:%');
+    BEGIN
+      CASE job
+        WHEN 'partitions' THEN PERFORM tweetkeeper.create_partitions();
+        WHEN 'compaction' THEN PERFORM tweetkeeper.compact_history();
+        ELSE PERFORM tweetkeeper.apply_retention();
+      END CASE;
+      done := done || (job || ': ' || (SELECT r.result FROM tweetkeeper.housekeeping_runs r WHERE r.task = job));
+    EXCEPTION WHEN OTHERS THEN
+      PERFORM tweetkeeper.record_housekeeping(job, 'failed: ' || SQLERRM);
+      done := done || (job || ': failed: ' || SQLERRM);
+    END;
+  END LOOP;
+  RETURN array_to_string(done, '; ');
+END $$;
+COMMENT ON FUNCTION housekeeping(interval) IS
+  'Runs the housekeeping tasks (apply_retention, create_partitions, compact_history) that have '
+  'not run for if_older_than; a failed task is recorded in housekeeping_runs and does not stop '
+  'the others. '
+  'Returns what was done.';
+
+DROP FUNCTION schedule_housekeeping(text, text);
+CREATE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 * * * *',
+                                      retention text DEFAULT '17 * * * *',
+                                      compaction text DEFAULT '37 * * * *') RETURNS bigint[]
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF partitions IS NULL OR retention IS NULL OR compaction IS NULL THEN
+    RAISE EXCEPTION 'the schedules must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
+    RAISE EXCEPTION 'pg_cron is not installed in database %', current_database()
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Add pg_cron to shared_preload_libraries, set cron.database_name to this database '
+                   'and CREATE EXTENSION pg_cron; without it the background worker does the housekeeping.';
+  END IF;
+  RETURN ARRAY[cron.schedule('tweetkeeper-partitions', partitions, 'SELECT tweetkeeper.create_partitions()'),
+               cron.schedule('tweetkeeper-retention', retention, 'SELECT tweetkeeper.apply_retention()'),
+               cron.schedule('tweetkeeper-compaction', compaction, 'SELECT tweetkeeper.compact_history()')];
+END $$;
+COMMENT ON FUNCTION schedule_housekeeping(text, text, text) IS
+  'Registers (or updates) the pg_cron jobs tweetkeeper-partitions, tweetkeeper-retention and '
+  'tweetkeeper-compaction with these cron schedules; returns their job ids. Needs pg_cron in this '
+  'database.';
+
+CREATE OR REPLACE FUNCTION unschedule_housekeeping() RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer := 0;
+  job text;
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
+    RETURN 0;  -- nothing can be scheduled
+  END IF;
+  FOR job IN EXECUTE 'SELECT jobname FROM cron.job
+                       WHERE jobname IN (''tweetkeeper-partitions'', ''tweetkeeper-retention'', ''tweetkeeper-compaction'')
+                         AND username = current_user' LOOP
+    PERFORM cron.unschedule(job);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION unschedule_housekeeping() IS
+  'Removes the pg_cron jobs of schedule_housekeeping() (the background worker takes over); '
+  'returns how many it removed.';
+
+REVOKE ALL ON FUNCTION pack_history(timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[]),
+  unpack_history(bytea), merge_history(bytea, bytea), history_span(timestamptz), metric_history_write(),
+  rollup_history(text), compact_history(integer), schedule_housekeeping(text, text, text) FROM PUBLIC;
+GRANT SELECT ON metric_history, metric_history_compact TO tweetkeeper_reader;
+GRANT DELETE ON metric_history TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION compact_history(integer), schedule_housekeeping(text, text, text) TO tweetkeeper_admin;

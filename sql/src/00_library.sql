@@ -61,3 +61,25 @@ CREATE FUNCTION preloaded() RETURNS boolean
   AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION preloaded() IS
   'Whether tweetkeeper was loaded through shared_preload_libraries (its background worker runs).';
+
+-- Compacted history (extension/history_codec.hpp): a post's observations over a span in one
+-- value, delta-encoded. NULL arrays are empty ones.
+CREATE FUNCTION pack_history(observed_at timestamptz[], lease_id bigint[], retweet_count bigint[],
+                             reply_count bigint[], like_count bigint[], quote_count bigint[],
+                             bookmark_count bigint[], impression_count bigint[]) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'tk_pack_history' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION pack_history(timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[]) IS
+  'Packs observations (arrays of one length, in (observed_at, lease_id) order, each once; a count '
+  'may be NULL) into compacted history; unpack_history reads them back exactly. 22023 otherwise.';
+
+CREATE FUNCTION unpack_history(packed bytea)
+  RETURNS TABLE (observed_at timestamptz, lease_id bigint, retweet_count bigint, reply_count bigint,
+                 like_count bigint, quote_count bigint, bookmark_count bigint, impression_count bigint)
+  AS 'MODULE_PATHNAME', 'tk_unpack_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION unpack_history(bytea) IS
+  'The observations of compacted history, in time order. XX001 for data it cannot read.';
+
+CREATE FUNCTION merge_history(a bytea, b bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'tk_merge_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION merge_history(bytea, bytea) IS
+  'Both compacted histories'' observations in one, in time order, each once.';

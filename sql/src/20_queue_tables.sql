@@ -80,7 +80,7 @@ CREATE INDEX tweets_endpoint_watched_idx ON tweets (endpoint COLLATE "C", due_at
   WHERE watch_until IS NOT NULL AND tweet_id < 0;
 CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS NOT NULL;
 
-CREATE TABLE metric_history (
+CREATE TABLE metric_history_hot (
   tweet_id bigint NOT NULL,
   lease_id bigint NOT NULL,      -- the batch that observed it: at most one observation per lease
   observed_at timestamptz NOT NULL,
@@ -91,24 +91,97 @@ CREATE TABLE metric_history (
   bookmark_count bigint,
   impression_count bigint
 ) PARTITION BY RANGE (observed_at);
-SELECT pg_catalog.pg_extension_config_dump('metric_history', '');
-COMMENT ON TABLE metric_history IS
-  'Observations of tweets'' metrics, one row per refresh that changed a count (all of them with '
-  'tweetkeeper.history_keep_unchanged). Partitioned by observed_at (tweetkeeper.history_partition); '
-  'each partition''s primary key (tweet_id, observed_at, lease_id) reads a tweet''s history in '
-  'time order.';
+SELECT pg_catalog.pg_extension_config_dump('metric_history_hot', '');
+COMMENT ON TABLE metric_history_hot IS
+  'Observations not compacted yet (read them all through metric_history): one row per refresh '
+  'that changed a count (all of them with tweetkeeper.history_keep_unchanged). Partitioned by '
+  'observed_at (tweetkeeper.history_partition); each partition''s primary key (tweet_id, '
+  'observed_at, lease_id) reads a post''s history in time order. compact_history() moves closed '
+  'partitions into metric_history_compact.';
 -- The key is each partition's, not the parent's: a parent index would be made on a partition as
 -- pg_restore attaches it, before the restore adds the partition's own (dumped) key, and the
 -- restore would fail. (The parent is the extension's, its partitions are not.)
 -- Partitions are created ahead by tweetkeeper.create_partitions() (housekeeping); a row that finds
 -- none (housekeeping stopped for too long) lands here, is never lost, and is moved into its own
 -- partition by the next create_partitions().
-CREATE TABLE metric_history_default PARTITION OF metric_history (
+CREATE TABLE metric_history_default PARTITION OF metric_history_hot (
   CONSTRAINT metric_history_default_pkey PRIMARY KEY (tweet_id, observed_at, lease_id)
 ) DEFAULT;
 SELECT pg_catalog.pg_extension_config_dump('metric_history_default', '');
 COMMENT ON TABLE metric_history_default IS
   'Observations no partition covered yet; tweetkeeper.create_partitions() moves them out.';
+
+-- Compacted history: once a partition is closed, compact_history() moves its rows here, one row
+-- per post and UTC week (history_span), the week's observations packed together (pack_history:
+-- times, leases and counts delta-encoded; about 12 bytes an observation against 150 as a row with
+-- its key). Read through metric_history, which unpacks them.
+CREATE TABLE metric_history_compact (
+  tweet_id bigint NOT NULL,
+  span_start timestamptz NOT NULL,  -- the UTC week (Monday 00:00) its observations fall in
+  packed bytea NOT NULL,
+  CONSTRAINT metric_history_compact_pkey PRIMARY KEY (tweet_id, span_start)
+);
+SELECT pg_catalog.pg_extension_config_dump('metric_history_compact', '');
+COMMENT ON TABLE metric_history_compact IS
+  'Compacted history: one row per post and UTC week, its observations packed (unpack_history); '
+  'read them through metric_history.';
+
+-- The span of compacted history an observation belongs to.
+CREATE FUNCTION history_span(observed_at timestamptz) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN date_trunc('week', observed_at, 'UTC');
+
+-- Every observation, hot or compacted, with the columns and rows metric_history always had. A
+-- post's history is read by its id from both tables' keys. Rows may be inserted (into the hot
+-- table) and deleted (from either) as before 0.3.0, by metric_history_write().
+CREATE VIEW metric_history AS
+SELECT h.tweet_id, h.lease_id, h.observed_at, h.retweet_count, h.reply_count, h.like_count,
+       h.quote_count, h.bookmark_count, h.impression_count
+  FROM metric_history_hot h
+UNION ALL
+SELECT c.tweet_id, u.lease_id, u.observed_at, u.retweet_count, u.reply_count, u.like_count,
+       u.quote_count, u.bookmark_count, u.impression_count
+  FROM metric_history_compact c CROSS JOIN LATERAL unpack_history(c.packed) u;
+COMMENT ON VIEW metric_history IS
+  'Observations of posts'' metrics, one row per refresh that changed a count (all of them with '
+  'tweetkeeper.history_keep_unchanged): the recent ones (metric_history_hot, partitioned by '
+  'observed_at) and the compacted ones (metric_history_compact). Read a post''s history with '
+  'WHERE tweet_id = ... ORDER BY observed_at.';
+
+CREATE FUNCTION metric_history_write() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
+                                                like_count, quote_count, bookmark_count, impression_count)
+    VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count);
+    RETURN NEW;
+  END IF;
+  DELETE FROM tweetkeeper.metric_history_hot h
+   WHERE h.tweet_id = OLD.tweet_id AND h.observed_at = OLD.observed_at AND h.lease_id = OLD.lease_id;
+  IF NOT FOUND THEN
+    -- A compacted observation: its span packed again without it (and gone once empty).
+    UPDATE tweetkeeper.metric_history_compact c
+       SET packed = (SELECT tweetkeeper.pack_history(array_agg(u.observed_at ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.lease_id ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.retweet_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.reply_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.like_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.quote_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.bookmark_count ORDER BY u.observed_at, u.lease_id),
+                       array_agg(u.impression_count ORDER BY u.observed_at, u.lease_id))
+                       FROM tweetkeeper.unpack_history(c.packed) u
+                      WHERE (u.observed_at, u.lease_id) <> (OLD.observed_at, OLD.lease_id))
+     WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at);
+    DELETE FROM tweetkeeper.metric_history_compact c
+     WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at)
+       AND NOT EXISTS (SELECT FROM tweetkeeper.unpack_history(c.packed));
+  END IF;
+  RETURN OLD;
+END $$;
+CREATE TRIGGER metric_history_write INSTEAD OF INSERT OR DELETE ON metric_history
+  FOR EACH ROW EXECUTE FUNCTION metric_history_write();
 
 -- What retention keeps of the dropped partitions: one row per tweet per UTC day.
 CREATE TABLE metric_daily (

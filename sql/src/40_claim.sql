@@ -373,7 +373,7 @@ BEGIN
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, o.billed, o.changed
   ), hist AS (
-    INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, retweet_count,
+    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count)
     SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
            u.bookmark_count, u.impression_count

@@ -33,7 +33,7 @@ GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), setti
 GRANT tweetkeeper_reader TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
 GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
-GRANT DELETE ON metric_history, batches, daily_usage, metric_daily TO tweetkeeper_admin;
+GRANT DELETE ON metric_history, metric_history_hot, batches, daily_usage, metric_daily TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]), stop_watching(bigint[]),
   age_delay(timestamptz), refresh_delay(timestamptz, interval, timestamptz) TO tweetkeeper_admin;
@@ -42,7 +42,9 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(b
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),
   reset_credential(text) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION create_partitions(), apply_retention(), housekeeping(interval),
-  schedule_housekeeping(text, text), unschedule_housekeeping() TO tweetkeeper_admin;
+  schedule_housekeeping(text, text, text), unschedule_housekeeping() TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION compact_history(integer) TO tweetkeeper_admin;
 
 -- Without shared_preload_libraries everything above works, but the background worker does not.
 DO $$

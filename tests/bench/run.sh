@@ -33,19 +33,23 @@ SQL
   *) echo "NETWORK must be x or bluesky, got $NETWORK" >&2; exit 2 ;;
 esac
 
+# The history's tables: since 0.3.0 metric_history is a view over metric_history_hot (the
+# partitioned table) and metric_history_compact; release_ab.sh runs this script on releases too.
+hot=$(tk_psql -c "SELECT coalesce(to_regclass('tweetkeeper.metric_history_hot'), 'tweetkeeper.metric_history')")
+history=$(tk_psql -c "SELECT concat_ws(', ', '$hot', to_regclass('tweetkeeper.metric_history_compact'))")
 # A fresh table of $TWEETS due posts (two hours old: due since 118 minutes, or, for Bluesky, since
 # a minute: their delay follows their age).
 fresh_state() {
   if [ "$NETWORK" = x ]; then
     tk_psql <<SQL
-TRUNCATE tweetkeeper.tweets, tweetkeeper.metric_history, tweetkeeper.batches;
+TRUNCATE tweetkeeper.tweets, $history, tweetkeeper.batches;
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' "$TWEETS"));
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL
   else
     tk_psql <<SQL
-TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
+TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, $history, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
 $(tk_bluesky_posts_sql '2 hours' "$TWEETS" '1 microsecond')
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute';
 -- The AppView as answered before (the steady state: a never-answered endpoint is asked once at a
@@ -98,7 +102,7 @@ echo "floor: $floor updates/s"
 tk_psql -c "SELECT format('sizes after the floor run: tweets %s, metric_history %s',
   pg_size_pretty(pg_table_size('tweetkeeper.tweets')),
   pg_size_pretty((SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits
-                   WHERE inhparent = 'tweetkeeper.metric_history'::regclass)))"
+                   WHERE inhparent = '$hot'::regclass)))"
 
 echo "== end to end: $WORKERS workers x $CONCURRENCY batches in flight, mock API on loopback, $TWEETS due posts"
 fresh_state >/dev/null || exit 1

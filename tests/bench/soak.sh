@@ -36,7 +36,7 @@ SELECT 'tweets (heap)', pg_table_size('tweetkeeper.tweets')
 UNION ALL SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
   FROM pg_index i WHERE i.indrelid = 'tweetkeeper.tweets'::regclass
 UNION ALL SELECT 'metric_history (all partitions)', coalesce(sum(pg_total_relation_size(inhrelid)), 0)::bigint
-  FROM pg_inherits WHERE inhparent = 'tweetkeeper.metric_history'::regclass
+  FROM pg_inherits WHERE inhparent = 'tweetkeeper.metric_history_hot'::regclass
 UNION ALL SELECT 'batches', pg_total_relation_size('tweetkeeper.batches')
 UNION ALL SELECT 'credentials', pg_total_relation_size('tweetkeeper.credentials')
 UNION ALL SELECT 'daily_usage', pg_total_relation_size('tweetkeeper.daily_usage')"

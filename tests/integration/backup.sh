@@ -19,9 +19,14 @@ bgw_restart() { # the maintenance worker reads database settings when it connect
 tk_psql -d postgres -c "CREATE DATABASE source"
 tk_psql -d source -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 tk_psql -d source -f "$TK_ROOT/tests/lib/sample_queue.sql" >/dev/null
-# History in partitions made by the housekeeping (not members of the extension) and, from ten
-# days ago, a row that no partition covers, in the default partition (a member).
+# History in partitions made by the housekeeping (not members of the extension), compacted
+# history (observations of twelve days ago, in a partition of their own, then compacted) and, from
+# ten days ago, a row that no partition covers, in the default partition (a member).
 tk_psql -d source -c "SELECT tweetkeeper.create_partitions()" \
+  -c "INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count, impression_count)
+      SELECT tweet_id, 2, now() - interval '12 days' + (tweet_id % 7) * interval '1 minute', tweet_id % 1000, NULL
+        FROM tweetkeeper.tweets" \
+  -c "SELECT tweetkeeper.create_partitions()" -c "SELECT tweetkeeper.compact_history()" \
   -c "INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count)
       SELECT tweet_id, 1, now() - interval '10 days', 1 FROM tweetkeeper.tweets ORDER BY tweet_id LIMIT 1" >/dev/null
 layout="SELECT string_agg(format('%s %s %s', partition, starts, ends), '; ' ORDER BY starts)
@@ -34,10 +39,11 @@ tk_snapshot source "$dir/source.txt" $tables
 rows=$(grep -vc '^--' "$dir/source.txt")
 tk_psql -d source -c "SELECT state, count(*) FROM tweetkeeper.tweets GROUP BY 1 ORDER BY 1" | tr '\n' ' ' | sed 's/^/# source tweets by state: /'
 echo
-PGDATABASE=source tk_sql_ok "the source holds tweets in every state, a batch in flight and an edited policy" "
+PGDATABASE=source tk_sql_ok "the source holds tweets in every state, a batch in flight, an edited policy and compacted history" "
   SELECT (SELECT count(DISTINCT state) = 4 FROM tweetkeeper.tweets)
      AND (SELECT count(*) = 1 FROM tweetkeeper.batches WHERE outcome IS NULL)
-     AND (SELECT bool_and(source = 'user') FROM tweetkeeper.age_policy)"
+     AND (SELECT bool_and(source = 'user') FROM tweetkeeper.age_policy)
+     AND (SELECT count(*) > 0 FROM tweetkeeper.metric_history_compact)"
 
 out=$(pg_dump -Fc -d source -f "$dir/source.dump" 2>&1)
 tk_ok "pg_dump -Fc of a database in use" $? "$out"

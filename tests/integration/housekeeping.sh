@@ -29,24 +29,24 @@ old_rows 10
 old_rows 5
 
 # Registering the jobs: idempotent.
-first=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('* * * * *', '* * * * *')")
-second=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('* * * * *', '* * * * *')")
+first=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('* * * * *', '* * * * *', '* * * * *')")
+second=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('* * * * *', '* * * * *', '* * * * *')")
 jobs=$(tk_psql -c "SELECT count(*) FROM cron.job WHERE jobname LIKE 'tweetkeeper-%'")
-[ "$first" = "$second" ] && [ "$jobs" = 2 ]
-tk_ok "schedule_housekeeping() registers two pg_cron jobs, and calling it again changes nothing ($first, $jobs jobs)" $?
+[ "$first" = "$second" ] && [ "$jobs" = 3 ]
+tk_ok "schedule_housekeeping() registers three pg_cron jobs, and calling it again changes nothing ($first, $jobs jobs)" $?
 out=$(tk_psql -c "SELECT tweetkeeper.schedule_housekeeping('every full moon')" 2>&1)
 [ $? -ne 0 ] && [[ "$out" == *"invalid schedule"* ]]
 tk_ok "a schedule pg_cron cannot read is refused" $? "$out"
 
 # The jobs run at the next minute (pg_cron's finest grain in 1.4).
-succeeded="SELECT count(DISTINCT j.jobname) = 2 FROM cron.job_run_details d JOIN cron.job j USING (jobid)
+succeeded="SELECT count(DISTINCT j.jobname) = 3 FROM cron.job_run_details d JOIN cron.job j USING (jobid)
             WHERE j.jobname LIKE 'tweetkeeper-%' AND d.status = 'succeeded'"
 tk_wait_for 90 "$succeeded"
 runs=$(tk_psql -c "SELECT string_agg(format('%s %s %s', j.jobname, d.status, d.return_message), '; ')
                     FROM cron.job_run_details d JOIN cron.job j USING (jobid)")
 [ "$(tk_psql -c "$succeeded")" = t ]
-tk_ok "both jobs ran and cron.job_run_details shows them succeeding ($runs)" $?
-# Whatever finished second, both jobs are done: wait for the retention job to have dropped.
+tk_ok "the three jobs ran and cron.job_run_details shows them succeeding ($runs)" $?
+# Whatever finished last, the jobs are done: wait for the retention job to have dropped.
 tk_wait_for 10 "SELECT count(*) = 0 FROM tweetkeeper.metric_history"
 tk_sql_ok "the old observations were rolled up and their partitions dropped" \
   "SELECT (SELECT count(*) = 0 FROM tweetkeeper.metric_history)
@@ -58,14 +58,14 @@ tk_sql_ok "partitions cover now and what is ahead, none older than the retention
       AND min(starts) > now() - interval '3 minutes' FROM tweetkeeper.history_partitions" \
   "SELECT * FROM tweetkeeper.history_partitions ORDER BY starts LIMIT 3"
 tk_sql_ok "housekeeping_runs says what the jobs did" \
-  "SELECT count(*) = 2 AND bool_and(last_run > now() - interval '2 minutes') AND bool_and(result NOT LIKE 'failed%')
+  "SELECT count(*) = 3 AND bool_and(last_run > now() - interval '2 minutes') AND bool_and(result NOT LIKE 'failed%')
      FROM tweetkeeper.housekeeping_runs" "SELECT * FROM tweetkeeper.housekeeping_runs"
 
 removed=$(tk_psql -c "SELECT tweetkeeper.unschedule_housekeeping()")
 left=$(tk_psql -c "SELECT count(*) FROM cron.job WHERE jobname LIKE 'tweetkeeper-%'")
 again=$(tk_psql -c "SELECT tweetkeeper.unschedule_housekeeping()")
-[ "$removed" = 2 ] && [ "$left" = 0 ] && [ "$again" = 0 ]
-tk_ok "unschedule_housekeeping() removes both jobs, and then none ($removed, $left left, $again)" $?
+[ "$removed" = 3 ] && [ "$left" = 0 ] && [ "$again" = 0 ]
+tk_ok "unschedule_housekeeping() removes the three jobs, and then none ($removed, $left left, $again)" $?
 
 # Without the jobs, the background worker does the same, every housekeeping_interval.
 tk_psql -c "ALTER SYSTEM SET tweetkeeper.housekeeping_interval = '10s'" -c "SELECT pg_reload_conf()" >/dev/null
@@ -120,6 +120,6 @@ tk_ok "a completion while a partition for now is attached stores every observati
   "$out $(cat "$dir/attach.log")"
 tk_sql_ok "and they are in the new partition, none in the default one" \
   "SELECT count(*) = 3 AND bool_and(tableoid <> 'tweetkeeper.metric_history_default'::regclass)
-     FROM tweetkeeper.metric_history WHERE lease_id = $lease" \
-  "SELECT tableoid::regclass, count(*) FROM tweetkeeper.metric_history GROUP BY 1"
+     FROM tweetkeeper.metric_history_hot WHERE lease_id = $lease" \
+  "SELECT tableoid::regclass, count(*) FROM tweetkeeper.metric_history_hot GROUP BY 1"
 tk_summary housekeeping

@@ -123,6 +123,20 @@ for v in "${released[@]}"; do
     "$(head -20 "$dir/data-$v.diff")"
 done
 
+# History kept before the update compacts like a fresh install's: observations of ten days ago
+# (in a partition of their own, of a week past) packed into metric_history_compact, every row read back the same.
+PGDATABASE=filled_0_2_0 tk_sql_ok "an updated database compacts its history and reads every observation back the same" "
+  INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count)
+  SELECT tweet_id, 3, now() - interval '10 days', 7 FROM tweetkeeper.tweets;
+  CREATE TEMP TABLE created AS SELECT tweetkeeper.create_partitions();
+  CREATE TEMP TABLE before AS SELECT * FROM tweetkeeper.metric_history;
+  CREATE TEMP TABLE compacted AS SELECT tweetkeeper.compact_history() AS n;
+  SELECT (SELECT n > 0 FROM compacted)
+     AND (SELECT count(*) > 0 FROM tweetkeeper.metric_history_compact)
+     AND NOT EXISTS ((SELECT * FROM before EXCEPT ALL SELECT * FROM tweetkeeper.metric_history)
+                     UNION ALL (SELECT * FROM tweetkeeper.metric_history EXCEPT ALL SELECT * FROM before))" \
+  "SELECT (SELECT count(*) FROM tweetkeeper.metric_history_compact), (SELECT count(*) FROM tweetkeeper.metric_history)"
+
 # The same schema as a fresh install, to the letter.
 tk_psql -d postgres -c "CREATE DATABASE fresh"
 tk_psql -d fresh -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
