@@ -85,10 +85,11 @@ bench: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/release_ab.sh
 	# Bluesky end to end with as many sessions as the floor's 4 clients (2 workers x 2), then with
-	# twice as many (2 x 4): its claims all count requests on one endpoint's row.
+	# twice as many (2 x 4): all its claims count requests of one endpoint's window.
 	NETWORK=bluesky TWEETS=600000 FLOOR_SECONDS=15 CONCURRENCY=2 tests/bench/run.sh
 	NETWORK=bluesky TWEETS=600000 FLOOR_SECONDS=15 CONCURRENCY=4 tests/bench/run.sh
 	tests/bench/history.sh
+	IDS=1000000 tests/bench/import.sh
 	tests/bench/import.sh
 	tests/bench/shortage.sh
 
@@ -105,10 +106,11 @@ bench-shortage: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/shortage.sh
 
-# tweetkeeper-import of 10,000,000 ids from a file (about 2 minutes).
+# tweetkeeper-import of 1,000,000 and of 10,000,000 ids from a file (about 2 minutes).
 bench-import: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
+	IDS=1000000 tests/bench/import.sh
 	tests/bench/import.sh
 
 # Steady refreshing with history kept for minutes; sizes every minute must stay flat

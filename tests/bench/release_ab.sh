@@ -1,39 +1,52 @@
 #!/usr/bin/env bash
-# make bench: X's path beside the last release, in one run on the same machine. The release
-# (RELEASE, 0.2.0's commit) is built from git: its extension into a copy of PostgreSQL's tree
-# under the work directory (the same server binaries, which find their extension directory
-# relative to themselves, so the system's keeps this tree's), its worker with CMake. run.sh (floor
-# and end to end, TWEETS X tweets, the same mock API for both) then runs ROUNDS times for each,
-# alternating. Target (issue 19): this tree's floor and end to end (means of the rounds) each at
-# least 0.95 of the release's.
+# make bench: X's path beside the releases, in one run on the same machine. Each release
+# (RELEASES: 0.1.0's and 0.2.0's commits) is built from git: its extension into a copy of
+# PostgreSQL's tree under the work directory (the same server binaries, which find their
+# extension directory relative to themselves, so the system's keeps this tree's), its worker with
+# CMake. run.sh (floor and end to end, TWEETS X tweets, the same mock API for all) then runs
+# ROUNDS times for each, alternating. Prints a table of each version's floor and end to end
+# (means of the rounds; the machine's speed varies from day to day by a factor of two, so only
+# same-run ratios say anything) and this tree's ratios to each release. Target (issue 19): this
+# tree's floor and end to end each at least 0.95 of 0.2.0's.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-RELEASE=${RELEASE:-c8a3633}
+RELEASES=${RELEASES:-"3c271d8:0.1.0 c8a3633:0.2.0"}
+TARGET_RELEASE=${TARGET_RELEASE:-0.2.0}
 ROUNDS=${ROUNDS:-2}
 
 tk_workdir release-ab
-echo "== building $RELEASE (0.2.0): extension and worker"
-mkdir -p "$dir/src" "$dir/pg/usr/lib/postgresql" "$dir/pg/usr/share/postgresql" "$dir/pg/usr/include"
-git -C "$TK_ROOT" archive "$RELEASE" | tar -x -C "$dir/src" || { echo "no commit $RELEASE in $TK_ROOT"; exit 1; }
-# (Debian's layout: /usr/lib/postgresql/15/{bin,lib}, /usr/share/postgresql/15, /usr/include/postgresql.)
-cp -a "$(pg_config --bindir)/.." "$dir/pg/usr/lib/postgresql/15"
-cp -a "$(pg_config --sharedir)" "$dir/pg/usr/share/postgresql/15"
-ln -s "$(dirname "$(dirname "$(pg_config --includedir-server)")")" "$dir/pg/usr/include/postgresql"
-rm -f "$dir"/pg/usr/share/postgresql/15/extension/tweetkeeper* "$dir"/pg/usr/lib/postgresql/15/lib/tweetkeeper.so
-release_path="$dir/pg/usr/lib/postgresql/15/bin:$PATH"
-[ "$(PATH=$release_path pg_config --sharedir)" = "$dir/pg/usr/share/postgresql/15" ] || { echo "pg_config is not relocatable"; exit 1; }
-{ PATH=$release_path make -C "$dir/src" TK_PGXS=1 -j2 install &&
-  cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-  cmake --build "$dir/build" --target tweetkeeper-worker -j2; } >"$dir/build.log" 2>&1 ||
-  { tail -n 30 "$dir/build.log"; exit 1; }
+declare -A path worker
+versions=()
+for rel in $RELEASES; do
+  commit=${rel%%:*}
+  v=${rel#*:}
+  versions+=("$v")
+  d="$dir/$v"
+  echo "== building $commit ($v): extension and worker"
+  mkdir -p "$d/src" "$d/pg/usr/lib/postgresql" "$d/pg/usr/share/postgresql" "$d/pg/usr/include"
+  git -C "$TK_ROOT" archive "$commit" | tar -x -C "$d/src" || { echo "no commit $commit in $TK_ROOT"; exit 1; }
+  # (Debian's layout: /usr/lib/postgresql/15/{bin,lib}, /usr/share/postgresql/15, /usr/include/postgresql.)
+  cp -a "$(pg_config --bindir)/.." "$d/pg/usr/lib/postgresql/15"
+  cp -a "$(pg_config --sharedir)" "$d/pg/usr/share/postgresql/15"
+  ln -s "$(dirname "$(dirname "$(pg_config --includedir-server)")")" "$d/pg/usr/include/postgresql"
+  rm -f "$d"/pg/usr/share/postgresql/15/extension/tweetkeeper* "$d"/pg/usr/lib/postgresql/15/lib/tweetkeeper.so
+  path[$v]="$d/pg/usr/lib/postgresql/15/bin:$PATH"
+  [ "$(PATH=${path[$v]} pg_config --sharedir)" = "$d/pg/usr/share/postgresql/15" ] || { echo "pg_config is not relocatable"; exit 1; }
+  { PATH=${path[$v]} make -C "$d/src" TK_PGXS=1 -j2 install &&
+    cmake -S "$d/src" -B "$d/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+    cmake --build "$d/build" --target tweetkeeper-worker -j2; } >"$d/build.log" 2>&1 ||
+    { tail -n 30 "$d/build.log"; exit 1; }
+  worker[$v]="$d/build/worker/tweetkeeper-worker"
+done
+current=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
 
-declare -A floor e2e best_floor best_e2e
+declare -A floor e2e
 for r in $(seq 1 "$ROUNDS"); do
-  for v in current release; do
+  for v in current "${versions[@]}"; do
     if [ $v = current ]; then
       out=$("$TK_ROOT/tests/bench/run.sh" 2>&1)
     else
-      out=$(PATH=$release_path TK_WORKER="$dir/build/worker/tweetkeeper-worker" "$TK_ROOT/tests/bench/run.sh" 2>&1)
+      out=$(PATH=${path[$v]} TK_WORKER="${worker[$v]}" "$TK_ROOT/tests/bench/run.sh" 2>&1)
     fi
     [ "$r-$v" = 1-current ] && echo "$out"  # run.sh's details, once
     line=$(echo "$out" | grep '^x: floor .* end-to-end')
@@ -43,18 +56,17 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "round $r $v: floor $f, end to end $e tweet-updates/s"
     floor[$v]=$(( ${floor[$v]:-0} + f ))
     e2e[$v]=$(( ${e2e[$v]:-0} + e ))
-    [ "${best_floor[$v]:-0}" -ge "$f" ] || best_floor[$v]=$f
-    [ "${best_e2e[$v]:-0}" -ge "$e" ] || best_e2e[$v]=$e
   done
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-echo "== result"
-# The mean of the alternating rounds: the machine's speed drifts by 10-15% between rounds, which
-# a single best run follows more than the code; the best runs are printed beside it.
-fr=$(ratio "${floor[current]}" "${floor[release]}")
-er=$(ratio "${e2e[current]}" "${e2e[release]}")
-echo "X against $RELEASE, mean of $ROUNDS rounds: floor $((floor[current] / ROUNDS)) vs $((floor[release] / ROUNDS))" \
-  "(ratio $fr), end to end $((e2e[current] / ROUNDS)) vs $((e2e[release] / ROUNDS)) (ratio $er); target >= 0.95 each"
-echo "best runs: floor ${best_floor[current]} vs ${best_floor[release]} (ratio $(ratio "${best_floor[current]}" "${best_floor[release]}")," \
-  "end to end ${best_e2e[current]} vs ${best_e2e[release]} (ratio $(ratio "${best_e2e[current]}" "${best_e2e[release]}"))"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo "== result: X, tweet-updates/s, mean of $ROUNDS alternating rounds"
+printf '%-22s %10s %12s %16s %18s\n' version floor "end to end" "floor vs this" "end to end vs this"
+printf '%-22s %10d %12d %16s %18s\n' "this tree ($current)" $((floor[current] / ROUNDS)) $((e2e[current] / ROUNDS)) - -
+for v in "${versions[@]}"; do
+  printf '%-22s %10d %12d %16s %18s\n' "$v" $((floor[$v] / ROUNDS)) $((e2e[$v] / ROUNDS)) \
+    "$(ratio "${floor[current]}" "${floor[$v]}")" "$(ratio "${e2e[current]}" "${e2e[$v]}")"
+done
+fr=$(ratio "${floor[current]}" "${floor[$TARGET_RELEASE]}")
+er=$(ratio "${e2e[current]}" "${e2e[$TARGET_RELEASE]}")
+echo "X against $TARGET_RELEASE: floor ratio $fr, end to end ratio $er; target >= 0.95 each"
 awk -v a="$fr" -v b="$er" 'BEGIN { exit !(a >= 0.95 && b >= 0.95) }'

@@ -41,11 +41,10 @@ log=$(mktemp -d /tmp/tweetkeeper-fuzz.XXXXXX)
 cleanup() { if [ -n "${KEEP:-}" ]; then echo "# kept $log"; else rm -rf "$log"; fi; }
 trap cleanup EXIT
 
-# Configure once (the compiler is fixed at configure time), build only the fuzz targets.
-if ! grep -qE '^TK_FUZZ:[A-Z]*=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
-  CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DTK_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    >"$log/configure.log" 2>&1 || { tail -20 "$log/configure.log"; fail_all "cmake configure of $BUILD"; }
-fi
+# Configured every time (a second or two; a build directory made before a target was added does
+# not know it), with the compiler fixed at the first configure; only the fuzz targets are built.
+CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DTK_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  >"$log/configure.log" 2>&1 || { tail -20 "$log/configure.log"; fail_all "cmake configure of $BUILD"; }
 if ! cmake --build "$BUILD" -j2 --target "${targets[@]}" >"$log/build.log" 2>&1; then
   grep -E 'error|Error' "$log/build.log" | head -20
   fail_all "build of ${targets[*]} in $BUILD"
