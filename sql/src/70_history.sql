@@ -191,9 +191,9 @@ COMMENT ON FUNCTION apply_retention() IS
 
 -- Compaction: the partitions of metric_history_hot of the UTC weeks that ended an hour ago or
 -- more (an observation's time is its completion's, so none can land there any more) are merged
--- into metric_history_compact, one row per post and week, and dropped. A week's partitions go
--- together, so each row is written once (merge_history joins a week's row with what a later run
--- adds: a week split by max_partitions, or rows that came back from a restore). All in one transaction: a run killed at any point loses nothing, and the next one
+-- into metric_history_compact, one row per post and week, and dropped. The partitions of a run
+-- go in one statement, so each row is written once (merge_history joins a week's row with what a
+-- later run adds: a week split by max_partitions). All in one transaction: a run killed at any point loses nothing, and the next one
 -- does the work again (a partition is either still there, or merged and gone). The partitions
 -- are read under SHARE locks (no writer); the parent is locked only for the DROPs, at the end.
 -- With a retention shorter than two weeks nothing is compacted: retention drops the history
@@ -205,12 +205,8 @@ CREATE FUNCTION compact_history(max_partitions integer DEFAULT 48) RETURNS integ
 DECLARE
   s record := tweetkeeper.settings();
   parts regclass[];
-  starts timestamptz[];
-  ends timestamptz[];
   part regclass;
-  week timestamptz;
   source text;
-  n bigint;
   observations bigint := 0;
 BEGIN
   IF max_partitions IS NULL OR max_partitions < 1 THEN
@@ -223,9 +219,8 @@ BEGIN
     RETURN 0;
   END IF;
   PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
-  SELECT array_agg(h.partition ORDER BY h.starts), array_agg(h.starts ORDER BY h.starts),
-         array_agg(h.ends ORDER BY h.starts) INTO parts, starts, ends
-    FROM (SELECT h.partition, h.starts, h.ends FROM tweetkeeper.history_partitions h
+  SELECT array_agg(h.partition ORDER BY h.starts) INTO parts
+    FROM (SELECT h.partition, h.starts FROM tweetkeeper.history_partitions h
            WHERE h.ends <= tweetkeeper.history_span(now() - interval '1 hour')
            ORDER BY h.starts LIMIT max_partitions) h;
   IF parts IS NULL THEN
@@ -235,35 +230,28 @@ BEGIN
   FOREACH part IN ARRAY parts LOOP
     EXECUTE format('LOCK TABLE %s IN SHARE MODE', part);
   END LOOP;
-  -- Week by week (the weeks their rows fall in), each from the partitions that overlap it.
-  SELECT string_agg(format('SELECT observed_at FROM %s', x), ' UNION ALL ') INTO source FROM unnest(parts) x;
-  FOR week IN EXECUTE format('SELECT DISTINCT tweetkeeper.history_span(h.observed_at) FROM (%s) h ORDER BY 1', source) LOOP
-    SELECT string_agg(format('SELECT * FROM %s', x.partition), ' UNION ALL ') INTO source
-      FROM unnest(parts, starts, ends) x(partition, starts, ends)
-     WHERE x.starts < week + interval '7 days' AND x.ends > week;
-    EXECUTE format($q$
-      WITH g AS (
-        SELECT h.tweet_id, count(*) AS n,
-               tweetkeeper.pack_history(array_agg(h.observed_at ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.lease_id ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.retweet_count ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.reply_count ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.like_count ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.quote_count ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.bookmark_count ORDER BY h.observed_at, h.lease_id),
-                 array_agg(h.impression_count ORDER BY h.observed_at, h.lease_id)) AS packed
-          FROM (%s) h
-         WHERE h.observed_at >= $1 AND h.observed_at < $1 + interval '7 days'
-         GROUP BY h.tweet_id
-      ), ins AS (
-        INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed)
-        SELECT g.tweet_id, $1, g.packed FROM g ORDER BY g.tweet_id
-        ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
-        DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
-      )
-      SELECT coalesce(sum(g.n), 0) FROM g$q$, source) INTO n USING week;
-    observations := observations + n;
-  END LOOP;
+  -- One statement over all of them: each partition read once, each post's week packed once.
+  SELECT string_agg(format('SELECT * FROM %s', x), ' UNION ALL ') INTO source FROM unnest(parts) x;
+  EXECUTE format($q$
+    WITH g AS (
+      SELECT h.tweet_id, tweetkeeper.history_span(h.observed_at) AS span_start, count(*) AS n,
+             tweetkeeper.pack_history(array_agg(h.observed_at ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.lease_id ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.retweet_count ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.reply_count ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.like_count ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.quote_count ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.bookmark_count ORDER BY h.observed_at, h.lease_id),
+               array_agg(h.impression_count ORDER BY h.observed_at, h.lease_id)) AS packed
+        FROM (%s) h
+       GROUP BY 1, 2
+    ), ins AS (
+      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed)
+      SELECT g.tweet_id, g.span_start, g.packed FROM g ORDER BY 1, 2
+      ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
+      DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
+    )
+    SELECT coalesce(sum(g.n), 0) FROM g$q$, source) INTO observations;
   LOCK TABLE tweetkeeper.metric_history_hot IN ACCESS EXCLUSIVE MODE;
   FOREACH part IN ARRAY parts LOOP
     EXECUTE format('DROP TABLE %s', part);

@@ -126,10 +126,12 @@ done
 # Every post of a completed batch was settled: stored (counts, or a problem such as deleted) or
 # accounted for as left out of the answer (the mock leaves deleted Bluesky posts out, as the
 # AppView does). The floor's fake completions settle every post too.
-read -r settled stored span < <(tk_psql -F ' ' -c "SELECT sum(stored + coalesce(omitted, 0)), sum(stored),
-  extract(epoch FROM max(finished_at) - min(claimed_at)) FROM tweetkeeper.batches WHERE outcome = 'completed'")
+# (batches.omitted came with 0.2.0; release_ab.sh runs this on 0.1.0 too.)
+read -r settled stored span < <(tk_psql -F ' ' -c "SELECT sum(stored + coalesce((to_jsonb(b) ->> 'omitted')::int, 0)), sum(stored),
+  extract(epoch FROM max(finished_at) - min(claimed_at)) FROM tweetkeeper.batches b WHERE outcome = 'completed'")
 e2e=$(awk "BEGIN { printf \"%.0f\", $settled / $span }")
-left=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets WHERE state = 'scheduled' AND update_count = 0 AND omissions = 0")
+left=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets t
+                   WHERE state = 'scheduled' AND update_count = 0 AND coalesce((to_jsonb(t) ->> 'omissions')::int, 0) = 0")
 echo "settled $settled posts ($stored stored) in $(awk "BEGIN { printf \"%.1f\", $span }") s; $left posts never reached"
 echo "end-to-end: $e2e updates/s"
 tk_psql -c "SELECT format('batches: %s, full: %s, released: %s, expired: %s', count(*),
