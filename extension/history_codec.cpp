@@ -141,4 +141,12 @@ std::string MergeHistory(std::string_view a, std::string_view b) {
   return PackHistory(all);
 }
 
+std::string HistoryWithout(std::string_view packed, std::int64_t observed_at, std::int64_t lease_id) {
+  std::vector<HistoryRow> rows = UnpackHistory(packed);
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [&](const HistoryRow& r) { return r.observed_at == observed_at && r.lease_id == lease_id; }),
+             rows.end());
+  return PackHistory(rows);
+}
+
 }  // namespace tweetkeeper

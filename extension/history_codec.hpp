@@ -49,5 +49,7 @@ std::vector<HistoryRow> UnpackHistory(std::string_view packed);
 // The rows of both, in order; a row that both hold (same observed_at and lease_id) once, as the
 // first holds it.
 std::string MergeHistory(std::string_view a, std::string_view b);
+// The rows of packed without the one observed at observed_at by lease_id (all of them if none is).
+std::string HistoryWithout(std::string_view packed, std::int64_t observed_at, std::int64_t lease_id);
 
 }  // namespace tweetkeeper

@@ -1,6 +1,7 @@
 // history_codec.hpp for SQL: pack_history (arrays of a post's observations -> bytea),
-// unpack_history (bytea -> its rows, in time order) and merge_history (two packed spans -> one),
-// which compact_history() and the metric_history view use.
+// unpack_history (bytea -> its rows, in time order), merge_history (two packed spans -> one) and
+// history_without (one observation taken out), which compact_history() and the metric_history
+// view use.
 #include "history_codec.hpp"
 #include "pg_bridge.hpp"
 
@@ -124,6 +125,19 @@ TK_FUNCTION(tk_merge_history) {
   const std::string_view b = ByteaArg(fcinfo, 1);
   try {
     return ByteaResult(MergeHistory(a, b));
+  } catch (const HistoryCodecError& e) {
+    throw SqlError(ERRCODE_DATA_CORRUPTED, e.what());
+  }
+}
+
+// history_without(packed bytea, observed_at timestamptz, lease_id bigint) -> bytea: without that
+// observation (a DELETE on metric_history of a compacted one).
+TK_FUNCTION(tk_history_without) {
+  const std::string_view packed = ByteaArg(fcinfo, 0);
+  const TimestampTz at = pg::PgCall([&] { return PG_GETARG_TIMESTAMPTZ(1); });
+  const int64 lease = pg::PgCall([&] { return PG_GETARG_INT64(2); });
+  try {
+    return ByteaResult(HistoryWithout(packed, at, lease));
   } catch (const HistoryCodecError& e) {
     throw SqlError(ERRCODE_DATA_CORRUPTED, e.what());
   }

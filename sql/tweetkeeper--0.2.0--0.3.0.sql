@@ -1670,6 +1670,11 @@ CREATE FUNCTION merge_history(a bytea, b bytea) RETURNS bytea
 COMMENT ON FUNCTION merge_history(bytea, bytea) IS
   'Both compacted histories'' observations in one, in time order, each once.';
 
+CREATE FUNCTION history_without(packed bytea, observed_at timestamptz, lease_id bigint) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'tk_history_without' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION history_without(bytea, timestamptz, bigint) IS
+  'Compacted history without the observation made at observed_at by lease_id.';
+
 ALTER TABLE metric_history RENAME TO metric_history_hot;
 COMMENT ON TABLE metric_history_hot IS
   'Observations not compacted yet (read them all through metric_history): one row per refresh '
@@ -1729,16 +1734,7 @@ BEGIN
   IF NOT FOUND THEN
     -- A compacted observation: its span packed again without it (and gone once empty).
     UPDATE tweetkeeper.metric_history_compact c
-       SET packed = (SELECT tweetkeeper.pack_history(array_agg(u.observed_at ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.lease_id ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.retweet_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.reply_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.like_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.quote_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.bookmark_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.impression_count ORDER BY u.observed_at, u.lease_id))
-                       FROM tweetkeeper.unpack_history(c.packed) u
-                      WHERE (u.observed_at, u.lease_id) <> (OLD.observed_at, OLD.lease_id))
+       SET packed = tweetkeeper.history_without(c.packed, OLD.observed_at, OLD.lease_id)
      WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at);
     DELETE FROM tweetkeeper.metric_history_compact c
      WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at)
@@ -2006,7 +2002,8 @@ COMMENT ON FUNCTION unschedule_housekeeping() IS
   'returns how many it removed.';
 
 REVOKE ALL ON FUNCTION pack_history(timestamptz[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[], bigint[]),
-  unpack_history(bytea), merge_history(bytea, bytea), history_span(timestamptz), metric_history_write(),
+  unpack_history(bytea), merge_history(bytea, bytea), history_without(bytea, timestamptz, bigint),
+  history_span(timestamptz), metric_history_write(),
   rollup_history(text), compact_history(integer), schedule_housekeeping(text, text, text) FROM PUBLIC;
 GRANT SELECT ON metric_history, metric_history_compact TO tweetkeeper_reader;
 GRANT DELETE ON metric_history TO tweetkeeper_admin;

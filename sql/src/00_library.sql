@@ -83,3 +83,8 @@ CREATE FUNCTION merge_history(a bytea, b bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'tk_merge_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION merge_history(bytea, bytea) IS
   'Both compacted histories'' observations in one, in time order, each once.';
+
+CREATE FUNCTION history_without(packed bytea, observed_at timestamptz, lease_id bigint) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'tk_history_without' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION history_without(bytea, timestamptz, bigint) IS
+  'Compacted history without the observation made at observed_at by lease_id.';

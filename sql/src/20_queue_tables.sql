@@ -163,16 +163,7 @@ BEGIN
   IF NOT FOUND THEN
     -- A compacted observation: its span packed again without it (and gone once empty).
     UPDATE tweetkeeper.metric_history_compact c
-       SET packed = (SELECT tweetkeeper.pack_history(array_agg(u.observed_at ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.lease_id ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.retweet_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.reply_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.like_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.quote_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.bookmark_count ORDER BY u.observed_at, u.lease_id),
-                       array_agg(u.impression_count ORDER BY u.observed_at, u.lease_id))
-                       FROM tweetkeeper.unpack_history(c.packed) u
-                      WHERE (u.observed_at, u.lease_id) <> (OLD.observed_at, OLD.lease_id))
+       SET packed = tweetkeeper.history_without(c.packed, OLD.observed_at, OLD.lease_id)
      WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at);
     DELETE FROM tweetkeeper.metric_history_compact c
      WHERE c.tweet_id = OLD.tweet_id AND c.span_start = tweetkeeper.history_span(OLD.observed_at)

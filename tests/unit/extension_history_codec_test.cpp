@@ -107,5 +107,14 @@ TEST(HistoryCodec, MergeInterleavesAndKeepsEachObservationOnce) {
   EXPECT_THROW(MergeHistory("", PackHistory(a)), HistoryCodecError);
 }
 
+TEST(HistoryCodec, WithoutTakesOutOneObservation) {
+  const std::vector<HistoryRow> rows = {Row(1, 10, {1}), Row(5, 50, {5}), Row(5, 51, {6})};
+  EXPECT_EQ(UnpackHistory(HistoryWithout(PackHistory(rows), 5, 50)),
+            (std::vector<HistoryRow>{Row(1, 10, {1}), Row(5, 51, {6})}));
+  EXPECT_EQ(UnpackHistory(HistoryWithout(PackHistory(rows), 5, 52)), rows);
+  EXPECT_TRUE(UnpackHistory(HistoryWithout(PackHistory({Row(1, 10, {1})}), 1, 10)).empty());
+  EXPECT_THROW(HistoryWithout("x", 1, 1), HistoryCodecError);
+}
+
 }  // namespace
 }  // namespace tweetkeeper
