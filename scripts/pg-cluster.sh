@@ -40,7 +40,11 @@ CONF
     fi
     opts=""
     for o in "$@"; do opts+=" $o"; done
-    as_owner "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$opts" start >/dev/null \
+    # TK_SERVER_PRELOAD: a library preloaded into the server alone (pg_ctl and what it starts, as the
+    # cluster's owner), not into this script or runuser. (libfaketime in the pgTAP suite: loaded by
+    # root processes too, it left root-owned semaphores named by pid that a later server process of
+    # that pid could not open: "sem_open failed ... Permission denied", and the server did not start.)
+    as_owner env ${TK_SERVER_PRELOAD:+LD_PRELOAD="$TK_SERVER_PRELOAD"} "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$opts" start >/dev/null \
       || { tail -20 "$dir/server.log" >&2; exit 1; }
     if ! psql -h "$dir" -p "$port" -U postgres -At -c "SELECT 1 FROM pg_database WHERE datname='tweetkeeper'" postgres | grep -q 1; then
       psql -h "$dir" -p "$port" -U postgres -q -c "CREATE DATABASE tweetkeeper" postgres

@@ -19,7 +19,7 @@ tk_tmpdir() {
 tk_pg_start() {
   local dir=$1
   shift
-  "$TK_ROOT/scripts/pg-cluster.sh" start "$dir/pg" 5432 "$@"
+  "$TK_ROOT/scripts/pg-cluster.sh" start "$dir/pg" 5432 "$@" || return 1
   export PGHOST=$dir/pg PGPORT=5432 PGUSER=postgres PGDATABASE=tweetkeeper
   TK_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=tweetkeeper"
 }

@@ -49,7 +49,7 @@ PGDATABASE=icu_en again "in a database collated by ICU's en-US (where 'mastodon:
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 for moment in "2026-12-01 00:30:00" "2026-11-30 23:59:55" "2026-12-31 23:59:55" "2028-02-29 23:59:55"; do
   tk_pg_stop "$dir"
-  LD_PRELOAD=$faketime_lib FAKETIME="@$moment" FAKETIME_DONT_FAKE_MONOTONIC=1 tk_pg_start "$dir" || exit 1
+  TK_SERVER_PRELOAD=$faketime_lib FAKETIME="@$moment" FAKETIME_DONT_FAKE_MONOTONIC=1 tk_pg_start "$dir" || exit 1
   started=$(tk_psql -c "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')")
   again "with the clock at $moment UTC (the server said $started)" \
     "$([ "${started:0:16}" = "${moment:0:16}" ] && echo t)"
