@@ -92,8 +92,12 @@ ALTER TABLE tweets DROP CONSTRAINT tweets_id_positive,
   ADD COLUMN endpoint text,
   ADD CONSTRAINT tweets_key_network CHECK ((tweet_id > 0) = (endpoint IS NULL));
 ALTER TABLE batches ADD COLUMN endpoint text;
+-- complete_batch() decides from the row it updates whether the observation changed a count and
+-- whether X billed the read, and keeps which lease did (instead of reading each tweet twice).
+ALTER TABLE tweets ADD COLUMN last_change_lease bigint, ADD COLUMN last_billed_lease bigint;
+-- Both claim orders read tweets_lateness_idx; 0.2.0's tweets_due_idx was a second index written
+-- by every claim and completion.
 DROP INDEX tweets_due_idx, tweets_lateness_idx, tweets_watched_idx;
-CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
@@ -871,10 +875,14 @@ DECLARE
   billable integer;
   burst boolean := current_setting('tweetkeeper.spending') = 'burst';
   by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
-  held bigint[];
+  held bigint[];           -- the locked tweets, their due times and who read them today
+  held_due timestamptz[];
   got bigint[];
-  group_delays interval[];
-  group_sizes bigint[];
+  got_due timestamptz[];
+  got_read text[];
+  due_delays interval[];   -- the delays whose most overdue tweet is due, and that tweet's due_at
+  due_heads timestamptz[];
+  group_sizes bigint[];    -- how many to lock of each
   wanted bigint;
   skipped bigint := 0;
 BEGIN
@@ -896,59 +904,96 @@ BEGIN
   --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
   --    so that under a shortage every tweet's interval stretches by about the same factor and
   --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
-  --    only grows. Index-driven: a loose scan of tweets_lateness_idx (delay, due_at) finds the
-  --    few distinct delays, each gives at most max_size of its most overdue tweets, and only
-  --    those (delays x max_size rows) are ranked. That ranking, read without locks, says how
-  --    many tweets to take from each delay; they are then locked per delay, most overdue first,
-  --    skipping those another claim holds, so concurrent claims take successive slices.
-  --  * due: the oldest due first (tweets_due_idx), 0.1.0's order.
+  --    only grows.
+  --  * due: the oldest due first, 0.1.0's order.
+  -- Both are read from one index, tweets_lateness_idx (delay, due_at). A loose scan finds the
+  -- few distinct delays and each one's head, its oldest due_at (one descent per delay: the only
+  -- walk over the dead entries that every claim and completion leave at the head of their
+  -- delay's range until VACUUM; every later read of the delay starts at its head). When only one
+  -- delay has due tweets, its most overdue tweets are the answer in either order and are locked
+  -- straight away. Otherwise each such delay gives at most max_size of its most overdue tweets,
+  -- and only those (delays x max_size rows) are ranked; that ranking, read without locks, says
+  -- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
+  -- skipping those another claim holds, so concurrent claims take successive slices. The locking
+  -- read also returns what the claim needs of each tweet (its due time, who read it this UTC
+  -- day), so no claimed tweet is read again before it is updated.
   -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
-  held := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
-                 WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
-                 ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED);
-  IF cardinality(held) < max_size AND by_due THEN
-    held := held || ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t
-                           WHERE t.due_at <= now() AND t.tweet_id > 0 AND t.tweet_id <> ALL (held)
-                           ORDER BY t.due_at LIMIT max_size - cardinality(held) FOR UPDATE SKIP LOCKED);
-  ELSIF cardinality(held) < max_size THEN
-    SELECT coalesce(array_agg(r.delay), '{}'), coalesce(array_agg(r.n), '{}'), coalesce(sum(r.n), 0)
-      INTO group_delays, group_sizes, wanted
-      FROM (SELECT x.delay, count(*) AS n FROM (
-              WITH RECURSIVE d(delay) AS (
-                 (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   ORDER BY t.delay LIMIT 1)
-                 UNION ALL
-                 SELECT (SELECT t.delay FROM tweetkeeper.tweets t
-                          WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-                          ORDER BY t.delay LIMIT 1)
-                   FROM d WHERE d.delay IS NOT NULL)
-              SELECT d.delay
-                FROM d CROSS JOIN LATERAL (
-                  -- A range of tweets_lateness_idx written as row comparisons, not delay = d.delay:
-                  -- with an equality the planner may walk tweets_due_idx instead, filtering on the
-                  -- delay, which for a rare delay reads past every other due tweet (0.5 s at 1M).
-                  SELECT t.due_at FROM tweetkeeper.tweets t
-                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                     AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
-                     AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
-                   ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
-               WHERE d.delay IS NOT NULL
-               ORDER BY extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) DESC
-               LIMIT max_size - cardinality(held)) x
-             GROUP BY x.delay) r;
-    got := ARRAY(SELECT c.tweet_id
-                   FROM unnest(group_delays, group_sizes) AS g(delay, n)
-                   CROSS JOIN LATERAL (
-                     SELECT t.tweet_id FROM tweetkeeper.tweets t
-                      WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                        AND (t.delay, t.due_at) >= (g.delay, '-infinity'::timestamptz)
-                        AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
-                      ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) c);
-    skipped := wanted - cardinality(got);
+  -- X bills a post once per UTC day: a tweet this credential already read today costs nothing
+  -- (read_today: per read of a claimed tweet this UTC day, the credential that read it).
+  WITH c AS MATERIALIZED (
+    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by
+      FROM tweetkeeper.tweets t
+     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
+     ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
+  SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'),
+         ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
+    INTO held, held_due, read_today FROM c;
+  IF cardinality(held) < max_size THEN
+    WITH RECURSIVE d(delay, head) AS (
+       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+         ORDER BY t.delay, t.due_at LIMIT 1)
+       UNION ALL
+       SELECT n.delay, n.due_at
+         FROM d CROSS JOIN LATERAL (
+           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+            ORDER BY t.delay, t.due_at LIMIT 1) n)
+    SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
+      INTO due_delays, due_heads FROM d WHERE d.head <= now();
+    IF cardinality(due_delays) = 1 THEN
+      group_sizes := ARRAY[max_size - cardinality(held)];
+    ELSIF cardinality(due_delays) > 1 THEN
+      -- (A range of tweets_lateness_idx written as row comparisons, not delay = d.delay: with an
+      -- equality the planner may walk another index instead, filtering on the delay, which for
+      -- a rare delay reads past every other due tweet: 0.5 s at 1M.)
+      SELECT array_agg(coalesce(r.n, 0) ORDER BY d.i), coalesce(sum(r.n), 0) INTO group_sizes, wanted
+        FROM unnest(due_delays) WITH ORDINALITY AS d(delay, i)
+        LEFT JOIN (
+          SELECT x.delay, count(*) AS n FROM (
+            SELECT d.delay
+              FROM unnest(due_delays, due_heads) AS d(delay, head) CROSS JOIN LATERAL (
+                SELECT t.due_at FROM tweetkeeper.tweets t
+                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                   AND (t.delay, t.due_at) >= (d.delay, d.head)
+                   AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
+                 ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
+             ORDER BY CASE WHEN by_due THEN extract(epoch FROM now() - c.due_at)
+                           ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
+                      END DESC
+             LIMIT max_size - cardinality(held)) x
+           GROUP BY x.delay) r ON r.delay = d.delay;
+    END IF;
+    WITH c AS MATERIALIZED (
+      SELECT l.tweet_id, l.due_at, l.read_by
+        FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
+        CROSS JOIN LATERAL (
+          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by
+            FROM tweetkeeper.tweets t
+           WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+             AND (t.delay, t.due_at) >= (g.delay, g.head)
+             AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
+           ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
+       WHERE g.n > 0)
+    SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'),
+           ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
+      INTO got, got_due, got_read FROM c;
+    IF cardinality(due_delays) = 1 AND cardinality(got) < max_size - cardinality(held) THEN
+      -- One delay, fewer locked than asked for: how many of its tweets are due (those another
+      -- claim holds were skipped).
+      SELECT count(*) INTO wanted
+        FROM (SELECT 1 FROM tweetkeeper.tweets t
+               WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                 AND (t.delay, t.due_at) >= (due_delays[1], due_heads[1])
+                 AND (t.delay, t.due_at) <= (due_delays[1], now()) AND t.tweet_id <> ALL (held)
+               LIMIT max_size - cardinality(held)) x;
+    END IF;
+    skipped := coalesce(wanted - cardinality(got), 0);
     held := held || got;
+    held_due := held_due || got_due;
+    read_today := read_today || got_read;
   END IF;
-  SELECT array_agg(t.tweet_id ORDER BY t.due_at), min(t.due_at) INTO ids, oldest
-    FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (held);
+  SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due) INTO ids, oldest
+    FROM unnest(held, held_due) AS x(id, due);
   -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
   -- still in progress is left to that claim: sending both halves would spend two requests on one
   -- batch's worth of tweets. A claim commits in milliseconds, so that deference ends a second
@@ -960,10 +1005,6 @@ BEGIN
     RETURN;
   END IF;
 
-  -- X bills a post once per UTC day: a tweet this credential already read today costs nothing.
-  SELECT coalesce(array_agg(r.name), '{}') INTO read_today
-    FROM tweetkeeper.tweets t CROSS JOIN LATERAL unnest(t.billed_by) AS r(name)
-   WHERE t.tweet_id = ANY (ids) AND t.billed_on = today;
   quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
   IF quota_mode THEN
     -- The least recently used credential with quota, so that all of them are used. The row
@@ -1115,9 +1156,12 @@ BEGIN
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
     INTO keep_all, missing_after, recheck FROM tweetkeeper.settings() x;
 
-  -- One look at each of our tweets before the update: billed (a found tweet this batch's
-  -- credential had not read yet this UTC day) and changed (a count differs from the stored one,
-  -- or it is the first observation); history stores only changed observations unless keep_all.
+  -- One update of each of our tweets, which also decides from the row as it was: billed (a found
+  -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
+  -- from the stored one, or it is the first observation), kept on the row as the lease that
+  -- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a
+  -- second read of each tweet before the update would cost a third of the completion); history
+  -- stores only changed observations unless keep_all.
   -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
   -- it as NULL: not reported. A count below 0 or above 10^12 (a thousand times the views of the
   -- most viewed post) is no count: it is not stored, and the tweet's problem says so, with
@@ -1148,22 +1192,22 @@ BEGIN
              'impression_count ' || CASE WHEN r.impression_count NOT BETWEEN 0 AND 1e12 THEN r.impression_count END),
              '') AS invalid
       FROM raw r
-  ), prev AS (
-    SELECT o.*,
-           (o.id > 0 AND (p.billed_on IS DISTINCT FROM today OR NOT coalesce(b.credential, '') = ANY (p.billed_by)))
-             AS billed,  -- X bills; Bluesky and Mastodon do not
-           (p.update_count = 0
-            OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM p.retweet_count)
-            OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM p.reply_count)
-            OR (o.like_count IS NOT NULL AND o.like_count IS DISTINCT FROM p.like_count)
-            OR (o.quote_count IS NOT NULL AND o.quote_count IS DISTINCT FROM p.quote_count)
-            OR (o.bookmark_count IS NOT NULL AND o.bookmark_count IS DISTINCT FROM p.bookmark_count)
-            OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM p.impression_count))
-             AS changed
-      FROM obs o JOIN tweetkeeper.tweets p ON p.tweet_id = o.id AND p.lease_id = lease
   ), upd AS (
     UPDATE tweetkeeper.tweets t
-       SET billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
+       SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
+             WHEN t.tweet_id > 0 AND (t.billed_on IS DISTINCT FROM today
+                                      OR NOT coalesce(b.credential, '') = ANY (t.billed_by))
+             THEN lease ELSE t.last_billed_lease END,
+           last_change_lease = CASE
+             WHEN t.update_count = 0
+               OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM t.retweet_count)
+               OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM t.reply_count)
+               OR (o.like_count IS NOT NULL AND o.like_count IS DISTINCT FROM t.like_count)
+               OR (o.quote_count IS NOT NULL AND o.quote_count IS DISTINCT FROM t.quote_count)
+               OR (o.bookmark_count IS NOT NULL AND o.bookmark_count IS DISTINCT FROM t.bookmark_count)
+               OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM t.impression_count)
+             THEN lease ELSE t.last_change_lease END,
+           billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
            billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
                             WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
                             WHEN coalesce(b.credential, '') = ANY (t.billed_by) THEN t.billed_by
@@ -1188,10 +1232,11 @@ BEGIN
            problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
            problem_detail = 'not stored, the last known kept: ' || o.invalid,
            problem_at = CASE WHEN o.invalid IS NOT NULL THEN now() END
-      FROM prev o
+      FROM obs o
      WHERE t.tweet_id = o.id AND t.lease_id = lease
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
-              o.bookmark_count, o.impression_count, o.billed, o.changed
+              o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
+              t.last_change_lease = lease AS changed
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count)
@@ -1342,9 +1387,10 @@ DECLARE
   next_due timestamptz;
   next_expiry timestamptz;
   next_watch_end timestamptz;
+  delays interval[];
 BEGIN
-  -- The three statements below whose best plan depends on the table's size are EXECUTEd, so
-  -- planned at every call, not cached (the min() lookups further down follow a partial index
+  -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
+  -- at every call, not cached (the min() lookups of batches and watches follow a partial index
   -- whatever the statistics):
   -- the background worker calls this all day in one session, from the first tick on an empty
   -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
@@ -1392,11 +1438,30 @@ BEGIN
          billed_reads = u.billed_reads + excluded.billed_reads;
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
-  -- posts of other networks wait for their own workers, which poll.)
+  -- posts of other networks wait for their own workers, which poll.) Read as the claim reads
+  -- them: the distinct delays of X's scheduled tweets (a loose scan of tweets_lateness_idx),
+  -- then each delay's oldest due.
   EXECUTE $q$
-    SELECT count(*), min(d.due_at)
-      FROM (SELECT t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now() AND t.tweet_id > 0
-             ORDER BY t.due_at LIMIT 100) AS d$q$ INTO n_due, oldest;
+    SELECT ARRAY(
+      WITH RECURSIVE d(delay) AS (
+         (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+           ORDER BY t.delay LIMIT 1)
+         UNION ALL
+         SELECT (SELECT t.delay FROM tweetkeeper.tweets t
+                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+                  ORDER BY t.delay LIMIT 1)
+           FROM d WHERE d.delay IS NOT NULL)
+      SELECT d.delay FROM d WHERE d.delay IS NOT NULL)$q$ INTO delays;
+  EXECUTE $q$
+    SELECT count(*), min(c.due_at)
+      FROM (SELECT c.due_at
+              FROM unnest($1) AS d(delay) CROSS JOIN LATERAL (
+                SELECT t.due_at FROM tweetkeeper.tweets t
+                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                   AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+                   AND (t.delay, t.due_at) <= (d.delay, now())
+                 ORDER BY t.delay, t.due_at LIMIT 100) c
+             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays;
   IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
     RETURN interval '0';
@@ -1408,7 +1473,14 @@ BEGIN
   IF n_due > 0 THEN
     next_due := oldest + s.buffer_ttl;
   ELSE
-    SELECT min(t.due_at) INTO next_due FROM tweetkeeper.tweets t WHERE t.due_at > now() AND t.tweet_id > 0;
+    EXECUTE $q$
+      SELECT min(c.due_at)
+        FROM unnest($1) AS d(delay) CROSS JOIN LATERAL (
+          SELECT t.due_at FROM tweetkeeper.tweets t
+           WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+             AND (t.delay, t.due_at) > (d.delay, now())
+             AND (t.delay, t.due_at) <= (d.delay, 'infinity'::timestamptz)
+           ORDER BY t.delay, t.due_at LIMIT 1) c$q$ INTO next_due USING delays;
   END IF;
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();

@@ -40,6 +40,8 @@ CREATE TABLE tweets (
   endpoint text,                 -- NULL for X; else who answers for the post: 'bluesky' (getPosts),
                                  --   'bluesky-handle' (its handle is resolved first) or
                                  --   'mastodon:<host>' (the server that holds the status)
+  last_change_lease bigint,      -- the batch whose observation last changed a count (or was the first)
+  last_billed_lease bigint,      -- the last batch whose read of it X billed
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),
@@ -62,13 +64,15 @@ COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.
 -- its name (which a table distributed by tweet_id could not have). The sign says which: X's
 -- claim reads only positive ids, each other endpoint only its own negative ones.
 
--- The claim's indexes, partial, so finished tweets cost nothing here: oldest due first; the most
--- overdue per delay (claim_order lateness); watched tweets, which come first. And the watches'
+-- The claim's indexes, partial, so finished tweets cost nothing here: the due tweets per delay,
+-- oldest due first, from which both claim orders read (lateness: the most overdue per delay;
+-- due: the oldest due of all, merged over the few delays); watched tweets, which come first.
+-- Every claim and completion writes each index whose predicate its tweet meets, so X's due
+-- tweets have one (0.2.0 had a second, on due_at alone: a fifth of the floor). And the watches'
 -- ends, for maintenance(): without it, min(watch_until) reads the whole table whenever the
 -- statistics do not yet say that almost no tweet is watched (a bulk import outruns autovacuum).
 -- X's claim indexes hold X's tweets only (tweet_id > 0), so posts of other networks never stand
 -- in an X claim's way; those are claimed per endpoint from tweets_endpoint_due_idx.
-CREATE INDEX tweets_due_idx ON tweets (due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;

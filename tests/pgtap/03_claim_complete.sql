@@ -140,13 +140,16 @@ SELECT 100000 + g, now() - interval '1 day', now() + g * interval '1 second', in
   FROM generate_series(1, 20000) g;
 ANALYZE tweetkeeper.tweets;
 SET LOCAL plan_cache_mode = force_generic_plan;
-PREPARE claim_scan(int) AS
-  SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at <= now() AND t.tweet_id > 0
-   ORDER BY t.due_at LIMIT $1 FOR UPDATE SKIP LOCKED;
+-- The claim's locking read of one delay's due tweets, as claim_batch() writes it.
+PREPARE claim_scan(interval, int) AS
+  SELECT t.tweet_id, t.due_at FROM tweetkeeper.tweets t
+   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+     AND (t.delay, t.due_at) >= ($1, '-infinity'::timestamptz) AND (t.delay, t.due_at) <= ($1, now())
+   ORDER BY t.delay, t.due_at LIMIT $2 FOR UPDATE SKIP LOCKED;
 \ir lib/plan_of.sql
-SELECT matches(pg_temp.plan_of('EXECUTE claim_scan(100)'), 'Index Scan using tweets_due_idx',
-  'the claim scan walks the due index');
-SELECT doesnt_match(pg_temp.plan_of('EXECUTE claim_scan(100)'), 'Seq Scan|Sort', 'with no sort and no full scan');
+SELECT matches(pg_temp.plan_of($$EXECUTE claim_scan('1 hour', 100)$$), 'Index Scan using tweets_lateness_idx',
+  'the claim scan walks the lateness index');
+SELECT doesnt_match(pg_temp.plan_of($$EXECUTE claim_scan('1 hour', 100)$$), 'Seq Scan|Sort', 'with no sort and no full scan');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(21);
+SELECT plan(22);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');
 SELECT row_eq($$SELECT * FROM tweetkeeper.settings()$$,
@@ -43,7 +43,8 @@ SELECT is((SELECT outcome FROM tweetkeeper.batches WHERE lease_id = (SELECT leas
 SELECT is((SELECT count(*) FROM tweetkeeper.batches WHERE lease_id = -1), 0::bigint, 'records older than batch_retention are purged');
 SELECT is((SELECT expired FROM tweetkeeper.batch_stats WHERE window_name = 'last minute'), 1::bigint, 'batch_stats counts expired batches');
 
-SELECT has_index('tweetkeeper', 'tweets', 'tweets_due_idx', 'the claim index exists');
+SELECT has_index('tweetkeeper', 'tweets', 'tweets_lateness_idx', 'the claim index exists');
+SELECT hasnt_index('tweetkeeper', 'tweets', 'tweets_due_idx', 'and only it: both claim orders read it');
 -- The postmaster (re)starts the background worker within seconds of the database appearing.
 CREATE FUNCTION pg_temp.maintenance_running() RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
