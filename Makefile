@@ -12,7 +12,8 @@ MODULE_big = tweetkeeper
 OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
        extension/next_delay.o extension/bgworker.o extension/policy.o \
        extension/sessions.o extension/wakeup.o extension/post_url.o \
-       extension/post_url_sql.o extension/history_codec.o extension/history_sql.o
+       extension/post_url_sql.o extension/history_codec.o extension/history_sql.o \
+       extension/claim_heads.o
 # The current version's install script is built from its parts, sql/src/*.sql, concatenated in
 # the order of their names. Released versions' scripts (sql/tweetkeeper--0.2.0.sql) and upgrade
 # scripts (sql/tweetkeeper--A--B.sql) are frozen files.

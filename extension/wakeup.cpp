@@ -19,6 +19,7 @@ namespace {
 
 struct SharedState {
   pg_atomic_uint32 maintenance_pid;  // 0: no background worker running
+  pg_atomic_uint64 heads_epoch;      // see HeadsEpoch()
 };
 
 SharedState* shared = nullptr;
@@ -37,7 +38,10 @@ void ShmemStartup() {
   bool found = false;
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   shared = static_cast<SharedState*>(ShmemInitStruct("tweetkeeper", sizeof(SharedState), &found));
-  if (!found) pg_atomic_init_u32(&shared->maintenance_pid, 0);
+  if (!found) {
+    pg_atomic_init_u32(&shared->maintenance_pid, 0);
+    pg_atomic_init_u64(&shared->heads_epoch, 0);
+  }
   LWLockRelease(AddinShmemInitLock);
 }
 
@@ -67,6 +71,8 @@ void RequestSharedMemory() {
   prev_shmem_startup_hook = shmem_startup_hook;
   shmem_startup_hook = ShmemStartup;
 }
+
+pg_atomic_uint64* HeadsEpoch() { return shared == nullptr ? nullptr : &shared->heads_epoch; }
 
 void PublishMaintenancePid() {
   if (shared == nullptr) return;

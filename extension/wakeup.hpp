@@ -2,11 +2,19 @@
 // becomes claimable, so a transaction that schedules tweets wakes it at commit.
 #pragma once
 
+extern "C" {
+#include "postgres.h"
+#include "port/atomics.h"
+}
+
 namespace tweetkeeper::wakeup {
 
 // From _PG_init while preloading: ask for the shared memory slot that names the worker.
 void RequestSharedMemory();
 // From the background worker: publish (or withdraw, at exit) its pid.
 void PublishMaintenancePid();
+// The claim heads' epoch (claim_heads.cpp), bumped by every commit that may have put an X tweet
+// below a head; nullptr when the library was not preloaded (no shared memory).
+pg_atomic_uint64* HeadsEpoch();
 
 }  // namespace tweetkeeper::wakeup

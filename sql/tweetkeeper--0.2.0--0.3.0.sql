@@ -906,10 +906,10 @@ BEGIN
   --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
   --    only grows.
   --  * due: the oldest due first, 0.1.0's order.
-  -- Both are read from one index, tweets_lateness_idx (delay, due_at). A loose scan finds the
-  -- few distinct delays and each one's head, its oldest due_at (one descent per delay: the only
-  -- walk over the dead entries that every claim and completion leave at the head of their
-  -- delay's range until VACUUM; every later read of the delay starts at its head). When only one
+  -- Both are read from one index, tweets_lateness_idx (delay, due_at). delay_heads() gives the
+  -- few distinct delays and each one's head, its oldest due_at; every read of a delay starts at
+  -- its head, past the dead entries that every claim and completion leave at the head of their
+  -- delay's range until VACUUM. When only one
   -- delay has due tweets, its most overdue tweets are the answer in either order and are locked
   -- straight away. Otherwise each such delay gives at most max_size of its most overdue tweets,
   -- and only those (delays x max_size rows) are ranked; that ranking, read without locks, says
@@ -929,17 +929,9 @@ BEGIN
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
     INTO held, held_due, read_today FROM c;
   IF cardinality(held) < max_size THEN
-    WITH RECURSIVE d(delay, head) AS (
-       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-         ORDER BY t.delay, t.due_at LIMIT 1)
-       UNION ALL
-       SELECT n.delay, n.due_at
-         FROM d CROSS JOIN LATERAL (
-           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
-            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-            ORDER BY t.delay, t.due_at LIMIT 1) n)
+    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
-      INTO due_delays, due_heads FROM d WHERE d.head <= now();
+      INTO due_delays, due_heads FROM unnest(due_delays, due_heads) AS d(delay, head) WHERE d.head <= now();
     IF cardinality(due_delays) = 1 THEN
       group_sizes := ARRAY[max_size - cardinality(held)];
     ELSIF cardinality(due_delays) > 1 THEN
@@ -1388,6 +1380,7 @@ DECLARE
   next_expiry timestamptz;
   next_watch_end timestamptz;
   delays interval[];
+  heads timestamptz[];
 BEGIN
   -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
   -- at every call, not cached (the min() lookups of batches and watches follow a partial index
@@ -1439,29 +1432,18 @@ BEGIN
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
   -- posts of other networks wait for their own workers, which poll.) Read as the claim reads
-  -- them: the distinct delays of X's scheduled tweets (a loose scan of tweets_lateness_idx),
-  -- then each delay's oldest due.
-  EXECUTE $q$
-    SELECT ARRAY(
-      WITH RECURSIVE d(delay) AS (
-         (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-           ORDER BY t.delay LIMIT 1)
-         UNION ALL
-         SELECT (SELECT t.delay FROM tweetkeeper.tweets t
-                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-                  ORDER BY t.delay LIMIT 1)
-           FROM d WHERE d.delay IS NOT NULL)
-      SELECT d.delay FROM d WHERE d.delay IS NOT NULL)$q$ INTO delays;
+  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due.
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
   EXECUTE $q$
     SELECT count(*), min(c.due_at)
       FROM (SELECT c.due_at
-              FROM unnest($1) AS d(delay) CROSS JOIN LATERAL (
+              FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
                 SELECT t.due_at FROM tweetkeeper.tweets t
                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+                   AND (t.delay, t.due_at) >= (d.delay, d.head)
                    AND (t.delay, t.due_at) <= (d.delay, now())
                  ORDER BY t.delay, t.due_at LIMIT 100) c
-             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays;
+             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads;
   IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
     RETURN interval '0';
@@ -1473,14 +1455,9 @@ BEGIN
   IF n_due > 0 THEN
     next_due := oldest + s.buffer_ttl;
   ELSE
-    EXECUTE $q$
-      SELECT min(c.due_at)
-        FROM unnest($1) AS d(delay) CROSS JOIN LATERAL (
-          SELECT t.due_at FROM tweetkeeper.tweets t
-           WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-             AND (t.delay, t.due_at) > (d.delay, now())
-             AND (t.delay, t.due_at) <= (d.delay, 'infinity'::timestamptz)
-           ORDER BY t.delay, t.due_at LIMIT 1) c$q$ INTO next_due USING delays;
+    -- Nothing due: each head is its delay's next due time (one that is not in the future
+    -- belongs to a delay that has no tweet left).
+    SELECT min(h.head) INTO next_due FROM unnest(heads) AS h(head) WHERE h.head > now();
   END IF;
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();
@@ -2081,3 +2058,77 @@ GRANT SELECT ON metric_history, metric_history_compact TO tweetkeeper_reader;
 GRANT DELETE ON metric_history TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION compact_history(integer), schedule_housekeeping(text, text, text) TO tweetkeeper_admin;
+
+-- The claim's memory of each delay's head (claim_batch(); extension/claim_heads.cpp says why and
+-- when it is forgotten).
+CREATE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])
+  AS 'MODULE_PATHNAME', 'tk_claim_heads' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION claim_heads(interval) IS
+  'claim_batch()''s memory, per session: each delay of X''s scheduled tweets with the oldest due_at '
+  'it last saw (where its reads of tweets_lateness_idx start), or NULLs when a full look is due.';
+CREATE FUNCTION remember_claim_heads(delays interval[], heads timestamptz[], full_look boolean)
+  RETURNS void AS 'MODULE_PATHNAME', 'tk_remember_claim_heads' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION remember_claim_heads(interval[], timestamptz[], boolean) IS
+  'Keeps the delays and heads for this session''s next claims; full_look: found by a full look.';
+CREATE FUNCTION heads_moved() RETURNS trigger AS 'MODULE_PATHNAME', 'tk_heads_moved' LANGUAGE C;
+COMMENT ON FUNCTION heads_moved() IS
+  'Trigger on tweets: this transaction may have put an X tweet below a claim''s remembered head; '
+  'at commit every session''s next claim looks fully.';
+REVOKE ALL ON FUNCTION claim_heads(interval), remember_claim_heads(interval[], timestamptz[], boolean),
+  heads_moved() FROM PUBLIC;
+-- A tweet put below a claim's remembered head (claim_heads()): scheduled, due earlier than it
+-- was (a release, an abandoned batch handed back, a delay shorter than the lease), or moved to
+-- another delay with its due time passed. Claims and ordinary completions move tweets later and
+-- do not fire it.
+CREATE TRIGGER tweets_heads_moved BEFORE UPDATE ON tweets FOR EACH ROW
+  WHEN (NEW.tweet_id > 0 AND NEW.due_at IS NOT NULL
+        AND (OLD.due_at IS NULL OR NEW.due_at < OLD.due_at
+             OR (NEW.delay IS DISTINCT FROM OLD.delay AND NEW.due_at <= now())))
+  EXECUTE FUNCTION heads_moved();
+CREATE TRIGGER tweets_heads_scheduled AFTER INSERT ON tweets FOR EACH STATEMENT
+  EXECUTE FUNCTION heads_moved();
+
+-- The delays of X's scheduled tweets, each with its head: the oldest due_at among them, or a
+-- lower bound of it. From where this session last saw them (claim_heads(): extension/
+-- claim_heads.cpp says when that is forgotten), or by a full look: a loose scan from the start of
+-- tweets_lateness_idx, one descent per delay (each walks the dead entries at the head of its
+-- delay's range, which every claim and completion leave until VACUUM; the remembered heads skip
+-- them). claim_batch() and maintenance() read the queue from here.
+CREATE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
+  IF delays IS NULL THEN
+    WITH RECURSIVE d(delay, head) AS (
+       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+         ORDER BY t.delay, t.due_at LIMIT 1)
+       UNION ALL
+       SELECT n.delay, n.due_at
+         FROM d CROSS JOIN LATERAL (
+           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+            ORDER BY t.delay, t.due_at LIMIT 1) n)
+    SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
+      INTO delays, heads FROM d;
+    PERFORM tweetkeeper.remember_claim_heads(delays, heads, true);
+  ELSE
+    -- Each head as it is now: the first tweet at or after the remembered one (a delay that has
+    -- none keeps its head until the next full look).
+    SELECT coalesce(array_agg(d.delay ORDER BY d.i), '{}'), coalesce(array_agg(coalesce(n.due_at, d.head) ORDER BY d.i), '{}')
+      INTO delays, heads
+      FROM unnest(delays, heads) WITH ORDINALITY AS d(delay, head, i)
+      LEFT JOIN LATERAL (
+        SELECT t.due_at FROM tweetkeeper.tweets t
+         WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+           AND (t.delay, t.due_at) >= (d.delay, d.head)
+           AND (t.delay, t.due_at) <= (d.delay, 'infinity'::timestamptz)
+         ORDER BY t.delay, t.due_at LIMIT 1) n ON true;
+    PERFORM tweetkeeper.remember_claim_heads(delays, heads, false);
+  END IF;
+END $$;
+COMMENT ON FUNCTION delay_heads() IS
+  'The distinct delays of X''s scheduled tweets, each with the oldest due_at among them (or a lower '
+  'bound of it), as claim_batch() and maintenance() read them.';
+
+REVOKE ALL ON FUNCTION delay_heads() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;

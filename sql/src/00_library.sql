@@ -51,6 +51,22 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
   'Whether the database session with this pid and start time still exists (a reused pid with '
   'another start time is another session).';
 
+-- The claim's memory of each delay's head (claim_batch(); extension/claim_heads.cpp says why and
+-- when it is forgotten).
+CREATE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])
+  AS 'MODULE_PATHNAME', 'tk_claim_heads' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION claim_heads(interval) IS
+  'claim_batch()''s memory, per session: each delay of X''s scheduled tweets with the oldest due_at '
+  'it last saw (where its reads of tweets_lateness_idx start), or NULLs when a full look is due.';
+CREATE FUNCTION remember_claim_heads(delays interval[], heads timestamptz[], full_look boolean)
+  RETURNS void AS 'MODULE_PATHNAME', 'tk_remember_claim_heads' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION remember_claim_heads(interval[], timestamptz[], boolean) IS
+  'Keeps the delays and heads for this session''s next claims; full_look: found by a full look.';
+CREATE FUNCTION heads_moved() RETURNS trigger AS 'MODULE_PATHNAME', 'tk_heads_moved' LANGUAGE C;
+COMMENT ON FUNCTION heads_moved() IS
+  'Trigger on tweets: this transaction may have put an X tweet below a claim''s remembered head; '
+  'at commit every session''s next claim looks fully.';
+
 CREATE FUNCTION wake_maintenance() RETURNS void
   AS 'MODULE_PATHNAME', 'tk_wake_maintenance' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION wake_maintenance() IS

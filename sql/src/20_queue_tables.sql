@@ -84,6 +84,18 @@ CREATE INDEX tweets_endpoint_watched_idx ON tweets (endpoint COLLATE "C", due_at
   WHERE watch_until IS NOT NULL AND tweet_id < 0;
 CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS NOT NULL;
 
+-- A tweet put below a claim's remembered head (claim_heads()): scheduled, due earlier than it
+-- was (a release, an abandoned batch handed back, a delay shorter than the lease), or moved to
+-- another delay with its due time passed. Claims and ordinary completions move tweets later and
+-- do not fire it.
+CREATE TRIGGER tweets_heads_moved BEFORE UPDATE ON tweets FOR EACH ROW
+  WHEN (NEW.tweet_id > 0 AND NEW.due_at IS NOT NULL
+        AND (OLD.due_at IS NULL OR NEW.due_at < OLD.due_at
+             OR (NEW.delay IS DISTINCT FROM OLD.delay AND NEW.due_at <= now())))
+  EXECUTE FUNCTION heads_moved();
+CREATE TRIGGER tweets_heads_scheduled AFTER INSERT ON tweets FOR EACH STATEMENT
+  EXECUTE FUNCTION heads_moved();
+
 CREATE TABLE metric_history_hot (
   tweet_id bigint NOT NULL,
   lease_id bigint NOT NULL,      -- the batch that observed it: at most one observation per lease

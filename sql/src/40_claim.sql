@@ -15,6 +15,48 @@
 -- keeps its connection while it lives, so when that session is gone the background worker
 -- hands the batch back within a tick instead of after lease_ttl (tweetkeeper.reclaim_abandoned).
 
+-- The delays of X's scheduled tweets, each with its head: the oldest due_at among them, or a
+-- lower bound of it. From where this session last saw them (claim_heads(): extension/
+-- claim_heads.cpp says when that is forgotten), or by a full look: a loose scan from the start of
+-- tweets_lateness_idx, one descent per delay (each walks the dead entries at the head of its
+-- delay's range, which every claim and completion leave until VACUUM; the remembered heads skip
+-- them). claim_batch() and maintenance() read the queue from here.
+CREATE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
+  IF delays IS NULL THEN
+    WITH RECURSIVE d(delay, head) AS (
+       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+         ORDER BY t.delay, t.due_at LIMIT 1)
+       UNION ALL
+       SELECT n.delay, n.due_at
+         FROM d CROSS JOIN LATERAL (
+           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+            ORDER BY t.delay, t.due_at LIMIT 1) n)
+    SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
+      INTO delays, heads FROM d;
+    PERFORM tweetkeeper.remember_claim_heads(delays, heads, true);
+  ELSE
+    -- Each head as it is now: the first tweet at or after the remembered one (a delay that has
+    -- none keeps its head until the next full look).
+    SELECT coalesce(array_agg(d.delay ORDER BY d.i), '{}'), coalesce(array_agg(coalesce(n.due_at, d.head) ORDER BY d.i), '{}')
+      INTO delays, heads
+      FROM unnest(delays, heads) WITH ORDINALITY AS d(delay, head, i)
+      LEFT JOIN LATERAL (
+        SELECT t.due_at FROM tweetkeeper.tweets t
+         WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+           AND (t.delay, t.due_at) >= (d.delay, d.head)
+           AND (t.delay, t.due_at) <= (d.delay, 'infinity'::timestamptz)
+         ORDER BY t.delay, t.due_at LIMIT 1) n ON true;
+    PERFORM tweetkeeper.remember_claim_heads(delays, heads, false);
+  END IF;
+END $$;
+COMMENT ON FUNCTION delay_heads() IS
+  'The distinct delays of X''s scheduled tweets, each with the oldest due_at among them (or a lower '
+  'bound of it), as claim_batch() and maintenance() read them.';
+
 -- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
 -- credential that still has quota (when credentials are registered for the provider): one
 -- request of its window is spent here, atomically with the claim, so any number of workers
@@ -71,10 +113,10 @@ BEGIN
   --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
   --    only grows.
   --  * due: the oldest due first, 0.1.0's order.
-  -- Both are read from one index, tweets_lateness_idx (delay, due_at). A loose scan finds the
-  -- few distinct delays and each one's head, its oldest due_at (one descent per delay: the only
-  -- walk over the dead entries that every claim and completion leave at the head of their
-  -- delay's range until VACUUM; every later read of the delay starts at its head). When only one
+  -- Both are read from one index, tweets_lateness_idx (delay, due_at). delay_heads() gives the
+  -- few distinct delays and each one's head, its oldest due_at; every read of a delay starts at
+  -- its head, past the dead entries that every claim and completion leave at the head of their
+  -- delay's range until VACUUM. When only one
   -- delay has due tweets, its most overdue tweets are the answer in either order and are locked
   -- straight away. Otherwise each such delay gives at most max_size of its most overdue tweets,
   -- and only those (delays x max_size rows) are ranked; that ranking, read without locks, says
@@ -94,17 +136,9 @@ BEGIN
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
     INTO held, held_due, read_today FROM c;
   IF cardinality(held) < max_size THEN
-    WITH RECURSIVE d(delay, head) AS (
-       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-         ORDER BY t.delay, t.due_at LIMIT 1)
-       UNION ALL
-       SELECT n.delay, n.due_at
-         FROM d CROSS JOIN LATERAL (
-           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
-            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-            ORDER BY t.delay, t.due_at LIMIT 1) n)
+    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
-      INTO due_delays, due_heads FROM d WHERE d.head <= now();
+      INTO due_delays, due_heads FROM unnest(due_delays, due_heads) AS d(delay, head) WHERE d.head <= now();
     IF cardinality(due_delays) = 1 THEN
       group_sizes := ARRAY[max_size - cardinality(held)];
     ELSIF cardinality(due_delays) > 1 THEN

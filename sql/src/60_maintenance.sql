@@ -16,6 +16,7 @@ DECLARE
   next_expiry timestamptz;
   next_watch_end timestamptz;
   delays interval[];
+  heads timestamptz[];
 BEGIN
   -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
   -- at every call, not cached (the min() lookups of batches and watches follow a partial index
@@ -67,29 +68,18 @@ BEGIN
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
   -- posts of other networks wait for their own workers, which poll.) Read as the claim reads
-  -- them: the distinct delays of X's scheduled tweets (a loose scan of tweets_lateness_idx),
-  -- then each delay's oldest due.
-  EXECUTE $q$
-    SELECT ARRAY(
-      WITH RECURSIVE d(delay) AS (
-         (SELECT t.delay FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-           ORDER BY t.delay LIMIT 1)
-         UNION ALL
-         SELECT (SELECT t.delay FROM tweetkeeper.tweets t
-                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-                  ORDER BY t.delay LIMIT 1)
-           FROM d WHERE d.delay IS NOT NULL)
-      SELECT d.delay FROM d WHERE d.delay IS NOT NULL)$q$ INTO delays;
+  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due.
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
   EXECUTE $q$
     SELECT count(*), min(c.due_at)
       FROM (SELECT c.due_at
-              FROM unnest($1) AS d(delay) CROSS JOIN LATERAL (
+              FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
                 SELECT t.due_at FROM tweetkeeper.tweets t
                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   AND (t.delay, t.due_at) >= (d.delay, '-infinity'::timestamptz)
+                   AND (t.delay, t.due_at) >= (d.delay, d.head)
                    AND (t.delay, t.due_at) <= (d.delay, now())
                  ORDER BY t.delay, t.due_at LIMIT 100) c
-             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays;
+             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads;
   IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
     RETURN interval '0';
@@ -101,14 +91,9 @@ BEGIN
   IF n_due > 0 THEN
     next_due := oldest + s.buffer_ttl;
   ELSE
-    EXECUTE $q$
-      SELECT min(c.due_at)
-        FROM unnest($1) AS d(delay) CROSS JOIN LATERAL (
-          SELECT t.due_at FROM tweetkeeper.tweets t
-           WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-             AND (t.delay, t.due_at) > (d.delay, now())
-             AND (t.delay, t.due_at) <= (d.delay, 'infinity'::timestamptz)
-           ORDER BY t.delay, t.due_at LIMIT 1) c$q$ INTO next_due USING delays;
+    -- Nothing due: each head is its delay's next due time (one that is not in the future
+    -- belongs to a delay that has no tweet left).
+    SELECT min(h.head) INTO next_due FROM unnest(heads) AS h(head) WHERE h.head > now();
   END IF;
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();

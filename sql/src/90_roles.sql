@@ -67,3 +67,4 @@ GRANT DELETE ON post_refs TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)
   TO tweetkeeper_worker;
 GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts(text[]) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;

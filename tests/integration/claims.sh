@@ -84,4 +84,36 @@ lane_requests=$(tk_psql -c "SELECT coalesce(sum(requests), 0) FROM tweetkeeper.e
 tk_ok "a window of 150 requests gave exactly 150 leases, each of its own post; none left (batches, remaining, requests, posts: $counts; $lane_requests of them counted in lanes)" $?
 [ "${lane_requests:-0}" -gt 0 ]
 tk_ok "the lanes took part" $?
+
+# Remembered heads (delay_heads(), claim_heads()): a session's claims start each delay's read at
+# the head they last saw, so a tweet put below it must send the session back to a full look:
+# when another session moves it earlier (a release, an operator's UPDATE), at that commit; when
+# this session's own transaction rolls back (its tweets are back where they were). Thirty X
+# tweets due an hour and more ago, one second apart; one session claims, another writes between
+# its statements (psql's \!).
+tk_psql >/dev/null <<SQL || exit 1
+DELETE FROM tweetkeeper.tweets;
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' 30 1000));
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' - (tweet_id % 1000) * interval '1 second'
+ WHERE tweet_id > 0;
+SQL
+first=$(tk_psql -c "SELECT tweet_id FROM tweetkeeper.tweets WHERE tweet_id > 0 ORDER BY due_at LIMIT 1")
+out=$(tk_psql 2>&1 <<SQL
+SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 10);
+SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NOT NULL;
+SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 10);
+SELECT (tweetkeeper.claim_heads('1 hour')).heads[1] = (SELECT oldest_due_at FROM tweetkeeper.batches WHERE worker = 'heads' ORDER BY lease_id DESC LIMIT 1);
+\! psql -X -q -c "UPDATE tweetkeeper.tweets SET due_at = now() - interval '5 hours', lease_id = NULL WHERE tweet_id = $first"
+SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NULL;
+SELECT tweet_ids[1] = $first FROM tweetkeeper.claim_batch('heads', 1);
+BEGIN;
+SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 5);
+SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 5);
+ROLLBACK;
+SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NULL;
+SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 9);
+SQL
+)
+[ "$(echo "$out" | tr '\n' ' ')" = "10 t 10 t t t 5 5 t 9 " ]
+tk_ok "remembered heads: kept between claims, each claim starting past the tweets the one before took; a tweet moved below by another session sends the next claim to a full look, which finds it; a rollback forgets them" $? "$out"
 tk_summary claims
