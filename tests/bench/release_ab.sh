@@ -7,7 +7,10 @@
 # ROUNDS times for each, alternating. Prints a table of each version's floor and end to end
 # (means of the rounds; the machine's speed varies from day to day by a factor of two, so only
 # same-run ratios say anything) and this tree's ratios to each release. Target (issue 19): this
-# tree's floor and end to end each at least 0.95 of 0.2.0's.
+# tree's floor and end to end each at least 0.95 of 0.2.0's. Each round also runs graphile-worker
+# 0.18 with its own performance setup (graphile.sh; GRAPHILE=0 to leave it out) as a yardstick:
+# issue 20 asks for this tree's end to end at least twice its no-op jobs/s, at least 0.8 of this
+# tree's floor, and a floor at least 0.1.0's.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 RELEASES=${RELEASES:-"3c271d8:0.1.0 c8a3633:0.2.0"}
@@ -57,6 +60,14 @@ for r in $(seq 1 "$ROUNDS"); do
     floor[$v]=$(( ${floor[$v]:-0} + f ))
     e2e[$v]=$(( ${e2e[$v]:-0} + e ))
   done
+  # The yardstick, in the same round: graphile-worker's no-op jobs/s (graphile.sh).
+  if [ "${GRAPHILE:-1}" = 1 ]; then
+    out=$("$TK_ROOT/tests/bench/graphile.sh" 2>&1)
+    g=$(echo "$out" | sed -n 's/^graphile-worker: \([0-9]*\) jobs\/s$/\1/p')
+    [ -n "$g" ] || { echo "$out" | tail -n 20; exit 1; }
+    echo "round $r graphile-worker: $g no-op jobs/s"
+    graphile=$(( ${graphile:-0} + g ))
+  fi
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo "== result: X, tweet-updates/s, mean of $ROUNDS alternating rounds"
@@ -66,6 +77,10 @@ for v in "${versions[@]}"; do
   printf '%-22s %10d %12d %16s %18s\n' "$v" $((floor[$v] / ROUNDS)) $((e2e[$v] / ROUNDS)) \
     "$(ratio "${floor[current]}" "${floor[$v]}")" "$(ratio "${e2e[current]}" "${e2e[$v]}")"
 done
+if [ -n "${graphile:-}" ]; then
+  printf '%-22s %10s %12d %16s %18s\n' "graphile-worker 0.18" - $((graphile / ROUNDS)) - "$(ratio "${e2e[current]}" "$graphile")"
+  echo "this tree: end to end / floor $(ratio "${e2e[current]}" "${floor[current]}") (target >= 0.8), end to end / graphile-worker's jobs/s $(ratio "${e2e[current]}" "$graphile") (target >= 2)"
+fi
 fr=$(ratio "${floor[current]}" "${floor[$TARGET_RELEASE]}")
 er=$(ratio "${e2e[current]}" "${e2e[$TARGET_RELEASE]}")
 echo "X against $TARGET_RELEASE: floor ratio $fr, end to end ratio $er; target >= 0.95 each"

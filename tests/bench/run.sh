@@ -38,12 +38,18 @@ esac
 hot=$(tk_psql -c "SELECT coalesce(to_regclass('tweetkeeper.metric_history_hot'), 'tweetkeeper.metric_history')")
 history=$(tk_psql -c "SELECT concat_ws(', ', '$hot', to_regclass('tweetkeeper.metric_history_compact'))")
 # A fresh table of $TWEETS due posts (two hours old: due since 118 minutes, or, for Bluesky, since
-# a minute: their delay follows their age).
+# a minute: their delay follows their age). X's ids are made 10 to a millisecond (100 s of
+# creation times for a million, the firehose's pace at its busiest), not all in one millisecond:
+# a million equal keys in the claim's index is no queue a user has, and makes every claim walk
+# the entries its predecessors left at the head of that one key (release_ab.sh runs every
+# version on the same data).
 fresh_state() {
   if [ "$NETWORK" = x ]; then
     tk_psql <<SQL
 TRUNCATE tweetkeeper.tweets, $history, tweetkeeper.batches;
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' "$TWEETS"));
+SELECT tweetkeeper.schedule_tweets(ARRAY(
+  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
+    FROM generate_series(1, $TWEETS) g));
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL

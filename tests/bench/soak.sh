@@ -46,10 +46,10 @@ start=$SECONDS
 for ((m = 1; m <= SOAK_MINUTES; m++)); do
   sleep $((start + m * SAMPLE_SECONDS - SECONDS))
   tk_psql -F $'\t' -c "SELECT $m, * FROM ($sizes_sql) s" >>"$dir/sizes.tsv"
-  tk_psql -F ' ' -c "SELECT format('minute %s: %s refreshes/s, history %s rows in %s partitions, tweets %s, due idx %s, batches %s', $m,
+  tk_psql -F ' ' -c "SELECT format('minute %s: %s refreshes/s, history %s rows in %s partitions, tweets %s, lateness idx %s, batches %s', $m,
       (SELECT round(sum(stored) / 60.0) FROM tweetkeeper.batches WHERE finished_at > now() - interval '1 minute'),
       (SELECT count(*) FROM tweetkeeper.metric_history), (SELECT count(*) FROM tweetkeeper.history_partitions),
-      pg_size_pretty(pg_table_size('tweetkeeper.tweets')), pg_size_pretty(pg_relation_size('tweetkeeper.tweets_due_idx')),
+      pg_size_pretty(pg_table_size('tweetkeeper.tweets')), pg_size_pretty(pg_relation_size('tweetkeeper.tweets_lateness_idx')),
       pg_size_pretty(pg_total_relation_size('tweetkeeper.batches')))"
 done
 tk_stop_workers
