@@ -44,6 +44,18 @@ history=$(tk_psql -c "SELECT concat_ws(', ', '$hot', to_regclass('tweetkeeper.me
 # the entries its predecessors left at the head of that one key (release_ab.sh runs every
 # version on the same data).
 fresh_state() {
+  # The TRUNCATE takes its tables' locks one by one while the background worker's maintenance
+  # may hold one and want another: PostgreSQL then breaks the deadlock by failing one of them
+  # (seen once in a release_ab.sh round). The state is rebuilt from scratch, so try again.
+  local attempt
+  for attempt in 1 2 3; do
+    fresh_state_once && return 0
+    echo "fresh_state: attempt $attempt failed, trying again" >&2
+    sleep 1
+  done
+  return 1
+}
+fresh_state_once() {
   if [ "$NETWORK" = x ]; then
     tk_psql <<SQL
 TRUNCATE tweetkeeper.tweets, $history, tweetkeeper.batches;
