@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "mock_api/json_fields.hpp"
 #include "mock_api/mix.hpp"
 #include "mock_api/tweet_model.hpp"
 
@@ -206,16 +207,11 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     w.Key("text");
     w.String(("Mock post " + p.rkey).c_str());
     w.EndObject();
-    w.Key("bookmarkCount");
-    w.Int64(m.bookmark_count);
-    w.Key("replyCount");
-    w.Int64(m.reply_count);
-    w.Key("repostCount");
-    w.Int64(m.retweet_count);
-    w.Key("likeCount");
-    w.Int64(m.like_count);
-    w.Key("quoteCount");
-    w.Int64(m.quote_count);
+    WriteCounts(w, {{"bookmarkCount", m.bookmark_count},
+                    {"replyCount", m.reply_count},
+                    {"repostCount", m.retweet_count},
+                    {"likeCount", m.like_count},
+                    {"quoteCount", m.quote_count}});
     w.Key("indexedAt");
     w.String(IsoMillis(indexed_ms).c_str());
     w.Key("labels");

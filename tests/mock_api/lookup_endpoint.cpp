@@ -46,10 +46,7 @@ void WriteTweet(JsonWriter& w, uint64_t id, int64_t now_ms) {
   WriteString(w, id_str);
   w.Key("text");
   WriteString(w, "Mock tweet " + id_str);
-  w.Key("retweet_count");
-  w.Int64(m.retweet_count);
-  w.Key("favorite_count");
-  w.Int64(m.like_count);
+  WriteCounts(w, {{"retweet_count", m.retweet_count}, {"favorite_count", m.like_count}});
   w.EndObject();
 }
 

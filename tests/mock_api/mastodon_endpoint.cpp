@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "mock_api/json_fields.hpp"
 #include "mock_api/mix.hpp"
 #include "mock_api/tweet_model.hpp"
 
@@ -61,15 +62,9 @@ void WriteStatus(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::strin
   w.String(("https://" + host + "/users/" + user + "/statuses/" + sid).c_str());
   w.Key("url");
   w.String(("https://" + host + "/@" + user + "/" + sid).c_str());
-  w.Key("replies_count");
-  w.Int64(m.reply_count);
-  w.Key("reblogs_count");
-  w.Int64(m.retweet_count);
-  w.Key("favourites_count");
-  w.Int64(m.like_count);
+  WriteCounts(w, {{"replies_count", m.reply_count}, {"reblogs_count", m.retweet_count}, {"favourites_count", m.like_count}});
   if (with_quotes) {  // 4.5 and later
-    w.Key("quotes_count");
-    w.Int64(m.quote_count);
+    WriteCounts(w, {{"quotes_count", m.quote_count}});
   }
   w.Key("edited_at");
   w.Null();

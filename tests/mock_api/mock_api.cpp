@@ -145,25 +145,34 @@ HttpReply MockApi::TokenAction(const HttpCall& call, bool revoke) {
                std::string(R"({"token":")") + TokenFingerprint(it->second) + (revoke ? R"(","revoked":true})" : R"(","capped":true})"));
 }
 
+HttpReply MockApi::Serve(const HttpCall& call, int64_t now_ms, const Served& served,
+                         const std::function<HttpReply(Served& counted)>& api) {
+  Served counted = served;
+  FaultPlan plan = DrawFaults();
+  std::optional<HttpReply> reply = BeforeTheApi(plan);
+  if (!reply) reply = api(counted);
+  CorruptBody(plan, *reply);
+  reply->faults = plan;
+  stats_.Record(reply->status, counted.n_ids, plan.kind, call.reused_connection, counted.fingerprint, counted.path,
+                counted.window_start_ms);
+  if (counted.billed_reads > 0) stats_.Bill(counted.fingerprint, counted.billed_reads);
+  LogRequest(now_ms, reply->status, counted.n_ids, counted.fingerprint.empty() ? "-" : counted.fingerprint, plan.kind);
+  return std::move(*reply);
+}
+
 HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
-  const size_t n_ids = ListedIds(call.params, route.ids_param);
   const std::optional<std::string> token = BearerToken(call.authorization);
   const std::string fingerprint = token ? TokenFingerprint(*token) : "";
   const bool v1 = route.dialect == Dialect::kV1;
-  int64_t window_start_ms = -1;  // set when the request was counted in a rate-limit window
-  int64_t billed_reads = 0;      // posts this answer was billed for
-  FaultPlan plan = DrawFaults();
-
-  HttpReply reply;
-  if (std::optional<HttpReply> before = BeforeTheApi(plan)) {
-    reply = std::move(*before);
-  } else if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
-    // An unknown caller: the rate-limit headers of a window it never started (FACTS.md: every
-    // answer has them). Problems go as application/problem+json, as the spec maps Problem.
-    reply = v1 ? Reply(401, kJson, V1Error(89, "Invalid or expired token."))
-               : Reply(401, kProblemJson, GenericProblem(401, "Unauthorized"));
-    reply.headers = RateHeaders(limiter_.Peek(std::string(route.path) + " ", now_ms));
-  } else {
+  return Serve(call, now_ms, {ListedIds(call.params, route.ids_param), fingerprint, route.path}, [&](Served& counted) {
+    if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
+      // An unknown caller: the rate-limit headers of a window it never started (FACTS.md: every
+      // answer has them). Problems go as application/problem+json, as the spec maps Problem.
+      HttpReply reply = v1 ? Reply(401, kJson, V1Error(89, "Invalid or expired token."))
+                           : Reply(401, kProblemJson, GenericProblem(401, "Unauthorized"));
+      reply.headers = RateHeaders(limiter_.Peek(std::string(route.path) + " ", now_ms));
+      return reply;
+    }
     // Computed before the lock (it only depends on the request), so the lock is held briefly.
     EndpointReply answer = route.endpoint(call.params, config_, now_ms);
     // Keyed by endpoint too: X counts each endpoint's limit separately.
@@ -178,6 +187,7 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
       quota.day = day;
       quota.read_today.clear();
     }
+    HttpReply reply;
     RateVerdict verdict;
     if (quota.revoked) {
       verdict = limiter_.Peek(limiter_key, now_ms);  // refused before it counts
@@ -192,30 +202,67 @@ HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, in
         reply = v1 ? Reply(429, kJson, V1Error(88, "Rate limit exceeded"))
                    : Reply(429, kProblemJson, GenericProblem(429, "Too Many Requests"));
       } else {
-        window_start_ms = verdict.window_start_ms;
+        counted.window_start_ms = verdict.window_start_ms;
         // Billed: the posts returned that this token had not read yet this UTC day. Like X, a
         // request under the cap is answered in full, so the last one may pass it a little.
-        int64_t billed = 0;
         if (answer.status == 200) {
-          for (uint64_t id : answer.returned) billed += quota.read_today.insert(id).second ? 1 : 0;
+          for (uint64_t id : answer.returned) counted.billed_reads += quota.read_today.insert(id).second ? 1 : 0;
         }
-        quota.billed_this_month += billed;
-        billed_reads = billed;
+        quota.billed_this_month += counted.billed_reads;
         reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
       }
     }
     reply.headers = RateHeaders(verdict);
-  }
-  CorruptBody(plan, reply);
-  reply.faults = plan;
-  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, fingerprint, route.path, window_start_ms);
-  if (billed_reads > 0) stats_.Bill(fingerprint, billed_reads);
-  if (request_log_) {
-    std::string line = RequestLogLine(now_ms, reply.status, n_ids, token ? fingerprint : "-");
-    if (plan.kind != FaultKind::kNone) line += std::string(" ") + FaultKindName(plan.kind);
-    request_log_(line);
-  }
-  return reply;
+    return reply;
+  });
+}
+
+HttpReply MockApi::Limited(const RateVerdict& verdict, EndpointReply answer, const char* refusal, Served& counted) {
+  if (!verdict.allowed) return Reply(429, kJson, refusal);
+  counted.window_start_ms = verdict.window_start_ms;
+  return Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+}
+
+HttpReply MockApi::Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
+  return Serve(call, now_ms, {ListedIds(call.params, route.ids_param), "", route.path}, [&](Served& counted) {
+    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
+    // The reference xrpc-server's limiter (FACTS.md 1.6): RateLimit-Limit, -Remaining, -Reset
+    // (epoch seconds) and -Policy on every answer; a 429 adds Retry-After in seconds.
+    const RateVerdict verdict = xrpc_limiter_.Take("xrpc", now_ms);
+    HttpReply reply =
+        Limited(verdict, std::move(answer), R"({"error":"RateLimitExceeded","message":"Rate Limit Exceeded"})", counted);
+    if (!verdict.allowed) {
+      reply.headers.emplace_back("Retry-After",
+                                 std::to_string(std::max<int64_t>(1, verdict.reset_epoch_s - now_ms / 1000)));
+    }
+    reply.headers.emplace_back("RateLimit-Limit", std::to_string(verdict.limit));
+    reply.headers.emplace_back("RateLimit-Remaining", std::to_string(verdict.remaining));
+    reply.headers.emplace_back("RateLimit-Reset", std::to_string(verdict.reset_epoch_s));
+    reply.headers.emplace_back("RateLimit-Policy", std::to_string(verdict.limit) + ";w=" +
+                                                       std::to_string(config_.xrpc_window_seconds));
+    return reply;
+  });
+}
+
+HttpReply MockApi::Mastodon(const HttpCall& call, int64_t now_ms) {
+  const std::string rest = call.path.substr(std::char_traits<char>::length(kMastodonPrefix));
+  const size_t slash = rest.find('/');
+  const std::string host = rest.substr(0, slash);
+  const std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
+  const std::optional<std::string> token = BearerToken(call.authorization);
+  const Served served{std::max<size_t>(1, ListedIds(call.params, "id[]")), token ? TokenFingerprint(*token) : "",
+                      "/mastodon/" + host};
+  return Serve(call, now_ms, served, [&](Served& counted) {
+    EndpointReply answer = MastodonApi(host, path, call.params, token.has_value(), config_, now_ms);
+    // Rack::Attack per server and caller: the headers of the limit closest to exceeding, Reset
+    // as ISO 8601 with microseconds (FACTS.md 2.5).
+    const RateVerdict verdict = mastodon_limiter_.Take(host + " " + token.value_or("-"), now_ms);
+    HttpReply reply = Limited(verdict, std::move(answer), R"({"error":"Too many requests"})", counted);
+    reply.headers.emplace_back("X-RateLimit-Limit", std::to_string(verdict.limit));
+    reply.headers.emplace_back("X-RateLimit-Remaining", std::to_string(verdict.remaining));
+    reply.headers.emplace_back("X-RateLimit-Reset", MastodonResetTime(verdict.reset_epoch_s));
+    return reply;
+  });
 }
 
 std::optional<HttpReply> MockApi::BeforeTheApi(const FaultPlan& plan) {
@@ -250,74 +297,6 @@ void MockApi::CorruptBody(FaultPlan& plan, HttpReply& reply) const {
   } else {
     reply.body = HugeBody(reply.body, config_.faults.huge_bytes);
   }
-}
-
-HttpReply MockApi::Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
-  const size_t n_ids = ListedIds(call.params, route.ids_param);
-  int64_t window_start_ms = -1;
-  FaultPlan plan = DrawFaults();
-  HttpReply reply;
-  if (std::optional<HttpReply> before = BeforeTheApi(plan)) {
-    reply = std::move(*before);
-  } else {
-    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
-    // The reference xrpc-server's limiter (FACTS.md 1.6): RateLimit-Limit, -Remaining, -Reset
-    // (epoch seconds) and -Policy on every answer; a 429 adds Retry-After in seconds.
-    const RateVerdict verdict = xrpc_limiter_.Take("xrpc", now_ms);
-    if (!verdict.allowed) {
-      reply = Reply(429, kJson, R"({"error":"RateLimitExceeded","message":"Rate Limit Exceeded"})");
-      reply.headers.emplace_back("Retry-After",
-                                 std::to_string(std::max<int64_t>(1, verdict.reset_epoch_s - now_ms / 1000)));
-    } else {
-      window_start_ms = verdict.window_start_ms;
-      reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
-    }
-    reply.headers.emplace_back("RateLimit-Limit", std::to_string(verdict.limit));
-    reply.headers.emplace_back("RateLimit-Remaining", std::to_string(verdict.remaining));
-    reply.headers.emplace_back("RateLimit-Reset", std::to_string(verdict.reset_epoch_s));
-    reply.headers.emplace_back("RateLimit-Policy", std::to_string(verdict.limit) + ";w=" +
-                                                       std::to_string(config_.xrpc_window_seconds));
-  }
-  CorruptBody(plan, reply);
-  reply.faults = plan;
-  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, "", route.path, window_start_ms);
-  LogRequest(now_ms, reply.status, n_ids, "-", plan.kind);
-  return reply;
-}
-
-HttpReply MockApi::Mastodon(const HttpCall& call, int64_t now_ms) {
-  const std::string rest = call.path.substr(std::char_traits<char>::length(kMastodonPrefix));
-  const size_t slash = rest.find('/');
-  const std::string host = rest.substr(0, slash);
-  const std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
-  const size_t n_ids = std::max<size_t>(1, ListedIds(call.params, "id[]"));
-  const std::optional<std::string> token = BearerToken(call.authorization);
-  int64_t window_start_ms = -1;
-  FaultPlan plan = DrawFaults();
-  HttpReply reply;
-  if (std::optional<HttpReply> before = BeforeTheApi(plan)) {
-    reply = std::move(*before);
-  } else {
-    EndpointReply answer = MastodonApi(host, path, call.params, token.has_value(), config_, now_ms);
-    // Rack::Attack per server and caller: the headers of the limit closest to exceeding, Reset
-    // as ISO 8601 with microseconds (FACTS.md 2.5).
-    const RateVerdict verdict = mastodon_limiter_.Take(host + " " + token.value_or("-"), now_ms);
-    if (!verdict.allowed) {
-      reply = Reply(429, kJson, R"({"error":"Too many requests"})");
-    } else {
-      window_start_ms = verdict.window_start_ms;
-      reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
-    }
-    reply.headers.emplace_back("X-RateLimit-Limit", std::to_string(verdict.limit));
-    reply.headers.emplace_back("X-RateLimit-Remaining", std::to_string(verdict.remaining));
-    reply.headers.emplace_back("X-RateLimit-Reset", MastodonResetTime(verdict.reset_epoch_s));
-  }
-  CorruptBody(plan, reply);
-  reply.faults = plan;
-  stats_.Record(reply.status, n_ids, plan.kind, call.reused_connection, token ? TokenFingerprint(*token) : "",
-                "/mastodon/" + host, window_start_ms);
-  LogRequest(now_ms, reply.status, n_ids, token ? TokenFingerprint(*token) : "-", plan.kind);
-  return reply;
 }
 
 void MockApi::LogRequest(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint,

@@ -81,7 +81,23 @@ class MockApi {
     std::unordered_set<uint64_t> read_today;
   };
 
+  // What a request is counted as in the stats and the request log; the API's part fills in the
+  // rate-limit window it was counted in and the posts it was billed for.
+  struct Served {
+    size_t n_ids = 0;
+    std::string fingerprint;  // of the caller's token; empty without one
+    std::string path;
+    int64_t window_start_ms = -1;  // set when the request was counted in a rate-limit window
+    int64_t billed_reads = 0;      // posts this answer was billed for
+  };
+
   HttpReply Route(const HttpCall& call, int64_t now_ms);
+  // Every request: the faults it draws, then `api`'s answer unless a fault stops it first, then
+  // the stats and the request log.
+  HttpReply Serve(const HttpCall& call, int64_t now_ms, const Served& served,
+                  const std::function<HttpReply(Served& counted)>& api);
+  // The endpoint's answer when the limiter let the request in, else a 429 with `refusal`.
+  static HttpReply Limited(const RateVerdict& verdict, EndpointReply answer, const char* refusal, Served& counted);
   HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
   // Bluesky's XRPC methods: no token, one shared window with RateLimit-* headers.
   HttpReply Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);

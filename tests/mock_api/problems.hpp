@@ -1,17 +1,14 @@
 #pragma once
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "mock_api/json_fields.hpp"
+
 namespace tweetkeeper::mock {
 
 // Error bodies, shaped key for key as X sends them (FACTS.md); clients are tested against these.
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // Live responses still use this host; the newest spec says api.x.com.
 constexpr const char* kProblemsBase = "https://api.twitter.com/2/problems/";

@@ -127,18 +127,12 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
     const PublicMetrics m = MetricsAt(id, AgeSeconds(id, now_ms));
     w.Key("public_metrics");
     w.StartObject();
-    w.Key(config.repost_count_alias ? "repost_count" : "retweet_count");
-    w.Int64(m.retweet_count);
-    w.Key("reply_count");
-    w.Int64(m.reply_count);
-    w.Key("like_count");
-    w.Int64(m.like_count);
-    w.Key("quote_count");
-    w.Int64(m.quote_count);
-    w.Key("bookmark_count");
-    w.Int64(m.bookmark_count);
-    w.Key("impression_count");
-    w.Int64(m.impression_count);
+    WriteCounts(w, {{config.repost_count_alias ? "repost_count" : "retweet_count", m.retweet_count},
+                    {"reply_count", m.reply_count},
+                    {"like_count", m.like_count},
+                    {"quote_count", m.quote_count},
+                    {"bookmark_count", m.bookmark_count},
+                    {"impression_count", m.impression_count}});
     w.EndObject();
   }
   w.EndObject();

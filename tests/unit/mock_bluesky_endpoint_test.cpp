@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mock_api/bluesky_endpoint.hpp"
+#include "mock_test_config.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -30,13 +31,6 @@ EndpointReply Get(const std::vector<std::string>& uris, const MockConfig& config
   QueryParams params;
   for (const auto& u : uris) params.emplace("uris", u);
   return GetBlueskyPosts(params, config, kNow);
-}
-
-MockConfig NoFates() {
-  MockConfig c;
-  c.deleted_every = 0;
-  c.protected_every = 0;
-  return c;
 }
 
 TEST(MockBlueskyTid, DecodesTheRecordKeysTime) {

@@ -9,6 +9,7 @@
 
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/mock_api.hpp"
+#include "mock_test_config.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -20,13 +21,6 @@ QueryParams Ids(int n, uint64_t first = kId) {
   QueryParams p;
   for (int i = 0; i < n; ++i) p.emplace("id[]", std::to_string(first + static_cast<uint64_t>(i)));
   return p;
-}
-
-MockConfig NoFates() {
-  MockConfig c;
-  c.deleted_every = 0;
-  c.protected_every = 0;
-  return c;
 }
 
 TEST(MockMastodon, StatusesByIdsUpToTwenty) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "mock_api/tweet_model.hpp"
+#include "mock_test_config.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -42,9 +43,7 @@ TEST(MockTweetModel, ClassifiesByResidue) {
 }
 
 TEST(MockTweetModel, FutureTweetsAreNotFound) {
-  MockConfig config;
-  config.deleted_every = 0;
-  config.protected_every = 0;
+  const MockConfig config = NoFates();
   EXPECT_EQ(ClassifyTweet(IdAt(kNow + 1000), config, kNow), TweetState::kNotFound);
   EXPECT_EQ(ClassifyTweet(IdAt(kNow + 1000), config, kNow + 1000), TweetState::kVisible);
 }

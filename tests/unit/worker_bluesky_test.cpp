@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "provider/bluesky.hpp"
+#include "worker_test_answers.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -16,13 +17,6 @@ const std::string kA = "at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post
 const std::string kB = "at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3l6oveex3ii2m";
 const std::vector<std::int64_t> kIds{-11, -22};
 const PostKeys kKeys{{kA, kB}, "bluesky"};
-
-HttpResponse Ok(const std::string& body) {
-  HttpResponse r;
-  r.status = 200;
-  r.body = body;
-  return r;
-}
 
 TEST(BlueskyUrl, RepeatsUrisEncoded) {
   EXPECT_EQ(kApi.RequestUrl(kIds, kKeys),
@@ -43,12 +37,7 @@ TEST(BlueskyAnswer, MatchesByUriMapsCountsAndTakesTheEarlierTime) {
   ASSERT_EQ(result.observations.size(), 1u);
   const Observation& o = result.observations[0];
   EXPECT_EQ(o.id, -22);
-  EXPECT_EQ(o.metrics.like_count, 7);
-  EXPECT_EQ(o.metrics.retweet_count, 2);
-  EXPECT_EQ(o.metrics.reply_count, 1);
-  EXPECT_EQ(o.metrics.quote_count, 0);
-  EXPECT_EQ(o.metrics.bookmark_count, 3);
-  EXPECT_FALSE(o.metrics.impression_count);  // Bluesky reports no views: NULL, never 0
+  EXPECT_EQ(CountsOf(o.metrics), (Counts{2, 1, 7, 0, 3, std::nullopt}));  // no views on Bluesky: NULL, never 0
   EXPECT_EQ(o.created_ms, 1727784000000);
   EXPECT_EQ(result.omitted, std::vector<std::int64_t>{-11});  // left out: deleted or hidden
 }

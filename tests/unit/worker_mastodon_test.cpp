@@ -9,19 +9,13 @@
 #include <vector>
 
 #include "provider/mastodon.hpp"
+#include "worker_test_answers.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
 
 const std::vector<std::int64_t> kIds{-1, -2};
 const PostKeys kKeys{{"113284726341234567", "113284726341234568"}, "mastodon:a.social"};
-
-HttpResponse Ok(const std::string& body) {
-  HttpResponse r;
-  r.status = 200;
-  r.body = body;
-  return r;
-}
 
 TEST(MastodonUrl, EachServerItsOwnOrWhereTheOptionSays) {
   const MastodonProvider plain;
@@ -43,12 +37,7 @@ TEST(MastodonAnswer, MatchesByIdAndMapsCounts) {
   ASSERT_EQ(result.observations.size(), 1u);
   const Observation& o = result.observations[0];
   EXPECT_EQ(o.id, -2);
-  EXPECT_EQ(o.metrics.like_count, 7);
-  EXPECT_EQ(o.metrics.retweet_count, 2);
-  EXPECT_EQ(o.metrics.reply_count, 1);
-  EXPECT_EQ(o.metrics.quote_count, 0);
-  EXPECT_FALSE(o.metrics.bookmark_count);    // Mastodon reports none: NULL, never 0
-  EXPECT_FALSE(o.metrics.impression_count);
+  EXPECT_EQ(CountsOf(o.metrics), (Counts{2, 1, 7, 0, std::nullopt, std::nullopt}));  // no bookmarks, no views
   EXPECT_EQ(o.created_ms, 1728727200000);
   EXPECT_EQ(result.omitted, std::vector<std::int64_t>{-1});
 }

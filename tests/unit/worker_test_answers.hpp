@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,15 @@ inline HttpResponse Answer(long status, std::string body, Headers headers = {}) 
   r.headers = std::move(headers);
   return r;
 }
+
+// An observation's counts in complete_batch's order (retweet, reply, like, quote, bookmark,
+// impression), nullopt where the network reports none: one comparison says what a parse made.
+using Counts = std::vector<std::optional<std::int64_t>>;
+inline Counts CountsOf(const Metrics& m) {
+  return {m.retweet_count, m.reply_count, m.like_count, m.quote_count, m.bookmark_count, m.impression_count};
+}
+
+inline HttpResponse Ok(std::string body) { return Answer(200, std::move(body)); }
 
 // Ids for the request URL tests: small ones and one past 2^53 (exact only as text, never as a double).
 inline const std::vector<std::int64_t> kUrlIds{20, 1460323737035677698, 3};

@@ -154,14 +154,6 @@ BlueskyProvider::BlueskyProvider(std::string api_url) : base_(std::move(api_url)
   while (!base_.empty() && base_.back() == '/') base_.pop_back();
 }
 
-std::string BlueskyProvider::RequestUrl(const std::vector<std::int64_t>&) const {
-  throw std::logic_error("bluesky requests are built from the claim's at:// URIs, not ids");
-}
-
-BatchResult BlueskyProvider::ParseAnswer(const HttpResponse&, const std::vector<std::int64_t>&) const {
-  throw std::logic_error("bluesky answers are matched to the claim's at:// URIs, not ids");
-}
-
 std::string BlueskyProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {
   std::string url = base_ + "/xrpc/app.bsky.feed.getPosts";
   for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) {

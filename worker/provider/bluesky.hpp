@@ -18,17 +18,13 @@
 
 namespace tweetkeeper::worker {
 
-class BlueskyProvider final : public Provider {
+class BlueskyProvider final : public KeyedProvider {
  public:
   // `api_url`: the AppView, e.g. "https://public.api.bsky.app".
   explicit BlueskyProvider(std::string api_url);
 
   std::string Name() const override { return "bluesky"; }
-  bool Keyed() const override { return true; }
   int MaxBatch() const override { return 25; }
-  bool NeedsToken() const override { return false; }
-  std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
-  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
   std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override;
   BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
                           const PostKeys& keys) const override;

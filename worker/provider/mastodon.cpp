@@ -4,7 +4,6 @@
 #include <rapidjson/error/en.h>
 
 #include <charconv>
-#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -52,14 +51,6 @@ std::string MastodonProvider::HostOf(const std::string& endpoint) {
 std::string MastodonProvider::BaseUrl(const std::string& host) const {
   const auto it = instances_.find(host);
   return it != instances_.end() ? it->second : "https://" + host;
-}
-
-std::string MastodonProvider::RequestUrl(const std::vector<std::int64_t>&) const {
-  throw std::logic_error("mastodon requests are built from the claim's status ids and server, not tweet ids");
-}
-
-BatchResult MastodonProvider::ParseAnswer(const HttpResponse&, const std::vector<std::int64_t>&) const {
-  throw std::logic_error("mastodon answers are matched to the claim's status ids, not tweet ids");
 }
 
 std::string MastodonProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {

@@ -20,17 +20,13 @@
 
 namespace tweetkeeper::worker {
 
-class MastodonProvider final : public Provider {
+class MastodonProvider final : public KeyedProvider {
  public:
   // `instances`: host -> base URL for the servers not reached at https://<host> (--instance).
   explicit MastodonProvider(std::map<std::string, std::string> instances = {});
 
   std::string Name() const override { return "mastodon"; }
-  bool Keyed() const override { return true; }
   int MaxBatch() const override { return 20; }
-  bool NeedsToken() const override { return false; }
-  std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
-  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
   std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override;
   BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
                           const PostKeys& keys) const override;

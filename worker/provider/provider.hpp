@@ -2,12 +2,14 @@
 // The API seam: how one batch of ids becomes a request URL, and how the answer becomes a
 // BatchResult. Implementations are pure (no I/O) so they can be tested on recorded bodies.
 // X API v2 (GET /2/tweets) lives in x_v2.hpp, v1.1 (statuses/lookup) in x_v1_1.hpp, Bluesky's
-// AppView (app.bsky.feed.getPosts) in bluesky.hpp; factory.hpp picks one by --provider. Another
-// API is one more class implementing this interface.
+// AppView (app.bsky.feed.getPosts) in bluesky.hpp, Mastodon's servers in mastodon.hpp (these two
+// are KeyedProviders); factory.hpp picks one by --provider. Another API is one more class
+// implementing this interface.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,23 @@ class Provider {
   virtual std::vector<std::string> NamesToResolve(const PostKeys& /*keys*/) const { return {}; }
   virtual std::string ResolveUrl(const std::string& /*name*/) const { return ""; }
   virtual Resolution ParseResolution(const HttpResponse& /*response*/) const { return {}; }
+};
+
+// A network whose posts are named by keys (Bluesky's at:// URIs, Mastodon's status ids), claimed
+// with claim_posts() and read without a token: only the keyed requests and answers mean anything.
+class KeyedProvider : public Provider {
+ public:
+  bool Keyed() const final { return true; }
+  bool NeedsToken() const override { return false; }
+  std::string RequestUrl(const std::vector<std::int64_t>& /*ids*/) const final {
+    throw std::logic_error(Name() + " requests are built from the claim's keys, not ids");
+  }
+  BatchResult ParseAnswer(const HttpResponse& /*response*/, const std::vector<std::int64_t>& /*ids*/) const final {
+    throw std::logic_error(Name() + " answers are matched to the claim's keys, not ids");
+  }
+  std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override = 0;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                          const PostKeys& keys) const override = 0;
 };
 
 }  // namespace tweetkeeper::worker
