@@ -87,8 +87,12 @@ CREATE INDEX tweets_watch_end_idx ON tweets (watch_until) WHERE watch_until IS N
 -- A tweet put below a claim's remembered head (claim_heads()): scheduled, due earlier than it
 -- was (a release, an abandoned batch handed back, a delay shorter than the lease), or moved to
 -- another delay with its due time passed. Claims and ordinary completions move tweets later and
--- do not fire it.
-CREATE TRIGGER tweets_heads_moved BEFORE UPDATE ON tweets FOR EACH ROW
+-- do not fire it. AFTER, not BEFORE: a BEFORE row trigger makes PostgreSQL lock each row it
+-- updates before its WHEN clause is even evaluated, a WAL record per row that no lock read took
+-- already (every tweet of every completion: 8% of its WAL and a tenth of its time); an AFTER
+-- row trigger reads its WHEN clause from the row versions at hand, and queues only rows it fires
+-- for (a bulk reschedule to earlier times queues each of its rows until the statement ends).
+CREATE TRIGGER tweets_heads_moved AFTER UPDATE ON tweets FOR EACH ROW
   WHEN (NEW.tweet_id > 0 AND NEW.due_at IS NOT NULL
         AND (OLD.due_at IS NULL OR NEW.due_at < OLD.due_at
              OR (NEW.delay IS DISTINCT FROM OLD.delay AND NEW.due_at <= now())))
