@@ -875,10 +875,13 @@ DECLARE
   billable integer;
   burst boolean := current_setting('tweetkeeper.spending') = 'burst';
   by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
-  held bigint[];           -- the locked tweets, their due times and who read them today
+  held bigint[];           -- the locked tweets, their due times and row versions
   held_due timestamptz[];
+  held_ctid tid[];
   got bigint[];
   got_due timestamptz[];
+  got_ctid tid[];
+  n_leased bigint;
   got_read text[];
   due_delays interval[];   -- the delays whose most overdue tweet is due, and that tweet's due_at
   due_heads timestamptz[];
@@ -916,18 +919,20 @@ BEGIN
   -- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
   -- skipping those another claim holds, so concurrent claims take successive slices. The locking
   -- read also returns what the claim needs of each tweet (its due time, who read it this UTC
-  -- day), so no claimed tweet is read again before it is updated.
+  -- day, and where its row is: a lock holds the row version in place until this transaction
+  -- updates it), so no claimed tweet is read again, nor looked up in an index, before it is
+  -- updated.
   -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
   -- X bills a post once per UTC day: a tweet this credential already read today costs nothing
   -- (read_today: per read of a claimed tweet this UTC day, the credential that read it).
   WITH c AS MATERIALIZED (
-    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by
+    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
       FROM tweetkeeper.tweets t
      WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
-  SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'),
+  SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
-    INTO held, held_due, read_today FROM c;
+    INTO held, held_due, held_ctid, read_today FROM c;
   IF cardinality(held) < max_size THEN
     SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
@@ -956,19 +961,19 @@ BEGIN
            GROUP BY x.delay) r ON r.delay = d.delay;
     END IF;
     WITH c AS MATERIALIZED (
-      SELECT l.tweet_id, l.due_at, l.read_by
+      SELECT l.tweet_id, l.due_at, l.read_by, l.ctid
         FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
         CROSS JOIN LATERAL (
-          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by
+          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
             FROM tweetkeeper.tweets t
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
              AND (t.delay, t.due_at) >= (g.delay, g.head)
              AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
            ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
        WHERE g.n > 0)
-    SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'),
+    SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
            ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
-      INTO got, got_due, got_read FROM c;
+      INTO got, got_due, got_ctid, got_read FROM c;
     IF cardinality(due_delays) = 1 AND cardinality(got) < max_size - cardinality(held) THEN
       -- One delay, fewer locked than asked for: how many of its tweets are due (those another
       -- claim holds were skipped).
@@ -982,6 +987,7 @@ BEGIN
     skipped := coalesce(wanted - cardinality(got), 0);
     held := held || got;
     held_due := held_due || got_due;
+    held_ctid := held_ctid || got_ctid;
     read_today := read_today || got_read;
   END IF;
   SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due) INTO ids, oldest
@@ -1095,8 +1101,16 @@ BEGIN
 
   billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
   lease := nextval('tweetkeeper.lease_id_seq');
+  -- Each locked row version where the lock read found it (a TID scan: no index descent). A
+  -- version that is not where it was (none should be: only this transaction may update a row it
+  -- locked) is found again by its key.
   UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-   WHERE t.tweet_id = ANY (ids);
+   WHERE t.ctid = ANY (held_ctid) AND t.tweet_id = ANY (ids);
+  GET DIAGNOSTICS n_leased = ROW_COUNT;
+  IF n_leased < cardinality(ids) THEN
+    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
+  END IF;
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                    expires_at, credential, claimer_pid, claimer_started, billable,
                                    provider)
