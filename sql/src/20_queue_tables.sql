@@ -145,6 +145,9 @@ SELECT pg_catalog.pg_extension_config_dump('metric_history_compact', '');
 COMMENT ON TABLE metric_history_compact IS
   'Compacted history: one row per post and UTC week, its observations packed (unpack_history); '
   'read them through metric_history.';
+-- Retention's weeks to drop: every housekeeping run asks whether there are any, and without
+-- this index the answer "none" reads the whole table.
+CREATE INDEX metric_history_compact_span_idx ON metric_history_compact (span_start);
 
 -- The span of compacted history an observation belongs to.
 CREATE FUNCTION history_span(observed_at timestamptz) RETURNS timestamptz

@@ -9,7 +9,7 @@
 #  - Compacted (issue 20, target at most 4 kB per tweet life): those lives' stored observations,
 #    written into this version's history as a completion would (over 35 days of daily
 #    partitions), compacted by compact_history(), read back and compared row by row, and the
-#    compacted table (heap, TOAST, key) divided by the tweets; on the mock's metrics and on a
+#    compacted table (heap, TOAST, key, span index) divided by the tweets; on the mock's metrics and on a
 #    profile where every refresh sees one more view (every refresh stored).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"

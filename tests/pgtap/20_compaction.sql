@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(28);
+SELECT plan(32);
 
 -- Observations of three posts over the last 20 days, every 5 hours (written straight in, as a
 -- long-running system would have them: they land in the default partition, and
@@ -85,6 +85,27 @@ SELECT is((SELECT sum(observations) FROM tweetkeeper.metric_daily WHERE tweet_id
           (SELECT count(*) FROM before WHERE tweet_id = 7
              AND tweetkeeper.history_span(observed_at) + interval '7 days' <= now() - interval '10 days'),
   'the dropped observations are rolled up per day');
+
+-- Retention finds the old weeks from an index, not by reading every compacted row: each
+-- housekeeping run asks, and most runs find nothing to drop.
+INSERT INTO tweetkeeper.metric_history_compact (tweet_id, span_start, packed)
+SELECT 100000 + g, tweetkeeper.history_span(now() - (g % 20) * interval '7 days'),
+       tweetkeeper.pack_history(ARRAY[now() - (g % 20) * interval '7 days'], ARRAY[g]::bigint[], '{1}', '{2}',
+                                '{3}', '{4}', '{5}', '{6}')
+  FROM generate_series(1, 20000) g;
+ANALYZE tweetkeeper.metric_history_compact;
+SET LOCAL plan_cache_mode = force_generic_plan;
+PREPARE oldest_week AS SELECT min(c.span_start) FROM tweetkeeper.metric_history_compact c;
+\ir lib/plan_of.sql
+SELECT matches(pg_temp.plan_of('EXECUTE oldest_week'), 'Index Only Scan using metric_history_compact_span_idx',
+  'retention finds the oldest compacted week by index');
+SELECT doesnt_match(pg_temp.plan_of('EXECUTE oldest_week'), 'Seq Scan', 'with no full scan');
+RESET plan_cache_mode;
+DELETE FROM tweetkeeper.metric_history_compact;
+DELETE FROM tweetkeeper.housekeeping_runs;
+SELECT is(tweetkeeper.apply_retention(), 0, 'retention with no compacted history');
+SELECT matches((SELECT result FROM tweetkeeper.housekeeping_runs WHERE task = 'retention'), '^nothing older than',
+  'says there is nothing to drop');
 
 -- The codec's refusals.
 SELECT throws_ok($$SELECT * FROM tweetkeeper.unpack_history('\x0201'::bytea)$$, 'XX001', NULL,
