@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: what history costs on disk, 0.1.0 against this version.
+# make bench: what history costs on disk, a release (RELEASED, default 0.1.0) against this version.
 #  - Bytes per observation: TWEETS tweets refreshed ROUNDS times through claim_batch and
 #    complete_batch (every count different each time), then the history's tables and indexes
 #    (all partitions) divided by its rows, in a database made with each version.
@@ -16,8 +16,7 @@ source "$(dirname "$0")/../lib/common.sh"
 TWEETS=${TWEETS:-100000}
 ROUNDS=${ROUNDS:-3}
 LIFE_TWEETS=${LIFE_TWEETS:-20000}
-released=0.1.0
-current=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
+RELEASED=${RELEASED:-0.1.0}  # the release to compare with
 
 tk_workdir history
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=0 || exit 1
@@ -35,11 +34,11 @@ BEGIN
   END LOOP;
 END \$\$;"
 declare -A bytes
-for v in "$released" "$current"; do
+for v in "$RELEASED" "$TK_VERSION"; do
   db="v${v//./_}"
   tk_psql -d postgres -c "CREATE DATABASE $db" || exit 1
   tk_psql -d "$db" -c "CREATE EXTENSION tweetkeeper VERSION '$v'" 2>/dev/null || exit 1
-  [ "$v" = "$current" ] && tk_psql -d "$db" -c "SELECT tweetkeeper.create_partitions()" >/dev/null
+  [ "$v" = "$TK_VERSION" ] && tk_psql -d "$db" -c "SELECT tweetkeeper.create_partitions()" >/dev/null
   tk_psql -d "$db" -c "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' "$TWEETS"))" >/dev/null || exit 1
   for ((r = 1; r <= ROUNDS; r++)); do tk_psql -d "$db" -c "$refresh_all" || exit 1; done
   # 0.3.0's history is the partitioned table metric_history_hot (and the compacted table, empty
@@ -55,7 +54,7 @@ for v in "$released" "$current"; do
   echo "$v: $rows observations in $size bytes (heap and indexes): ${bytes[$v]} bytes per observation"
 done
 
-ages=$(tk_psql -d "v${current//./_}" -c "
+ages=$(tk_psql -d "v${TK_VERSION//./_}" -c "
   WITH RECURSIVE life(age) AS (
     SELECT tweetkeeper.first_delay()
     UNION ALL
@@ -64,7 +63,7 @@ ages=$(tk_psql -d "v${current//./_}" -c "
   SELECT extract(epoch FROM age)::bigint FROM life")
 read -r _ refreshes _ stored < <(echo "$ages" | "$TK_BUILD/tests/mock_api/tweetkeeper-history-life" --tweets "$LIFE_TWEETS") || exit 1
 echo "a tweet's life under the default policy: $refreshes refreshes; of the mock's metrics, $stored observations change a count ($LIFE_TWEETS tweets)"
-awk -v r="$refreshes" -v s="$stored" -v b0="${bytes[$released]}" -v b1="${bytes[$current]}" -v v0="$released" -v v1="$current" 'BEGIN {
+awk -v r="$refreshes" -v s="$stored" -v b0="${bytes[$RELEASED]}" -v b1="${bytes[$TK_VERSION]}" -v v0="$RELEASED" -v v1="$TK_VERSION" 'BEGIN {
   before = r * b0; after = s * b1
   printf "history per tweet over its life: %s %.1f kB (%d x %.1f B), %s %.1f kB (%.1f x %.1f B): %.0f%% of before\n",
          v0, before / 1024, r, b0, v1, after / 1024, s, b1, 100 * after / before

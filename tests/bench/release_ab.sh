@@ -41,7 +41,7 @@ for rel in $RELEASES; do
     { tail -n 30 "$d/build.log"; exit 1; }
   worker[$v]="$d/build/worker/tweetkeeper-worker"
 done
-current=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
+current=$TK_VERSION
 
 declare -A floor e2e
 for r in $(seq 1 "$ROUNDS"); do

@@ -5,6 +5,8 @@ TK_BUILD=${TK_BUILD:-$TK_ROOT/build}
 TK_WORKER=${TK_WORKER:-$TK_BUILD/worker/tweetkeeper-worker}
 TK_MOCK=${TK_MOCK:-$TK_BUILD/tests/mock_api/tweetkeeper-mock-api}
 TK_PIDS=()
+# The extension version this tree builds (its install script is sql/tweetkeeper--$TK_VERSION.sql).
+TK_VERSION=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
 
 # tk_tmpdir NAME: a fresh directory that the postgres user can use.
 tk_tmpdir() {

@@ -12,7 +12,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir upgrade
 tk_pg_start "$dir" || exit 1
-current=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$TK_ROOT/tweetkeeper.control")
+current=$TK_VERSION
 sharedir=$(pg_config --sharedir)/extension
 
 # The released versions and how each is filled: its own sample, through its own SQL.
