@@ -113,6 +113,8 @@ DECLARE
   n integer;
   ids bigint[];
   dues timestamptz[];
+  ctids tid[];
+  n_leased bigint;
   keys text[];
   oldest timestamptz;
   lease bigint;
@@ -215,14 +217,16 @@ BEGIN
     n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
     -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
     -- goes to them), then the oldest due.
-    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at)
-      INTO ids, dues, oldest
-      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w FROM tweetkeeper.tweets t
+    -- (Each row's ctid too: the lease is set where the lock found it, as claim_batch() does.)
+    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at),
+           array_agg(c.ctid)
+      INTO ids, dues, oldest, ctids
+      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid FROM tweetkeeper.tweets t
                             WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now()
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
             UNION ALL
-            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1 FROM tweetkeeper.tweets t
+            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid FROM tweetkeeper.tweets t
                             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND t.watch_until IS NULL
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
@@ -231,7 +235,12 @@ BEGIN
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := nextval('tweetkeeper.lease_id_seq');
     UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-     WHERE t.tweet_id = ANY (ids);
+     WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
+    GET DIAGNOSTICS n_leased = ROW_COUNT;
+    IF n_leased < cardinality(ids) THEN
+      UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
+       WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
+    END IF;
     INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                      expires_at, credential, claimer_pid, claimer_started, billable,
                                      provider, endpoint)
