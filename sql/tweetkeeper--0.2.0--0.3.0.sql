@@ -463,7 +463,6 @@ DECLARE
   ids bigint[];
   dues timestamptz[];
   ctids tid[];
-  n_leased bigint;
   keys text[];
   oldest timestamptz;
   lease bigint;
@@ -583,13 +582,7 @@ BEGIN
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := nextval('tweetkeeper.lease_id_seq');
-    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-     WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
-    GET DIAGNOSTICS n_leased = ROW_COUNT;
-    IF n_leased < cardinality(ids) THEN
-      UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-       WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
-    END IF;
+    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
     INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                      expires_at, credential, claimer_pid, claimer_started, billable,
                                      provider, endpoint)
@@ -890,7 +883,6 @@ DECLARE
   got bigint[];
   got_due timestamptz[];
   got_ctid tid[];
-  n_leased bigint;
   got_read text[];
   due_delays interval[];   -- the delays whose most overdue tweet is due, and that tweet's due_at
   due_heads timestamptz[];
@@ -1110,16 +1102,7 @@ BEGIN
 
   billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
   lease := nextval('tweetkeeper.lease_id_seq');
-  -- Each locked row version where the lock read found it (a TID scan: no index descent). A
-  -- version that is not where it was (none should be: only this transaction may update a row it
-  -- locked) is found again by its key.
-  UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-   WHERE t.ctid = ANY (held_ctid) AND t.tweet_id = ANY (ids);
-  GET DIAGNOSTICS n_leased = ROW_COUNT;
-  IF n_leased < cardinality(ids) THEN
-    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
-  END IF;
+  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                    expires_at, credential, claimer_pid, claimer_started, billable,
                                    provider)
@@ -2165,3 +2148,22 @@ COMMENT ON FUNCTION delay_heads() IS
 
 REVOKE ALL ON FUNCTION delay_heads() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
+
+-- A claim's lease on the rows its locking read returned: each row version where the read found
+-- it (a TID scan, no index descent: only this transaction may update a row it locked, so none
+-- should have moved), and by key any that was not there.
+CREATE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz) RETURNS void
+  LANGUAGE plpgsql AS $$
+DECLARE
+  n_leased bigint;
+BEGIN
+  UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
+   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
+  GET DIAGNOSTICS n_leased = ROW_COUNT;
+  IF n_leased < cardinality(ids) THEN
+    UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
+  END IF;
+END $$;
+
+REVOKE ALL ON FUNCTION lease_rows(bigint, bigint[], tid[], timestamptz) FROM PUBLIC;

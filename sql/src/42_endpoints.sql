@@ -114,7 +114,6 @@ DECLARE
   ids bigint[];
   dues timestamptz[];
   ctids tid[];
-  n_leased bigint;
   keys text[];
   oldest timestamptz;
   lease bigint;
@@ -234,13 +233,7 @@ BEGIN
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := nextval('tweetkeeper.lease_id_seq');
-    UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-     WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
-    GET DIAGNOSTICS n_leased = ROW_COUNT;
-    IF n_leased < cardinality(ids) THEN
-      UPDATE tweetkeeper.tweets t SET due_at = now() + s.lease_ttl, lease_id = lease
-       WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
-    END IF;
+    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
     INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                      expires_at, credential, claimer_pid, claimer_started, billable,
                                      provider, endpoint)
