@@ -12,8 +12,12 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/timestamp.h"
 }
+
+#include <string>
 
 #include <vector>
 
@@ -131,4 +135,79 @@ TK_FUNCTION(tk_age_policy_changed) {
   cache.valid = false;
   LoadPolicy(false);
   return PointerGetDatum(nullptr);
+}
+
+// policy_delay(created_at, at, max_ages interval[], delays interval[]) -> interval: next_delay
+// with the time and the policy given, not read here, so IMMUTABLE. On Citus a statement routed to
+// a worker node runs there: it must not read that node's own copy of age_policy (nor may a query
+// on a shard run another distributed query), so the coordinator reads its policy once and passes
+// it along (refresh_delay_at). The last policy given is kept, parsed, for the next call.
+namespace tweetkeeper {
+namespace {
+struct GivenPolicy {
+  bool valid = false;
+  std::string key;  // both arrays' bytes, as given
+  AgePolicy policy;
+  std::vector<Interval> delays;
+};
+GivenPolicy given;
+
+void LoadGivenPolicy(ArrayType* ages, ArrayType* delays) {
+  std::string key(reinterpret_cast<const char*>(ages), VARSIZE(ages));
+  key.append(reinterpret_cast<const char*>(delays), VARSIZE(delays));
+  if (given.valid && given.key == key) return;
+  Datum* a = nullptr;
+  Datum* d = nullptr;
+  bool* a_null = nullptr;
+  bool* d_null = nullptr;
+  int na = 0, nd = 0;
+  pg::PgCall([&] {
+    deconstruct_array(ages, INTERVALOID, sizeof(Interval), false, TYPALIGN_DOUBLE, &a, &a_null, &na);
+    deconstruct_array(delays, INTERVALOID, sizeof(Interval), false, TYPALIGN_DOUBLE, &d, &d_null, &nd);
+  });
+  if (na != nd)
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "max_ages and delays must have as many elements");
+  std::vector<PolicyRow> rows;
+  std::vector<Interval> kept;
+  for (int i = 0; i < na; ++i) {
+    if (a_null[i] || d_null[i])
+      throw SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, "max_ages and delays must not contain NULL");
+    const Interval* ai = DatumGetIntervalP(a[i]);
+    const Interval* di = DatumGetIntervalP(d[i]);
+    rows.push_back({IntervalToUsec(ai->month, ai->day, ai->time),
+                    IntervalToUsec(di->month, di->day, di->time), kept.size()});
+    kept.push_back(*di);
+  }
+  try {
+    given.policy = AgePolicy(std::move(rows));
+  } catch (const PolicyError& e) {
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, e.what());
+  }
+  given.delays = std::move(kept);
+  given.key = std::move(key);
+  given.valid = true;
+}
+}  // namespace
+}  // namespace tweetkeeper
+
+TK_FUNCTION(tk_policy_delay) {
+  TimestampTz created_at = PG_GETARG_TIMESTAMPTZ(0);
+  TimestampTz at = PG_GETARG_TIMESTAMPTZ(1);
+  if (TIMESTAMP_NOT_FINITE(created_at) || TIMESTAMP_NOT_FINITE(at))
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "created_at and at must be finite timestamps");
+  ArrayType* ages = nullptr;
+  ArrayType* delays = nullptr;
+  pg::PgCall([&] {
+    ages = PG_GETARG_ARRAYTYPE_P(2);
+    delays = PG_GETARG_ARRAYTYPE_P(3);
+  });
+  LoadGivenPolicy(ages, delays);
+  int64_t age = 0;
+  if (__builtin_sub_overflow(at, created_at, &age))
+    throw SqlError(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE, "created_at is out of range");
+  std::optional<PolicyRow> row = given.policy.ForAge(age);
+  if (!row) PG_RETURN_NULL();
+  Interval* result = static_cast<Interval*>(palloc(sizeof(Interval)));
+  *result = given.delays[row->payload];
+  PG_RETURN_INTERVAL_P(result);
 }

@@ -11,6 +11,11 @@ packages=(
   prometheus prometheus-postgres-exporter systemd
   curl jq python3-jsonschema faketime
 )
+# `install-deps.sh citus`: what building Citus from source needs (tests/citus/build.sh).
+if [ "${1:-}" = citus ]; then
+  packages=(build-essential postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev
+            libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libcurl4-openssl-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

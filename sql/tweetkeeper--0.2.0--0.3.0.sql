@@ -95,6 +95,164 @@ ALTER TABLE batches ADD COLUMN endpoint text;
 -- complete_batch() decides from the row it updates whether the observation changed a count and
 -- whether X billed the read, and keeps which lease did (instead of reading each tweet twice).
 ALTER TABLE tweets ADD COLUMN last_change_lease bigint, ADD COLUMN last_billed_lease bigint;
+-- The column Citus distributes the growing tables by (tweetkeeper.distribute()); set by every
+-- insert from now on, and for older rows by distribute(). Nullable: adding it rewrites nothing.
+ALTER TABLE tweets ADD COLUMN bucket smallint;
+ALTER TABLE batches ADD COLUMN bucket smallint;
+ALTER TABLE metric_daily ADD COLUMN bucket smallint;
+
+-- Past one machine: tweetkeeper on a Citus cluster (tweetkeeper.distribute()). Every table that
+-- grows with the posts tracked (tweets, their history, batches, post_refs) is distributed by one
+-- column, bucket, a hash of the post's id in 1024 values, and they are colocated: a post's rows,
+-- history and batches live on one node. Not by tweet_id itself: Citus locks rows (FOR UPDATE)
+-- only in a query routed to one shard, which needs an equality on the distribution column, and
+-- a claim asks for "due tweets", not for ids; `bucket = ANY (a shard's buckets)` routes it.
+-- On one node bucket is set and never read.
+
+-- The bucket of a post: 1024 values, so that any shard count up to that splits them evenly.
+CREATE FUNCTION bucket_of(post_id bigint) RETURNS smallint
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN (hashint8(post_id) & 1023)::smallint;
+COMMENT ON FUNCTION bucket_of(bigint) IS
+  'The bucket (0-1023) of a post id: the column tweetkeeper''s tables are distributed by on Citus.';
+
+-- Each shard of the distributed tweets table (1, 2, ... in the order of Citus's shard ids) with
+-- the buckets it holds. Written by distribute(); empty on one node. claim_batch() claims from one
+-- shard at a time; a lease id carries its shard in its high bits (new_lease()), so completion and
+-- release find the batch's shard again. Not users' data (distribute() derives it); dumped all the same, as every table of the extension is.
+CREATE TABLE shard_buckets (
+  shard integer NOT NULL,
+  buckets smallint[] NOT NULL,
+  CONSTRAINT shard_buckets_pkey PRIMARY KEY (shard)
+);
+SELECT pg_catalog.pg_extension_config_dump('shard_buckets', '');
+COMMENT ON TABLE shard_buckets IS
+  'On Citus (tweetkeeper.distribute()): each shard of tweets and the buckets it holds. Empty on one node.';
+
+-- How many shards the claims go round: 0 on one node.
+CREATE FUNCTION shard_count() RETURNS integer
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN (SELECT count(*)::integer FROM tweetkeeper.shard_buckets);
+
+-- A new lease id: the sequence's next value, with the shard (0 on one node) in bits 48 and up.
+-- On Citus every claim runs on the coordinator, whose sequence alone hands them out.
+CREATE FUNCTION new_lease(shard integer) RETURNS bigint
+  LANGUAGE sql VOLATILE
+  RETURN (shard::bigint << 48) | nextval('tweetkeeper.lease_id_seq');
+
+-- The buckets of a lease's shard; NULL on one node, or for a lease from before distribute().
+CREATE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
+  LANGUAGE sql STABLE
+  RETURN (SELECT b.buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = (lease >> 48)::integer);
+
+-- Spreads the queue over a Citus cluster: run on the coordinator once the worker nodes are added
+-- (citus_add_node). Safe on a queue that holds data, and idempotent: a second call distributes
+-- only what is not yet distributed and maps the shards again (after a shard split, say).
+-- Distributed and colocated by bucket: tweets, batches, post_refs, metric_history_hot (and its
+-- partitions), metric_history_compact, metric_daily. Everything else (policy, credentials,
+-- endpoints, housekeeping) stays on the coordinator, where every claim and completion runs:
+-- workers connect to the coordinator. Batches in flight are handed back first (their lease ids
+-- carry no shard); a worker that completes one later stores nothing, as for an expired lease.
+CREATE FUNCTION distribute(shard_count integer DEFAULT NULL) RETURNS text
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_workers integer;
+  n_shards integer;
+  tbl text;
+  key text;
+  done integer := 0;
+  released integer := 0;
+  part record;
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    RAISE EXCEPTION 'tweetkeeper.distribute() needs Citus, and the citus extension is not in this database'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'On every node: shared_preload_libraries = ''citus,tweetkeeper''. Here: CREATE EXTENSION '
+                   'citus, then SELECT citus_add_node(host, port) for each worker node.';
+  END IF;
+  IF (SELECT l.groupid FROM pg_dist_local_group l) <> 0 THEN
+    RAISE EXCEPTION 'tweetkeeper.distribute() runs on the coordinator, and this is a worker node'
+      USING ERRCODE = 'object_not_in_prerequisite_state';
+  END IF;
+  SELECT count(*) INTO n_workers FROM citus_get_active_worker_nodes();
+  IF n_workers = 0 THEN
+    RAISE EXCEPTION 'tweetkeeper.distribute() found no worker nodes in this Citus cluster'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Add them first: SELECT citus_add_node(host, port).';
+  END IF;
+  IF shard_count IS NOT NULL AND (shard_count < 1 OR shard_count > 1024) THEN
+    RAISE EXCEPTION 'shard_count must be between 1 and 1024 (the buckets), got %', shard_count
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  n_shards := coalesce(shard_count, current_setting('citus.shard_count')::integer);
+  -- The shards' row triggers (tweets_heads_moved) run on the worker nodes, where tweetkeeper is
+  -- preloaded too: Citus asks for this to distribute a table with triggers.
+  PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+  IF NOT EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = 'tweetkeeper.tweets'::regclass) THEN
+    -- Batches in flight: handed back, due now (their lease ids name no shard).
+    UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL WHERE t.lease_id IS NOT NULL;
+    UPDATE tweetkeeper.batches b SET outcome = 'released', finished_at = now(), stored = 0, billed = 0,
+                                     reason = 'handed back by tweetkeeper.distribute()'
+     WHERE b.outcome IS NULL;
+    GET DIAGNOSTICS released = ROW_COUNT;
+  END IF;
+  FOREACH tbl IN ARRAY ARRAY['tweets', 'batches', 'post_refs', 'metric_history_hot', 'metric_history_compact',
+                             'metric_daily'] LOOP
+    CONTINUE WHEN EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = ('tweetkeeper.' || tbl)::regclass);
+    -- Rows from before 0.3.0 have no bucket yet.
+    IF tbl = 'batches' THEN
+      UPDATE tweetkeeper.batches b SET bucket = tweetkeeper.bucket_of(coalesce(b.tweet_ids[1], 0))
+       WHERE b.bucket IS NULL;
+    ELSE
+      EXECUTE format('UPDATE tweetkeeper.%I x SET bucket = tweetkeeper.bucket_of(x.tweet_id) WHERE x.bucket IS NULL', tbl);
+    END IF;
+    -- Citus's unique keys include the distribution column.
+    key := CASE tbl WHEN 'tweets' THEN 'tweet_id' WHEN 'batches' THEN 'lease_id' WHEN 'post_refs' THEN 'tweet_id'
+                    WHEN 'metric_history_compact' THEN 'tweet_id, span_start' WHEN 'metric_daily' THEN 'tweet_id, day' END;
+    IF tbl = 'metric_history_hot' THEN
+      FOR part IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                   WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass LOOP
+        EXECUTE format('ALTER TABLE tweetkeeper.%1$I DROP CONSTRAINT %2$I, ADD CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id, bucket)',
+                       part.relname, part.relname || '_pkey');
+      END LOOP;
+    ELSE
+      EXECUTE format('ALTER TABLE tweetkeeper.%1$I DROP CONSTRAINT %2$I, ADD CONSTRAINT %2$I PRIMARY KEY (%3$s, bucket)',
+                     tbl, tbl || '_pkey', key);
+    END IF;
+    IF tbl = 'tweets' THEN
+      PERFORM create_distributed_table('tweetkeeper.tweets', 'bucket', shard_count => n_shards);
+    ELSE
+      PERFORM create_distributed_table('tweetkeeper.' || tbl, 'bucket', colocate_with => 'tweetkeeper.tweets');
+    END IF;
+    -- The rows now live in the shards; the coordinator's own copies would only take space.
+    PERFORM truncate_local_data_after_distributing_table('tweetkeeper.' || tbl);
+    done := done + 1;
+  END LOOP;
+  DELETE FROM tweetkeeper.shard_buckets;
+  INSERT INTO tweetkeeper.shard_buckets (shard, buckets)
+  SELECT row_number() OVER (ORDER BY x.shardid), array_agg(x.b ORDER BY x.b)
+    FROM (SELECT g::smallint AS b, get_shard_id_for_distribution_column('tweetkeeper.tweets', g::smallint) AS shardid
+            FROM generate_series(0, 1023) g) x
+   GROUP BY x.shardid;
+  RETURN format('%s tables distributed now, %s batches in flight handed back; tweets in %s shards on %s worker nodes',
+                done, released, (SELECT count(*) FROM tweetkeeper.shard_buckets), n_workers);
+END $$;
+COMMENT ON FUNCTION distribute(integer) IS
+  'On a Citus coordinator with worker nodes: distributes the queue, its history and batches by '
+  'bucket (colocated), and maps the shards for claim_batch(). Idempotent.';
+
+-- Whether this database is a Citus worker node: the coordinator keeps house for the whole cluster
+-- (maintenance(), housekeeping()); a worker node's background worker leaves its tables, which
+-- are Citus's shells and shards, alone.
+CREATE FUNCTION citus_worker_node() RETURNS boolean
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF to_regclass('pg_catalog.pg_dist_local_group') IS NULL THEN
+    RETURN false;  -- no Citus (the statement below is planned only when it runs)
+  END IF;
+  RETURN coalesce((SELECT l.groupid > 0 FROM pg_dist_local_group l), false);
+END $$;
+
 -- Both claim orders read tweets_lateness_idx; 0.2.0's tweets_due_idx was a second index written
 -- by every claim and completion.
 DROP INDEX tweets_due_idx, tweets_lateness_idx, tweets_watched_idx;
@@ -118,6 +276,7 @@ CREATE TABLE post_refs (
   author text NOT NULL,          -- Bluesky: the DID, or the handle until it is resolved; Mastodon: the user
   post_key text NOT NULL,        -- Bluesky: the record key; Mastodon: the status id on host
   url text NOT NULL,             -- where a person sees it
+  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id), as its post's
   CONSTRAINT post_refs_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT post_refs_id_negative CHECK (tweet_id < 0),
   CONSTRAINT post_refs_network_known CHECK (network IN ('bluesky', 'mastodon'))
@@ -202,16 +361,16 @@ BEGIN
     EXIT WHEN r.known;
     -- Another session may take the id first (the same post: then it is tracked; another one
     -- hashed alike: then the next seed is this post's): look again.
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
             CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END)
+                           ELSE p.canonical END, tweetkeeper.bucket_of(r.tweet_id))
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
     EXIT WHEN FOUND;
   END LOOP;
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
   VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author))
+          tweetkeeper.post_endpoint(p.network, p.host, p.author), tweetkeeper.bucket_of(r.tweet_id))
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   RETURN FOUND;
 END $$;
@@ -296,17 +455,17 @@ BEGIN
                    FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
       FROM want
   ), refs AS (
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
            CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END
+                          ELSE cand.canonical END, tweetkeeper.bucket_of(cand.id0)
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id
   ), added_rows AS (
-    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
     SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author)
+           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author), tweetkeeper.bucket_of(cand.id0)
       FROM cand
      WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
      ORDER BY cand.id0
@@ -808,14 +967,14 @@ BEGIN
     r := tweetkeeper.post_ref_id('bluesky', '', p.did, p.post_key);
     IF NOT r.tracked THEN
       IF NOT r.known THEN
-        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
         VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key));
+                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key), tweetkeeper.bucket_of(r.tweet_id));
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
-                                      watch_until, endpoint)
+                                      watch_until, endpoint, bucket)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
-              p.watch_until, 'bluesky');
+              p.watch_until, 'bluesky', tweetkeeper.bucket_of(r.tweet_id));
     END IF;
     DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
@@ -859,11 +1018,13 @@ COMMENT ON VIEW endpoint_stats IS
   'status at a time, its due posts, and its batches released in the retention window.';
 
 
-CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
-                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+-- claim_batch()'s work, on all tweets (buckets NULL) or on one shard's (Citus: shard, 1-based, is
+-- the high bits of the lease id, by which completion and release find the batch's shard again).
+CREATE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
+                         buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text)
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
   ids bigint[];
@@ -890,20 +1051,6 @@ DECLARE
   wanted bigint;
   skipped bigint := 0;
 BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
-    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
-      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
-  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
   -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
   --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
   --    so that under a shortage every tweet's interval stretches by about the same factor and
@@ -929,13 +1076,17 @@ BEGIN
   WITH c AS MATERIALIZED (
     SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
       FROM tweetkeeper.tweets t
-     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
+     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
   SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
     INTO held, held_due, held_ctid, read_today FROM c;
   IF cardinality(held) < max_size THEN
-    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
+    IF buckets IS NULL THEN
+      SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
+    ELSE
+      SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.full_delay_heads(buckets) h;
+    END IF;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
       INTO due_delays, due_heads FROM unnest(due_delays, due_heads) AS d(delay, head) WHERE d.head <= now();
     IF cardinality(due_delays) = 1 THEN
@@ -954,6 +1105,7 @@ BEGIN
                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                    AND (t.delay, t.due_at) >= (d.delay, d.head)
                    AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
+                   AND (buckets IS NULL OR t.bucket = ANY (buckets))
                  ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
              ORDER BY CASE WHEN by_due THEN extract(epoch FROM now() - c.due_at)
                            ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
@@ -970,6 +1122,7 @@ BEGIN
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
              AND (t.delay, t.due_at) >= (g.delay, g.head)
              AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
+             AND (buckets IS NULL OR t.bucket = ANY (buckets))
            ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
        WHERE g.n > 0)
     SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
@@ -983,6 +1136,7 @@ BEGIN
                WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                  AND (t.delay, t.due_at) >= (due_delays[1], due_heads[1])
                  AND (t.delay, t.due_at) <= (due_delays[1], now()) AND t.tweet_id <> ALL (held)
+                 AND (buckets IS NULL OR t.bucket = ANY (buckets))
                LIMIT max_size - cardinality(held)) x;
     END IF;
     skipped := coalesce(wanted - cardinality(got), 0);
@@ -1004,7 +1158,7 @@ BEGIN
     RETURN;
   END IF;
 
-  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_in.provider);
   IF quota_mode THEN
     -- The least recently used credential with quota, so that all of them are used. The row
     -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
@@ -1036,8 +1190,8 @@ BEGIN
              now() + c.window_length / c.requests_per_window / 2)
      WHERE c.name = (
        SELECT x.name FROM tweetkeeper.credentials x
-        WHERE x.provider = claim_batch.provider
-          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
+        WHERE x.provider = claim_in.provider
+          AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials))
           AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
           AND (x.remaining > 0 OR x.window_reset_at <= now())
           AND (x.monthly_cap IS NULL
@@ -1057,7 +1211,7 @@ BEGIN
          SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
              status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
                                     x.monthly_cap)
-       WHERE x.provider = claim_batch.provider AND x.status = 'active'
+       WHERE x.provider = claim_in.provider AND x.status = 'active'
          AND x.month_start = date_trunc('month', now(), 'UTC')
          AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
                               WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
@@ -1090,25 +1244,71 @@ BEGIN
                              WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN ' (window used up)'
                              ELSE format(' (one request every %s)', x.window_length / x.requests_per_window)
                         END) AS why) v
-       WHERE x.provider = claim_batch.provider
-         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
+       WHERE x.provider = claim_in.provider
+         AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials));
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
+                               array_to_string(claim_in.credentials, ', '), claim_in.provider));
       RETURN;
     END IF;
   END IF;
 
   billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
-  lease := nextval('tweetkeeper.lease_id_seq');
-  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl);
+  lease := tweetkeeper.new_lease(shard);
+  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl, buckets);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                    expires_at, credential, claimer_pid, claimer_started, billable,
-                                   provider)
+                                   provider, bucket)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_batch.provider);
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
+          tweetkeeper.bucket_of(ids[1]));
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_shards integer := tweetkeeper.shard_count();
+  first integer;
+  this_shard integer;
+  buckets smallint[];
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
+      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
+  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF n_shards = 0 THEN
+    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, NULL, 0);
+    RETURN;
+  END IF;
+  -- On Citus (tweetkeeper.distribute()) a claim's row locks must be routed to one shard: the
+  -- shards in turn, from the one after this session's last batch, until one has a batch to send
+  -- (or quota says wait). A batch is as full as its shard's due tweets allow.
+  first := coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,
+                    1 + pg_backend_pid() % n_shards);
+  FOR i IN 0 .. n_shards - 1 LOOP
+    this_shard := 1 + (first - 1 + i) % n_shards;
+    SELECT b.buckets INTO buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = this_shard;
+    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, buckets, this_shard);
+    IF FOUND THEN
+      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + this_shard % n_shards)::text, false);
+      RETURN;
+    END IF;
+  END LOOP;
 END $$;
 
 CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
@@ -1124,6 +1324,13 @@ DECLARE
   missing_after integer;
   keep_all boolean;
   today date := (now() AT TIME ZONE 'UTC')::date;
+  -- Below, now() is at_now and the age policy is given (refresh_delay_at): on Citus every
+  -- statement on tweets runs on the worker node that holds the batch's shard, where Citus allows
+  -- in an UPDATE only what it can evaluate here (no STABLE function of a column, none in a CASE).
+  at_now timestamptz := now();
+  ages interval[];
+  delays interval[];
+  buckets smallint[] := tweetkeeper.lease_buckets(lease);
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
     RAISE EXCEPTION 'lease, observations and problems must not be NULL'
@@ -1139,7 +1346,11 @@ BEGIN
       jsonb_array_length(observations) + jsonb_array_length(problems)
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF buckets IS NULL AND tweetkeeper.shard_count() > 0 THEN
+    RETURN 0;  -- a lease from before distribute(): it ended there (distribute() released it)
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
@@ -1153,6 +1364,8 @@ BEGIN
   END IF;
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
     INTO keep_all, missing_after, recheck FROM tweetkeeper.settings() x;
+  SELECT array_agg(p.max_age ORDER BY p.max_age), array_agg(p.delay ORDER BY p.max_age)
+    INTO ages, delays FROM tweetkeeper.age_policy p;
 
   -- One update of each of our tweets, which also decides from the row as it was: billed (a found
   -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
@@ -1216,30 +1429,33 @@ BEGIN
            quote_count = coalesce(o.quote_count, t.quote_count),
            bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
            impression_count = coalesce(o.impression_count, t.impression_count),
-           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
+           updated_at = at_now, update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
            -- A creation time from the answer moves the post to its true age's delay from now on.
            created_at = coalesce(o.created_at, t.created_at),
-           due_at = now() + tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
-           state = CASE WHEN tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until) IS NULL
+           due_at = tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
+                                                t.watch_every, t.watch_until, at_now, ages, delays)),
+           state = CASE WHEN tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                          t.watch_until, at_now, ages, delays) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
-           delay = coalesce(tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
+           delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                         t.watch_until, at_now, ages, delays),
                             t.delay),
            -- An expired watch ends here: the tweet is back on its age schedule.
-           watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
-           watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
+           watch_every = CASE WHEN t.watch_until > at_now THEN t.watch_every END,
+           watch_until = CASE WHEN t.watch_until > at_now THEN t.watch_until END,
            problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
            problem_detail = 'not stored, the last known kept: ' || o.invalid,
-           problem_at = CASE WHEN o.invalid IS NOT NULL THEN now() END
+           problem_at = CASE WHEN o.invalid IS NOT NULL THEN at_now END
       FROM obs o
-     WHERE t.tweet_id = o.id AND t.lease_id = lease
+     WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed
+              t.last_change_lease = lease AS changed, t.bucket
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-                reply_count, like_count, quote_count, bookmark_count, impression_count)
-    SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
-           u.bookmark_count, u.impression_count
+                reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
+    SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+           u.bookmark_count, u.impression_count, u.bucket
       FROM upd u WHERE u.changed OR keep_all
   )
   SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
@@ -1262,20 +1478,23 @@ BEGIN
   )
   UPDATE tweetkeeper.tweets t
      SET state = coalesce(p.terminal,
-                          CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
+                          CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                                                                 at_now, ages, delays) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN now() + recheck
+         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN tweetkeeper.after(at_now, recheck)
                        WHEN p.terminal IS NULL
-                         THEN now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) END,
+                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                                                          t.watch_until, at_now, ages, delays)) END,
          delay = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN recheck
-                      ELSE coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay) END,
+                      ELSE coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                                                                 at_now, ages, delays), t.delay) END,
          -- A watch ends with the tweet's visibility, or when it expired.
-         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_every END,
-         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_until END,
+         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
+         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
          lease_id = NULL, omissions = 0,
-         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now
     FROM p
-   WHERE t.tweet_id = p.id AND t.lease_id = lease;
+   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n_problems = ROW_COUNT;
 
   IF n_observed + n_problems < b.size THEN
@@ -1293,22 +1512,23 @@ BEGIN
                                                                       x.base_s * power(2, least(x.n - 1, 60)))))
              END AS wait
         FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
-                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
-                                                 t.delay))::float8 AS base_s
+                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                                                   t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
                 FROM tweetkeeper.tweets t
-               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease) x
+               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+                 AND (buckets IS NULL OR t.bucket = ANY (buckets))) x
     )
     UPDATE tweetkeeper.tweets t
        SET omissions = o.n,
            state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
-           due_at = now() + o.wait, delay = o.wait, lease_id = NULL,
+           due_at = tweetkeeper.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
            -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
-           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_every END,
-           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_until END,
+           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
+           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
            problem_type = 'omitted',
-           problem_detail = format('left out of %s answer(s) in a row', o.n), problem_at = now()
+           problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now
       FROM o
-     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease;
+     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
     GET DIAGNOSTICS n_omitted = ROW_COUNT;
   END IF;
   IF b.outcome IS NOT NULL THEN
@@ -1320,13 +1540,13 @@ BEGIN
   -- way the request was answered, for usage_stats (and daily_usage once the batch is purged):
   -- kept on the batch, not added to a shared row, on which concurrent completions would queue.
   UPDATE tweetkeeper.batches
-     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE now() END,
+     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE at_now END,
          outcome = CASE WHEN outcome = 'abandoned' THEN outcome ELSE 'completed' END,
          stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
          billed = n_billed,
          tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
          omitted = n_omitted
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   IF b.credential IS NOT NULL THEN
     -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
     UPDATE tweetkeeper.credentials c
@@ -1344,6 +1564,7 @@ CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL,
 DECLARE
   b record;
   n integer;
+  buckets smallint[] := tweetkeeper.lease_buckets(lease);
 BEGIN
   IF lease IS NULL THEN
     RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -1352,17 +1573,21 @@ BEGIN
     RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF buckets IS NULL AND tweetkeeper.shard_count() > 0 THEN
+    RETURN 0;  -- a lease from before distribute(), which ended it
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 0;
   END IF;
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n = ROW_COUNT;
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
          reason = release_batch.reason, billed = 0
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   -- A refused or failed request returned no posts, so it is billed nothing: give back the reads
   -- the claim reserved (once: a batch already finished has nothing reserved any more).
   IF b.outcome IS NULL THEN
@@ -1388,6 +1613,9 @@ DECLARE
   delays interval[];
   heads timestamptz[];
 BEGIN
+  IF tweetkeeper.citus_worker_node() THEN
+    RETURN interval '1 minute';  -- the coordinator's maintenance() looks after the whole cluster
+  END IF;
   -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
   -- at every call, not cached (the min() lookups of batches and watches follow a partial index
   -- whatever the statistics):
@@ -1731,6 +1959,7 @@ COMMENT ON FUNCTION history_without(bytea, timestamptz, bigint) IS
   'Compacted history without the observation made at observed_at by lease_id.';
 
 ALTER TABLE metric_history RENAME TO metric_history_hot;
+ALTER TABLE metric_history_hot ADD COLUMN bucket smallint;
 COMMENT ON TABLE metric_history_hot IS
   'Observations not compacted yet (read them all through metric_history): one row per refresh '
   'that changed a count (all of them with tweetkeeper.history_keep_unchanged). Partitioned by '
@@ -1745,6 +1974,7 @@ CREATE TABLE metric_history_compact (
   tweet_id bigint NOT NULL,
   span_start timestamptz NOT NULL,  -- the UTC week (Monday 00:00) its observations fall in
   packed bytea NOT NULL,
+  bucket smallint,                  -- tweetkeeper.bucket_of(tweet_id), as its tweet's
   CONSTRAINT metric_history_compact_pkey PRIMARY KEY (tweet_id, span_start)
 );
 SELECT pg_catalog.pg_extension_config_dump('metric_history_compact', '');
@@ -1782,9 +2012,9 @@ CREATE FUNCTION metric_history_write() RETURNS trigger
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
-                                                like_count, quote_count, bookmark_count, impression_count)
+                                                like_count, quote_count, bookmark_count, impression_count, bucket)
     VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
-            NEW.quote_count, NEW.bookmark_count, NEW.impression_count);
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count, tweetkeeper.bucket_of(NEW.tweet_id));
     RETURN NEW;
   END IF;
   DELETE FROM tweetkeeper.metric_history_hot h
@@ -1822,10 +2052,11 @@ DECLARE
 BEGIN
   EXECUTE format($q$
     INSERT INTO tweetkeeper.metric_daily AS d (tweet_id, day, observations, last_observed_at,
-           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count)
+           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
     SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
            count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
-           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count
+           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count,
+           tweetkeeper.bucket_of(h.tweet_id)
       FROM %s h
      ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
     ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
@@ -1958,8 +2189,8 @@ BEGIN
         FROM (%s) h
        GROUP BY 1, 2
     ), ins AS (
-      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed)
-      SELECT g.tweet_id, g.span_start, g.packed FROM g ORDER BY 1, 2
+      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed, bucket)
+      SELECT g.tweet_id, g.span_start, g.packed, tweetkeeper.bucket_of(g.tweet_id) FROM g ORDER BY 1, 2
       ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
       DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
     )
@@ -1990,6 +2221,9 @@ BEGIN
   IF if_older_than IS NULL OR if_older_than < interval '0' THEN
     RAISE EXCEPTION 'if_older_than must be zero or more, not %', if_older_than
       USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF tweetkeeper.citus_worker_node() THEN
+    RETURN 'nothing: this is a Citus worker node, the coordinator keeps house';
   END IF;
   -- Retention first: it takes the strongest lock (see apply_retention), before any other.
   FOREACH job IN ARRAY ARRAY['retention', 'partitions', 'compaction'] LOOP
@@ -2104,6 +2338,28 @@ CREATE TRIGGER tweets_heads_moved AFTER UPDATE ON tweets FOR EACH ROW
 CREATE TRIGGER tweets_heads_scheduled AFTER INSERT ON tweets FOR EACH STATEMENT
   EXECUTE FUNCTION heads_moved();
 
+-- The full look of delay_heads(): a loose scan from the start of tweets_lateness_idx, one
+-- descent per delay; of one shard's buckets on Citus (claim_in(), which keeps no memory of heads
+-- there: the writes that move them run on the worker nodes), of all tweets otherwise (NULL).
+-- (PL/pgSQL: Citus cannot plan an SQL function's statements that use its parameters.)
+CREATE FUNCTION full_delay_heads(buckets smallint[], OUT delays interval[], OUT heads timestamptz[])
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  WITH RECURSIVE d(delay, head) AS (
+     (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+       WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
+       ORDER BY t.delay, t.due_at LIMIT 1)
+     UNION ALL
+     SELECT n.delay, n.due_at
+       FROM d CROSS JOIN LATERAL (
+         SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+          WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+            AND (buckets IS NULL OR t.bucket = ANY (buckets))
+          ORDER BY t.delay, t.due_at LIMIT 1) n)
+  SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
+    INTO delays, heads FROM d;
+END $$;
+
 -- The delays of X's scheduled tweets, each with its head: the oldest due_at among them, or a
 -- lower bound of it. From where this session last saw them (claim_heads(): extension/
 -- claim_heads.cpp says when that is forgotten), or by a full look: a loose scan from the start of
@@ -2115,17 +2371,7 @@ CREATE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
 BEGIN
   SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
   IF delays IS NULL THEN
-    WITH RECURSIVE d(delay, head) AS (
-       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-         ORDER BY t.delay, t.due_at LIMIT 1)
-       UNION ALL
-       SELECT n.delay, n.due_at
-         FROM d CROSS JOIN LATERAL (
-           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
-            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-            ORDER BY t.delay, t.due_at LIMIT 1) n)
-    SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
-      INTO delays, heads FROM d;
+    SELECT f.delays, f.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(NULL) f;
     PERFORM tweetkeeper.remember_claim_heads(delays, heads, true);
   ELSE
     -- Each head as it is now: the first tweet at or after the remembered one (a delay that has
@@ -2152,18 +2398,136 @@ GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
 -- A claim's lease on the rows its locking read returned: each row version where the read found
 -- it (a TID scan, no index descent: only this transaction may update a row it locked, so none
 -- should have moved), and by key any that was not there.
-CREATE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz) RETURNS void
+CREATE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz,
+                           buckets smallint[] DEFAULT NULL) RETURNS void
   LANGUAGE plpgsql AS $$
 DECLARE
   n_leased bigint;
 BEGIN
   UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
-   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
+   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n_leased = ROW_COUNT;
   IF n_leased < cardinality(ids) THEN
     UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease
+       AND (buckets IS NULL OR t.bucket = ANY (buckets));
   END IF;
 END $$;
 
-REVOKE ALL ON FUNCTION lease_rows(bigint, bigint[], tid[], timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease_rows(bigint, bigint[], tid[], timestamptz, smallint[]) FROM PUBLIC;
+
+-- 0.3.0: every insert sets the new bucket column; completion computes the next refresh with the
+-- time and policy given (refresh_delay_at), as Citus needs on a worker node.
+-- refresh_delay() with the time and the age policy given, not read: IMMUTABLE, so that Citus lets
+-- an UPDATE routed to a worker node compute it there from each row (a STABLE function of a column
+-- it refuses), and the node computes it with the coordinator's policy, not its own copy.
+-- complete_batch() passes age_policy's max_age and delay columns as arrays.
+CREATE FUNCTION policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
+  RETURNS interval AS 'MODULE_PATHNAME', 'tk_policy_delay' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION policy_delay(timestamptz, timestamptz, interval[], interval[]) IS
+  'next_delay() at a given time under a given age policy (its max_age and delay columns as arrays).';
+CREATE FUNCTION refresh_delay_at(created_at timestamptz, watch_every interval, watch_until timestamptz,
+                                 at timestamptz, max_ages interval[], delays interval[])
+  RETURNS interval LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN watch_until > at THEN watch_every
+              ELSE tweetkeeper.policy_delay(created_at, at, max_ages, delays) END;
+-- A time plus a delay, in UTC (so IMMUTABLE, unlike timestamptz + interval, which counts a day
+-- in the session's time zone): where a refresh is due.
+CREATE FUNCTION after(t timestamptz, delay interval) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN ((t AT TIME ZONE 'UTC') + delay) AT TIME ZONE 'UTC';
+
+CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
+  RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+BEGIN
+  PERFORM tweetkeeper.check_tweet(tweet_id, c);
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay, bucket)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c), tweetkeeper.bucket_of(tweet_id))
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  IF FOUND THEN
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
+  RETURN FOUND;
+END $$;
+
+CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  first interval;
+  last interval;
+  max_ids integer;
+  n_null bigint;
+  n_distinct bigint;
+  lo bigint;
+  hi bigint;
+  dup bigint;
+  dup_count bigint;
+  added bigint;
+BEGIN
+  IF tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF cardinality(tweet_ids) > max_ids THEN
+    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
+      cardinality(tweet_ids), max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+  -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
+  -- times grow with the id, so checking the smallest and the largest id checks them all.
+  SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
+    INTO n_null, n_distinct, lo, hi
+    FROM unnest(tweet_ids) AS id;
+  IF n_null > 0 THEN
+    RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF lo IS NULL THEN
+    RETURN 0;
+  END IF;
+  -- A repeated id in one call is most likely a mistake upstream (a join that fanned out): say so
+  -- rather than guess.
+  IF n_distinct < cardinality(tweet_ids) THEN
+    SELECT id, count(*) INTO dup, dup_count FROM unnest(tweet_ids) AS id
+     GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1;
+    RAISE EXCEPTION 'tweet_ids contains % duplicate element(s), e.g. % appears % times',
+      cardinality(tweet_ids) - n_distinct, dup, dup_count
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Pass each id once, e.g. ARRAY(SELECT DISTINCT unnest(ids)).';
+  END IF;
+  PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
+  PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, bucket)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last), tweetkeeper.bucket_of(id)
+    FROM unnest(tweet_ids) AS id,
+         LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  GET DIAGNOSTICS added = ROW_COUNT;
+  IF added > 0 THEN
+    PERFORM tweetkeeper.wake_maintenance();
+    -- A bulk load outgrows the statistics long before autovacuum comes by, and with them the
+    -- plans every session cached while the queue was small: a worker or the background worker
+    -- that started on an empty queue would read the whole table at every claim and tick (a
+    -- sequential scan is right for a few pages). Once the table is twice the size its statistics
+    -- say, ANALYZE it: at commit every session replans. About log2(growth) times per import, a
+    -- sample of at most 30,000 rows each; SKIP_LOCKED: never wait for a running (auto)vacuum.
+    -- (Its SHARE UPDATE EXCLUSIVE lock lasts until the caller commits: it keeps only vacuum and
+    -- other ANALYZEs of tweets waiting; tweetkeeper-import commits every chunk.)
+    IF pg_relation_size('tweetkeeper.tweets') / current_setting('block_size')::bigint
+       > 2 * (SELECT c.relpages FROM pg_class c WHERE c.oid = 'tweetkeeper.tweets'::regclass) + 64 THEN
+      ANALYZE (SKIP_LOCKED) tweetkeeper.tweets;
+    END IF;
+  END IF;
+  RETURN added;
+END $$;
+
+REVOKE ALL ON FUNCTION bucket_of(bigint), shard_count(), new_lease(integer), lease_buckets(bigint),
+  distribute(integer), citus_worker_node(), policy_delay(timestamptz, timestamptz, interval[], interval[]),
+  refresh_delay_at(timestamptz, interval, timestamptz, timestamptz, interval[], interval[]),
+  after(timestamptz, interval), full_delay_heads(smallint[]),
+  claim_in(text, integer, text, text[], smallint[], integer) FROM PUBLIC;
+GRANT SELECT ON shard_buckets TO tweetkeeper_reader;

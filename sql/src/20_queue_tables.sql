@@ -42,6 +42,7 @@ CREATE TABLE tweets (
                                  --   'mastodon:<host>' (the server that holds the status)
   last_change_lease bigint,      -- the batch whose observation last changed a count (or was the first)
   last_billed_lease bigint,      -- the last batch whose read of it X billed
+  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id): its shard on Citus (distribute())
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),
@@ -109,7 +110,8 @@ CREATE TABLE metric_history_hot (
   like_count bigint,
   quote_count bigint,
   bookmark_count bigint,
-  impression_count bigint
+  impression_count bigint,
+  bucket smallint                -- tweetkeeper.bucket_of(tweet_id), as its tweet's
 ) PARTITION BY RANGE (observed_at);
 SELECT pg_catalog.pg_extension_config_dump('metric_history_hot', '');
 COMMENT ON TABLE metric_history_hot IS
@@ -139,6 +141,7 @@ CREATE TABLE metric_history_compact (
   tweet_id bigint NOT NULL,
   span_start timestamptz NOT NULL,  -- the UTC week (Monday 00:00) its observations fall in
   packed bytea NOT NULL,
+  bucket smallint,                  -- tweetkeeper.bucket_of(tweet_id), as its tweet's
   CONSTRAINT metric_history_compact_pkey PRIMARY KEY (tweet_id, span_start)
 );
 SELECT pg_catalog.pg_extension_config_dump('metric_history_compact', '');
@@ -176,9 +179,9 @@ CREATE FUNCTION metric_history_write() RETURNS trigger
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
-                                                like_count, quote_count, bookmark_count, impression_count)
+                                                like_count, quote_count, bookmark_count, impression_count, bucket)
     VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
-            NEW.quote_count, NEW.bookmark_count, NEW.impression_count);
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count, tweetkeeper.bucket_of(NEW.tweet_id));
     RETURN NEW;
   END IF;
   DELETE FROM tweetkeeper.metric_history_hot h
@@ -209,6 +212,7 @@ CREATE TABLE metric_daily (
   quote_count bigint,
   bookmark_count bigint,
   impression_count bigint,
+  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id), as its tweet's
   CONSTRAINT metric_daily_pkey PRIMARY KEY (tweet_id, day)
 );
 SELECT pg_catalog.pg_extension_config_dump('metric_daily', '');
@@ -252,6 +256,7 @@ CREATE TABLE batches (
   tweets_read integer,           -- tweets found in its answer; NULL: no answer (released, in flight)
   omitted integer,               -- ids its answer left out (neither found nor an error)
   endpoint text,                 -- Bluesky and Mastodon: the endpoint it was sent to (tweets.endpoint)
+  bucket smallint,               -- a bucket of its tweets' shard (Citus: the batch lives beside them)
   CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
   CONSTRAINT batches_outcome_known
     CHECK (outcome IN ('completed', 'released', 'expired', 'abandoned'))

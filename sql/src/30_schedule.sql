@@ -59,6 +59,25 @@ CREATE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watc
   RETURNS interval LANGUAGE sql STABLE
   RETURN CASE WHEN watch_until > now() THEN watch_every ELSE tweetkeeper.next_delay(created_at) END;
 
+-- refresh_delay() with the time and the age policy given, not read: IMMUTABLE, so that Citus lets
+-- an UPDATE routed to a worker node compute it there from each row (a STABLE function of a column
+-- it refuses), and the node computes it with the coordinator's policy, not its own copy.
+-- complete_batch() passes age_policy's max_age and delay columns as arrays.
+CREATE FUNCTION policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
+  RETURNS interval AS 'MODULE_PATHNAME', 'tk_policy_delay' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION policy_delay(timestamptz, timestamptz, interval[], interval[]) IS
+  'next_delay() at a given time under a given age policy (its max_age and delay columns as arrays).';
+CREATE FUNCTION refresh_delay_at(created_at timestamptz, watch_every interval, watch_until timestamptz,
+                                 at timestamptz, max_ages interval[], delays interval[])
+  RETURNS interval LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN watch_until > at THEN watch_every
+              ELSE tweetkeeper.policy_delay(created_at, at, max_ages, delays) END;
+-- A time plus a delay, in UTC (so IMMUTABLE, unlike timestamptz + interval, which counts a day
+-- in the session's time zone): where a refresh is due.
+CREATE FUNCTION after(t timestamptz, delay interval) RETURNS timestamptz
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN ((t AT TIME ZONE 'UTC') + delay) AT TIME ZONE 'UTC';
+
 -- Ids from before Snowflake (November 2010) encode no time: their derived time falls within a
 -- day of Twitter's epoch, where no Snowflake id exists.
 CREATE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
@@ -78,8 +97,8 @@ DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
-  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c))
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay, bucket)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c), tweetkeeper.bucket_of(tweet_id))
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     PERFORM tweetkeeper.wake_maintenance();
@@ -139,8 +158,8 @@ BEGIN
   END IF;
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay)
-  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last)
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, bucket)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last), tweetkeeper.bucket_of(id)
     FROM unnest(tweet_ids) AS id,
          LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;

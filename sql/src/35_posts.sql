@@ -26,6 +26,7 @@ CREATE TABLE post_refs (
   author text NOT NULL,          -- Bluesky: the DID, or the handle until it is resolved; Mastodon: the user
   post_key text NOT NULL,        -- Bluesky: the record key; Mastodon: the status id on host
   url text NOT NULL,             -- where a person sees it
+  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id), as its post's
   CONSTRAINT post_refs_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT post_refs_id_negative CHECK (tweet_id < 0),
   CONSTRAINT post_refs_network_known CHECK (network IN ('bluesky', 'mastodon'))
@@ -110,16 +111,16 @@ BEGIN
     EXIT WHEN r.known;
     -- Another session may take the id first (the same post: then it is tracked; another one
     -- hashed alike: then the next seed is this post's): look again.
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
             CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END)
+                           ELSE p.canonical END, tweetkeeper.bucket_of(r.tweet_id))
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
     EXIT WHEN FOUND;
   END LOOP;
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
   VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author))
+          tweetkeeper.post_endpoint(p.network, p.host, p.author), tweetkeeper.bucket_of(r.tweet_id))
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   RETURN FOUND;
 END $$;
@@ -204,17 +205,17 @@ BEGIN
                    FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
       FROM want
   ), refs AS (
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
            CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END
+                          ELSE cand.canonical END, tweetkeeper.bucket_of(cand.id0)
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id
   ), added_rows AS (
-    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
     SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author)
+           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author), tweetkeeper.bucket_of(cand.id0)
       FROM cand
      WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
      ORDER BY cand.id0

@@ -15,6 +15,28 @@
 -- keeps its connection while it lives, so when that session is gone the background worker
 -- hands the batch back within a tick instead of after lease_ttl (tweetkeeper.reclaim_abandoned).
 
+-- The full look of delay_heads(): a loose scan from the start of tweets_lateness_idx, one
+-- descent per delay; of one shard's buckets on Citus (claim_in(), which keeps no memory of heads
+-- there: the writes that move them run on the worker nodes), of all tweets otherwise (NULL).
+-- (PL/pgSQL: Citus cannot plan an SQL function's statements that use its parameters.)
+CREATE FUNCTION full_delay_heads(buckets smallint[], OUT delays interval[], OUT heads timestamptz[])
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  WITH RECURSIVE d(delay, head) AS (
+     (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+       WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
+       ORDER BY t.delay, t.due_at LIMIT 1)
+     UNION ALL
+     SELECT n.delay, n.due_at
+       FROM d CROSS JOIN LATERAL (
+         SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
+          WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
+            AND (buckets IS NULL OR t.bucket = ANY (buckets))
+          ORDER BY t.delay, t.due_at LIMIT 1) n)
+  SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
+    INTO delays, heads FROM d;
+END $$;
+
 -- The delays of X's scheduled tweets, each with its head: the oldest due_at among them, or a
 -- lower bound of it. From where this session last saw them (claim_heads(): extension/
 -- claim_heads.cpp says when that is forgotten), or by a full look: a loose scan from the start of
@@ -26,17 +48,7 @@ CREATE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
 BEGIN
   SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
   IF delays IS NULL THEN
-    WITH RECURSIVE d(delay, head) AS (
-       (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-         ORDER BY t.delay, t.due_at LIMIT 1)
-       UNION ALL
-       SELECT n.delay, n.due_at
-         FROM d CROSS JOIN LATERAL (
-           SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
-            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-            ORDER BY t.delay, t.due_at LIMIT 1) n)
-    SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
-      INTO delays, heads FROM d;
+    SELECT f.delays, f.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(NULL) f;
     PERFORM tweetkeeper.remember_claim_heads(delays, heads, true);
   ELSE
     -- Each head as it is now: the first tweet at or after the remembered one (a delay that has
@@ -60,32 +72,29 @@ COMMENT ON FUNCTION delay_heads() IS
 -- A claim's lease on the rows its locking read returned: each row version where the read found
 -- it (a TID scan, no index descent: only this transaction may update a row it locked, so none
 -- should have moved), and by key any that was not there.
-CREATE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz) RETURNS void
+CREATE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz,
+                           buckets smallint[] DEFAULT NULL) RETURNS void
   LANGUAGE plpgsql AS $$
 DECLARE
   n_leased bigint;
 BEGIN
   UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
-   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
+   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n_leased = ROW_COUNT;
   IF n_leased < cardinality(ids) THEN
     UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease
+       AND (buckets IS NULL OR t.bucket = ANY (buckets));
   END IF;
 END $$;
 
--- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
--- credential that still has quota (when credentials are registered for the provider): one
--- request of its window is spent here, atomically with the claim, so any number of workers
--- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
--- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
--- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
--- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
-CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
-                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+-- claim_batch()'s work, on all tweets (buckets NULL) or on one shard's (Citus: shard, 1-based, is
+-- the high bits of the lease id, by which completion and release find the batch's shard again).
+CREATE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
+                         buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text)
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
   ids bigint[];
@@ -112,20 +121,6 @@ DECLARE
   wanted bigint;
   skipped bigint := 0;
 BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
-    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
-      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
-  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
   -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
   --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
   --    so that under a shortage every tweet's interval stretches by about the same factor and
@@ -151,13 +146,17 @@ BEGIN
   WITH c AS MATERIALIZED (
     SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
       FROM tweetkeeper.tweets t
-     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
+     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
   SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
     INTO held, held_due, held_ctid, read_today FROM c;
   IF cardinality(held) < max_size THEN
-    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
+    IF buckets IS NULL THEN
+      SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
+    ELSE
+      SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.full_delay_heads(buckets) h;
+    END IF;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
       INTO due_delays, due_heads FROM unnest(due_delays, due_heads) AS d(delay, head) WHERE d.head <= now();
     IF cardinality(due_delays) = 1 THEN
@@ -176,6 +175,7 @@ BEGIN
                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                    AND (t.delay, t.due_at) >= (d.delay, d.head)
                    AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
+                   AND (buckets IS NULL OR t.bucket = ANY (buckets))
                  ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
              ORDER BY CASE WHEN by_due THEN extract(epoch FROM now() - c.due_at)
                            ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
@@ -192,6 +192,7 @@ BEGIN
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
              AND (t.delay, t.due_at) >= (g.delay, g.head)
              AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
+             AND (buckets IS NULL OR t.bucket = ANY (buckets))
            ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
        WHERE g.n > 0)
     SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
@@ -205,6 +206,7 @@ BEGIN
                WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                  AND (t.delay, t.due_at) >= (due_delays[1], due_heads[1])
                  AND (t.delay, t.due_at) <= (due_delays[1], now()) AND t.tweet_id <> ALL (held)
+                 AND (buckets IS NULL OR t.bucket = ANY (buckets))
                LIMIT max_size - cardinality(held)) x;
     END IF;
     skipped := coalesce(wanted - cardinality(got), 0);
@@ -226,7 +228,7 @@ BEGIN
     RETURN;
   END IF;
 
-  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_in.provider);
   IF quota_mode THEN
     -- The least recently used credential with quota, so that all of them are used. The row
     -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
@@ -258,8 +260,8 @@ BEGIN
              now() + c.window_length / c.requests_per_window / 2)
      WHERE c.name = (
        SELECT x.name FROM tweetkeeper.credentials x
-        WHERE x.provider = claim_batch.provider
-          AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials))
+        WHERE x.provider = claim_in.provider
+          AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials))
           AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
           AND (x.remaining > 0 OR x.window_reset_at <= now())
           AND (x.monthly_cap IS NULL
@@ -279,7 +281,7 @@ BEGIN
          SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
              status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
                                     x.monthly_cap)
-       WHERE x.provider = claim_batch.provider AND x.status = 'active'
+       WHERE x.provider = claim_in.provider AND x.status = 'active'
          AND x.month_start = date_trunc('month', now(), 'UTC')
          AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
                               WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
@@ -312,25 +314,78 @@ BEGIN
                              WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN ' (window used up)'
                              ELSE format(' (one request every %s)', x.window_length / x.requests_per_window)
                         END) AS why) v
-       WHERE x.provider = claim_batch.provider
-         AND (claim_batch.credentials IS NULL OR x.name = ANY (claim_batch.credentials));
+       WHERE x.provider = claim_in.provider
+         AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials));
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider));
+                               array_to_string(claim_in.credentials, ', '), claim_in.provider));
       RETURN;
     END IF;
   END IF;
 
   billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
-  lease := nextval('tweetkeeper.lease_id_seq');
-  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl);
+  lease := tweetkeeper.new_lease(shard);
+  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl, buckets);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                    expires_at, credential, claimer_pid, claimer_started, billable,
-                                   provider)
+                                   provider, bucket)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_batch.provider);
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
+          tweetkeeper.bucket_of(ids[1]));
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+END $$;
+
+-- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
+-- credential that still has quota (when credentials are registered for the provider): one
+-- request of its window is spent here, atomically with the claim, so any number of workers
+-- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
+-- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
+-- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
+-- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
+CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_shards integer := tweetkeeper.shard_count();
+  first integer;
+  this_shard integer;
+  buckets smallint[];
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
+      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
+  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF n_shards = 0 THEN
+    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, NULL, 0);
+    RETURN;
+  END IF;
+  -- On Citus (tweetkeeper.distribute()) a claim's row locks must be routed to one shard: the
+  -- shards in turn, from the one after this session's last batch, until one has a batch to send
+  -- (or quota says wait). A batch is as full as its shard's due tweets allow.
+  first := coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,
+                    1 + pg_backend_pid() % n_shards);
+  FOR i IN 0 .. n_shards - 1 LOOP
+    this_shard := 1 + (first - 1 + i) % n_shards;
+    SELECT b.buckets INTO buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = this_shard;
+    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, buckets, this_shard);
+    IF FOUND THEN
+      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + this_shard % n_shards)::text, false);
+      RETURN;
+    END IF;
+  END LOOP;
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
   'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
@@ -357,6 +412,13 @@ DECLARE
   missing_after integer;
   keep_all boolean;
   today date := (now() AT TIME ZONE 'UTC')::date;
+  -- Below, now() is at_now and the age policy is given (refresh_delay_at): on Citus every
+  -- statement on tweets runs on the worker node that holds the batch's shard, where Citus allows
+  -- in an UPDATE only what it can evaluate here (no STABLE function of a column, none in a CASE).
+  at_now timestamptz := now();
+  ages interval[];
+  delays interval[];
+  buckets smallint[] := tweetkeeper.lease_buckets(lease);
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
     RAISE EXCEPTION 'lease, observations and problems must not be NULL'
@@ -372,7 +434,11 @@ BEGIN
       jsonb_array_length(observations) + jsonb_array_length(problems)
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF buckets IS NULL AND tweetkeeper.shard_count() > 0 THEN
+    RETURN 0;  -- a lease from before distribute(): it ended there (distribute() released it)
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
@@ -386,6 +452,8 @@ BEGIN
   END IF;
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
     INTO keep_all, missing_after, recheck FROM tweetkeeper.settings() x;
+  SELECT array_agg(p.max_age ORDER BY p.max_age), array_agg(p.delay ORDER BY p.max_age)
+    INTO ages, delays FROM tweetkeeper.age_policy p;
 
   -- One update of each of our tweets, which also decides from the row as it was: billed (a found
   -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
@@ -449,30 +517,33 @@ BEGIN
            quote_count = coalesce(o.quote_count, t.quote_count),
            bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
            impression_count = coalesce(o.impression_count, t.impression_count),
-           updated_at = now(), update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
+           updated_at = at_now, update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
            -- A creation time from the answer moves the post to its true age's delay from now on.
            created_at = coalesce(o.created_at, t.created_at),
-           due_at = now() + tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
-           state = CASE WHEN tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until) IS NULL
+           due_at = tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
+                                                t.watch_every, t.watch_until, at_now, ages, delays)),
+           state = CASE WHEN tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                          t.watch_until, at_now, ages, delays) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
-           delay = coalesce(tweetkeeper.refresh_delay(coalesce(o.created_at, t.created_at), t.watch_every, t.watch_until),
+           delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                         t.watch_until, at_now, ages, delays),
                             t.delay),
            -- An expired watch ends here: the tweet is back on its age schedule.
-           watch_every = CASE WHEN t.watch_until > now() THEN t.watch_every END,
-           watch_until = CASE WHEN t.watch_until > now() THEN t.watch_until END,
+           watch_every = CASE WHEN t.watch_until > at_now THEN t.watch_every END,
+           watch_until = CASE WHEN t.watch_until > at_now THEN t.watch_until END,
            problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
            problem_detail = 'not stored, the last known kept: ' || o.invalid,
-           problem_at = CASE WHEN o.invalid IS NOT NULL THEN now() END
+           problem_at = CASE WHEN o.invalid IS NOT NULL THEN at_now END
       FROM obs o
-     WHERE t.tweet_id = o.id AND t.lease_id = lease
+     WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed
+              t.last_change_lease = lease AS changed, t.bucket
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-                reply_count, like_count, quote_count, bookmark_count, impression_count)
-    SELECT u.tweet_id, lease, now(), u.retweet_count, u.reply_count, u.like_count, u.quote_count,
-           u.bookmark_count, u.impression_count
+                reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
+    SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+           u.bookmark_count, u.impression_count, u.bucket
       FROM upd u WHERE u.changed OR keep_all
   )
   SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
@@ -495,20 +566,23 @@ BEGIN
   )
   UPDATE tweetkeeper.tweets t
      SET state = coalesce(p.terminal,
-                          CASE WHEN tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) IS NULL
+                          CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                                                                 at_now, ages, delays) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN now() + recheck
+         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN tweetkeeper.after(at_now, recheck)
                        WHEN p.terminal IS NULL
-                         THEN now() + tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until) END,
+                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                                                          t.watch_until, at_now, ages, delays)) END,
          delay = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN recheck
-                      ELSE coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until), t.delay) END,
+                      ELSE coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                                                                 at_now, ages, delays), t.delay) END,
          -- A watch ends with the tweet's visibility, or when it expired.
-         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_every END,
-         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > now() THEN t.watch_until END,
+         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
+         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
          lease_id = NULL, omissions = 0,
-         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = now()
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now
     FROM p
-   WHERE t.tweet_id = p.id AND t.lease_id = lease;
+   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n_problems = ROW_COUNT;
 
   IF n_observed + n_problems < b.size THEN
@@ -526,22 +600,23 @@ BEGIN
                                                                       x.base_s * power(2, least(x.n - 1, 60)))))
              END AS wait
         FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
-                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay(t.created_at, t.watch_every, t.watch_until),
-                                                 t.delay))::float8 AS base_s
+                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                                                   t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
                 FROM tweetkeeper.tweets t
-               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease) x
+               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+                 AND (buckets IS NULL OR t.bucket = ANY (buckets))) x
     )
     UPDATE tweetkeeper.tweets t
        SET omissions = o.n,
            state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
-           due_at = now() + o.wait, delay = o.wait, lease_id = NULL,
+           due_at = tweetkeeper.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
            -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
-           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_every END,
-           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > now() THEN t.watch_until END,
+           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
+           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
            problem_type = 'omitted',
-           problem_detail = format('left out of %s answer(s) in a row', o.n), problem_at = now()
+           problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now
       FROM o
-     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease;
+     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
     GET DIAGNOSTICS n_omitted = ROW_COUNT;
   END IF;
   IF b.outcome IS NOT NULL THEN
@@ -553,13 +628,13 @@ BEGIN
   -- way the request was answered, for usage_stats (and daily_usage once the batch is purged):
   -- kept on the batch, not added to a shared row, on which concurrent completions would queue.
   UPDATE tweetkeeper.batches
-     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE now() END,
+     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE at_now END,
          outcome = CASE WHEN outcome = 'abandoned' THEN outcome ELSE 'completed' END,
          stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
          billed = n_billed,
          tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
          omitted = n_omitted
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   IF b.credential IS NOT NULL THEN
     -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
     UPDATE tweetkeeper.credentials c
@@ -585,6 +660,7 @@ CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal te
 DECLARE
   b record;
   n integer;
+  buckets smallint[] := tweetkeeper.lease_buckets(lease);
 BEGIN
   IF lease IS NULL THEN
     RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -593,17 +669,21 @@ BEGIN
     RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  IF buckets IS NULL AND tweetkeeper.shard_count() > 0 THEN
+    RETURN 0;  -- a lease from before distribute(), which ended it
+  END IF;
+  SELECT * INTO b FROM tweetkeeper.batches
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 0;
   END IF;
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n = ROW_COUNT;
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
          reason = release_batch.reason, billed = 0
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   -- A refused or failed request returned no posts, so it is billed nothing: give back the reads
   -- the claim reserved (once: a batch already finished has nothing reserved any more).
   IF b.outcome IS NULL THEN

@@ -459,14 +459,14 @@ BEGIN
     r := tweetkeeper.post_ref_id('bluesky', '', p.did, p.post_key);
     IF NOT r.tracked THEN
       IF NOT r.known THEN
-        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
         VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key));
+                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key), tweetkeeper.bucket_of(r.tweet_id));
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
-                                      watch_until, endpoint)
+                                      watch_until, endpoint, bucket)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
-              p.watch_until, 'bluesky');
+              p.watch_until, 'bluesky', tweetkeeper.bucket_of(r.tweet_id));
     END IF;
     DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;

@@ -18,6 +18,9 @@ DECLARE
   delays interval[];
   heads timestamptz[];
 BEGIN
+  IF tweetkeeper.citus_worker_node() THEN
+    RETURN interval '1 minute';  -- the coordinator's maintenance() looks after the whole cluster
+  END IF;
   -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
   -- at every call, not cached (the min() lookups of batches and watches follow a partial index
   -- whatever the statistics):

@@ -113,10 +113,11 @@ DECLARE
 BEGIN
   EXECUTE format($q$
     INSERT INTO tweetkeeper.metric_daily AS d (tweet_id, day, observations, last_observed_at,
-           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count)
+           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
     SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
            count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
-           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count
+           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count,
+           tweetkeeper.bucket_of(h.tweet_id)
       FROM %s h
      ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
     ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
@@ -249,8 +250,8 @@ BEGIN
         FROM (%s) h
        GROUP BY 1, 2
     ), ins AS (
-      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed)
-      SELECT g.tweet_id, g.span_start, g.packed FROM g ORDER BY 1, 2
+      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed, bucket)
+      SELECT g.tweet_id, g.span_start, g.packed, tweetkeeper.bucket_of(g.tweet_id) FROM g ORDER BY 1, 2
       ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
       DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
     )
@@ -281,6 +282,9 @@ BEGIN
   IF if_older_than IS NULL OR if_older_than < interval '0' THEN
     RAISE EXCEPTION 'if_older_than must be zero or more, not %', if_older_than
       USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF tweetkeeper.citus_worker_node() THEN
+    RETURN 'nothing: this is a Citus worker node, the coordinator keeps house';
   END IF;
   -- Retention first: it takes the strongest lock (see apply_retention), before any other.
   FOREACH job IN ARRAY ARRAY['retention', 'partitions', 'compaction'] LOOP
