@@ -40,7 +40,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-shortage bench-scale bench-import soak fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check check-citus demo bench bench-shortage bench-scale bench-import soak fuzz clean
 
 all: build
 
@@ -75,6 +75,13 @@ check: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/run-all.sh
+
+# Only the Citus suite (make check runs it too): Citus built from CITUS_SRC (by default
+# ../shared/citus/citus-12.1.12.tar.gz; cached once installed), a coordinator and two worker nodes.
+check-citus: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/citus/citus.sh
 
 demo: deps
 	$(MAKE) build

@@ -185,9 +185,20 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   n_shards := coalesce(shard_count, current_setting('citus.shard_count')::integer);
+  -- All at once, before anything: the background worker's maintenance() must wait for this, not
+  -- read a table that this then alters while maintenance() waits to write it (a deadlock, which
+  -- Citus cancels).
+  LOCK TABLE tweetkeeper.tweets, tweetkeeper.batches, tweetkeeper.post_refs, tweetkeeper.metric_history_hot,
+             tweetkeeper.metric_history_compact, tweetkeeper.metric_daily IN ACCESS EXCLUSIVE MODE;
   -- The shards' row triggers (tweets_heads_moved) run on the worker nodes, where tweetkeeper is
   -- preloaded too: Citus asks for this to distribute a table with triggers.
   PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+  SELECT string_agg(format('%s:%s: %s', w.nodename, w.nodeport, w.result), '; ') INTO tbl
+    FROM run_command_on_workers('SELECT tweetkeeper.shed_node_partitions()') w WHERE NOT w.success;
+  IF tbl IS NOT NULL THEN
+    RAISE EXCEPTION 'tweetkeeper.distribute(): a worker node is not ready: %', tbl
+      USING ERRCODE = 'object_not_in_prerequisite_state';
+  END IF;
   IF NOT EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = 'tweetkeeper.tweets'::regclass) THEN
     -- Batches in flight: handed back, due now (their lease ids name no shard).
     UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL WHERE t.lease_id IS NOT NULL;
@@ -240,6 +251,36 @@ END $$;
 COMMENT ON FUNCTION distribute(integer) IS
   'On a Citus coordinator with worker nodes: distributes the queue, its history and batches by '
   'bucket (colocated), and maps the shards for claim_batch(). Idempotent.';
+
+-- On a worker node, before distribute() creates the history's partitions there: the partitions
+-- this node's own background worker made while it was not one yet (tweetkeeper 0.2.0 kept house
+-- everywhere), which would clash with them. Only empty ones: a node that holds observations of
+-- its own is refused, not emptied.
+CREATE FUNCTION shed_node_partitions() RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  part record;
+  has_rows boolean;
+  n integer := 0;
+BEGIN
+  IF NOT tweetkeeper.citus_worker_node()
+     OR EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = 'tweetkeeper.metric_history_hot'::regclass) THEN
+    RETURN 0;
+  END IF;
+  FOR part IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+               WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass
+                 AND c.relname <> 'metric_history_default' LOOP
+    EXECUTE format('SELECT EXISTS (SELECT FROM tweetkeeper.%I)', part.relname) INTO has_rows;
+    IF has_rows THEN
+      RAISE EXCEPTION 'this worker node holds observations of its own in tweetkeeper.%', part.relname
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              HINT = 'A worker node''s tweetkeeper tables must be empty: move what it tracks to the coordinator first.';
+    END IF;
+    EXECUTE format('DROP TABLE tweetkeeper.%I', part.relname);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
 
 -- Whether this database is a Citus worker node: the coordinator keeps house for the whole cluster
 -- (maintenance(), housekeeping()); a worker node's background worker leaves its tables, which
@@ -632,6 +673,11 @@ DECLARE
   ep text;
   was_answered timestamptz;
 BEGIN
+  IF tweetkeeper.shard_count() > 0 THEN
+    RAISE EXCEPTION 'claim_posts() does not run on a distributed (Citus) install yet: only X''s claim_batch() does'
+      USING ERRCODE = 'feature_not_supported',
+            HINT = 'Track Bluesky and Mastodon posts in a database that is not distributed.';
+  END IF;
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
   END IF;
@@ -1050,6 +1096,8 @@ DECLARE
   group_sizes bigint[];    -- how many to lock of each
   wanted bigint;
   skipped bigint := 0;
+  res_names text[];        -- credentials with reads reserved by batches in flight, and how many
+  res_counts bigint[];
 BEGIN
   -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
   --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
@@ -1207,14 +1255,22 @@ BEGIN
     IF cred IS NULL THEN
       -- A credential whose monthly cap is used up (by settled reads, not reservations of
       -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
-      UPDATE tweetkeeper.credentials x
-         SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
-             status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
-                                    x.monthly_cap)
-       WHERE x.provider = claim_in.provider AND x.status = 'active'
-         AND x.month_start = date_trunc('month', now(), 'UTC')
-         AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
-                              WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
+      -- (The reservations are summed first, and only when a cap may be reached: on Citus batches
+      -- is distributed, and an UPDATE of a coordinator table may not read it.)
+      IF EXISTS (SELECT FROM tweetkeeper.credentials x
+                  WHERE x.provider = claim_in.provider AND x.status = 'active'
+                    AND x.month_start = date_trunc('month', now(), 'UTC') AND x.month_used >= x.monthly_cap) THEN
+        SELECT coalesce(array_agg(r.credential), '{}'), coalesce(array_agg(r.n), '{}') INTO res_names, res_counts
+          FROM (SELECT b.credential, sum(b.billable) AS n FROM tweetkeeper.batches b
+                 WHERE b.outcome IS NULL AND b.credential IS NOT NULL GROUP BY b.credential) r;
+        UPDATE tweetkeeper.credentials x
+           SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
+               status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
+                                      x.monthly_cap)
+         WHERE x.provider = claim_in.provider AND x.status = 'active'
+           AND x.month_start = date_trunc('month', now(), 'UTC')
+           AND x.month_used - coalesce(res_counts[array_position(res_names, x.name)], 0) >= x.monthly_cap;
+      END IF;
       -- Due tweets, no quota: say until when and why, so the worker can sleep that long. A
       -- reason starting with "paced:" means the first credential free again waits only for
       -- its even pace: normal work, not a shortage.
@@ -1612,6 +1668,11 @@ DECLARE
   next_watch_end timestamptz;
   delays interval[];
   heads timestamptz[];
+  gone record;
+  shard record;
+  buckets smallint[];
+  ids bigint[];
+  purged jsonb;
 BEGIN
   IF tweetkeeper.citus_worker_node() THEN
     RETURN interval '1 minute';  -- the coordinator's maintenance() looks after the whole cluster
@@ -1627,17 +1688,20 @@ BEGIN
   -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
   -- back at once, at their place in the queue: due since the oldest of them was. A worker that
   -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
+  -- (The claimers are looked up here, where they ran: on Citus batches lives on the worker
+  -- nodes, and each abandoned batch is handed back by statements routed to its shard.)
   IF reclaim THEN
-    EXECUTE $q$
-      WITH gone AS (
-        UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
-         WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
-           AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
-        RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
-      )
-      UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
-        FROM gone g
-       WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id$q$;
+    FOR gone IN WITH f AS MATERIALIZED (
+                  SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
+                   WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
+                SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
+      buckets := tweetkeeper.lease_buckets(gone.lease_id);
+      UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+       WHERE b.lease_id = gone.lease_id AND b.outcome IS NULL AND (buckets IS NULL OR b.bucket = ANY (buckets))
+      RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
+      UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
+       WHERE t.tweet_id = ANY (ids) AND t.lease_id = gone.lease_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+    END LOOP;
   END IF;
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
   -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
@@ -1650,49 +1714,62 @@ BEGIN
   -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
-  -- Old batch records go; the requests they answered stay counted in daily_usage.
+  -- Old batch records go; the requests they answered stay counted in daily_usage. (What was
+  -- deleted is summed here, then counted: on Citus daily_usage is the coordinator's and batches is
+  -- not, and one statement may not write both.)
   WITH gone AS (
     DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
     RETURNING finished_at, provider, credential, tweets_read, billed
   )
+  SELECT coalesce(jsonb_agg(jsonb_build_array(x.day, x.provider, x.credential, x.requests, x.tweets_read, x.billed)), '[]')
+    INTO purged
+    FROM (SELECT (g.finished_at AT TIME ZONE 'UTC')::date AS day, coalesce(g.provider, 'x-v2') AS provider,
+                 coalesce(g.credential, '') AS credential, count(*) AS requests, sum(g.tweets_read) AS tweets_read,
+                 sum(coalesce(g.billed, 0)) AS billed
+            FROM gone g WHERE g.tweets_read IS NOT NULL
+           GROUP BY 1, 2, 3) x;
   INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  SELECT (g.finished_at AT TIME ZONE 'UTC')::date, coalesce(g.provider, 'x-v2'), coalesce(g.credential, ''),
-         count(*), sum(g.tweets_read), sum(coalesce(g.billed, 0))
-    FROM gone g WHERE g.tweets_read IS NOT NULL
-   GROUP BY 1, 2, 3
+  SELECT (p->>0)::date, p->>1, p->>2, (p->>3)::bigint, (p->>4)::bigint, (p->>5)::bigint
+    FROM jsonb_array_elements(purged) p
   ON CONFLICT (day, provider, credential) DO UPDATE
      SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
          billed_reads = u.billed_reads + excluded.billed_reads;
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
   -- posts of other networks wait for their own workers, which poll.) Read as the claim reads
-  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due.
-  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
-  EXECUTE $q$
-    SELECT count(*), min(c.due_at)
-      FROM (SELECT c.due_at
-              FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
-                SELECT t.due_at FROM tweetkeeper.tweets t
-                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   AND (t.delay, t.due_at) >= (d.delay, d.head)
-                   AND (t.delay, t.due_at) <= (d.delay, now())
-                 ORDER BY t.delay, t.due_at LIMIT 100) c
-             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads;
-  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
-    PERFORM pg_notify('tweetkeeper_due', n_due::text);
-    RETURN interval '0';
-  END IF;
+  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due;
+  -- on Citus per shard, as a claim takes them (full_delay_heads(): no memory of heads there).
+  FOR shard IN SELECT b.buckets FROM tweetkeeper.shard_buckets b
+               UNION ALL SELECT NULL WHERE tweetkeeper.shard_count() = 0 LOOP
+    IF shard.buckets IS NULL THEN
+      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
+    ELSE
+      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(shard.buckets) h;
+    END IF;
+    EXECUTE $q$
+      SELECT count(*), min(c.due_at)
+        FROM (SELECT c.due_at
+                FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
+                  SELECT t.due_at FROM tweetkeeper.tweets t
+                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                     AND (t.delay, t.due_at) >= (d.delay, d.head)
+                     AND (t.delay, t.due_at) <= (d.delay, now())
+                     AND ($3 IS NULL OR t.bucket = ANY ($3))
+                   ORDER BY t.delay, t.due_at LIMIT 100) c
+               ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads, shard.buckets;
+    IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+      PERFORM pg_notify('tweetkeeper_due', n_due::text);
+      RETURN interval '0';
+    END IF;
+    next_due := least(next_due, CASE WHEN n_due > 0 THEN oldest + s.buffer_ttl
+                                     ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END);
+  END LOOP;
   SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
   IF next_expiry IS NOT NULL AND reclaim THEN
     RETURN interval '0';
   END IF;
-  IF n_due > 0 THEN
-    next_due := oldest + s.buffer_ttl;
-  ELSE
-    -- Nothing due: each head is its delay's next due time (one that is not in the future
-    -- belongs to a delay that has no tweet left).
-    SELECT min(h.head) INTO next_due FROM unnest(heads) AS h(head) WHERE h.head > now();
-  END IF;
+  -- (next_due, above: the oldest due tweet's buffer TTL, or each shard's next due time, a head
+  -- in the future; a head that is not belongs to a delay that has no tweet left.)
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();
 END $$;
@@ -2526,8 +2603,34 @@ BEGIN
 END $$;
 
 REVOKE ALL ON FUNCTION bucket_of(bigint), shard_count(), new_lease(integer), lease_buckets(bigint),
-  distribute(integer), citus_worker_node(), policy_delay(timestamptz, timestamptz, interval[], interval[]),
+  distribute(integer), citus_worker_node(), shed_node_partitions(), policy_delay(timestamptz, timestamptz, interval[], interval[]),
   refresh_delay_at(timestamptz, interval, timestamptz, timestamptz, interval[], interval[]),
   after(timestamptz, interval), full_delay_heads(smallint[]),
   claim_in(text, integer, text, text[], smallint[], integer) FROM PUBLIC;
 GRANT SELECT ON shard_buckets TO tweetkeeper_reader;
+
+-- Its UPDATE with the policy given (Citus).
+CREATE OR REPLACE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n bigint;
+  ages interval[];
+  delays interval[];
+  last interval;           -- for tweets past the last bucket, as age_delay()
+  at_now timestamptz := now();
+BEGIN
+  -- The policy given, as complete_batch() does (on Citus the UPDATE runs on the worker nodes).
+  SELECT array_agg(p.max_age ORDER BY p.max_age), array_agg(p.delay ORDER BY p.max_age), max(p.delay)
+    INTO ages, delays, last FROM tweetkeeper.age_policy p;
+  UPDATE tweetkeeper.tweets t
+     SET watch_every = NULL, watch_until = NULL,
+         delay = coalesce(tweetkeeper.policy_delay(t.created_at, at_now, ages, delays), last),
+         state = CASE WHEN t.lease_id IS NULL AND t.updated_at IS NOT NULL
+                           AND tweetkeeper.policy_delay(t.created_at, at_now, ages, delays) IS NULL
+                      THEN 'done'::tweetkeeper.tweet_state ELSE t.state END,
+         due_at = CASE WHEN t.lease_id IS NOT NULL OR t.updated_at IS NULL THEN t.due_at
+                       ELSE tweetkeeper.after(t.updated_at, tweetkeeper.policy_delay(t.created_at, at_now, ages, delays)) END
+   WHERE t.tweet_id = ANY (tweet_ids) AND t.watch_until IS NOT NULL;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;

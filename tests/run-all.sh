@@ -33,6 +33,13 @@ unit() {
   return 1
 }
 
+# Citus (the citus suite, last) is built from source when it is not installed yet: in the
+# background from the start, at the lowest priority, so that the build runs in the time the
+# suites below spend waiting on their workers, not after them.
+citus_build_log=$(mktemp /tmp/tweetkeeper-citus-build.XXXXXX)
+nice -n 19 tests/citus/build.sh >"$citus_build_log" 2>&1 &
+citus_build=$!
+
 run_suite build tests/build/make_targets.sh
 run_suite unit unit
 run_suite sanitize tests/sanitize/run.sh
@@ -58,6 +65,10 @@ run_suite spec tests/mock_api/spec/spec.sh
 run_suite api-faults tests/faults/api_faults.sh
 run_suite api-faults-bluesky env PROVIDER=bluesky tests/faults/api_faults.sh
 run_suite crash-faults tests/faults/crash.sh
+wait "$citus_build"
+echo "citus build: $(tail -1 "$citus_build_log")"
+run_suite citus tests/citus/citus.sh
+rm -f "$citus_build_log"
 
 read -r passed failed < <(awk '/^[a-z0-9.-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
 echo "==="

@@ -82,9 +82,20 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   n_shards := coalesce(shard_count, current_setting('citus.shard_count')::integer);
+  -- All at once, before anything: the background worker's maintenance() must wait for this, not
+  -- read a table that this then alters while maintenance() waits to write it (a deadlock, which
+  -- Citus cancels).
+  LOCK TABLE tweetkeeper.tweets, tweetkeeper.batches, tweetkeeper.post_refs, tweetkeeper.metric_history_hot,
+             tweetkeeper.metric_history_compact, tweetkeeper.metric_daily IN ACCESS EXCLUSIVE MODE;
   -- The shards' row triggers (tweets_heads_moved) run on the worker nodes, where tweetkeeper is
   -- preloaded too: Citus asks for this to distribute a table with triggers.
   PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+  SELECT string_agg(format('%s:%s: %s', w.nodename, w.nodeport, w.result), '; ') INTO tbl
+    FROM run_command_on_workers('SELECT tweetkeeper.shed_node_partitions()') w WHERE NOT w.success;
+  IF tbl IS NOT NULL THEN
+    RAISE EXCEPTION 'tweetkeeper.distribute(): a worker node is not ready: %', tbl
+      USING ERRCODE = 'object_not_in_prerequisite_state';
+  END IF;
   IF NOT EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = 'tweetkeeper.tweets'::regclass) THEN
     -- Batches in flight: handed back, due now (their lease ids name no shard).
     UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL WHERE t.lease_id IS NOT NULL;
@@ -137,6 +148,36 @@ END $$;
 COMMENT ON FUNCTION distribute(integer) IS
   'On a Citus coordinator with worker nodes: distributes the queue, its history and batches by '
   'bucket (colocated), and maps the shards for claim_batch(). Idempotent.';
+
+-- On a worker node, before distribute() creates the history's partitions there: the partitions
+-- this node's own background worker made while it was not one yet (tweetkeeper 0.2.0 kept house
+-- everywhere), which would clash with them. Only empty ones: a node that holds observations of
+-- its own is refused, not emptied.
+CREATE FUNCTION shed_node_partitions() RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  part record;
+  has_rows boolean;
+  n integer := 0;
+BEGIN
+  IF NOT tweetkeeper.citus_worker_node()
+     OR EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = 'tweetkeeper.metric_history_hot'::regclass) THEN
+    RETURN 0;
+  END IF;
+  FOR part IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+               WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass
+                 AND c.relname <> 'metric_history_default' LOOP
+    EXECUTE format('SELECT EXISTS (SELECT FROM tweetkeeper.%I)', part.relname) INTO has_rows;
+    IF has_rows THEN
+      RAISE EXCEPTION 'this worker node holds observations of its own in tweetkeeper.%', part.relname
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              HINT = 'A worker node''s tweetkeeper tables must be empty: move what it tracks to the coordinator first.';
+    END IF;
+    EXECUTE format('DROP TABLE tweetkeeper.%I', part.relname);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
 
 -- Whether this database is a Citus worker node: the coordinator keeps house for the whole cluster
 -- (maintenance(), housekeeping()); a worker node's background worker leaves its tables, which

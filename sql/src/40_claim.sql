@@ -120,6 +120,8 @@ DECLARE
   group_sizes bigint[];    -- how many to lock of each
   wanted bigint;
   skipped bigint := 0;
+  res_names text[];        -- credentials with reads reserved by batches in flight, and how many
+  res_counts bigint[];
 BEGIN
   -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
   --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
@@ -277,14 +279,22 @@ BEGIN
     IF cred IS NULL THEN
       -- A credential whose monthly cap is used up (by settled reads, not reservations of
       -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
-      UPDATE tweetkeeper.credentials x
-         SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
-             status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
-                                    x.monthly_cap)
-       WHERE x.provider = claim_in.provider AND x.status = 'active'
-         AND x.month_start = date_trunc('month', now(), 'UTC')
-         AND x.month_used - (SELECT coalesce(sum(b.billable), 0) FROM tweetkeeper.batches b
-                              WHERE b.credential = x.name AND b.outcome IS NULL) >= x.monthly_cap;
+      -- (The reservations are summed first, and only when a cap may be reached: on Citus batches
+      -- is distributed, and an UPDATE of a coordinator table may not read it.)
+      IF EXISTS (SELECT FROM tweetkeeper.credentials x
+                  WHERE x.provider = claim_in.provider AND x.status = 'active'
+                    AND x.month_start = date_trunc('month', now(), 'UTC') AND x.month_used >= x.monthly_cap) THEN
+        SELECT coalesce(array_agg(r.credential), '{}'), coalesce(array_agg(r.n), '{}') INTO res_names, res_counts
+          FROM (SELECT b.credential, sum(b.billable) AS n FROM tweetkeeper.batches b
+                 WHERE b.outcome IS NULL AND b.credential IS NOT NULL GROUP BY b.credential) r;
+        UPDATE tweetkeeper.credentials x
+           SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
+               status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
+                                      x.monthly_cap)
+         WHERE x.provider = claim_in.provider AND x.status = 'active'
+           AND x.month_start = date_trunc('month', now(), 'UTC')
+           AND x.month_used - coalesce(res_counts[array_position(res_names, x.name)], 0) >= x.monthly_cap;
+      END IF;
       -- Due tweets, no quota: say until when and why, so the worker can sleep that long. A
       -- reason starting with "paced:" means the first credential free again waits only for
       -- its even pace: normal work, not a shortage.

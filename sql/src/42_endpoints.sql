@@ -124,6 +124,11 @@ DECLARE
   ep text;
   was_answered timestamptz;
 BEGIN
+  IF tweetkeeper.shard_count() > 0 THEN
+    RAISE EXCEPTION 'claim_posts() does not run on a distributed (Citus) install yet: only X''s claim_batch() does'
+      USING ERRCODE = 'feature_not_supported',
+            HINT = 'Track Bluesky and Mastodon posts in a database that is not distributed.';
+  END IF;
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
   END IF;

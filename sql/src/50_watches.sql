@@ -8,15 +8,22 @@ CREATE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n bigint;
+  ages interval[];
+  delays interval[];
+  last interval;           -- for tweets past the last bucket, as age_delay()
+  at_now timestamptz := now();
 BEGIN
+  -- The policy given, as complete_batch() does (on Citus the UPDATE runs on the worker nodes).
+  SELECT array_agg(p.max_age ORDER BY p.max_age), array_agg(p.delay ORDER BY p.max_age), max(p.delay)
+    INTO ages, delays, last FROM tweetkeeper.age_policy p;
   UPDATE tweetkeeper.tweets t
      SET watch_every = NULL, watch_until = NULL,
-         delay = tweetkeeper.age_delay(t.created_at),
+         delay = coalesce(tweetkeeper.policy_delay(t.created_at, at_now, ages, delays), last),
          state = CASE WHEN t.lease_id IS NULL AND t.updated_at IS NOT NULL
-                           AND tweetkeeper.next_delay(t.created_at) IS NULL
+                           AND tweetkeeper.policy_delay(t.created_at, at_now, ages, delays) IS NULL
                       THEN 'done'::tweetkeeper.tweet_state ELSE t.state END,
          due_at = CASE WHEN t.lease_id IS NOT NULL OR t.updated_at IS NULL THEN t.due_at
-                       ELSE t.updated_at + tweetkeeper.next_delay(t.created_at) END
+                       ELSE tweetkeeper.after(t.updated_at, tweetkeeper.policy_delay(t.created_at, at_now, ages, delays)) END
    WHERE t.tweet_id = ANY (tweet_ids) AND t.watch_until IS NOT NULL;
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;

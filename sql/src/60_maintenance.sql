@@ -17,6 +17,11 @@ DECLARE
   next_watch_end timestamptz;
   delays interval[];
   heads timestamptz[];
+  gone record;
+  shard record;
+  buckets smallint[];
+  ids bigint[];
+  purged jsonb;
 BEGIN
   IF tweetkeeper.citus_worker_node() THEN
     RETURN interval '1 minute';  -- the coordinator's maintenance() looks after the whole cluster
@@ -32,17 +37,20 @@ BEGIN
   -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
   -- back at once, at their place in the queue: due since the oldest of them was. A worker that
   -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
+  -- (The claimers are looked up here, where they ran: on Citus batches lives on the worker
+  -- nodes, and each abandoned batch is handed back by statements routed to its shard.)
   IF reclaim THEN
-    EXECUTE $q$
-      WITH gone AS (
-        UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
-         WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL
-           AND NOT tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started)
-        RETURNING b.lease_id, b.tweet_ids, b.oldest_due_at
-      )
-      UPDATE tweetkeeper.tweets t SET due_at = g.oldest_due_at, lease_id = NULL
-        FROM gone g
-       WHERE t.tweet_id = ANY (g.tweet_ids) AND t.lease_id = g.lease_id$q$;
+    FOR gone IN WITH f AS MATERIALIZED (
+                  SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
+                   WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
+                SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
+      buckets := tweetkeeper.lease_buckets(gone.lease_id);
+      UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+       WHERE b.lease_id = gone.lease_id AND b.outcome IS NULL AND (buckets IS NULL OR b.bucket = ANY (buckets))
+      RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
+      UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
+       WHERE t.tweet_id = ANY (ids) AND t.lease_id = gone.lease_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+    END LOOP;
   END IF;
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
   -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
@@ -55,49 +63,62 @@ BEGIN
   -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
-  -- Old batch records go; the requests they answered stay counted in daily_usage.
+  -- Old batch records go; the requests they answered stay counted in daily_usage. (What was
+  -- deleted is summed here, then counted: on Citus daily_usage is the coordinator's and batches is
+  -- not, and one statement may not write both.)
   WITH gone AS (
     DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
     RETURNING finished_at, provider, credential, tweets_read, billed
   )
+  SELECT coalesce(jsonb_agg(jsonb_build_array(x.day, x.provider, x.credential, x.requests, x.tweets_read, x.billed)), '[]')
+    INTO purged
+    FROM (SELECT (g.finished_at AT TIME ZONE 'UTC')::date AS day, coalesce(g.provider, 'x-v2') AS provider,
+                 coalesce(g.credential, '') AS credential, count(*) AS requests, sum(g.tweets_read) AS tweets_read,
+                 sum(coalesce(g.billed, 0)) AS billed
+            FROM gone g WHERE g.tweets_read IS NOT NULL
+           GROUP BY 1, 2, 3) x;
   INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  SELECT (g.finished_at AT TIME ZONE 'UTC')::date, coalesce(g.provider, 'x-v2'), coalesce(g.credential, ''),
-         count(*), sum(g.tweets_read), sum(coalesce(g.billed, 0))
-    FROM gone g WHERE g.tweets_read IS NOT NULL
-   GROUP BY 1, 2, 3
+  SELECT (p->>0)::date, p->>1, p->>2, (p->>3)::bigint, (p->>4)::bigint, (p->>5)::bigint
+    FROM jsonb_array_elements(purged) p
   ON CONFLICT (day, provider, credential) DO UPDATE
      SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
          billed_reads = u.billed_reads + excluded.billed_reads;
 
   -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
   -- posts of other networks wait for their own workers, which poll.) Read as the claim reads
-  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due.
-  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
-  EXECUTE $q$
-    SELECT count(*), min(c.due_at)
-      FROM (SELECT c.due_at
-              FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
-                SELECT t.due_at FROM tweetkeeper.tweets t
-                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   AND (t.delay, t.due_at) >= (d.delay, d.head)
-                   AND (t.delay, t.due_at) <= (d.delay, now())
-                 ORDER BY t.delay, t.due_at LIMIT 100) c
-             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads;
-  IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
-    PERFORM pg_notify('tweetkeeper_due', n_due::text);
-    RETURN interval '0';
-  END IF;
+  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due;
+  -- on Citus per shard, as a claim takes them (full_delay_heads(): no memory of heads there).
+  FOR shard IN SELECT b.buckets FROM tweetkeeper.shard_buckets b
+               UNION ALL SELECT NULL WHERE tweetkeeper.shard_count() = 0 LOOP
+    IF shard.buckets IS NULL THEN
+      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
+    ELSE
+      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(shard.buckets) h;
+    END IF;
+    EXECUTE $q$
+      SELECT count(*), min(c.due_at)
+        FROM (SELECT c.due_at
+                FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
+                  SELECT t.due_at FROM tweetkeeper.tweets t
+                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                     AND (t.delay, t.due_at) >= (d.delay, d.head)
+                     AND (t.delay, t.due_at) <= (d.delay, now())
+                     AND ($3 IS NULL OR t.bucket = ANY ($3))
+                   ORDER BY t.delay, t.due_at LIMIT 100) c
+               ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads, shard.buckets;
+    IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
+      PERFORM pg_notify('tweetkeeper_due', n_due::text);
+      RETURN interval '0';
+    END IF;
+    next_due := least(next_due, CASE WHEN n_due > 0 THEN oldest + s.buffer_ttl
+                                     ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END);
+  END LOOP;
   SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
   IF next_expiry IS NOT NULL AND reclaim THEN
     RETURN interval '0';
   END IF;
-  IF n_due > 0 THEN
-    next_due := oldest + s.buffer_ttl;
-  ELSE
-    -- Nothing due: each head is its delay's next due time (one that is not in the future
-    -- belongs to a delay that has no tweet left).
-    SELECT min(h.head) INTO next_due FROM unnest(heads) AS h(head) WHERE h.head > now();
-  END IF;
+  -- (next_due, above: the oldest due tweet's buffer TTL, or each shard's next due time, a head
+  -- in the future; a head that is not belongs to a delay that has no tweet left.)
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();
 END $$;
