@@ -107,7 +107,7 @@ ALTER TABLE metric_daily ADD COLUMN bucket smallint;
 -- history and batches live on one node. Not by tweet_id itself: Citus locks rows (FOR UPDATE)
 -- only in a query routed to one shard, which needs an equality on the distribution column, and
 -- a claim asks for "due tweets", not for ids; `bucket = ANY (a shard's buckets)` routes it.
--- On one node bucket is set and never read.
+-- On one node bucket stays NULL (every insert asks shard_count() first): not a byte of any row.
 
 -- The bucket of a post: 1024 values, so that any shard count up to that splits them evenly.
 CREATE FUNCTION bucket_of(post_id bigint) RETURNS smallint
@@ -379,6 +379,7 @@ DECLARE
   p record;
   r record;
   c timestamptz;
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF url IS NULL THEN
     RAISE EXCEPTION 'url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -405,13 +406,14 @@ BEGIN
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
             CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END, tweetkeeper.bucket_of(r.tweet_id))
+                           ELSE p.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
     EXIT WHEN FOUND;
   END LOOP;
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
   VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author), tweetkeeper.bucket_of(r.tweet_id))
+          tweetkeeper.post_endpoint(p.network, p.host, p.author),
+          CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   RETURN FOUND;
 END $$;
@@ -431,6 +433,7 @@ DECLARE
   added bigint := 0;
   u text;
   rest text[];
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -499,14 +502,15 @@ BEGIN
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
            CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END, tweetkeeper.bucket_of(cand.id0)
+                          ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id
   ), added_rows AS (
     INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
     SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author), tweetkeeper.bucket_of(cand.id0)
+           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
+           CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
       FROM cand
      WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
      ORDER BY cand.id0
@@ -977,6 +981,7 @@ DECLARE
   r record;
   settled integer := 0;
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF lease IS NULL OR resolutions IS NULL THEN
     RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -1015,12 +1020,13 @@ BEGIN
       IF NOT r.known THEN
         INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
         VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key), tweetkeeper.bucket_of(r.tweet_id));
+                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key),
+                CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
                                       watch_until, endpoint, bucket)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
-              p.watch_until, 'bluesky', tweetkeeper.bucket_of(r.tweet_id));
+              p.watch_until, 'bluesky', CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
     END IF;
     DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
@@ -1318,7 +1324,7 @@ BEGIN
                                    provider, bucket)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
           pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
-          tweetkeeper.bucket_of(ids[1]));
+          CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
 END $$;
 
@@ -2091,7 +2097,8 @@ BEGIN
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
                                                 like_count, quote_count, bookmark_count, impression_count, bucket)
     VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
-            NEW.quote_count, NEW.bookmark_count, NEW.impression_count, tweetkeeper.bucket_of(NEW.tweet_id));
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count,
+            CASE WHEN tweetkeeper.shard_count() > 0 THEN tweetkeeper.bucket_of(NEW.tweet_id) END);
     RETURN NEW;
   END IF;
   DELETE FROM tweetkeeper.metric_history_hot h
@@ -2133,7 +2140,7 @@ BEGIN
     SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
            count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
            h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count,
-           tweetkeeper.bucket_of(h.tweet_id)
+           CASE WHEN (SELECT tweetkeeper.shard_count() > 0) THEN tweetkeeper.bucket_of(h.tweet_id) END
       FROM %s h
      ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
     ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
@@ -2267,7 +2274,9 @@ BEGIN
        GROUP BY 1, 2
     ), ins AS (
       INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed, bucket)
-      SELECT g.tweet_id, g.span_start, g.packed, tweetkeeper.bucket_of(g.tweet_id) FROM g ORDER BY 1, 2
+      SELECT g.tweet_id, g.span_start, g.packed,
+             CASE WHEN (SELECT tweetkeeper.shard_count() > 0) THEN tweetkeeper.bucket_of(g.tweet_id) END
+        FROM g ORDER BY 1, 2
       ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
       DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
     )
@@ -2518,10 +2527,12 @@ CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestampt
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
   INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay, bucket)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c), tweetkeeper.bucket_of(tweet_id))
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
+          CASE WHEN distributed THEN tweetkeeper.bucket_of(tweet_id) END)
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     PERFORM tweetkeeper.wake_maintenance();
@@ -2542,6 +2553,7 @@ DECLARE
   dup bigint;
   dup_count bigint;
   added bigint;
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF tweet_ids IS NULL THEN
     RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -2579,7 +2591,8 @@ BEGIN
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, bucket)
-  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last), tweetkeeper.bucket_of(id)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last),
+         CASE WHEN distributed THEN tweetkeeper.bucket_of(id) END
     FROM unnest(tweet_ids) AS id,
          LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;

@@ -181,7 +181,8 @@ BEGIN
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
                                                 like_count, quote_count, bookmark_count, impression_count, bucket)
     VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
-            NEW.quote_count, NEW.bookmark_count, NEW.impression_count, tweetkeeper.bucket_of(NEW.tweet_id));
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count,
+            CASE WHEN tweetkeeper.shard_count() > 0 THEN tweetkeeper.bucket_of(NEW.tweet_id) END);
     RETURN NEW;
   END IF;
   DELETE FROM tweetkeeper.metric_history_hot h

@@ -4,7 +4,7 @@
 -- history and batches live on one node. Not by tweet_id itself: Citus locks rows (FOR UPDATE)
 -- only in a query routed to one shard, which needs an equality on the distribution column, and
 -- a claim asks for "due tweets", not for ids; `bucket = ANY (a shard's buckets)` routes it.
--- On one node bucket is set and never read.
+-- On one node bucket stays NULL (every insert asks shard_count() first): not a byte of any row.
 
 -- The bucket of a post: 1024 values, so that any shard count up to that splits them evenly.
 CREATE FUNCTION bucket_of(post_id bigint) RETURNS smallint

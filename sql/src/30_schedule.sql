@@ -95,10 +95,12 @@ CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT N
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
   INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay, bucket)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c), tweetkeeper.bucket_of(tweet_id))
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
+          CASE WHEN distributed THEN tweetkeeper.bucket_of(tweet_id) END)
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     PERFORM tweetkeeper.wake_maintenance();
@@ -122,6 +124,7 @@ DECLARE
   dup bigint;
   dup_count bigint;
   added bigint;
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF tweet_ids IS NULL THEN
     RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -159,7 +162,8 @@ BEGIN
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, bucket)
-  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last), tweetkeeper.bucket_of(id)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last),
+         CASE WHEN distributed THEN tweetkeeper.bucket_of(id) END
     FROM unnest(tweet_ids) AS id,
          LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;

@@ -88,6 +88,7 @@ DECLARE
   p record;
   r record;
   c timestamptz;
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF url IS NULL THEN
     RAISE EXCEPTION 'url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -114,13 +115,14 @@ BEGIN
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
             CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END, tweetkeeper.bucket_of(r.tweet_id))
+                           ELSE p.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
     EXIT WHEN FOUND;
   END LOOP;
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
   VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author), tweetkeeper.bucket_of(r.tweet_id))
+          tweetkeeper.post_endpoint(p.network, p.host, p.author),
+          CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   RETURN FOUND;
 END $$;
@@ -140,6 +142,7 @@ DECLARE
   added bigint := 0;
   u text;
   rest text[];
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -208,14 +211,15 @@ BEGIN
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
            CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END, tweetkeeper.bucket_of(cand.id0)
+                          ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id
   ), added_rows AS (
     INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
     SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author), tweetkeeper.bucket_of(cand.id0)
+           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
+           CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
       FROM cand
      WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
      ORDER BY cand.id0

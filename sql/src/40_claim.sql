@@ -342,7 +342,7 @@ BEGIN
                                    provider, bucket)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
           pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
-          tweetkeeper.bucket_of(ids[1]));
+          CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
 END $$;
 

@@ -428,6 +428,7 @@ DECLARE
   r record;
   settled integer := 0;
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
+  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF lease IS NULL OR resolutions IS NULL THEN
     RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -466,12 +467,13 @@ BEGIN
       IF NOT r.known THEN
         INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
         VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key), tweetkeeper.bucket_of(r.tweet_id));
+                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key),
+                CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
                                       watch_until, endpoint, bucket)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
-              p.watch_until, 'bluesky', tweetkeeper.bucket_of(r.tweet_id));
+              p.watch_until, 'bluesky', CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
     END IF;
     DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;

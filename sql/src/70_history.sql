@@ -117,7 +117,7 @@ BEGIN
     SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
            count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
            h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count,
-           tweetkeeper.bucket_of(h.tweet_id)
+           CASE WHEN (SELECT tweetkeeper.shard_count() > 0) THEN tweetkeeper.bucket_of(h.tweet_id) END
       FROM %s h
      ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
     ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
@@ -251,7 +251,9 @@ BEGIN
        GROUP BY 1, 2
     ), ins AS (
       INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed, bucket)
-      SELECT g.tweet_id, g.span_start, g.packed, tweetkeeper.bucket_of(g.tweet_id) FROM g ORDER BY 1, 2
+      SELECT g.tweet_id, g.span_start, g.packed,
+             CASE WHEN (SELECT tweetkeeper.shard_count() > 0) THEN tweetkeeper.bucket_of(g.tweet_id) END
+        FROM g ORDER BY 1, 2
       ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
       DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
     )
