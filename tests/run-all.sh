@@ -33,17 +33,20 @@ unit() {
   return 1
 }
 
-# Citus (the citus suite, last) is built from source when it is not installed yet: in the
-# background from the start, at the lowest priority, so that the build runs in the time the
-# suites below spend waiting on their workers, not after them.
-citus_build_log=$(mktemp /tmp/tweetkeeper-citus-build.XXXXXX)
-nice -n 19 tests/citus/build.sh >"$citus_build_log" 2>&1 &
+# What the last three suites build (the sanitize and fuzz suites' instrumented builds, and
+# Citus from its source when it is not installed yet) is built in the background from the start,
+# at the lowest priority: in the time the suites between spend waiting on their workers and
+# clusters, not after them (about four minutes of two cores, otherwise).
+bg_log=$(mktemp -d /tmp/tweetkeeper-check-builds.XXXXXX)
+(nice -n 19 env TK_BUILD_ONLY=1 tests/sanitize/run.sh && nice -n 19 env TK_BUILD_ONLY=1 tests/fuzz/run.sh) \
+  >"$bg_log/instrumented.log" 2>&1 &
+instrumented_build=$!
+nice -n 19 tests/citus/build.sh >"$bg_log/citus.log" 2>&1 &
 citus_build=$!
+trap 'rm -f "$log"; rm -rf "$bg_log"' EXIT
 
 run_suite build tests/build/make_targets.sh
 run_suite unit unit
-run_suite sanitize tests/sanitize/run.sh
-run_suite fuzz tests/fuzz/run.sh
 run_suite cli tests/cli/worker_cli.sh
 run_suite import tests/cli/import_cli.sh
 run_suite pgtap tests/pgtap/run.sh
@@ -65,10 +68,12 @@ run_suite spec tests/mock_api/spec/spec.sh
 run_suite api-faults tests/faults/api_faults.sh
 run_suite api-faults-bluesky env PROVIDER=bluesky tests/faults/api_faults.sh
 run_suite crash-faults tests/faults/crash.sh
+wait "$instrumented_build" || tail -5 "$bg_log/instrumented.log"  # (the suites say what failed)
+run_suite sanitize tests/sanitize/run.sh
+run_suite fuzz tests/fuzz/run.sh
 wait "$citus_build"
-echo "citus build: $(tail -1 "$citus_build_log")"
+echo "citus build: $(tail -1 "$bg_log/citus.log")"
 run_suite citus tests/citus/citus.sh
-rm -f "$citus_build_log"
 
 read -r passed failed < <(awk '/^[a-z0-9.-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
 echo "==="

@@ -244,6 +244,34 @@ tk_ok "the credential's window was never exceeded: at most $PER_WINDOW requests 
 [ "$(jq '.status_counts["429"] // 0' "$dir/stats.json")" = 0 ]
 tk_ok "no 429 from the API" $? "$(jq -c '.status_counts' "$dir/stats.json")"
 
+# History housekeeping on the distributed history, with data: observations of 100 posts 40 days
+# old (written through the metric_history view, as an import of old history would) land in the
+# default partition; create_partitions() gives them a distributed partition of their own,
+# compact_history() packs them into metric_history_compact, apply_retention() rolls them up into
+# metric_daily and drops them.
+hk=$(on c 2>&1 <<SQL
+INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count)
+SELECT p.tweet_id, 900000000 + g, now() - interval '40 days' + g * interval '1 hour', g
+  FROM (SELECT tweet_id FROM public.new_posts ORDER BY tweet_id LIMIT 100) p, generate_series(1, 3) g;
+SELECT count(*) FROM tweetkeeper.metric_history_default WHERE lease_id BETWEEN 900000000 AND 900000100;
+SELECT tweetkeeper.create_partitions() > 0;
+SELECT count(*) FROM tweetkeeper.metric_history_default WHERE lease_id BETWEEN 900000000 AND 900000100;
+SET tweetkeeper.history_retention = '60d';
+SELECT tweetkeeper.compact_history() > 0;
+SELECT (SELECT count(*) FROM tweetkeeper.metric_history_hot WHERE lease_id BETWEEN 900000000 AND 900000100),
+       (SELECT count(*) FROM tweetkeeper.metric_history WHERE lease_id BETWEEN 900000000 AND 900000100);
+SET tweetkeeper.history_retention = '30d';
+SET tweetkeeper.history_rollup = on;
+SELECT tweetkeeper.apply_retention() >= 0;
+SELECT (SELECT count(*) FROM tweetkeeper.metric_history WHERE lease_id BETWEEN 900000000 AND 900000100),
+       (SELECT sum(observations) FROM tweetkeeper.metric_daily WHERE tweet_id BETWEEN $lo AND $hi);
+SELECT string_agg(task || ': ' || result, '; ') FROM tweetkeeper.housekeeping_runs WHERE result LIKE 'failed%';
+SQL
+)
+echo "$hk" | sed 's/^/# /'
+[ "$(echo "$hk" | head -8 | tr '\n' ' ')" = "300 t 0 t 0|300 t 0|300 " ]
+tk_ok "partitions, compaction and retention with rollup on the distributed history (300 observations: default partition -> partition -> compacted -> rolled up and dropped)" $? "$hk"
+
 # Housekeeping runs on the coordinator for the cluster, and not on a worker node.
 out=$(on c -c "SELECT tweetkeeper.housekeeping()" 2>&1)
 [ -n "$out" ] && ! echo "$out" | grep -qi "failed\|error"
