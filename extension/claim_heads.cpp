@@ -51,9 +51,7 @@ void Forget() {
 
 void AtTransactionEnd(XactEvent event, void*) {
   if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT) {
-    if (moved)
-      if (pg_atomic_uint64* shared = tweetkeeper::wakeup::HeadsEpoch()) pg_atomic_fetch_add_u64(shared, 1);
-    moved = false;
+    tweetkeeper::wakeup::PublishHeadsMoved();
   } else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) {
     moved = false;
     Forget();
@@ -72,6 +70,13 @@ void RegisterCallbacks() {
 }
 
 }  // namespace
+
+// (wakeup.hpp) Whichever of this file's and wakeup.cpp's commit callbacks runs first does it.
+void tweetkeeper::wakeup::PublishHeadsMoved() {
+  if (moved)
+    if (pg_atomic_uint64* shared = HeadsEpoch()) pg_atomic_fetch_add_u64(shared, 1);
+  moved = false;
+}
 
 // claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[]): this session's
 // heads, or NULLs when a full look is due (none remembered, the last full look older than

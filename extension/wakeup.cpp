@@ -58,6 +58,7 @@ void AtTransactionEnd(XactEvent event, void*) {
   const bool wake = wake_pending && (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT);
   wake_pending = false;
   if (!wake || shared == nullptr) return;
+  PublishHeadsMoved();
   const uint32 pid = pg_atomic_read_u32(&shared->maintenance_pid);
   if (pid == 0) return;
   if (PGPROC* proc = BackendPidGetProc(static_cast<int>(pid))) SetLatch(&proc->procLatch);

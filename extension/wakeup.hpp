@@ -16,5 +16,10 @@ void PublishMaintenancePid();
 // The claim heads' epoch (claim_heads.cpp), bumped by every commit that may have put an X tweet
 // below a head; nullptr when the library was not preloaded (no shared memory).
 pg_atomic_uint64* HeadsEpoch();
+// At commit, before the background worker is woken: bumps the heads' epoch now if this
+// transaction moved a head (claim_heads.cpp), so that the worker never looks with the old one.
+// (Transaction callbacks run in reverse order of registration: a session that registered the
+// wake after the heads' callback woke the worker first, and it could sleep past the new tweets.)
+void PublishHeadsMoved();
 
 }  // namespace tweetkeeper::wakeup
