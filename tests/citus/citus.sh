@@ -244,6 +244,32 @@ tk_ok "the credential's window was never exceeded: at most $PER_WINDOW requests 
 [ "$(jq '.status_counts["429"] // 0' "$dir/stats.json")" = 0 ]
 tk_ok "no 429 from the API" $? "$(jq -c '.status_counts' "$dir/stats.json")"
 
+# A rebalance while workers claim: the first shard group of w1 moves to w2 (block_writes: Citus
+# copies it and holds its writes meanwhile). Its buckets stay, so claims follow it there.
+read -r moved n_moved < <(on c -F' ' -c "SELECT s.shardid, s.n FROM (SELECT shardid, row_number() OVER (ORDER BY shardid) AS n
+    FROM pg_dist_shard WHERE logicalrelid = 'tweetkeeper.tweets'::regclass) s
+  JOIN pg_dist_shard_placement p USING (shardid) WHERE p.nodeport = $p_w1 ORDER BY 1 LIMIT 1")
+start_worker 5
+start_worker 6
+sleep 3
+out=$(on c -c "SELECT citus_move_shard_placement($moved, 'localhost', $p_w1, 'localhost', $p_w2,
+                 shard_transfer_mode := 'block_writes')" 2>&1)
+tk_ok "a shard group moves from w1 to w2 while workers claim (citus_move_shard_placement)" $? "$out"
+moved_at=$(on c -c "SELECT now()")
+sleep 12
+for i in 5 6; do
+  eval "pid=\$worker_$i"
+  kill -TERM "$pid"
+  tk_wait_exit "$pid" 30
+  [ "$TK_RC" = 0 ] || echo "# worker $i: exit $TK_RC"
+done
+tk_sql_ok "the moved shard is on w2 now" "SELECT nodeport = $p_w2 FROM pg_dist_shard_placement WHERE shardid = $moved"
+tk_sql_ok "claims of the moved shard went on after the move, there, and none is left in flight" \
+  "SELECT count(*) FILTER (WHERE outcome = 'completed' AND claimed_at > timestamptz '$moved_at' AND lease_id >> 48 = $n_moved) > 0
+      AND count(*) FILTER (WHERE outcome IS NULL) = 0
+     FROM tweetkeeper.batches WHERE worker IN ('cw-5', 'cw-6')" \
+  "SELECT outcome, lease_id >> 48, count(*) FROM tweetkeeper.batches WHERE worker IN ('cw-5', 'cw-6') GROUP BY 1, 2"
+
 # History housekeeping on the distributed history, with data: observations of 100 posts 40 days
 # old (written through the metric_history view, as an import of old history would) land in the
 # default partition; create_partitions() gives them a distributed partition of their own,
