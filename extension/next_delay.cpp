@@ -17,6 +17,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <cstring>
 #include <string>
 
 #include <vector>
@@ -153,9 +154,14 @@ struct GivenPolicy {
 GivenPolicy given;
 
 void LoadGivenPolicy(ArrayType* ages, ArrayType* delays) {
-  std::string key(reinterpret_cast<const char*>(ages), VARSIZE(ages));
-  key.append(reinterpret_cast<const char*>(delays), VARSIZE(delays));
-  if (given.valid && given.key == key) return;
+  // Called for every row a completion updates, with the same arrays: compared in place, copied
+  // only when they differ.
+  const size_t a_len = VARSIZE(ages), d_len = VARSIZE(delays);
+  if (given.valid && given.key.size() == a_len + d_len && memcmp(given.key.data(), ages, a_len) == 0 &&
+      memcmp(given.key.data() + a_len, delays, d_len) == 0)
+    return;
+  std::string key(reinterpret_cast<const char*>(ages), a_len);
+  key.append(reinterpret_cast<const char*>(delays), d_len);
   Datum* a = nullptr;
   Datum* d = nullptr;
   bool* a_null = nullptr;
