@@ -28,6 +28,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "utils/fmgrprotos.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -71,6 +72,22 @@ namespace {
 // tweetkeeper.tweets directly, a database still on an older extension version).
 constexpr long kIdleSleepMs = 10'000;
 
+// ALTER EXTENSION tweetkeeper UPDATE takes this advisory lock exclusively at the start of its
+// script (sql/tweetkeeper--0.2.0--0.3.0.sql and later ones); every transaction of this worker
+// takes it shared before it touches a table of the extension. So an update waits for the tick in
+// progress and holds the next one back before that locks anything: the two never deadlock,
+// whatever order the script takes its locks in. (On Citus, where the update runs on every node
+// beside that node's worker, one was cancelled as a distributed deadlock.)
+constexpr int64 kUpdateLockKey = 8388903688909320804;  // "tk_upgrd"
+
+// Whether the extension is installed in this database; if so, the update lock is held (shared)
+// to the end of the transaction.
+bool InstalledAndNotUpdating() {
+  if (!OidIsValid(get_extension_oid("tweetkeeper", true))) return false;
+  DirectFunctionCall1(pg_advisory_xact_lock_shared_int8, Int64GetDatum(kUpdateLockKey));
+  return true;
+}
+
 // Runs `work` in a transaction of its own with SPI and a snapshot, as pg_cron's ticks do, shown
 // in pg_stat_activity as `activity`. Pure PostgreSQL C calls: an error aborts the transaction
 // and exits the worker, and the postmaster starts it again after bgw_restart_time.
@@ -95,7 +112,7 @@ void InTransaction(const char* activity, Work&& work) {
 std::optional<long> Tick() {
   std::optional<long> wait_ms;
   InTransaction("tweetkeeper maintenance tick", [&] {
-    if (OidIsValid(get_extension_oid("tweetkeeper", true)) &&
+    if (InstalledAndNotUpdating() &&
         SPI_execute("SELECT extract(epoch FROM tweetkeeper.maintenance()) * 1000", false, 0) == SPI_OK_SELECT &&
         SPI_processed == 1) {
       bool isnull = true;
@@ -114,7 +131,7 @@ std::optional<long> Tick() {
 bool HousekeepingTick() {
   bool installed = false;
   InTransaction("tweetkeeper housekeeping", [&] {
-    installed = OidIsValid(get_extension_oid("tweetkeeper", true));
+    installed = InstalledAndNotUpdating();
     if (installed &&
         SPI_execute("SELECT to_regprocedure('tweetkeeper.housekeeping(interval)') IS NOT NULL", true, 0) ==
             SPI_OK_SELECT &&

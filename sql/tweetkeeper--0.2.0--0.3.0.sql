@@ -13,6 +13,11 @@
 --    endpoints, claim_posts() (Bluesky and Mastodon posts, one endpoint per batch), and
 --    complete_batch()/release_batch() for them (creation time from the answer, endpoint windows).
 
+-- Held to the end of the update: the background worker takes it shared in each of its
+-- transactions before it touches a table (extension/bgworker.cpp), so it waits for the update
+-- instead of locking tables beside it in another order (a deadlock, seen on a Citus cluster).
+SELECT pg_catalog.pg_advisory_xact_lock(8388903688909320804);
+
 CREATE OR REPLACE FUNCTION create_partitions() RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
@@ -1124,6 +1129,11 @@ DECLARE
   skipped bigint := 0;
   res_names text[];        -- credentials with reads reserved by batches in flight, and how many
   res_counts bigint[];
+  turned text[];           -- credentials whose window has ended, when it began and ended,
+  turned_since timestamptz[];
+  turned_until timestamptz[];
+  flying_names text[];     -- and those of them with requests of it in flight, how many
+  flying bigint[];
 BEGIN
   -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
   --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
@@ -1234,6 +1244,24 @@ BEGIN
 
   quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_in.provider);
   IF quota_mode THEN
+    -- A request still in flight when a window ends may reach the API in its next window (a slow
+    -- answer, a paused worker): a credential's next window starts with its requests in flight
+    -- counted in it, so that the API never sees more than its limit in one of its windows. (A
+    -- late one did, in tests/citus/citus.sh: a 429.) Looked up only when a window has ended;
+    -- batches (distributed on Citus) read apart from credentials.
+    SELECT coalesce(array_agg(x.name), '{}'),
+           coalesce(array_agg(coalesce(x.window_started_at, x.window_reset_at - x.window_length)), '{}'),
+           coalesce(array_agg(x.window_reset_at), '{}')
+      INTO turned, turned_since, turned_until
+      FROM tweetkeeper.credentials x WHERE x.provider = claim_in.provider AND x.window_reset_at <= now();
+    IF cardinality(turned) > 0 THEN
+      SELECT array_agg(f.credential), array_agg(f.n) INTO flying_names, flying
+        FROM (SELECT b.credential, count(*) AS n FROM tweetkeeper.batches b
+               WHERE b.outcome IS NULL AND b.credential = ANY (turned)
+                 AND b.claimed_at >= turned_since[array_position(turned, b.credential)]
+                 AND b.claimed_at < turned_until[array_position(turned, b.credential)]
+               GROUP BY b.credential) f;
+    END IF;
     -- The least recently used credential with quota, so that all of them are used. The row
     -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
     -- monthly cap counts billed reads, reserved here and settled by complete or release. Even
@@ -1241,7 +1269,8 @@ BEGIN
     -- window_length / requests_per_window whichever worker sends it (paced_until).
     UPDATE tweetkeeper.credentials c
        SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                            THEN c.requests_per_window ELSE c.remaining END - 1,
+                            THEN c.requests_per_window - coalesce(flying[array_position(flying_names, c.name)], 0)
+                            ELSE c.remaining END - 1,
            window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
                                   THEN now() + c.window_length ELSE c.window_reset_at END,
            window_started_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
@@ -1267,7 +1296,9 @@ BEGIN
         WHERE x.provider = claim_in.provider
           AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials))
           AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
-          AND (x.remaining > 0 OR x.window_reset_at <= now())
+          AND (x.remaining > 0
+               OR (x.window_reset_at <= now()
+                   AND coalesce(flying[array_position(flying_names, x.name)], 0) < x.requests_per_window))
           AND (x.monthly_cap IS NULL
                OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
                   + cardinality(ids) - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
@@ -1275,7 +1306,9 @@ BEGIN
         ORDER BY x.last_used_at NULLS FIRST
         LIMIT 1
         FOR UPDATE)
-       AND (c.remaining > 0 OR c.window_reset_at <= now())
+       AND (c.remaining > 0
+            OR (c.window_reset_at <= now()
+                AND coalesce(flying[array_position(flying_names, c.name)], 0) < c.requests_per_window))
        AND (burst OR c.paced_until IS NULL OR c.paced_until <= now())
     RETURNING c.name INTO cred;
     IF cred IS NULL THEN

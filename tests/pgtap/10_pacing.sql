@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(17);
+SELECT plan(20);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM generate_series(1, 40) g;
@@ -71,6 +71,32 @@ UPDATE tweetkeeper.credentials SET status = 'rejected' WHERE name <> 'r';
 SELECT pg_temp.claim();
 SELECT cmp_ok((SELECT paced_until FROM tweetkeeper.credentials WHERE name = 'r'), '<', now() + interval '1 second',
   'and the next request is paced by it: not held back until the window ends');
+
+-- A window ends with requests of it still in flight: a late one may reach the API in the API's
+-- next window, so they count in our next one (q: 4 a minute, all of its batches claimed in the
+-- window that has just ended, none finished; one of them left over from an earlier window).
+UPDATE tweetkeeper.credentials SET status = 'active', remaining = 0, paced_until = NULL,
+  window_started_at = now() - interval '59 seconds', window_reset_at = now() WHERE name = 'q';
+UPDATE tweetkeeper.credentials SET status = 'rejected' WHERE name <> 'q';
+UPDATE tweetkeeper.batches SET claimed_at = CASE WHEN lease_id = (SELECT min(lease_id) FROM tweetkeeper.batches WHERE credential = 'q')
+                                                 THEN now() - interval '2 minutes' ELSE now() - interval '1 second' END
+ WHERE credential = 'q';
+CREATE TEMP TABLE q_flying AS
+SELECT count(*) FILTER (WHERE claimed_at >= now() - interval '59 seconds') AS n, count(*) AS all_n
+  FROM tweetkeeper.batches WHERE credential = 'q' AND outcome IS NULL;
+SELECT isnt((SELECT lease_id FROM pg_temp.claim()), NULL, 'q''s next window: a request');
+SELECT is((SELECT remaining FROM tweetkeeper.credentials WHERE name = 'q'),
+          (SELECT CASE WHEN n >= 1 AND all_n > n THEN 4 - n::integer - 1 END FROM q_flying),
+  'its requests of the window just ended still in flight count in the new one (not those of an earlier window)');
+UPDATE tweetkeeper.credentials SET remaining = 0, window_reset_at = now(), paced_until = NULL,
+  window_started_at = now() - interval '1 minute' WHERE name = 'q';
+UPDATE tweetkeeper.batches SET claimed_at = now() - interval '1 second' WHERE credential = 'q';
+INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at, expires_at, credential,
+                                 claimer_pid, claimer_started, billable, provider)
+SELECT 900000 + g, 'w', '{}', 0, now(), now() - interval '1 second', now() + interval '1 minute', 'q', 0, now(), 0, 'x-v2'
+  FROM generate_series(1, 4) g;
+SELECT is((SELECT wait_reason FROM pg_temp.claim()) IS NOT NULL, true,
+  'with as many in flight as the window allows, the new window has none left: the claim waits');
 
 SELECT * FROM finish();
 ROLLBACK;
