@@ -170,6 +170,15 @@ CREATE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
   LANGUAGE sql STABLE
   RETURN (SELECT b.buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = (lease >> 48)::integer);
 
+-- The shards a claim goes round on Citus, each with its buckets, in turn from the one after this
+-- session's last batch (tweetkeeper_claim.next_shard, which claim_batch() and claim_posts() set).
+CREATE FUNCTION shards_in_turn(OUT shard integer, OUT buckets smallint[]) RETURNS SETOF record
+  LANGUAGE sql STABLE AS $$
+  SELECT b.shard, b.buckets
+    FROM tweetkeeper.shard_buckets b, (SELECT count(*)::integer AS n FROM tweetkeeper.shard_buckets) c
+   ORDER BY (b.shard + c.n - coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,
+                                      1 + pg_backend_pid() % c.n)) % c.n $$;
+
 -- Spreads the queue over a Citus cluster: run on the coordinator once the worker nodes are added
 -- (citus_add_node). Safe on a queue that holds data, and idempotent: a second call distributes
 -- only what is not yet distributed and maps the shards again (after a shard split, say).
@@ -319,6 +328,40 @@ BEGIN
   RETURN coalesce((SELECT l.groupid > 0 FROM pg_dist_local_group l), false);
 END $$;
 
+-- Going back to one node: run once in the database a coordinator's dump was restored into (README
+-- "Scaling out", going back). Citus 12.1 undistributes no table an extension owns, so the way back
+-- is pg_dump of the coordinator's database, which reads every row through it; restored on a
+-- server without Citus, the queue needs only this: the shard map emptied (claims no longer route),
+-- and the history partitions the cluster made, which require a bucket (a column of their
+-- distributed primary key), made to take rows without one again, as one node writes them.
+CREATE FUNCTION undistribute() RETURNS text
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_shards integer;
+  n_parts integer := 0;
+  part regclass;
+BEGIN
+  IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    RAISE EXCEPTION 'tweetkeeper.undistribute() runs in the database on one node that a coordinator''s dump was restored into, and this database has Citus'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'pg_dump the coordinator''s database and restore it on a server without Citus first (README: Scaling out).';
+  END IF;
+  DELETE FROM tweetkeeper.shard_buckets;
+  GET DIAGNOSTICS n_shards = ROW_COUNT;
+  FOR part IN
+    SELECT a.attrelid::regclass FROM pg_inherits i JOIN pg_attribute a ON a.attrelid = i.inhrelid
+     WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass AND a.attname = 'bucket' AND a.attnotnull
+  LOOP
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN bucket DROP NOT NULL', part);
+    n_parts := n_parts + 1;
+  END LOOP;
+  RETURN format('one node again: %s shards unmapped, %s history partitions take rows without a bucket',
+                n_shards, n_parts);
+END $$;
+COMMENT ON FUNCTION undistribute() IS
+  'Run once in a database on one node that a Citus coordinator''s dump was restored into: the '
+  'queue is one node''s again.';
+
 -- Both claim orders read tweets_lateness_idx; 0.2.0's tweets_due_idx was a second index written
 -- by every claim and completion.
 DROP INDEX tweets_due_idx, tweets_lateness_idx, tweets_watched_idx;
@@ -375,14 +418,18 @@ CREATE FUNCTION post_ref_id(network text, host text, author text, post_key text,
 DECLARE
   identity text := tweetkeeper.post_identity(network, host, author, post_key);
   other text;
+  distributed boolean := tweetkeeper.shard_count() > 0;
+  bk smallint;  -- on Citus the id's bucket: each look routed to its one shard
 BEGIN
   FOR seed IN 0..1000 LOOP
     tweet_id := tweetkeeper.post_id(identity, seed);
+    bk := CASE WHEN distributed THEN tweetkeeper.bucket_of(tweet_id) END;
     SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) INTO other
-      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id;
+      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id AND (bk IS NULL OR r.bucket = bk);
     known := FOUND;
     IF NOT FOUND OR other = identity THEN
-      tracked := known AND EXISTS (SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = post_ref_id.tweet_id);
+      tracked := known AND EXISTS (SELECT 1 FROM tweetkeeper.tweets t
+                                    WHERE t.tweet_id = post_ref_id.tweet_id AND (bk IS NULL OR t.bucket = bk));
       RETURN;
     END IF;
   END LOOP;
@@ -447,6 +494,22 @@ COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
   'schedule_tweet, a Bluesky or Mastodon post under a negative id (post_refs). Returns false, '
   'changing nothing, if the post is tracked already, whatever URL it came by.';
 
+-- The posts of other networks among urls, each once (its first spelling), a handle resolved
+-- before named by its DID, with its identity and seed-0 id: what schedule_posts() inserts. (A SQL
+-- function of one query: the planner inlines it into the statement that reads it.)
+CREATE FUNCTION posts_wanted(urls text[])
+  RETURNS TABLE (i bigint, url text, network text, host text, author text, post_key text, canonical text,
+                 created_at timestamptz, identity text, id0 bigint)
+  LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
+    FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
+                 coalesce(least(p.created_at, now()), now()) AS created_at,
+                 tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
+            FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
+                 LATERAL (SELECT tweetkeeper.post_author(p.network, p.author) AS author) au
+           WHERE p.network <> 'x') x
+   ORDER BY x.identity, x.i $$;
+
 -- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
 -- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
 CREATE FUNCTION schedule_posts(urls text[]) RETURNS bigint
@@ -459,6 +522,8 @@ DECLARE
   u text;
   rest text[];
   distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
+  ids bigint[];
+  n bigint;
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -510,43 +575,66 @@ BEGIN
   -- when that is free or its own, inserted in id order (one pass over the indexes' pages). The
   -- rare rest (a collision, or a race with another session) goes through schedule_post, which
   -- probes the next seeds.
-  WITH want AS (
-    SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
-      FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
-                   coalesce(least(p.created_at, now()), now()) AS created_at,
-                   tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
-              FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
-                   LATERAL (SELECT tweetkeeper.post_author(p.network, p.author) AS author) au
-             WHERE p.network <> 'x') x
-     ORDER BY x.identity, x.i
-  ), cand AS (
-    SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
-                   FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
-      FROM want
-  ), refs AS (
+  IF distributed THEN
+    -- On Citus a statement that writes two distributed tables, or reads one in a correlated
+    -- subquery, is not planned: the same steps one statement each, through temporary tables on
+    -- the coordinator. post_refs is read again after the insert: it says whose each id is.
+    CREATE TEMP TABLE tk_want ON COMMIT DROP AS
+    SELECT * FROM tweetkeeper.posts_wanted(urls);
+    ids := ARRAY(SELECT w.id0 FROM pg_temp.tk_want w);
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-    SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
-           CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
-      FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
-    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
-    RETURNING tweet_id
-  ), added_rows AS (
+    SELECT w.id0, w.network, w.host, w.author, w.post_key,
+           CASE w.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', w.author, w.post_key)
+                          ELSE w.canonical END, tweetkeeper.bucket_of(w.id0)
+      FROM pg_temp.tk_want w ORDER BY w.id0
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
+    CREATE TEMP TABLE tk_refs ON COMMIT DROP AS
+    SELECT r.tweet_id, tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) AS identity
+      FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
     INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
-    SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
-           CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
-      FROM cand
-     WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
-     ORDER BY cand.id0
-    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
-    RETURNING 1
-  )
-  SELECT added + (SELECT count(*) FROM added_rows),
-         ARRAY(SELECT cand.url FROM cand
-                WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
-                ORDER BY cand.i)
-    INTO added, rest;
+    SELECT w.id0, w.created_at, w.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(w.created_at),
+           tweetkeeper.post_endpoint(w.network, nullif(w.host, ''), w.author), tweetkeeper.bucket_of(w.id0)
+      FROM pg_temp.tk_want w JOIN pg_temp.tk_refs r ON r.tweet_id = w.id0 AND r.identity = w.identity
+     ORDER BY w.id0
+    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    added := added + n;
+    rest := ARRAY(SELECT w.url FROM pg_temp.tk_want w
+                   WHERE NOT EXISTS (SELECT FROM pg_temp.tk_refs r WHERE r.tweet_id = w.id0 AND r.identity = w.identity)
+                   ORDER BY w.i);
+    DROP TABLE pg_temp.tk_want, pg_temp.tk_refs;
+  ELSE
+    WITH want AS (
+      SELECT * FROM tweetkeeper.posts_wanted(urls)
+    ), cand AS (
+      SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
+                     FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
+        FROM want
+    ), refs AS (
+      INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
+      SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
+             CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
+                            ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
+        FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
+      ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
+      RETURNING tweet_id
+    ), added_rows AS (
+      INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
+      SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
+             tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
+             CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
+        FROM cand
+       WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
+       ORDER BY cand.id0
+      ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
+      RETURNING 1
+    )
+    SELECT added + (SELECT count(*) FROM added_rows),
+           ARRAY(SELECT cand.url FROM cand
+                  WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
+                  ORDER BY cand.i)
+      INTO added, rest;
+  END IF;
   -- The rest: posts whose seed-0 id another post holds (or took meanwhile).
   FOREACH u IN ARRAY rest LOOP
     IF tweetkeeper.schedule_post(u) THEN
@@ -668,20 +756,14 @@ BEGIN
   END IF;
 END $$;
 
--- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
--- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
--- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
--- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
--- resolves their handles and hands the DIDs to complete_handles().
--- For Mastodon, the server whose oldest due status has waited longest among those whose window
--- allows a request (and, for a server that refused us without a token, that this worker holds a
--- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
--- of the endpoint's window is counted here, under its row lock, so workers together never send
--- more than the endpoint said it takes. Completed and released as any batch.
-CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+-- claim_posts()'s work, on all posts (buckets NULL) or on one shard's (Citus: shard is the lease
+-- id's high bits, as for claim_in()). Every endpoint's window stays one row on the coordinator:
+-- a request is counted there whichever shard the batch is of.
+CREATE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
+                         buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text)
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
   e record;
@@ -702,24 +784,6 @@ DECLARE
   ep text;
   was_answered timestamptz;
 BEGIN
-  IF tweetkeeper.shard_count() > 0 THEN
-    RAISE EXCEPTION 'claim_posts() does not run on a distributed (Citus) install yet: only X''s claim_batch() does'
-      USING ERRCODE = 'feature_not_supported',
-            HINT = 'Track Bluesky and Mastodon posts in a database that is not distributed.';
-  END IF;
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
-    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
-      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
   -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
   -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
   -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
@@ -734,19 +798,21 @@ BEGIN
       OPEN endpoints_due FOR
         SELECT t.endpoint COLLATE "C" AS endpoint FROM tweetkeeper.tweets t
          WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
+           AND (buckets IS NULL OR t.bucket = ANY (buckets))
          ORDER BY t.due_at LIMIT 1;
     ELSE
       OPEN endpoints_due FOR
         WITH RECURSIVE d(endpoint, first_due) AS (
           (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
+              AND (buckets IS NULL OR t.bucket = ANY (buckets))
             ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
           UNION ALL
           SELECT n.endpoint, n.due_at
             FROM d CROSS JOIN LATERAL (
               SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
                WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
-                 AND t.endpoint COLLATE "C" <= hi
+                 AND t.endpoint COLLATE "C" <= hi AND (buckets IS NULL OR t.bucket = ANY (buckets))
                ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
         SELECT d.endpoint FROM d
          WHERE d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
@@ -774,10 +840,14 @@ BEGIN
       -- another goes.
       INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (ep) ON CONFLICT DO NOTHING;
       SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep FOR UPDATE;
-      IF q.answered_at IS NULL AND EXISTS (SELECT FROM tweetkeeper.batches b
-                                            WHERE b.outcome IS NULL AND b.endpoint = ep) THEN
-        waits := waits || format('%s: its first request is in flight', ep);
-        CONTINUE;
+      -- (Its batches of every shard looked at: PERFORM, as Citus plans no subquery of a
+      -- distributed table beside a record's field.)
+      IF q.answered_at IS NULL THEN
+        PERFORM FROM tweetkeeper.batches b WHERE b.outcome IS NULL AND b.endpoint = ep LIMIT 1;
+        IF FOUND THEN
+          waits := waits || format('%s: its first request is in flight', ep);
+          CONTINUE;
+        END IF;
       END IF;
     END IF;
     IF q.status = 'needs-token' AND NOT substr(ep, 10) = ANY (coalesce(tokens, '{}')) THEN
@@ -805,29 +875,40 @@ BEGIN
       INTO ids, dues, oldest, ctids
       FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid FROM tweetkeeper.tweets t
                             WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
-                              AND t.due_at <= now()
+                              AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
             UNION ALL
             SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid FROM tweetkeeper.tweets t
                             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND t.watch_until IS NULL
+                              AND (buckets IS NULL OR t.bucket = ANY (buckets))
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
             LIMIT n) c;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
-    lease := nextval('tweetkeeper.lease_id_seq');
-    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
+    lease := tweetkeeper.new_lease(shard);
+    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl, buckets);
     INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                      expires_at, credential, claimer_pid, claimer_started, billable,
-                                     provider, endpoint)
+                                     provider, endpoint, bucket)
     VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep);
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep,
+            CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
     -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
-    -- as a hash of all of post_refs, spilled to disk on every claim.
+    -- as a hash of all of post_refs, spilled to disk on every claim. On Citus one query routed
+    -- to the shard (a correlated subquery of a distributed table is not planned there).
+    IF buckets IS NOT NULL THEN
+      keys := ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                          ELSE r.post_key END
+                      FROM tweetkeeper.post_refs r
+                     WHERE r.tweet_id = ANY (ids) AND r.bucket = ANY (buckets)
+                     ORDER BY array_position(ids, r.tweet_id));
+    ELSE
     keys := ARRAY(SELECT (SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
                                                 ELSE r.post_key END
                             FROM tweetkeeper.post_refs r WHERE r.tweet_id = i.id)
                     FROM unnest(ids) WITH ORDINALITY AS i(id, k) ORDER BY i.k);
+    END IF;
     -- One request of the window, counted last: a lock taken here is held to the commit. First
     -- from a lane (endpoint_lanes): one that holds requests of the window and that no other
     -- claim holds. A 429 or 401 recorded meanwhile emptied the lanes (under their locks), so
@@ -862,8 +943,8 @@ BEGIN
         -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as
         -- they were, no batch), and the next claim says why.
         UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-         WHERE t.tweet_id = ANY (ids);
-        DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
+         WHERE t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
+        DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease AND (buckets IS NULL OR b.bucket = ANY (buckets));
         waits := waits || format('%s: its window changed meanwhile', ep);
         wait_min := least(wait_min, now() + interval '1 second');
         CONTINUE;
@@ -888,6 +969,67 @@ BEGIN
   END IF;
 END $$;
 
+COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) IS
+  'claim_posts()''s work on all posts, or on one shard''s buckets (Citus).';
+
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
+-- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
+-- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
+-- resolves their handles and hands the DIDs to complete_handles().
+-- For Mastodon, the server whose oldest due status has waited longest among those whose window
+-- allows a request (and, for a server that refused us without a token, that this worker holds a
+-- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
+-- of the endpoint's window is counted here, under its row lock, so workers together never send
+-- more than the endpoint said it takes. Completed and released as any batch.
+CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
+                 wait_until timestamptz, wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_shards integer := tweetkeeper.shard_count();
+  sh record;
+  r record;
+  wait_min timestamptz;
+  waits text[] := '{}';
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
+    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
+      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF n_shards = 0 THEN
+    RETURN QUERY SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, NULL, 0);
+    RETURN;
+  END IF;
+  -- On Citus (tweetkeeper.distribute()), as claim_batch(): the shards in turn, from the one after
+  -- this session's last batch, until one has a batch to send. An endpoint's posts are spread over
+  -- every shard, its window is one row: a shard whose posts wait for it says until when, and the
+  -- earliest of those is the answer when no shard has a batch.
+  FOR sh IN SELECT * FROM tweetkeeper.shards_in_turn() LOOP
+    FOR r IN SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, sh.buckets, sh.shard) LOOP
+      IF r.lease_id IS NOT NULL THEN
+        PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
+        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text;
+        RETURN;
+      END IF;
+      wait_min := least(wait_min, r.wait_until);
+      waits := waits || r.wait_reason;
+    END LOOP;
+  END LOOP;
+  IF wait_min IS NOT NULL THEN
+    RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text, wait_min,
+      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w);
+  END IF;
+END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
   'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
   'lease, with their keys (at:// URIs, status ids); complete and release them as any batch.';
@@ -1007,6 +1149,8 @@ DECLARE
   settled integer := 0;
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
   distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
+  buckets smallint[] := tweetkeeper.lease_buckets(lease);  -- on Citus: the batch's shard
+  h record;
 BEGIN
   IF lease IS NULL OR resolutions IS NULL THEN
     RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -1014,7 +1158,8 @@ BEGIN
   IF jsonb_typeof(resolutions) <> 'array' THEN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  SELECT * INTO b FROM tweetkeeper.batches
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
   -- Not such a batch, or completed already (a repeated call): nothing to settle.
   IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR b.outcome = 'completed' THEN
     RETURN 0;
@@ -1025,27 +1170,32 @@ BEGIN
    WHERE x.handle IS NOT NULL AND (x.did IS NULL OR x.did ~ '^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$')
   ON CONFLICT ON CONSTRAINT bluesky_handles_pkey
   DO UPDATE SET did = excluded.did, problem = excluded.problem, resolved_at = excluded.resolved_at;
+  -- (The batch's posts read routed to its shard, each one's handle looked up by itself: on Citus
+  -- bluesky_handles is the coordinator's, and a join of it with a shard is not routed.)
   FOR p IN
-    SELECT t.*, f.author, f.post_key, h.did, h.problem
+    SELECT t.*, f.author, f.post_key
       FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs f USING (tweet_id)
-      JOIN tweetkeeper.bluesky_handles h ON h.handle = f.author AND h.resolved_at = now()
      WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+       AND (buckets IS NULL OR (t.bucket = ANY (buckets) AND f.bucket = ANY (buckets)))
   LOOP
+    SELECT x.did, x.problem INTO h FROM tweetkeeper.bluesky_handles x
+     WHERE x.handle = p.author AND x.resolved_at = now();
+    CONTINUE WHEN NOT FOUND;
     settled := settled + 1;
-    IF p.did IS NULL THEN
+    IF h.did IS NULL THEN
       UPDATE tweetkeeper.tweets t
          SET state = 'missing', lease_id = NULL, due_at = now() + recheck, delay = recheck,
              problem_type = 'handle-unresolved', problem_at = now(),
-             problem_detail = format('the handle %s does not resolve to a DID: %s', p.author, p.problem)
-       WHERE t.tweet_id = p.tweet_id;
+             problem_detail = format('the handle %s does not resolve to a DID: %s', p.author, h.problem)
+       WHERE t.tweet_id = p.tweet_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
       CONTINUE;
     END IF;
-    r := tweetkeeper.post_ref_id('bluesky', '', p.did, p.post_key);
+    r := tweetkeeper.post_ref_id('bluesky', '', h.did, p.post_key);
     IF NOT r.tracked THEN
       IF NOT r.known THEN
         INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-        VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key),
+        VALUES (r.tweet_id, 'bluesky', '', h.did, p.post_key,
+                format('https://bsky.app/profile/%s/post/%s', h.did, p.post_key),
                 CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
@@ -1053,16 +1203,16 @@ BEGIN
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
               p.watch_until, 'bluesky', CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
     END IF;
-    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
-    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
+    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id AND (buckets IS NULL OR f.bucket = ANY (buckets));
   END LOOP;
   -- Posts of handles the answer did not mention: due again now, for the next worker.
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
          tweets_read = 0
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   RETURN settled;
 END $$;
 COMMENT ON FUNCTION complete_handles(bigint, jsonb) IS
@@ -1388,9 +1538,7 @@ CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
-  first integer;
-  this_shard integer;
-  buckets smallint[];
+  sh record;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -1413,14 +1561,10 @@ BEGIN
   -- On Citus (tweetkeeper.distribute()) a claim's row locks must be routed to one shard: the
   -- shards in turn, from the one after this session's last batch, until one has a batch to send
   -- (or quota says wait). A batch is as full as its shard's due tweets allow.
-  first := coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,
-                    1 + pg_backend_pid() % n_shards);
-  FOR i IN 0 .. n_shards - 1 LOOP
-    this_shard := 1 + (first - 1 + i) % n_shards;
-    SELECT b.buckets INTO buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = this_shard;
-    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, buckets, this_shard);
+  FOR sh IN SELECT * FROM tweetkeeper.shards_in_turn() LOOP
+    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, sh.buckets, sh.shard);
     IF FOUND THEN
-      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + this_shard % n_shards)::text, false);
+      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
       RETURN;
     END IF;
   END LOOP;
@@ -1983,7 +2127,7 @@ COMMENT ON VIEW watches IS
   'every network.';
 
 REVOKE ALL ON FUNCTION post_identity(text, text, text, text), post_id(text, integer),
-  post_ref_id(text, text, text, text), post_endpoint(text, text, text),
+  post_ref_id(text, text, text, text), post_endpoint(text, text, text), posts_wanted(text[]),
   schedule_post(text, timestamptz), schedule_posts(text[]), endpoint_batch_max(text, boolean),
   claim_posts(text, integer, text, text[]), record_endpoint_quota(text, jsonb, text, text, boolean),
   post_author(text, text), share_window(text), complete_handles(bigint, jsonb), url_post_ids(text[]), watch_posts(text[], interval, interval),
@@ -2668,10 +2812,11 @@ BEGIN
 END $$;
 
 REVOKE ALL ON FUNCTION bucket_of(bigint), shard_count(), new_lease(integer), lease_buckets(bigint),
-  distribute(integer), citus_worker_node(), shed_node_partitions(), policy_delay(timestamptz, timestamptz, interval[], interval[]),
+  distribute(integer), undistribute(), shards_in_turn(), citus_worker_node(), shed_node_partitions(), policy_delay(timestamptz, timestamptz, interval[], interval[]),
   refresh_delay_at(timestamptz, interval, timestamptz, timestamptz, interval[], interval[]),
   after(timestamptz, interval), full_delay_heads(smallint[]),
-  claim_in(text, integer, text, text[], smallint[], integer) FROM PUBLIC;
+  claim_in(text, integer, text, text[], smallint[], integer),
+  posts_in(text, integer, text, text[], smallint[], integer) FROM PUBLIC;
 GRANT SELECT ON shard_buckets TO tweetkeeper_reader;
 
 -- Its UPDATE with the policy given (Citus).

@@ -42,6 +42,15 @@ CREATE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
   LANGUAGE sql STABLE
   RETURN (SELECT b.buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = (lease >> 48)::integer);
 
+-- The shards a claim goes round on Citus, each with its buckets, in turn from the one after this
+-- session's last batch (tweetkeeper_claim.next_shard, which claim_batch() and claim_posts() set).
+CREATE FUNCTION shards_in_turn(OUT shard integer, OUT buckets smallint[]) RETURNS SETOF record
+  LANGUAGE sql STABLE AS $$
+  SELECT b.shard, b.buckets
+    FROM tweetkeeper.shard_buckets b, (SELECT count(*)::integer AS n FROM tweetkeeper.shard_buckets) c
+   ORDER BY (b.shard + c.n - coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,
+                                      1 + pg_backend_pid() % c.n)) % c.n $$;
+
 -- Spreads the queue over a Citus cluster: run on the coordinator once the worker nodes are added
 -- (citus_add_node). Safe on a queue that holds data, and idempotent: a second call distributes
 -- only what is not yet distributed and maps the shards again (after a shard split, say).
@@ -190,3 +199,37 @@ BEGIN
   END IF;
   RETURN coalesce((SELECT l.groupid > 0 FROM pg_dist_local_group l), false);
 END $$;
+
+-- Going back to one node: run once in the database a coordinator's dump was restored into (README
+-- "Scaling out", going back). Citus 12.1 undistributes no table an extension owns, so the way back
+-- is pg_dump of the coordinator's database, which reads every row through it; restored on a
+-- server without Citus, the queue needs only this: the shard map emptied (claims no longer route),
+-- and the history partitions the cluster made, which require a bucket (a column of their
+-- distributed primary key), made to take rows without one again, as one node writes them.
+CREATE FUNCTION undistribute() RETURNS text
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_shards integer;
+  n_parts integer := 0;
+  part regclass;
+BEGIN
+  IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    RAISE EXCEPTION 'tweetkeeper.undistribute() runs in the database on one node that a coordinator''s dump was restored into, and this database has Citus'
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'pg_dump the coordinator''s database and restore it on a server without Citus first (README: Scaling out).';
+  END IF;
+  DELETE FROM tweetkeeper.shard_buckets;
+  GET DIAGNOSTICS n_shards = ROW_COUNT;
+  FOR part IN
+    SELECT a.attrelid::regclass FROM pg_inherits i JOIN pg_attribute a ON a.attrelid = i.inhrelid
+     WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass AND a.attname = 'bucket' AND a.attnotnull
+  LOOP
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN bucket DROP NOT NULL', part);
+    n_parts := n_parts + 1;
+  END LOOP;
+  RETURN format('one node again: %s shards unmapped, %s history partitions take rows without a bucket',
+                n_shards, n_parts);
+END $$;
+COMMENT ON FUNCTION undistribute() IS
+  'Run once in a database on one node that a Citus coordinator''s dump was restored into: the '
+  'queue is one node''s again.';

@@ -59,14 +59,18 @@ CREATE FUNCTION post_ref_id(network text, host text, author text, post_key text,
 DECLARE
   identity text := tweetkeeper.post_identity(network, host, author, post_key);
   other text;
+  distributed boolean := tweetkeeper.shard_count() > 0;
+  bk smallint;  -- on Citus the id's bucket: each look routed to its one shard
 BEGIN
   FOR seed IN 0..1000 LOOP
     tweet_id := tweetkeeper.post_id(identity, seed);
+    bk := CASE WHEN distributed THEN tweetkeeper.bucket_of(tweet_id) END;
     SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) INTO other
-      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id;
+      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id AND (bk IS NULL OR r.bucket = bk);
     known := FOUND;
     IF NOT FOUND OR other = identity THEN
-      tracked := known AND EXISTS (SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = post_ref_id.tweet_id);
+      tracked := known AND EXISTS (SELECT 1 FROM tweetkeeper.tweets t
+                                    WHERE t.tweet_id = post_ref_id.tweet_id AND (bk IS NULL OR t.bucket = bk));
       RETURN;
     END IF;
   END LOOP;
@@ -131,6 +135,22 @@ COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
   'schedule_tweet, a Bluesky or Mastodon post under a negative id (post_refs). Returns false, '
   'changing nothing, if the post is tracked already, whatever URL it came by.';
 
+-- The posts of other networks among urls, each once (its first spelling), a handle resolved
+-- before named by its DID, with its identity and seed-0 id: what schedule_posts() inserts. (A SQL
+-- function of one query: the planner inlines it into the statement that reads it.)
+CREATE FUNCTION posts_wanted(urls text[])
+  RETURNS TABLE (i bigint, url text, network text, host text, author text, post_key text, canonical text,
+                 created_at timestamptz, identity text, id0 bigint)
+  LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
+    FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
+                 coalesce(least(p.created_at, now()), now()) AS created_at,
+                 tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
+            FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
+                 LATERAL (SELECT tweetkeeper.post_author(p.network, p.author) AS author) au
+           WHERE p.network <> 'x') x
+   ORDER BY x.identity, x.i $$;
+
 -- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
 -- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
 CREATE FUNCTION schedule_posts(urls text[]) RETURNS bigint
@@ -143,6 +163,8 @@ DECLARE
   u text;
   rest text[];
   distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
+  ids bigint[];
+  n bigint;
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -194,43 +216,66 @@ BEGIN
   -- when that is free or its own, inserted in id order (one pass over the indexes' pages). The
   -- rare rest (a collision, or a race with another session) goes through schedule_post, which
   -- probes the next seeds.
-  WITH want AS (
-    SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
-      FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
-                   coalesce(least(p.created_at, now()), now()) AS created_at,
-                   tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
-              FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
-                   LATERAL (SELECT tweetkeeper.post_author(p.network, p.author) AS author) au
-             WHERE p.network <> 'x') x
-     ORDER BY x.identity, x.i
-  ), cand AS (
-    SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
-                   FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
-      FROM want
-  ), refs AS (
+  IF distributed THEN
+    -- On Citus a statement that writes two distributed tables, or reads one in a correlated
+    -- subquery, is not planned: the same steps one statement each, through temporary tables on
+    -- the coordinator. post_refs is read again after the insert: it says whose each id is.
+    CREATE TEMP TABLE tk_want ON COMMIT DROP AS
+    SELECT * FROM tweetkeeper.posts_wanted(urls);
+    ids := ARRAY(SELECT w.id0 FROM pg_temp.tk_want w);
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-    SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
-           CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
-      FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
-    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
-    RETURNING tweet_id
-  ), added_rows AS (
+    SELECT w.id0, w.network, w.host, w.author, w.post_key,
+           CASE w.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', w.author, w.post_key)
+                          ELSE w.canonical END, tweetkeeper.bucket_of(w.id0)
+      FROM pg_temp.tk_want w ORDER BY w.id0
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
+    CREATE TEMP TABLE tk_refs ON COMMIT DROP AS
+    SELECT r.tweet_id, tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) AS identity
+      FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
     INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
-    SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
-           CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
-      FROM cand
-     WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
-     ORDER BY cand.id0
-    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
-    RETURNING 1
-  )
-  SELECT added + (SELECT count(*) FROM added_rows),
-         ARRAY(SELECT cand.url FROM cand
-                WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
-                ORDER BY cand.i)
-    INTO added, rest;
+    SELECT w.id0, w.created_at, w.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(w.created_at),
+           tweetkeeper.post_endpoint(w.network, nullif(w.host, ''), w.author), tweetkeeper.bucket_of(w.id0)
+      FROM pg_temp.tk_want w JOIN pg_temp.tk_refs r ON r.tweet_id = w.id0 AND r.identity = w.identity
+     ORDER BY w.id0
+    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    added := added + n;
+    rest := ARRAY(SELECT w.url FROM pg_temp.tk_want w
+                   WHERE NOT EXISTS (SELECT FROM pg_temp.tk_refs r WHERE r.tweet_id = w.id0 AND r.identity = w.identity)
+                   ORDER BY w.i);
+    DROP TABLE pg_temp.tk_want, pg_temp.tk_refs;
+  ELSE
+    WITH want AS (
+      SELECT * FROM tweetkeeper.posts_wanted(urls)
+    ), cand AS (
+      SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
+                     FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
+        FROM want
+    ), refs AS (
+      INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
+      SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
+             CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
+                            ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
+        FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
+      ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
+      RETURNING tweet_id
+    ), added_rows AS (
+      INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
+      SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
+             tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
+             CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
+        FROM cand
+       WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
+       ORDER BY cand.id0
+      ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
+      RETURNING 1
+    )
+    SELECT added + (SELECT count(*) FROM added_rows),
+           ARRAY(SELECT cand.url FROM cand
+                  WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
+                  ORDER BY cand.i)
+      INTO added, rest;
+  END IF;
   -- The rest: posts whose seed-0 id another post holds (or took meanwhile).
   FOREACH u IN ARRAY rest LOOP
     IF tweetkeeper.schedule_post(u) THEN

@@ -388,9 +388,7 @@ CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
-  first integer;
-  this_shard integer;
-  buckets smallint[];
+  sh record;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -413,14 +411,10 @@ BEGIN
   -- On Citus (tweetkeeper.distribute()) a claim's row locks must be routed to one shard: the
   -- shards in turn, from the one after this session's last batch, until one has a batch to send
   -- (or quota says wait). A batch is as full as its shard's due tweets allow.
-  first := coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,
-                    1 + pg_backend_pid() % n_shards);
-  FOR i IN 0 .. n_shards - 1 LOOP
-    this_shard := 1 + (first - 1 + i) % n_shards;
-    SELECT b.buckets INTO buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = this_shard;
-    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, buckets, this_shard);
+  FOR sh IN SELECT * FROM tweetkeeper.shards_in_turn() LOOP
+    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, sh.buckets, sh.shard);
     IF FOUND THEN
-      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + this_shard % n_shards)::text, false);
+      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
       RETURN;
     END IF;
   END LOOP;

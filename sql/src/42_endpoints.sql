@@ -90,20 +90,14 @@ BEGIN
   END IF;
 END $$;
 
--- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
--- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
--- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
--- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
--- resolves their handles and hands the DIDs to complete_handles().
--- For Mastodon, the server whose oldest due status has waited longest among those whose window
--- allows a request (and, for a server that refused us without a token, that this worker holds a
--- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
--- of the endpoint's window is counted here, under its row lock, so workers together never send
--- more than the endpoint said it takes. Completed and released as any batch.
-CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+-- claim_posts()'s work, on all posts (buckets NULL) or on one shard's (Citus: shard is the lease
+-- id's high bits, as for claim_in()). Every endpoint's window stays one row on the coordinator:
+-- a request is counted there whichever shard the batch is of.
+CREATE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
+                         buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text)
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
   e record;
@@ -124,24 +118,6 @@ DECLARE
   ep text;
   was_answered timestamptz;
 BEGIN
-  IF tweetkeeper.shard_count() > 0 THEN
-    RAISE EXCEPTION 'claim_posts() does not run on a distributed (Citus) install yet: only X''s claim_batch() does'
-      USING ERRCODE = 'feature_not_supported',
-            HINT = 'Track Bluesky and Mastodon posts in a database that is not distributed.';
-  END IF;
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
-    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
-      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
   -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
   -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
   -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
@@ -156,19 +132,21 @@ BEGIN
       OPEN endpoints_due FOR
         SELECT t.endpoint COLLATE "C" AS endpoint FROM tweetkeeper.tweets t
          WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
+           AND (buckets IS NULL OR t.bucket = ANY (buckets))
          ORDER BY t.due_at LIMIT 1;
     ELSE
       OPEN endpoints_due FOR
         WITH RECURSIVE d(endpoint, first_due) AS (
           (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
+              AND (buckets IS NULL OR t.bucket = ANY (buckets))
             ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
           UNION ALL
           SELECT n.endpoint, n.due_at
             FROM d CROSS JOIN LATERAL (
               SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
                WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
-                 AND t.endpoint COLLATE "C" <= hi
+                 AND t.endpoint COLLATE "C" <= hi AND (buckets IS NULL OR t.bucket = ANY (buckets))
                ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
         SELECT d.endpoint FROM d
          WHERE d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
@@ -196,10 +174,14 @@ BEGIN
       -- another goes.
       INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (ep) ON CONFLICT DO NOTHING;
       SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep FOR UPDATE;
-      IF q.answered_at IS NULL AND EXISTS (SELECT FROM tweetkeeper.batches b
-                                            WHERE b.outcome IS NULL AND b.endpoint = ep) THEN
-        waits := waits || format('%s: its first request is in flight', ep);
-        CONTINUE;
+      -- (Its batches of every shard looked at: PERFORM, as Citus plans no subquery of a
+      -- distributed table beside a record's field.)
+      IF q.answered_at IS NULL THEN
+        PERFORM FROM tweetkeeper.batches b WHERE b.outcome IS NULL AND b.endpoint = ep LIMIT 1;
+        IF FOUND THEN
+          waits := waits || format('%s: its first request is in flight', ep);
+          CONTINUE;
+        END IF;
       END IF;
     END IF;
     IF q.status = 'needs-token' AND NOT substr(ep, 10) = ANY (coalesce(tokens, '{}')) THEN
@@ -227,29 +209,40 @@ BEGIN
       INTO ids, dues, oldest, ctids
       FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid FROM tweetkeeper.tweets t
                             WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
-                              AND t.due_at <= now()
+                              AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
             UNION ALL
             SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid FROM tweetkeeper.tweets t
                             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND t.watch_until IS NULL
+                              AND (buckets IS NULL OR t.bucket = ANY (buckets))
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
             LIMIT n) c;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
-    lease := nextval('tweetkeeper.lease_id_seq');
-    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
+    lease := tweetkeeper.new_lease(shard);
+    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl, buckets);
     INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                      expires_at, credential, claimer_pid, claimer_started, billable,
-                                     provider, endpoint)
+                                     provider, endpoint, bucket)
     VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep);
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep,
+            CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
     -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
-    -- as a hash of all of post_refs, spilled to disk on every claim.
+    -- as a hash of all of post_refs, spilled to disk on every claim. On Citus one query routed
+    -- to the shard (a correlated subquery of a distributed table is not planned there).
+    IF buckets IS NOT NULL THEN
+      keys := ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                          ELSE r.post_key END
+                      FROM tweetkeeper.post_refs r
+                     WHERE r.tweet_id = ANY (ids) AND r.bucket = ANY (buckets)
+                     ORDER BY array_position(ids, r.tweet_id));
+    ELSE
     keys := ARRAY(SELECT (SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
                                                 ELSE r.post_key END
                             FROM tweetkeeper.post_refs r WHERE r.tweet_id = i.id)
                     FROM unnest(ids) WITH ORDINALITY AS i(id, k) ORDER BY i.k);
+    END IF;
     -- One request of the window, counted last: a lock taken here is held to the commit. First
     -- from a lane (endpoint_lanes): one that holds requests of the window and that no other
     -- claim holds. A 429 or 401 recorded meanwhile emptied the lanes (under their locks), so
@@ -284,8 +277,8 @@ BEGIN
         -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as
         -- they were, no batch), and the next claim says why.
         UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-         WHERE t.tweet_id = ANY (ids);
-        DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
+         WHERE t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
+        DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease AND (buckets IS NULL OR b.bucket = ANY (buckets));
         waits := waits || format('%s: its window changed meanwhile', ep);
         wait_min := least(wait_min, now() + interval '1 second');
         CONTINUE;
@@ -310,6 +303,67 @@ BEGIN
   END IF;
 END $$;
 
+COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) IS
+  'claim_posts()''s work on all posts, or on one shard''s buckets (Citus).';
+
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
+-- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
+-- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
+-- resolves their handles and hands the DIDs to complete_handles().
+-- For Mastodon, the server whose oldest due status has waited longest among those whose window
+-- allows a request (and, for a server that refused us without a token, that this worker holds a
+-- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
+-- of the endpoint's window is counted here, under its row lock, so workers together never send
+-- more than the endpoint said it takes. Completed and released as any batch.
+CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
+                 wait_until timestamptz, wait_reason text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n_shards integer := tweetkeeper.shard_count();
+  sh record;
+  r record;
+  wait_min timestamptz;
+  waits text[] := '{}';
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
+  END IF;
+  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
+    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
+      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF n_shards = 0 THEN
+    RETURN QUERY SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, NULL, 0);
+    RETURN;
+  END IF;
+  -- On Citus (tweetkeeper.distribute()), as claim_batch(): the shards in turn, from the one after
+  -- this session's last batch, until one has a batch to send. An endpoint's posts are spread over
+  -- every shard, its window is one row: a shard whose posts wait for it says until when, and the
+  -- earliest of those is the answer when no shard has a batch.
+  FOR sh IN SELECT * FROM tweetkeeper.shards_in_turn() LOOP
+    FOR r IN SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, sh.buckets, sh.shard) LOOP
+      IF r.lease_id IS NOT NULL THEN
+        PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
+        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text;
+        RETURN;
+      END IF;
+      wait_min := least(wait_min, r.wait_until);
+      waits := waits || r.wait_reason;
+    END LOOP;
+  END LOOP;
+  IF wait_min IS NOT NULL THEN
+    RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text, wait_min,
+      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w);
+  END IF;
+END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
   'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
   'lease, with their keys (at:// URIs, status ids); complete and release them as any batch.';
@@ -429,6 +483,8 @@ DECLARE
   settled integer := 0;
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
   distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
+  buckets smallint[] := tweetkeeper.lease_buckets(lease);  -- on Citus: the batch's shard
+  h record;
 BEGIN
   IF lease IS NULL OR resolutions IS NULL THEN
     RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -436,7 +492,8 @@ BEGIN
   IF jsonb_typeof(resolutions) <> 'array' THEN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches WHERE batches.lease_id = lease FOR UPDATE;
+  SELECT * INTO b FROM tweetkeeper.batches
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
   -- Not such a batch, or completed already (a repeated call): nothing to settle.
   IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR b.outcome = 'completed' THEN
     RETURN 0;
@@ -447,27 +504,32 @@ BEGIN
    WHERE x.handle IS NOT NULL AND (x.did IS NULL OR x.did ~ '^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$')
   ON CONFLICT ON CONSTRAINT bluesky_handles_pkey
   DO UPDATE SET did = excluded.did, problem = excluded.problem, resolved_at = excluded.resolved_at;
+  -- (The batch's posts read routed to its shard, each one's handle looked up by itself: on Citus
+  -- bluesky_handles is the coordinator's, and a join of it with a shard is not routed.)
   FOR p IN
-    SELECT t.*, f.author, f.post_key, h.did, h.problem
+    SELECT t.*, f.author, f.post_key
       FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs f USING (tweet_id)
-      JOIN tweetkeeper.bluesky_handles h ON h.handle = f.author AND h.resolved_at = now()
      WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
+       AND (buckets IS NULL OR (t.bucket = ANY (buckets) AND f.bucket = ANY (buckets)))
   LOOP
+    SELECT x.did, x.problem INTO h FROM tweetkeeper.bluesky_handles x
+     WHERE x.handle = p.author AND x.resolved_at = now();
+    CONTINUE WHEN NOT FOUND;
     settled := settled + 1;
-    IF p.did IS NULL THEN
+    IF h.did IS NULL THEN
       UPDATE tweetkeeper.tweets t
          SET state = 'missing', lease_id = NULL, due_at = now() + recheck, delay = recheck,
              problem_type = 'handle-unresolved', problem_at = now(),
-             problem_detail = format('the handle %s does not resolve to a DID: %s', p.author, p.problem)
-       WHERE t.tweet_id = p.tweet_id;
+             problem_detail = format('the handle %s does not resolve to a DID: %s', p.author, h.problem)
+       WHERE t.tweet_id = p.tweet_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
       CONTINUE;
     END IF;
-    r := tweetkeeper.post_ref_id('bluesky', '', p.did, p.post_key);
+    r := tweetkeeper.post_ref_id('bluesky', '', h.did, p.post_key);
     IF NOT r.tracked THEN
       IF NOT r.known THEN
         INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-        VALUES (r.tweet_id, 'bluesky', '', p.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', p.did, p.post_key),
+        VALUES (r.tweet_id, 'bluesky', '', h.did, p.post_key,
+                format('https://bsky.app/profile/%s/post/%s', h.did, p.post_key),
                 CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
@@ -475,16 +537,16 @@ BEGIN
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
               p.watch_until, 'bluesky', CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
     END IF;
-    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
-    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
+    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id AND (buckets IS NULL OR f.bucket = ANY (buckets));
   END LOOP;
   -- Posts of handles the answer did not mention: due again now, for the next worker.
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
          tweets_read = 0
-   WHERE batches.lease_id = lease;
+   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   RETURN settled;
 END $$;
 COMMENT ON FUNCTION complete_handles(bigint, jsonb) IS

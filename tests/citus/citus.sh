@@ -4,7 +4,9 @@
 # cluster, updated with ALTER EXTENSION on every node, distributed with tweetkeeper.distribute()
 # (and its errors); fencing across shards; then 100,000 posts more and four workers against the
 # mock for a minute and a half, two SIGKILLed (one with its batches in flight) and one worker node
-# restarted at once on the way.
+# restarted at once on the way; a shard moved while workers claim; Bluesky and Mastodon posts
+# through their workers; history housekeeping on the distributed history; the way back to one
+# node (pg_dump of the coordinator, restored without Citus, undistribute()).
 # Checks: nothing lost, nothing refreshed early or late, batches full, each node's share of the
 # refreshes within 20% of the other's, the credential's window never exceeded, lease ids unique.
 # Without the Citus source (CITUS_SRC) it says it skipped. Prints "citus: N passed, M failed".
@@ -56,8 +58,14 @@ done
 TK_DSN="host=localhost port=$p_c user=postgres dbname=tweetkeeper"
 
 # Where a user starts: a queue made with the previous release, on the coordinator.
+# (Its history partitions of today made with it, before its background worker sees it: a row
+# stored while that worker attaches the partition it belongs in fails PostgreSQL's check of the
+# default partition's new bounds.)
 on c >/dev/null <<SQL || exit 1
+BEGIN;
 CREATE EXTENSION tweetkeeper VERSION '0.2.0';
+SELECT tweetkeeper.create_partitions();
+COMMIT;
 $(cat "$TK_ROOT/tests/lib/sample_queue.sql" "$TK_ROOT/tests/lib/sample_queue_0_2_0.sql")
 SQL
 counts() { on c -c "SELECT format('tweets %s history %s batches %s daily %s', (SELECT count(*) FROM tweetkeeper.tweets),
@@ -270,6 +278,97 @@ tk_sql_ok "claims of the moved shard went on after the move, there, and none is 
      FROM tweetkeeper.batches WHERE worker IN ('cw-5', 'cw-6')" \
   "SELECT outcome, lease_id >> 48, count(*) FROM tweetkeeper.batches WHERE worker IN ('cw-5', 'cw-6') GROUP BY 1, 2"
 
+# Bluesky and Mastodon on the cluster: 1,000 Bluesky posts by DID, 12 by handle (half of a handle
+# that does not resolve), 300 Mastodon statuses on each of two servers, all an hour old (due now,
+# then every minute), spread over the shards; a Bluesky and a Mastodon worker against the mock
+# until none of them is due. Their claims are routed as X's: one shard a batch, the shards in
+# turn, each endpoint's window one row on the coordinator.
+tk_mock_start "$dir/posts.log" --latency-ms 20 || exit 1
+on c >/dev/null <<SQL || exit 1
+$(tk_tid_sql)
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/%s',
+                public.tid(now() - interval '1 hour' + g * interval '1 ms', (g % 1024)::int))
+    FROM generate_series(1, 1000) g));
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://bsky.app/profile/%s/post/%s', h, public.tid(now() - interval '1 hour' + g * interval '1 ms', g))
+    FROM generate_series(1, 6) g, unnest(ARRAY['alice.example.com', 'gone.example.com']) h));
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://%s/@u/%s', h, ((extract(epoch FROM now() - interval '1 hour') * 1000)::bigint << 16) + g)
+    FROM generate_series(1, 300) g, unnest(ARRAY['a.social', 'b.social']) h));
+SQL
+tk_sql_ok "schedule_posts on the cluster: 1,612 Bluesky and Mastodon posts, each with its bucket, in every shard" \
+  "SELECT count(*) = 1612 AND bool_and(bucket = tweetkeeper.bucket_of(tweet_id))
+          AND count(DISTINCT get_shard_id_for_distribution_column('tweetkeeper.tweets', bucket)) = 4
+     FROM tweetkeeper.tweets WHERE tweet_id < 0"
+posts_start=$(on c -c "SELECT now()")
+"$TK_WORKER" --provider bluesky --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency 2 --name cb-bsky \
+  --poll-interval 200 >"$dir/bsky.log" 2>&1 &
+bsky=$!
+TK_PIDS+=($bsky)
+"$TK_WORKER" --provider mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
+  --instance "b.social=$TK_MOCK_URL/mastodon/b.social" --dsn "$TK_DSN" --concurrency 2 --name cb-masto \
+  --poll-interval 200 >"$dir/masto.log" 2>&1 &
+masto=$!
+TK_PIDS+=($masto)
+sleep 3
+for _ in $(seq 1 120); do
+  [ "$(on c -c "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE tweet_id < 0 AND (due_at <= now() OR lease_id IS NOT NULL)")" = t ] && break
+  sleep 0.5
+done
+kill -TERM "$bsky" "$masto"
+tk_wait_exit "$bsky" 30; rc_b=$TK_RC
+tk_wait_exit "$masto" 30; rc_m=$TK_RC
+tk_ok "the Bluesky and the Mastodon worker exit 0 on SIGTERM" "$([ "$rc_b$rc_m" = 00 ]; echo $?)" "bluesky $rc_b, mastodon $rc_m"
+on c >/dev/null <<SQL
+CREATE TABLE public.post_batches AS
+SELECT b.lease_id, b.provider, b.endpoint, b.size, b.tweet_ids, b.outcome, b.claimed_at, b.oldest_due_at
+  FROM tweetkeeper.batches b WHERE b.provider IN ('bluesky', 'mastodon');
+CREATE TABLE public.post_state AS
+SELECT t.tweet_id, t.state, t.update_count, t.problem_type, t.lease_id, t.endpoint, r.author
+  FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs r ON r.tweet_id = t.tweet_id AND r.bucket = t.bucket
+ WHERE t.tweet_id < 0;
+SQL
+on c -c "SELECT format('# posts: %s batches completed (Bluesky %s of 25, Mastodon %s of 20), %s other; %s posts refreshed',
+  count(*) FILTER (WHERE outcome = 'completed'), count(*) FILTER (WHERE outcome = 'completed' AND size = 25),
+  count(*) FILTER (WHERE outcome = 'completed' AND size = 20 AND provider = 'mastodon'),
+  count(*) FILTER (WHERE outcome IS DISTINCT FROM 'completed'),
+  (SELECT count(*) FROM public.post_state WHERE update_count > 0)) FROM public.post_batches"
+tk_sql_ok "nothing lost: the 1,612 posts are all tracked (alice's under their DIDs), none leased, no batch in flight" \
+  "SELECT (SELECT count(*) = 1612 AND count(*) FILTER (WHERE lease_id IS NOT NULL) = 0
+                 AND count(*) FILTER (WHERE author = 'alice.example.com'
+                                         OR (endpoint = 'bluesky-handle' AND author <> 'gone.example.com')) = 0
+            FROM public.post_state)
+      AND (SELECT count(*) = 0 FROM public.post_batches WHERE outcome IS NULL)" \
+  "SELECT 'posts', count(*), count(*) FILTER (WHERE lease_id IS NOT NULL), count(*) FILTER (WHERE author = 'alice.example.com'),
+          count(*) FILTER (WHERE endpoint = 'bluesky-handle') FROM public.post_state
+   UNION ALL SELECT 'in flight', count(*), NULL, NULL, NULL FROM public.post_batches WHERE outcome IS NULL"
+tk_sql_ok "every post went out in a completed batch, and the posts the mock shows were refreshed" \
+  "SELECT count(*) FILTER (WHERE tweet_id NOT IN (SELECT unnest(tweet_ids) FROM public.post_batches WHERE outcome = 'completed')) = 0
+          AND count(*) FILTER (WHERE update_count > 0) >= 0.9 * 1606
+     FROM public.post_state" \
+  "SELECT state, endpoint, update_count > 0, count(*) FROM public.post_state GROUP BY 1, 2, 3"
+tk_sql_ok "a handle that resolves moved its posts to the DID; one that does not made them missing" \
+  "SELECT count(*) FILTER (WHERE author = 'gone.example.com' AND state = 'missing' AND problem_type = 'handle-unresolved') = 6
+     FROM public.post_state"
+tk_sql_ok "each batch's posts are of one endpoint and of the shard its lease names, the endpoint's batch maximum at most" \
+  "SELECT bool_and(tweetkeeper.bucket_of(i) = ANY (s.buckets) AND p.endpoint = b.endpoint
+                   AND b.size <= CASE b.provider WHEN 'bluesky' THEN 25 ELSE 20 END)
+     FROM public.post_batches b CROSS JOIN LATERAL unnest(b.tweet_ids) i
+     JOIN tweetkeeper.shard_buckets s ON s.shard = b.lease_id >> 48
+     JOIN (SELECT tweet_id, endpoint FROM public.post_state UNION ALL
+           SELECT unnest(tweet_ids), 'bluesky-handle' FROM public.post_batches WHERE endpoint = 'bluesky-handle') p ON p.tweet_id = i"
+tk_sql_ok "batches full: a batch carries fewer than 25 (Bluesky) or 20 (Mastodon) only after its oldest post waited the buffer TTL" \
+  "SELECT count(*) FILTER (WHERE size < CASE provider WHEN 'bluesky' THEN 25 ELSE 20 END
+                             AND claimed_at - oldest_due_at < interval '1 second') = 0
+          AND count(*) FILTER (WHERE size = CASE provider WHEN 'bluesky' THEN 25 ELSE 20 END) >= 0.7 * count(*)
+     FROM public.post_batches WHERE outcome = 'completed' AND endpoint <> 'bluesky-handle'" \
+  "SELECT endpoint, lease_id >> 48, size, claimed_at - oldest_due_at FROM public.post_batches WHERE outcome = 'completed' ORDER BY 1, 2, 3"
+tk_sql_ok "every shard served each endpoint" \
+  "SELECT bool_and(n = 4) AND count(*) = 3 FROM (SELECT endpoint, count(DISTINCT lease_id >> 48) AS n FROM public.post_batches
+     WHERE outcome = 'completed' AND endpoint <> 'bluesky-handle' GROUP BY 1) x" \
+  "SELECT endpoint, lease_id >> 48, count(*) FROM public.post_batches GROUP BY 1, 2 ORDER BY 1, 2"
+
 # History housekeeping on the distributed history, with data: observations of 100 posts 40 days
 # old (written through the metric_history view, as an import of old history would) land in the
 # default partition; create_partitions() gives them a distributed partition of their own,
@@ -305,4 +404,43 @@ tk_ok "housekeeping() on the coordinator: partitions, retention and compaction r
 out=$(on w1 -c "SELECT tweetkeeper.housekeeping()" 2>&1)
 echo "$out" | grep -q "Citus worker node"
 tk_ok "housekeeping() on a worker node leaves it to the coordinator" $? "$out"
+# Going back to one node: the coordinator's database dumped (every row read through it; the
+# shard map left out), restored into a database without Citus (here on the coordinator's server,
+# beside the cluster's), tweetkeeper.undistribute() there; then the same rows, and X's claim and
+# completion store there as on any one node.
+rows() { "$@" -c "SELECT concat_ws(' ', (SELECT count(*) FROM tweetkeeper.tweets), (SELECT count(*) FROM tweetkeeper.post_refs),
+  (SELECT count(*) FROM tweetkeeper.batches), (SELECT count(*) FROM tweetkeeper.metric_history),
+  (SELECT count(*) FROM tweetkeeper.metric_daily), (SELECT sum(like_count) FROM tweetkeeper.tweets),
+  (SELECT count(*) FROM tweetkeeper.credentials), (SELECT last_value FROM tweetkeeper.lease_id_seq))"; }
+back() { psql -X -q -v ON_ERROR_STOP=1 -At -h localhost -p "$p_c" -U postgres -d back "$@"; }
+before_back=$(rows on c)
+pg_dump -h localhost -p "$p_c" -U postgres -d tweetkeeper -Fc -e tweetkeeper --exclude-table-data=tweetkeeper.shard_buckets \
+    -f "$dir/back.dump" 2>"$dir/back.err" &&
+  pg_restore -l "$dir/back.dump" | grep -v ' CONSTRAINT tweetkeeper metric_history_' >"$dir/back.list" &&
+  on c -d postgres -c "CREATE DATABASE back" &&
+  pg_restore -h localhost -p "$p_c" -U postgres -d back -L "$dir/back.list" "$dir/back.dump" 2>>"$dir/back.err"
+tk_ok "pg_dump -e tweetkeeper of the coordinator's database restores without an error into a database without Citus" $? \
+  "$(cat "$dir/back.err")"
+out=$(back -c "SELECT tweetkeeper.undistribute()" 2>&1)
+echo "$out" | grep -Eq '^one node again: 0 shards unmapped, [1-9][0-9]* history partitions take rows without a bucket$'
+tk_ok "undistribute() there: no shard map, the cluster's history partitions take rows without a bucket ($out)" $? "$out"
+after_back=$(rows back)
+[ "$before_back" = "$after_back" ]
+tk_ok "every row came back: tweets, post_refs, batches, history, daily rollups, counts, credentials, lease ids ($before_back)" $? \
+  "$after_back"
+out=$(back 2>&1 <<'SQL'
+SET tweetkeeper.buffer_ttl = 0;
+SELECT tweetkeeper.reset_credential('c1');
+CREATE TEMP TABLE c AS SELECT * FROM tweetkeeper.claim_batch('back', 100);
+SELECT count(*), max(lease_id >> 48) FROM c WHERE lease_id IS NOT NULL;
+SELECT sum(tweetkeeper.complete_batch(c.lease_id, (SELECT jsonb_agg(jsonb_build_object('id', t, 'like_count', 7))
+                                                    FROM unnest(c.tweet_ids) t))) FROM c;
+SELECT count(*) FROM tweetkeeper.metric_history_hot h JOIN c ON h.lease_id = c.lease_id;
+INSERT INTO tweetkeeper.metric_history (tweet_id, lease_id, observed_at, like_count) VALUES (1, 0, now(), 1);
+SELECT count(*) FROM tweetkeeper.metric_history_hot WHERE tweet_id = 1 AND bucket IS NULL;
+SQL
+)
+[ "$(echo "$out" | tr '\n' ' ')" = " 1|0 100 100 1 " ]
+tk_ok "one node's claim (no shard in its lease) and completion store there; an observation without a bucket goes into the cluster's partition of today" $? "$out"
+
 tk_summary citus

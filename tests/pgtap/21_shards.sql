@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(22);
+SELECT plan(29);
 
 SELECT is((SELECT count(DISTINCT tweetkeeper.bucket_of(g)) FROM generate_series(1, 20000) g), 1024::bigint,
   'bucket_of spreads ids over all 1024 buckets');
@@ -72,8 +72,41 @@ SELECT ok((SELECT bool_and(tweetkeeper.bucket_of(t) % 2 = (c.lease_id >> 48) - 1
 SELECT is((SELECT sum(tweetkeeper.complete_batch(c.lease_id,
              (SELECT jsonb_agg(jsonb_build_object('id', t, 'like_count', 1)) FROM unnest(c.tweet_ids) t)))
              FROM claims c), 100::bigint, 'their completions, routed by the lease, store all 100');
-SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_posts('w', 25, 'bluesky')$$, '0A000', NULL,
-  'claim_posts on a distributed install: 0A000, not yet');
+
+-- Bluesky's and Mastodon's claims routed alike: 40 statuses of a server that answered before.
+SELECT is(tweetkeeper.schedule_posts(ARRAY(
+            SELECT format('https://a.social/@u/%s', ((extract(epoch FROM now() - interval '1 hour') * 1000)::bigint << 16) + g)
+              FROM generate_series(1, 40) g)), 40::bigint, '40 Mastodon statuses scheduled with shards mapped');
+SELECT is((SELECT count(*) FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs r USING (tweet_id)
+            WHERE t.endpoint = 'mastodon:a.social' AND t.bucket = tweetkeeper.bucket_of(t.tweet_id)
+              AND r.bucket = t.bucket), 40::bigint,
+  'each stores its bucket, in tweets and post_refs');
+INSERT INTO tweetkeeper.endpoints (endpoint, answered_at) VALUES ('mastodon:a.social', now());
+CREATE TEMP TABLE post_claims AS
+SELECT c.lease_id, c.tweet_ids, c.post_keys FROM tweetkeeper.claim_posts('shards', 20, 'mastodon') c
+UNION ALL SELECT c.lease_id, c.tweet_ids, c.post_keys FROM tweetkeeper.claim_posts('shards', 20, 'mastodon') c;
+SELECT is((SELECT count(DISTINCT lease_id >> 48) FROM post_claims WHERE lease_id IS NOT NULL), 2::bigint,
+  'two Mastodon claims take the two shards in turn');
+SELECT ok((SELECT bool_and(tweetkeeper.bucket_of(t.id) % 2 = (c.lease_id >> 48) - 1 AND r.post_key = c.post_keys[t.k])
+             FROM post_claims c CROSS JOIN LATERAL unnest(c.tweet_ids) WITH ORDINALITY t(id, k)
+             JOIN tweetkeeper.post_refs r ON r.tweet_id = t.id),
+  'every status of a claim is of the shard its lease names, each with its own key');
+SELECT is((SELECT sum(tweetkeeper.complete_batch(c.lease_id,
+             (SELECT jsonb_agg(jsonb_build_object('id', t, 'like_count', 2)) FROM unnest(c.tweet_ids) t)))
+             FROM post_claims c), (SELECT sum(cardinality(tweet_ids)) FROM post_claims),
+  'their completions, routed by the lease, store every status claimed');
+
+-- Going back (a coordinator's dump restored on one node): undistribute() empties the shard map
+-- and lets a history partition made on the cluster (bucket NOT NULL, a column of its distributed
+-- key) take one node's rows, whose bucket is NULL.
+CREATE TABLE tweetkeeper.metric_history_back PARTITION OF tweetkeeper.metric_history_hot
+  FOR VALUES FROM ('2001-01-01') TO ('2001-01-02');
+ALTER TABLE tweetkeeper.metric_history_back ALTER COLUMN bucket SET NOT NULL;
+SELECT is(tweetkeeper.undistribute(), 'one node again: 2 shards unmapped, 1 history partitions take rows without a bucket',
+  'undistribute() says what it changed');
+SELECT is(tweetkeeper.shard_count(), 0, 'no shard is mapped after it');
+SELECT lives_ok($$INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, like_count)
+                  VALUES (1, 0, '2001-01-01 12:00+00', 1)$$, 'the partition takes a row without a bucket');
 
 SELECT * FROM finish();
 ROLLBACK;
