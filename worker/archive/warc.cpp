@@ -1,0 +1,386 @@
+#include "archive/warc.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <stdexcept>
+
+namespace tweetkeeper::worker::warc {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// A marker as long as the secret it replaces.
+std::string Marker(std::size_t n) {
+  if (n >= 10) return "[redacted" + std::string(n - 10, '-') + "]";
+  return std::string(n, '*');
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
+  std::string h(buf);
+  // The name's separators ('-', '~') and '/' stay out of the host part.
+  for (char& c : h)
+    if (c == '/' || c == '~' || c == '-') c = '_';
+  return h;
+}
+
+std::string ErrnoText(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+void FsyncDir(const std::string& dir) {
+  int d = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return;
+  fsync(d);
+  close(d);
+}
+
+constexpr std::string_view kOpenSuffix = ".open";
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string Sha1Base32(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha1(), nullptr) != 1 || len != 20)
+    throw std::runtime_error("SHA-1 failed");
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::string out = "sha1:";
+  // 160 bits = 32 groups of 5, no padding.
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned int i = 0; i < len; ++i) {
+    buffer = (buffer << 8) | md[i];
+    bits += 8;
+    while (bits >= 5) {
+      out += kAlphabet[(buffer >> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> HttpPayload(std::string_view message) {
+  std::size_t end = message.find("\r\n\r\n");
+  if (end == std::string_view::npos) return std::nullopt;
+  std::string_view head = message.substr(0, end + 2);
+  std::string_view body = message.substr(end + 4);
+  bool chunked = false;
+  std::size_t pos = head.find("\r\n");  // past the request or status line
+  while (pos != std::string_view::npos && pos + 2 < head.size()) {
+    std::size_t next = head.find("\r\n", pos + 2);
+    std::string_view line = head.substr(pos + 2, next - pos - 2);
+    std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos && Lower(line.substr(0, colon)) == "transfer-encoding" &&
+        Lower(line.substr(colon + 1)).find("chunked") != std::string::npos)
+      chunked = true;
+    pos = next;
+  }
+  if (!chunked) return std::string(body);
+  std::string out;
+  std::size_t at = 0;
+  while (true) {
+    std::size_t eol = body.find("\r\n", at);
+    if (eol == std::string_view::npos) return std::nullopt;
+    std::string_view size_line = body.substr(at, eol - at);
+    size_line = size_line.substr(0, size_line.find(';'));
+    while (!size_line.empty() && (size_line.back() == ' ' || size_line.back() == '\t')) size_line.remove_suffix(1);
+    if (size_line.empty() || size_line.size() > 15) return std::nullopt;
+    std::size_t size = 0;
+    for (char c : size_line) {
+      int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+              : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+                                                          : -1;
+      if (v < 0) return std::nullopt;
+      size = size * 16 + static_cast<std::size_t>(v);
+    }
+    at = eol + 2;
+    if (size == 0) return out;  // trailers, if any, are not payload
+    if (body.size() - at < size + 2 || body.substr(at + size, 2) != "\r\n") return std::nullopt;
+    out.append(body.substr(at, size));
+    at += size + 2;
+  }
+}
+
+std::string Redact(std::string_view message, const std::vector<std::string>& secrets) {
+  std::string out(message);
+  std::size_t head_end = out.find("\r\n\r\n");
+  std::size_t limit = head_end == std::string::npos ? out.size() : head_end;
+  for (std::size_t pos = 0; pos < limit;) {
+    std::size_t eol = out.find("\r\n", pos);
+    if (eol == std::string::npos || eol > limit) eol = limit;
+    std::size_t colon = out.find(':', pos);
+    if (colon != std::string::npos && colon < eol && Lower(std::string_view(out).substr(pos, colon - pos)) == "authorization") {
+      std::size_t v = colon + 1;
+      while (v < eol && (out[v] == ' ' || out[v] == '\t')) ++v;
+      if (eol > v) out.replace(v, eol - v, Marker(eol - v));
+    }
+    pos = eol + 2;
+  }
+  for (const std::string& secret : secrets) {
+    if (secret.size() < 4) continue;
+    std::string marker = Marker(secret.size());
+    for (std::size_t at = out.find(secret); at != std::string::npos; at = out.find(secret, at + marker.size()))
+      out.replace(at, secret.size(), marker);
+  }
+  return out;
+}
+
+std::string NewRecordId() {
+  std::random_device rd;
+  unsigned char b[16];
+  for (int i = 0; i < 16; i += 4) {
+    std::uint32_t r = rd();
+    std::memcpy(b + i, &r, 4);
+  }
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "<urn:uuid:";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 15];
+  }
+  return out + ">";
+}
+
+std::string WarcDate(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string Record(const std::vector<std::pair<std::string, std::string>>& fields, std::string_view block) {
+  std::string out = "WARC/1.0\r\n";
+  for (const auto& [name, value] : fields) out += name + ": " + value + "\r\n";
+  out += "Content-Length: " + std::to_string(block.size()) + "\r\n\r\n";
+  out.append(block);
+  out += "\r\n\r\n";
+  return out;
+}
+
+std::string Gzip(std::string_view data) {
+  z_stream z{};
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("deflateInit2 failed");
+  std::string out(deflateBound(&z, data.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  std::size_t n = out.size() - z.avail_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw std::runtime_error("deflate failed");
+  out.resize(n);
+  return out;
+}
+
+std::pair<std::size_t, int> CompleteMembers(std::string_view data) {
+  std::size_t at = 0;
+  int members = 0;
+  std::string sink(64 * 1024, '\0');
+  while (at < data.size()) {
+    z_stream z{};
+    if (inflateInit2(&z, 15 + 16) != Z_OK) break;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + at));
+    z.avail_in = static_cast<uInt>(data.size() - at);
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      z.next_out = reinterpret_cast<Bytef*>(sink.data());
+      z.avail_out = static_cast<uInt>(sink.size());
+      rc = inflate(&z, Z_NO_FLUSH);
+      if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // cut short
+      if (rc == Z_BUF_ERROR) rc = Z_OK;                  // output full: go on
+    }
+    std::size_t used = z.total_in;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END) break;
+    at += used;
+    ++members;
+  }
+  return {at, members};
+}
+
+Writer::Writer(WriterOptions options) : options_(std::move(options)) {
+  if (options_.rollover.count() <= 0) throw std::invalid_argument("the WARC rollover must be positive");
+}
+
+Writer::~Writer() {
+  try {
+    Close();
+  } catch (...) {
+  }
+}
+
+void Writer::Open(std::chrono::system_clock::time_point now) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
+  char serial[16];
+  std::snprintf(serial, sizeof serial, "%05d", serial_++);
+  char millis[8];
+  std::snprintf(millis, sizeof millis, "%03d", static_cast<int>(ms));
+  // IIPC's Prefix-Timestamp-Serial-Crawlhost: a 17-digit time (as Heritrix), the process id with
+  // the host, so that workers writing into one directory never clash.
+  name_ = options_.prefix + "-" + stamp + millis + "-" + serial + "-" + std::to_string(getpid()) + "~" + Hostname() +
+          ".warc.gz";
+  std::string path = options_.dir + "/" + name_ + std::string(kOpenSuffix);
+  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    std::string text = ErrnoText("cannot create WARC file", path);
+    name_.clear();
+    throw std::runtime_error(text);
+  }
+  opened_ = now;
+  size_ = 0;
+  warcinfo_id_ = NewRecordId();
+  std::string info = "software: " + options_.software + "\r\nformat: WARC File Format 1.0\r\n" +
+                     "conformsTo: http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf\r\n" +
+                     "hostname: " + Hostname() + "\r\n";
+  if (!options_.operator_name.empty()) info += "operator: " + options_.operator_name + "\r\n";
+  info += "description: API requests and responses of tweetkeeper's workers; tokens replaced by [redacted---]\r\n";
+  Append(Gzip(Record({{"WARC-Type", "warcinfo"},
+                      {"WARC-Record-ID", warcinfo_id_},
+                      {"WARC-Date", WarcDate(now)},
+                      {"WARC-Filename", name_},
+                      {"Content-Type", "application/warc-fields"},
+                      {"WARC-Block-Digest", Sha1Base32(info)}},
+                     info)));
+  info_size_ = size_;
+  ++records_;
+}
+
+void Writer::Append(const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(ErrnoText("cannot write WARC file", options_.dir + "/" + name_));
+    done += static_cast<std::size_t>(n);
+  }
+  size_ += bytes.size();
+}
+
+void Writer::Write(const Exchange& exchange) {
+  std::string request = Redact(exchange.request, options_.secrets);
+  std::string response = Redact(exchange.response, options_.secrets);
+  std::string request_id = NewRecordId();
+  std::string response_id = NewRecordId();
+  std::string date = WarcDate(exchange.started);
+  auto fields = [&](const char* type, const std::string& id, const std::string& other, const std::string& block,
+                    const char* content_type) {
+    std::vector<std::pair<std::string, std::string>> f = {{"WARC-Type", type},
+                                                          {"WARC-Record-ID", id},
+                                                          {"WARC-Date", date},
+                                                          {"WARC-Target-URI", exchange.target_uri}};
+    if (!exchange.ip.empty()) f.emplace_back("WARC-IP-Address", exchange.ip);
+    f.emplace_back("WARC-Concurrent-To", other);
+    f.emplace_back("WARC-Warcinfo-ID", "");  // filled below, once the file is known
+    f.emplace_back("Content-Type", content_type);
+    f.emplace_back("WARC-Block-Digest", Sha1Base32(block));
+    if (auto payload = HttpPayload(block)) f.emplace_back("WARC-Payload-Digest", Sha1Base32(*payload));
+    return f;
+  };
+  auto request_fields = fields("request", request_id, response_id, request, "application/http;msgtype=request");
+  auto response_fields = fields("response", response_id, request_id, response, "application/http;msgtype=response");
+
+  auto now = std::chrono::system_clock::now();
+  if (fd_ >= 0 && now - opened_ >= options_.rollover) Close();
+  // (The size is checked with the records uncompressed: a bound, never an underestimate.)
+  if (fd_ >= 0 && size_ > info_size_ && size_ + request.size() + response.size() + 2048 > options_.max_bytes) Close();
+  if (fd_ < 0) Open(now);
+  for (auto* f : {&request_fields, &response_fields})
+    for (auto& [k, v] : *f)
+      if (k == "WARC-Warcinfo-ID") v = warcinfo_id_;
+  // Both records in one write: a kill leaves at most the end of one incomplete.
+  Append(Gzip(Record(request_fields, request)) + Gzip(Record(response_fields, response)));
+  records_ += 2;
+}
+
+void Writer::Close() {
+  if (fd_ < 0) return;
+  std::string final_path = options_.dir + "/" + name_;
+  std::string open_path = final_path + std::string(kOpenSuffix);
+  int fd = fd_;
+  fd_ = -1;
+  bool synced = fsync(fd) == 0;
+  close(fd);
+  if (!synced) throw std::runtime_error(ErrnoText("cannot sync WARC file", open_path));
+  if (rename(open_path.c_str(), final_path.c_str()) != 0)
+    throw std::runtime_error(ErrnoText("cannot rename WARC file", open_path));
+  FsyncDir(options_.dir);
+  name_.clear();
+}
+
+int Writer::Recover(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) throw std::runtime_error(ErrnoText("cannot read WARC directory", dir));
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > std::string(".warc.gz.open").size() && EndsWith(n, ".warc.gz.open")) names.push_back(n);
+  }
+  closedir(d);
+  int finished = 0;
+  std::string host = Hostname();
+  for (const std::string& n : names) {
+    // ...-PID~HOST.warc.gz.open: only a file of this host whose process is gone.
+    std::string base = n.substr(0, n.size() - std::string(".warc.gz.open").size());
+    std::size_t dash = base.rfind('-');
+    std::size_t tilde = base.find('~', dash == std::string::npos ? 0 : dash);
+    if (dash == std::string::npos || tilde == std::string::npos || base.substr(tilde + 1) != host) continue;
+    long pid = std::strtol(base.substr(dash + 1, tilde - dash - 1).c_str(), nullptr, 10);
+    if (pid <= 0 || pid == getpid() || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::string path = dir + "/" + n;
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) continue;
+    std::string data;
+    char buf[1 << 16];
+    for (ssize_t r; (r = read(fd, buf, sizeof buf)) > 0;) data.append(buf, static_cast<std::size_t>(r));
+    auto [keep, members] = CompleteMembers(data);
+    bool ok = (keep == data.size() || ftruncate(fd, static_cast<off_t>(keep)) == 0) && fsync(fd) == 0;
+    close(fd);
+    if (!ok) continue;
+    std::string final_path = dir + "/" + n.substr(0, n.size() - kOpenSuffix.size());
+    if (members == 0) {
+      unlink(path.c_str());  // not even its warcinfo: nothing to keep
+    } else if (rename(path.c_str(), final_path.c_str()) != 0) {
+      continue;
+    }
+    ++finished;
+  }
+  if (finished > 0) FsyncDir(dir);
+  return finished;
+}
+
+}  // namespace tweetkeeper::worker::warc

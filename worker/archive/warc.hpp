@@ -1,0 +1,108 @@
+#pragma once
+// WARC files of the API exchanges a worker makes (tweetkeeper-worker --warc-dir): each request and
+// its response as `request` and `response` records holding the exact bytes sent and received
+// (secrets replaced by a marker of the same length), with block and payload digests, each record
+// a gzip member of its own, a `warcinfo` record first in every file. WARC/1.0, the version
+// Debian's libarchive (bsdtar) reads. Files are written as NAME.open and renamed to NAME when
+// closed (after fsync); a file left .open by a killed process is finished off by Recover().
+// ../shared/archive/FACTS.md section 3 has the rules followed here.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tweetkeeper::worker::warc {
+
+// "sha1:" and the SHA-1 of data in Base32 (RFC 4648, upper case, 32 characters), as the WARC
+// community recommends.
+std::string Sha1Base32(std::string_view data);
+
+// The payload of an HTTP message (request or response, head and body as on the wire): its body,
+// with chunked transfer-encoding removed (the payload digest is of that). nullopt when the head
+// does not end, or a chunked body is malformed.
+std::optional<std::string> HttpPayload(std::string_view message);
+
+// message with every secret replaced: the value of each Authorization header, and each
+// occurrence of a string in `secrets` (tokens), by a marker of the same length, so that lengths
+// and offsets (Content-Length) still hold. Secrets shorter than 4 bytes are ignored.
+std::string Redact(std::string_view message, const std::vector<std::string>& secrets);
+
+// A random WARC-Record-ID, <urn:uuid:...> (version 4).
+std::string NewRecordId();
+
+// YYYY-MM-DDThh:mm:ssZ (whole seconds: libarchive reads no fraction).
+std::string WarcDate(std::chrono::system_clock::time_point t);
+
+// One WARC record, uncompressed: "WARC/1.0", the fields (name, value) in order, Content-Length of
+// block, the block, CRLF CRLF.
+std::string Record(const std::vector<std::pair<std::string, std::string>>& fields, std::string_view block);
+
+// data as one gzip member.
+std::string Gzip(std::string_view data);
+
+// One API exchange as it went over the wire.
+struct Exchange {
+  std::string target_uri;  // the URL requested
+  std::string ip;          // the server's address, when known
+  std::string request;     // request line, headers, CRLF, body: as sent
+  std::string response;    // status line, headers, CRLF, body: as received (transfer-encoding kept)
+  std::chrono::system_clock::time_point started;  // when the request went out
+};
+
+struct WriterOptions {
+  std::string dir;
+  std::string prefix = "tweetkeeper";
+  std::chrono::seconds rollover{1800};          // a new file after this long
+  std::uint64_t max_bytes = 1'000'000'000;      // or once a file would pass this size
+  std::string software = "tweetkeeper-worker";  // for warcinfo
+  std::string operator_name;                    // for warcinfo, when given
+  std::vector<std::string> secrets;             // tokens never to write
+};
+
+// Writes exchanges into rolling WARC files in one directory. Several processes may write into the
+// same directory: each file's name carries the process id and host. Not thread-safe: one writer
+// per thread, or a lock around Write.
+class Writer {
+ public:
+  explicit Writer(WriterOptions options);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Appends the exchange's request and response records (linked by WARC-Concurrent-To) in one
+  // write, opening or rolling over the file first as needed. Throws std::runtime_error when the
+  // file cannot be written.
+  void Write(const Exchange& exchange);
+  // Finishes the current file: fsync, rename NAME.open to NAME, fsync the directory.
+  void Close();
+  // The current file's final name ("" when none is open).
+  std::string CurrentName() const { return name_; }
+  std::uint64_t RecordsWritten() const { return records_; }
+
+  // Finishes the .open files of `dir` whose writer is gone (a process of this host that no longer
+  // runs): cuts an incomplete gzip member at the end, then renames. Returns how many it finished.
+  static int Recover(const std::string& dir);
+
+ private:
+  void Open(std::chrono::system_clock::time_point now);
+  void Append(const std::string& bytes);
+
+  WriterOptions options_;
+  int fd_ = -1;
+  std::string name_;
+  std::string warcinfo_id_;
+  std::chrono::system_clock::time_point opened_;
+  std::uint64_t size_ = 0;
+  std::uint64_t info_size_ = 0;  // of the warcinfo record: a file holding no more is never rolled over
+  std::uint64_t records_ = 0;
+  int serial_ = 0;
+};
+
+// The byte length of the complete gzip members at the start of data (a multi-member file), and
+// how many there are: what Recover() keeps of a file cut by a kill.
+std::pair<std::size_t, int> CompleteMembers(std::string_view data);
+
+}  // namespace tweetkeeper::worker::warc
