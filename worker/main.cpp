@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "archive/warc.hpp"
 #include "cli/options.hpp"
 #include "http/http_client.hpp"
 #include "credentials/credentials.hpp"
@@ -144,6 +146,23 @@ int main(int argc, char** argv) {
     ro.http.total_timeout = std::chrono::seconds(o.http_timeout_s);
     ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
+    if (!o.warc_dir.empty()) {
+      // Every exchange recorded; first the files a killed worker of this host left open.
+      struct stat st {};
+      if (stat(o.warc_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || access(o.warc_dir.c_str(), W_OK | X_OK) != 0)
+        return Fail(tk::kExitUsage, "--warc-dir " + o.warc_dir + " is not a directory this worker can write into");
+      const int recovered = tk::warc::Writer::Recover(o.warc_dir);
+      if (recovered > 0) spdlog::info("WARC: finished {} file(s) a stopped worker left open in {}", recovered, o.warc_dir);
+      tk::warc::WriterOptions wo;
+      wo.dir = o.warc_dir;
+      wo.rollover = std::chrono::seconds(o.warc_rollover_s);
+      wo.max_bytes = static_cast<std::uint64_t>(o.warc_max_mb) * 1'000'000;
+      for (const auto& [name, token] : ro.tokens)
+        if (!token.empty()) wo.secrets.push_back(token);
+      ro.http.recorder = std::make_shared<tk::warc::Recorder>(wo);
+      spdlog::info("WARC: recording every API exchange in {} (a new file every {} s or {} MB)", o.warc_dir,
+                   o.warc_rollover_s, o.warc_max_mb);
+    }
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances));
     if (!o.metrics_address.empty()) {
       try {

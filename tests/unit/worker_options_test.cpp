@@ -102,6 +102,27 @@ TEST(CommandLine, MetricsAddress) {
   }
 }
 
+TEST(CommandLine, Warc) {
+  ParsedCommandLine p = Parse({"--dsn", "x"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->warc_dir, "");  // nothing recorded unless asked
+  EXPECT_EQ(p.options->warc_rollover_s, 1800);
+  EXPECT_EQ(p.options->warc_max_mb, 1000);
+  ParsedCommandLine q = Parse({"--dsn", "x", "--warc-dir", "/var/lib/tk/warc", "--warc-rollover", "60", "--warc-max-size", "5"});
+  ASSERT_TRUE(q.options) << q.err;
+  EXPECT_EQ(std::make_tuple(q.options->warc_dir, q.options->warc_rollover_s, q.options->warc_max_mb),
+            std::make_tuple(std::string("/var/lib/tk/warc"), 60, 5));
+  for (std::vector<const char*> bad : {std::vector<const char*>{"--warc-rollover", "0"}, {"--warc-rollover", "soon"},
+                                       {"--warc-max-size", "0"}, {"--warc-dir", ""}, {"--warc-dir", "a\tb"}}) {
+    std::vector<const char*> args = {"--dsn", "x"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    ParsedCommandLine r = Parse(args);
+    EXPECT_FALSE(r.options) << bad[0] << " " << bad[1];
+    EXPECT_EQ(r.exit_code, kExitUsage) << bad[0];
+    EXPECT_NE(r.err.find("--warc"), std::string::npos) << r.err;
+  }
+}
+
 TEST(CommandLine, AllOptions) {
   ParsedCommandLine p = Parse({"--dsn", "postgresql:///tk", "--api-url", "http://127.0.0.1:8080/", "--concurrency",
                                "64", "--batch-size", "1", "--name", "w1", "--http-timeout", "5", "--poll-interval",

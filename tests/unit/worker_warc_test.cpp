@@ -254,6 +254,36 @@ TEST(WarcWriter, RollsOverBySizeAndTime) {
   EXPECT_THROW(warc::Writer(Options("/nonexistent/dir")).Write(SampleExchange("t0ken-t0ken")), std::runtime_error);
 }
 
+TEST(WarcWriter, NoHeaderCrossesA64KiBBlockOfTheFileDecompressed) {
+  std::string dir = TempDir();
+  warc::Exchange e = SampleExchange("t0ken-t0ken");
+  std::string ids;
+  for (int i = 0; i < 100; ++i) ids += (i ? "," : "") + std::to_string(1800000000000000000LL + i);
+  e.target_uri = "http://127.0.0.1:8080/2/tweets?ids=" + ids;  // a 2 KB header, as a batch of 100
+  e.response += std::string(3000, ' ');
+  {
+    warc::Writer w(Options(dir));
+    for (int i = 0; i < 200; ++i) w.Write(e);
+  }
+  auto files = Files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  std::uint64_t offset = 0;
+  int fillers = 0;
+  int exchanges = 0;
+  for (const auto& m : Members(ReadFile(dir + "/" + files[0]))) {
+    Parsed p = Parse(m);
+    ASSERT_TRUE(p.well_formed);
+    EXPECT_EQ(p.fields["WARC-Block-Digest"], warc::Sha1Base32(p.block));
+    std::uint64_t header = m.find("\r\n\r\n") + 4;
+    EXPECT_EQ(offset / 65536, (offset + header - 1) / 65536) << "a header across a block's end at " << offset;
+    if (p.fields["WARC-Type"] == "metadata") ++fillers;
+    if (p.fields["WARC-Type"] == "response") ++exchanges;
+    offset += m.size();
+  }
+  EXPECT_EQ(exchanges, 200);
+  EXPECT_GT(fillers, 0) << "1.5 MB of records: some header would have crossed";
+}
+
 TEST(WarcRecover, AKilledWritersFileIsCutToItsCompleteRecordsAndNamed) {
   std::string dir = TempDir();
   // A writer in a child process, killed before it closes: its file stays .open, with a

@@ -9,11 +9,14 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <random>
+
+#include <spdlog/spdlog.h>
 #include <stdexcept>
 
 namespace tweetkeeper::worker::warc {
@@ -54,6 +57,35 @@ void FsyncDir(const std::string& dir) {
 }
 
 constexpr std::string_view kOpenSuffix = ".open";
+
+// libarchive (bsdtar), the strict reader of Debian, decompresses a .warc.gz into blocks of 64 KiB
+// and finds a record's header only within the block its first bytes are in ("who'd cram so much
+// stuff into the header", says its source): a header across a block's end fails the whole read
+// with "Bad record header". So no header crosses one: a record whose header would is preceded by
+// a metadata record that fills the block up (or starts a new file when even that would not fit).
+constexpr std::uint64_t kReaderBlock = 64 * 1024;
+
+// A metadata record of exactly `size` bytes (uncompressed); "" when none is that small.
+std::string Filler(std::uint64_t size, const std::string& warcinfo_id, const std::string& date) {
+  static const std::string kText =
+      "padding: the next record starts a 64 KiB block of this file decompressed, where libarchive finds its header\r\n";
+  const std::string id = NewRecordId();
+  long long block_len = 0;
+  for (int attempt = 0; attempt < 4 && block_len >= 0; ++attempt) {
+    std::string block = kText.substr(0, std::min<std::size_t>(kText.size(), static_cast<std::size_t>(block_len)));
+    block.resize(static_cast<std::size_t>(block_len), ' ');
+    std::string rec = Record({{"WARC-Type", "metadata"},
+                              {"WARC-Record-ID", id},
+                              {"WARC-Date", date},
+                              {"WARC-Warcinfo-ID", warcinfo_id},
+                              {"Content-Type", "text/plain"},
+                              {"WARC-Block-Digest", Sha1Base32(block)}},
+                             block);
+    if (rec.size() == size) return rec;
+    block_len += static_cast<long long>(size) - static_cast<long long>(rec.size());
+  }
+  return "";
+}
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -246,8 +278,9 @@ void Writer::Open(std::chrono::system_clock::time_point now) {
   gmtime_r(&secs, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
+  static std::atomic<int> next_serial{0};  // per process: writers of one process never clash
   char serial[16];
-  std::snprintf(serial, sizeof serial, "%05d", serial_++);
+  std::snprintf(serial, sizeof serial, "%05d", next_serial++);
   char millis[8];
   std::snprintf(millis, sizeof millis, "%03d", static_cast<int>(ms));
   // IIPC's Prefix-Timestamp-Serial-Crawlhost: a 17-digit time (as Heritrix), the process id with
@@ -269,13 +302,15 @@ void Writer::Open(std::chrono::system_clock::time_point now) {
                      "hostname: " + Hostname() + "\r\n";
   if (!options_.operator_name.empty()) info += "operator: " + options_.operator_name + "\r\n";
   info += "description: API requests and responses of tweetkeeper's workers; tokens replaced by [redacted---]\r\n";
-  Append(Gzip(Record({{"WARC-Type", "warcinfo"},
+  std::string info_record = Record({{"WARC-Type", "warcinfo"},
                       {"WARC-Record-ID", warcinfo_id_},
                       {"WARC-Date", WarcDate(now)},
                       {"WARC-Filename", name_},
                       {"Content-Type", "application/warc-fields"},
                       {"WARC-Block-Digest", Sha1Base32(info)}},
-                     info)));
+                     info);
+  Append(Gzip(info_record));
+  plain_size_ = info_record.size();
   info_size_ = size_;
   ++records_;
 }
@@ -318,13 +353,42 @@ void Writer::Write(const Exchange& exchange) {
   if (fd_ >= 0 && now - opened_ >= options_.rollover) Close();
   // (The size is checked with the records uncompressed: a bound, never an underestimate.)
   if (fd_ >= 0 && size_ > info_size_ && size_ + request.size() + response.size() + 2048 > options_.max_bytes) Close();
-  if (fd_ < 0) Open(now);
-  for (auto* f : {&request_fields, &response_fields})
-    for (auto& [k, v] : *f)
-      if (k == "WARC-Warcinfo-ID") v = warcinfo_id_;
-  // Both records in one write: a kill leaves at most the end of one incomplete.
-  Append(Gzip(Record(request_fields, request)) + Gzip(Record(response_fields, response)));
-  records_ += 2;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (fd_ < 0) Open(now);
+    for (auto* f : {&request_fields, &response_fields})
+      for (auto& [k, v] : *f)
+        if (k == "WARC-Warcinfo-ID") v = warcinfo_id_;
+    std::string out;
+    std::uint64_t plain = plain_size_;
+    int records = 0;
+    bool placed = true;
+    for (const std::string& rec : {Record(request_fields, request), Record(response_fields, response)}) {
+      const std::uint64_t header = rec.find("\r\n\r\n") + 4;
+      const std::uint64_t block_end = (plain / kReaderBlock + 1) * kReaderBlock;
+      if (plain + header > block_end) {
+        std::string filler = Filler(block_end - plain, warcinfo_id_, date);
+        if (filler.empty()) {
+          placed = false;
+          break;
+        }
+        out += Gzip(filler);
+        plain += filler.size();
+        ++records;
+      }
+      out += Gzip(rec);
+      plain += rec.size();
+      ++records;
+    }
+    if (!placed && attempt == 0) {
+      Close();  // too little room for a filler: the exchange starts a new file
+      continue;
+    }
+    // Both records in one write: a kill leaves at most the end of one incomplete.
+    Append(out);
+    plain_size_ = plain;
+    records_ += static_cast<std::uint64_t>(records);
+    return;
+  }
 }
 
 void Writer::Close() {
@@ -340,6 +404,21 @@ void Writer::Close() {
     throw std::runtime_error(ErrnoText("cannot rename WARC file", open_path));
   FsyncDir(options_.dir);
   name_.clear();
+}
+
+void Recorder::Record(const Exchange& exchange) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    writer_.Write(exchange);
+  } catch (const std::exception& e) {
+    spdlog::error("WARC: the exchange with {} is not recorded: {}", exchange.target_uri.substr(0, exchange.target_uri.find('?')),
+                  e.what());
+  }
+}
+
+void Recorder::Close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  writer_.Close();
 }
 
 int Writer::Recover(const std::string& dir) {

@@ -4,11 +4,14 @@
 // (secrets replaced by a marker of the same length), with block and payload digests, each record
 // a gzip member of its own, a `warcinfo` record first in every file. WARC/1.0, the version
 // Debian's libarchive (bsdtar) reads. Files are written as NAME.open and renamed to NAME when
-// closed (after fsync); a file left .open by a killed process is finished off by Recover().
+// closed (after fsync); a file left .open by a killed process is finished off by Recover(). No
+// record header crosses a 64 KiB block of a file decompressed: libarchive reads a header only
+// within one (a `metadata` record fills a block up where one would).
 // ../shared/archive/FACTS.md section 3 has the rules followed here.
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,9 +99,22 @@ class Writer {
   std::string warcinfo_id_;
   std::chrono::system_clock::time_point opened_;
   std::uint64_t size_ = 0;
+  std::uint64_t plain_size_ = 0;  // the file's length decompressed
   std::uint64_t info_size_ = 0;  // of the warcinfo record: a file holding no more is never rolled over
   std::uint64_t records_ = 0;
-  int serial_ = 0;
+};
+
+// A Writer shared by every thread of a worker (each request's records in one piece). A record that
+// cannot be written is logged, not thrown: the batch's results still go to the database.
+class Recorder {
+ public:
+  explicit Recorder(WriterOptions options) : writer_(std::move(options)) {}
+  void Record(const Exchange& exchange);
+  void Close();
+
+ private:
+  std::mutex mutex_;
+  Writer writer_;
 };
 
 // The byte length of the complete gzip members at the start of data (a multi-member file), and

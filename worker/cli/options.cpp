@@ -178,6 +178,17 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
   app.add_option("--metrics-address", o.metrics_address,
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (IPv4 or a host name; port 0 picks a free one)")
       ->type_name("HOST:PORT");
+  app.add_option("--warc-dir", o.warc_dir,
+                 "Record every API request and response in WARC files there (tokens replaced; see README)")
+      ->type_name("DIR");
+  app.add_option("--warc-rollover", o.warc_rollover_s, "Start a new WARC file after this many seconds")
+      ->check(CLI::Range(1, 7 * 24 * 3600))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--warc-max-size", o.warc_max_mb, "Start a new WARC file before one passes this many MB")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->type_name("MB");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -257,6 +268,13 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
                   [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     parsed.exit_code = kExitUsage;
     parsed.err = "tweetkeeper-worker: --credentials must not contain control characters";
+    return parsed;
+  }
+  if (app.count("--warc-dir") > 0 && (o.warc_dir.empty() || std::any_of(o.warc_dir.begin(), o.warc_dir.end(), [](unsigned char c) {
+                                        return c < 0x20 || c == 0x7f;
+                                      }))) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --warc-dir must be a directory's path, without control characters";
     return parsed;
   }
   if (app.count("--metrics-address") > 0 && !ValidMetricsAddress(o.metrics_address)) {

@@ -31,6 +31,9 @@ struct Options {
   std::string credentials_file;  // --credentials; empty: the token comes from the environment
   std::string provider = "x-v2";  // --provider: x-v2 (GET /2/tweets) or x-v1.1 (statuses/lookup)
   std::string metrics_address;  // --metrics-address HOST:PORT; empty: no /metrics
+  std::string warc_dir;          // --warc-dir: record every API exchange there; empty: none
+  int warc_rollover_s = 1800;    // --warc-rollover: a new WARC file after this many seconds
+  int warc_max_mb = 1000;        // --warc-max-size: or once a file would pass this many MB
   ApiUrl api;  // api_url, validated
   // --instance HOST=URL (mastodon): where a server's requests go instead of https://HOST.
   std::map<std::string, std::string> instances;

@@ -1,5 +1,7 @@
 #include "http/http_client.hpp"
 
+#include "archive/warc.hpp"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -50,6 +52,20 @@ std::size_t OnHeader(char* data, std::size_t size, std::size_t count, void* user
   return n;
 }
 
+// --warc-dir: the bytes on the wire (curl's debug stream: headers and data as sent and as read,
+// before it decodes the transfer).
+struct Wire {
+  std::string request;
+  std::string response;
+};
+
+int OnDebug(CURL*, curl_infotype type, char* data, std::size_t size, void* user) {
+  auto* w = static_cast<Wire*>(user);
+  if (type == CURLINFO_HEADER_OUT || type == CURLINFO_DATA_OUT) w->request.append(data, size);
+  if (type == CURLINFO_HEADER_IN || type == CURLINFO_DATA_IN) w->response.append(data, size);
+  return 0;
+}
+
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* t = static_cast<Transfer*>(user);
   return t->abort && t->abort->load() ? 1 : 0;
@@ -97,6 +113,14 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
   curl_easy_setopt(curl_, CURLOPT_XFERINFOFUNCTION, OnProgress);
   curl_easy_setopt(curl_, CURLOPT_XFERINFODATA, &transfer);
 
+  Wire wire;
+  if (options_.recorder) {
+    curl_easy_setopt(curl_, CURLOPT_DEBUGFUNCTION, OnDebug);
+    curl_easy_setopt(curl_, CURLOPT_DEBUGDATA, &wire);
+    curl_easy_setopt(curl_, CURLOPT_VERBOSE, 1L);
+  }
+
+  const auto sent_at = std::chrono::system_clock::now();
   const auto started = std::chrono::steady_clock::now();
   const CURLcode rc = curl_easy_perform(curl_);
   response.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -116,6 +140,12 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
     return response;
   }
   curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &response.status);
+  if (options_.recorder && !wire.response.empty()) {
+    char* ip = nullptr;
+    curl_easy_getinfo(curl_, CURLINFO_PRIMARY_IP, &ip);
+    warc::Exchange exchange{url, ip ? ip : "", std::move(wire.request), std::move(wire.response), sent_at};
+    options_.recorder->Record(exchange);
+  }
   return response;
 }
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "http/http_response.hpp"
@@ -12,11 +13,17 @@ typedef void CURL;
 
 namespace tweetkeeper::worker {
 
+namespace warc {
+class Recorder;
+}
+
 struct HttpOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds total_timeout{30'000};
   std::size_t max_body_bytes = 16u << 20;  // a 100-tweet answer is ~50 KB; refuse absurd bodies
   std::string user_agent = "tweetkeeper-worker";
+  // --warc-dir: every exchange that got an answer, recorded with the bytes sent and received.
+  std::shared_ptr<warc::Recorder> recorder;
 };
 
 // curl_global_init is not thread-safe: create one of these in main before any thread starts.

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# WARC recording (tweetkeeper-worker --warc-dir): two workers write into one directory while they
+# refresh 600 tweets every 6 s against the mock, rolling their files over every 2 s; one is SIGKILLed on
+# the way and started again, which finishes the file it left open. The files are then read back
+# by bsdtar (Debian's libarchive: strict, WARC/1.0) and record by record here (python's gzip and
+# hashlib): every member a whole record, block and payload digests recomputed, each request linked
+# to its response, a warcinfo record first in each file (and metadata records only as fillers
+# that keep headers within libarchive's 64 KiB blocks), as many responses as the mock answered
+# (less at most the killed worker's requests in flight), and no token anywhere.
+# Prints "warc: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+TOKEN=warc-test-token-0123456789abcdef
+tk_workdir warc
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
+tk_mock_start "$dir/mock.log" --token "$TOKEN" --latency-ms 100 || exit 1
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+$(tk_fast_policy_sql)
+SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 600));
+SQL
+warc=$dir/warc
+mkdir -p "$warc"
+export TWEETKEEPER_BEARER_TOKEN=$TOKEN
+start() { # start I: worker I, recording into $warc
+  "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --batch-size 20 --concurrency 2 --name "warc-$1" \
+    --poll-interval 200 --warc-dir "$warc" --warc-rollover 2 >>"$dir/worker-$1.log" 2>&1 &
+  eval "w$1=$!"
+  TK_PIDS+=($!)
+}
+"$TK_WORKER" --dsn "$TK_DSN" --warc-dir "$dir/nowhere" >"$dir/bad.log" 2>&1
+rc=$?
+[ "$rc" = 2 ] && grep -q "is not a directory this worker can write into" "$dir/bad.log"
+tk_ok "--warc-dir that is no directory: exit 2 and says so" $? "rc $rc: $(cat "$dir/bad.log")"
+start 1
+start 2
+sleep 3
+kill -KILL "$w1"
+wait "$w1" 2>/dev/null
+tk_forget "$w1"
+left_open=$(ls "$warc" | grep -c '\.open$')
+start 1
+sleep 9
+kill -TERM "$w1" "$w2"
+tk_wait_exit "$w1" 30; rc1=$TK_RC
+tk_wait_exit "$w2" 30; rc2=$TK_RC
+[ "$rc1$rc2" = 00 ]
+tk_ok "workers recording WARC exit 0 on SIGTERM" $? "exit $rc1 $rc2"
+[ "$left_open" -ge 1 ] && grep -q "WARC: finished [1-9]" "$dir/worker-1.log" && [ "$(ls "$warc" | grep -c '\.open$')" = 0 ]
+tk_ok "a SIGKILLed worker's open file ($left_open .open) is finished by the next start; SIGTERM closes the rest" $? \
+  "$(ls "$warc"; grep WARC "$dir"/worker-*.log)"
+mock_requests=$(curl -s "$TK_MOCK_URL/mock/stats" | jq '.requests')
+
+n_files=$(ls "$warc"/*.warc.gz 2>/dev/null | wc -l)
+bsd_entries=0
+bsd_ok=0
+for f in "$warc"/*.warc.gz; do
+  out=$(bsdtar -tf "$f" 2>&1) || { bsd_ok=1; echo "# bsdtar $f: $out"; }
+  bsd_entries=$((bsd_entries + $(printf '%s' "$out" | grep -c '^2/tweets')))
+done
+[ "$n_files" -ge 4 ] && [ "$bsd_ok" = 0 ]
+tk_ok "bsdtar (libarchive) reads each of the $n_files files" $?
+
+report=$(python3 - "$warc" "$TOKEN" <<'PY'
+import base64, glob, gzip, hashlib, os, re, sys, zlib
+d, token = sys.argv[1], sys.argv[2].encode()
+def b32(x): return 'sha1:' + base64.b32encode(hashlib.sha1(x).digest()).decode()
+def payload(block):
+    head, _, body = block.partition(b'\r\n\r\n')
+    if re.search(rb'(?im)^transfer-encoding:.*chunked', head):
+        out = b''
+        while True:
+            line, _, body = body.partition(b'\r\n')
+            n = int(line.split(b';')[0], 16)
+            if n == 0: return out
+            out, body = out + body[:n], body[n + 2:]
+    return body
+problems, responses, requests, tokens_found, names = [], 0, 0, 0, set()
+for path in sorted(glob.glob(os.path.join(d, '*.warc.gz'))):
+    raw = open(path, 'rb').read()
+    if token in raw: tokens_found += 1
+    members, at = [], 0
+    while at < len(raw):
+        z = zlib.decompressobj(31)
+        members.append(z.decompress(raw[at:]))
+        if not z.eof: problems.append(f'{path}: incomplete member'); break
+        at = len(raw) - len(z.unused_data)
+    ids = {}
+    for i, m in enumerate(members):
+        if token in m: tokens_found += 1
+        head, sep, rest = m.partition(b'\r\n\r\n')
+        lines = head.split(b'\r\n')
+        if lines[0] != b'WARC/1.0' or not sep: problems.append(f'{path}#{i}: bad head'); continue
+        f = dict(l.decode().split(': ', 1) for l in lines[1:])
+        n = int(f['Content-Length'])
+        block = rest[:n]
+        if rest[n:] != b'\r\n\r\n': problems.append(f'{path}#{i}: Content-Length {n} does not end the block')
+        if f.get('WARC-Block-Digest') != b32(block): problems.append(f'{path}#{i}: block digest')
+        t = f['WARC-Type']
+        if i == 0 and (t != 'warcinfo' or f.get('WARC-Filename') != os.path.basename(path)):
+            problems.append(f'{path}: no warcinfo first naming the file')
+        if t in ('request', 'response'):
+            if f.get('WARC-Payload-Digest') != b32(payload(block)): problems.append(f'{path}#{i}: payload digest')
+            if f.get('WARC-Warcinfo-ID') != ids.get('info'): problems.append(f'{path}#{i}: warcinfo id')
+            ids[f['WARC-Record-ID']] = (t, f['WARC-Concurrent-To'], f['WARC-Target-URI'])
+        elif t == 'warcinfo':
+            ids['info'] = f['WARC-Record-ID']
+        elif t != 'metadata' or f.get('WARC-Warcinfo-ID') != ids.get('info'):
+            problems.append(f'{path}#{i}: a {t} record')  # metadata: the filler before a 64 KiB block
+        if t == 'request':
+            requests += 1
+            if b'Authorization: [redacted' not in block: problems.append(f'{path}#{i}: Authorization not redacted')
+        if t == 'response':
+            responses += 1
+            if not block.startswith(b'HTTP/1.1 200'): problems.append(f'{path}#{i}: not the answer: {block[:40]!r}')
+            cl = re.search(rb'(?im)^content-length: *(\d+)', block.partition(b'\r\n\r\n')[0])
+            if cl and int(cl.group(1)) != len(payload(block)): problems.append(f'{path}#{i}: body is not as its Content-Length says')
+    for rid, v in ids.items():
+        if rid == 'info': continue
+        other = ids.get(v[1])
+        if not other or other[1] != rid or other[0] == v[0] or other[2] != v[2]:
+            problems.append(f'{path}: {v[0]} {rid} not linked to its pair')
+    names.add(os.path.basename(path))
+print(responses, requests, tokens_found, len(problems))
+for p in problems[:10]: print('#', p)
+PY
+)
+echo "# $(echo "$report" | head -1) (responses, requests, files or records holding the token, problems); mock answered $mock_requests; bsdtar listed $bsd_entries"
+read -r responses requests tokens problems <<<"$(echo "$report" | head -1)"
+[ "${problems:-1}" = 0 ]
+tk_ok "every record whole: Content-Length, block and payload digests, warcinfo first, each request and response linked" $? "$report"
+[ "${tokens:-1}" = 0 ] && ! grep -rqF "$TOKEN" "$warc"
+tk_ok "the token is in no file, compressed or not (the Authorization header reads [redacted---...])" $?
+[ "$responses" = "$requests" ] && [ "$bsd_entries" = "$responses" ] && [ "$responses" -ge $((mock_requests - 2)) ] &&
+  [ "$responses" -le "$mock_requests" ] && [ "$responses" -ge 30 ]
+tk_ok "a response per request the mock answered ($responses of $mock_requests; the killed worker's 2 in flight at most lost), all listed by bsdtar" $? \
+  "responses $responses requests $requests bsdtar $bsd_entries mock $mock_requests"
+tk_summary warc
