@@ -16,6 +16,12 @@ if [ "${1:-}" = citus ]; then
   packages=(build-essential postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev
             libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libcurl4-openssl-dev)
 fi
+# warcio.js (npm), the second WARC reader of tests/integration/warc.sh: Node and npm from Debian,
+# unless a Node with its own npm is there already (NodeSource's nodejs conflicts with Debian's npm).
+if [ "${1:-}" != citus ]; then
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -2,8 +2,8 @@
 # WARC recording (tweetkeeper-worker --warc-dir): two workers write into one directory while they
 # refresh 600 tweets every 6 s against the mock, rolling their files over every 2 s; one is SIGKILLed on
 # the way and started again, which finishes the file it left open. The files are then read back
-# by bsdtar (Debian's libarchive: strict, WARC/1.0) and record by record here (python's gzip and
-# hashlib): every member a whole record, block and payload digests recomputed, each request linked
+# by bsdtar (Debian's libarchive: strict, WARC/1.0), by warcio.js (npm, installed by the test)
+# and record by record here (python's zlib and hashlib): every member a whole record, block and payload digests recomputed, each request linked
 # to its response, a warcinfo record first in each file (and metadata records only as fillers
 # that keep headers within libarchive's 64 KiB blocks), as many responses as the mock answered
 # (less at most the killed worker's requests in flight), and no token anywhere.
@@ -135,4 +135,17 @@ tk_ok "the token is in no file, compressed or not (the Authorization header read
   [ "$responses" -le "$mock_requests" ] && [ "$responses" -ge 30 ]
 tk_ok "a response per request the mock answered ($responses of $mock_requests; the killed worker's 2 in flight at most lost), all listed by bsdtar" $? \
   "responses $responses requests $requests bsdtar $bsd_entries mock $mock_requests"
+# The second reader: warcio.js (webrecorder's, npm `warcio`), installed once per build directory
+# (as make deps installs Debian packages); warcio_check.cjs recomputes what it does not check.
+npm_prefix=${TK_NPM_PREFIX:-$TK_BUILD/npm}
+if [ ! -f "$npm_prefix/node_modules/warcio/package.json" ]; then
+  mkdir -p "$npm_prefix"
+  npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error warcio@2.4.11 >"$dir/npm.log" 2>&1
+fi
+js=$(node "$TK_ROOT/tests/integration/warcio_check.cjs" "$npm_prefix" "$warc"/*.warc.gz 2>&1)
+read -r js_files js_records js_responses js_problems <<<"$(echo "$js" | head -1)"
+[ "$js_files" = "$n_files" ] && [ "$js_responses" = "$responses" ] && [ "$js_problems" = 0 ] &&
+  [ "$js_records" -ge $((2 * responses + n_files)) ]
+tk_ok "warcio.js reads every file too: ${js_records:-no} records, ${js_responses:-no} responses, block digests recomputed, each request paired" $? \
+  "$js $(tail -5 "$dir/npm.log" 2>/dev/null)"
 tk_summary warc
