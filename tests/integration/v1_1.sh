@@ -26,6 +26,8 @@ tk_sql_ok "missing tweets (deleted or protected: v1.1 cannot tell) are unavailab
   "SELECT count(*) > 0 AND bool_and(state = 'unavailable' AND due_at > now() + interval '6 days') FROM tweetkeeper.tweets WHERE problem_type = 'v1.1-missing'"
 tk_sql_ok "the mock's rule: exactly the deleted and protected ids are missing" \
   "SELECT bool_and((problem_type = 'v1.1-missing') = (tweet_id % 53 = 7 OR tweet_id % 61 = 11)) FROM tweetkeeper.tweets"
-requests=$(curl -s "$TK_MOCK_URL/mock/stats" | jq '.status_counts["200"] // 0')
-tk_sql_ok "four requests for 350 tweets ($requests)" "SELECT $requests = 4"
+stats=$(curl -s "$TK_MOCK_URL/mock/stats")
+requests=$(jq '.status_counts["200"] // 0' <<<"$stats")
+tk_sql_ok "four requests for 350 tweets ($requests; sizes $(jq -c .batch_sizes <<<"$stats"))" "SELECT $requests = 4" \
+  "SELECT string_agg(format('%s %s %s..%s', size, coalesce(outcome, 'open'), claimed_at::time, finished_at::time), E'\\n' ORDER BY claimed_at) FROM tweetkeeper.batches; SELECT '$(grep -c . "$dir/worker.log") log lines: ' || '$(grep -v ' info ' "$dir/worker.log" | head -5 | tr "'\n" '" ')'"
 tk_summary v1.1
