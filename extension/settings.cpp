@@ -24,12 +24,20 @@ bool history_rollup = true;
 bool history_keep_unchanged = false;
 int housekeeping_interval_s = 600;
 int missing_after = 3;
+int payloads = kPayloadsNone;
+int deleted_payloads = kDeletedErase;
 
 namespace {
 const config_enum_entry kSpendingOptions[] = {
     {"even", kSpendEven, false}, {"burst", kSpendBurst, false}, {nullptr, 0, false}};
 const config_enum_entry kClaimOrderOptions[] = {
     {"lateness", kOrderLateness, false}, {"due", kOrderDue, false}, {nullptr, 0, false}};
+const config_enum_entry kPayloadsOptions[] = {{"none", kPayloadsNone, false},
+                                              {"first", kPayloadsFirst, false},
+                                              {"changed", kPayloadsChanged, false},
+                                              {nullptr, 0, false}};
+const config_enum_entry kDeletedPayloadsOptions[] = {
+    {"erase", kDeletedErase, false}, {"keep", kDeletedKeep, false}, {nullptr, 0, false}};
 }  // namespace
 
 void Define(bool preloading) {
@@ -98,6 +106,21 @@ void Define(bool preloading) {
       "tweetkeeper.history_rollup",
       "Before a partition is dropped, keep one row per tweet per UTC day in tweetkeeper.metric_daily.",
       nullptr, &history_rollup, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  // Payloads (tweetkeeper.payloads): read by complete_batch() and, through each claim, by the
+  // workers, which ask the API for a payload's fields only when it is on.
+  DefineCustomEnumVariable(
+      "tweetkeeper.payloads",
+      "What to keep of each post's API object beyond its counts: none, first, or changed.",
+      "first keeps the first answer of each post; changed keeps every answer whose content "
+      "(text, edits, author, entities, withheld state; not the counts) differs from the last one "
+      "kept. Set it per database (ALTER DATABASE ... SET); workers follow it at their next claim.",
+      &payloads, kPayloadsNone, kPayloadsOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomEnumVariable(
+      "tweetkeeper.deleted_payloads",
+      "What happens to the payloads of a post found deleted or unavailable: erase or keep.",
+      "erase (the default) follows X's terms, which require stored content to follow deletions; "
+      "keep leaves the last payloads in place, outside those terms. A tombstone is kept either way.",
+      &deleted_payloads, kDeletedErase, kDeletedPayloadsOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable(
       "tweetkeeper.history_keep_unchanged",
       "Store an observation even when all of its counts equal the tweet's previous ones.",

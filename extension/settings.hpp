@@ -20,7 +20,11 @@ extern int history_retention_s;  // 0: keep everything
 extern bool history_rollup;
 extern bool history_keep_unchanged;
 extern int housekeeping_interval_s;
-extern int missing_after;  // omissions in a row before a tweet is 'missing'
+extern int missing_after;
+enum Payloads { kPayloadsNone, kPayloadsFirst, kPayloadsChanged };
+extern int payloads;  // Payloads
+enum DeletedPayloads { kDeletedErase, kDeletedKeep };
+extern int deleted_payloads;  // DeletedPayloads  // omissions in a row before a tweet is 'missing'
 
 void Define(bool preloading);
 

@@ -242,7 +242,7 @@ BEGIN
     GET DIAGNOSTICS released = ROW_COUNT;
   END IF;
   FOREACH tbl IN ARRAY ARRAY['tweets', 'batches', 'post_refs', 'metric_history_hot', 'metric_history_compact',
-                             'metric_daily'] LOOP
+                             'metric_daily', 'payloads', 'tombstones', 'edits'] LOOP
     CONTINUE WHEN EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = ('tweetkeeper.' || tbl)::regclass);
     -- Rows from before 0.3.0 have no bucket yet.
     IF tbl = 'batches' THEN
@@ -253,7 +253,8 @@ BEGIN
     END IF;
     -- Citus's unique keys include the distribution column.
     key := CASE tbl WHEN 'tweets' THEN 'tweet_id' WHEN 'batches' THEN 'lease_id' WHEN 'post_refs' THEN 'tweet_id'
-                    WHEN 'metric_history_compact' THEN 'tweet_id, span_start' WHEN 'metric_daily' THEN 'tweet_id, day' END;
+                    WHEN 'metric_history_compact' THEN 'tweet_id, span_start' WHEN 'metric_daily' THEN 'tweet_id, day'
+                    WHEN 'payloads' THEN 'tweet_id, seen_at, lease_id' ELSE 'tweet_id' END;
     IF tbl = 'metric_history_hot' THEN
       FOR part IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                    WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass LOOP
@@ -1590,6 +1591,10 @@ DECLARE
   ages interval[];
   delays interval[];
   buckets smallint[] := tweetkeeper.lease_buckets(lease);
+  keep_payloads text := current_setting('tweetkeeper.payloads');  -- none, first, changed
+  erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
+  edited bigint[];   -- X posts of this batch whose answer named a newer version, and that version
+  newest bigint[];
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
     RAISE EXCEPTION 'lease, observations and problems must not be NULL'
@@ -1640,7 +1645,8 @@ BEGIN
     SELECT DISTINCT ON (o.id) o.*
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
-             impression_count bigint, invalid text, created_at timestamptz)
+             impression_count bigint, invalid text, created_at timestamptz, payload jsonb,
+             author jsonb, newest_id bigint)
      WHERE o.id = ANY (b.tweet_ids)
   ), obs AS (
     SELECT r.id,
@@ -1660,7 +1666,14 @@ BEGIN
              'quote_count ' || CASE WHEN r.quote_count NOT BETWEEN 0 AND 1e12 THEN r.quote_count END,
              'bookmark_count ' || CASE WHEN r.bookmark_count NOT BETWEEN 0 AND 1e12 THEN r.bookmark_count END,
              'impression_count ' || CASE WHEN r.impression_count NOT BETWEEN 0 AND 1e12 THEN r.impression_count END),
-             '') AS invalid
+             '') AS invalid,
+           CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
+           CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
+           -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
+           -- (A newer id whose time is in the future is no version we could track: ignored.)
+           coalesce(r.id > 0 AND r.newest_id > r.id
+                    AND tweetkeeper.snowflake_time(r.newest_id) <= now() + interval '1 minute', false) AS edited,
+           r.newest_id
       FROM raw r
   ), upd AS (
     UPDATE tweetkeeper.tweets t
@@ -1691,10 +1704,12 @@ BEGIN
            updated_at = at_now, update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
            -- A creation time from the answer moves the post to its true age's delay from now on.
            created_at = coalesce(o.created_at, t.created_at),
-           due_at = tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
-                                                t.watch_every, t.watch_until, at_now, ages, delays)),
-           state = CASE WHEN tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
-                                                          t.watch_until, at_now, ages, delays) IS NULL
+           -- An edited post is done: its newest version is refreshed in its place (edits).
+           due_at = CASE WHEN NOT o.edited
+                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
+                                                  t.watch_every, t.watch_until, at_now, ages, delays)) END,
+           state = CASE WHEN o.edited OR tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                                     t.watch_until, at_now, ages, delays) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
            delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
                                                          t.watch_until, at_now, ages, delays),
@@ -1702,22 +1717,52 @@ BEGIN
            -- An expired watch ends here: the tweet is back on its age schedule.
            watch_every = CASE WHEN t.watch_until > at_now THEN t.watch_every END,
            watch_until = CASE WHEN t.watch_until > at_now THEN t.watch_until END,
-           problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
-           problem_detail = 'not stored, the last known kept: ' || o.invalid,
-           problem_at = CASE WHEN o.invalid IS NOT NULL THEN at_now END
+           problem_type = CASE WHEN o.edited THEN 'edited' WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
+           problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
+                                 ELSE 'not stored, the last known kept: ' || o.invalid END,
+           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END
       FROM obs o
      WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed, t.bucket
+              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.edited, o.newest_id
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
     SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
            u.bookmark_count, u.impression_count, u.bucket
       FROM upd u WHERE u.changed OR keep_all
+  ), pay AS (
+    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
+    -- its last stored one (payload_content(): not the counts), compared by hash.
+    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
+    SELECT u.tweet_id, at_now, lease, h.hash, u.payload, u.author, u.bucket
+      FROM upd u
+      CROSS JOIN LATERAL (SELECT decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex') AS hash) h
+     WHERE u.payload IS NOT NULL
+       AND CASE WHEN keep_payloads = 'first'
+                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
+                                  WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
+                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
+                       WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM h.hash END
+  ), seen AS (
+    -- A post seen again is no longer gone.
+    DELETE FROM tweetkeeper.tombstones x USING upd u
+     WHERE x.tweet_id = u.tweet_id AND (buckets IS NULL OR x.bucket = ANY (buckets))
   )
-  SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
+  SELECT count(*), count(*) FILTER (WHERE u.billed),
+         array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
+    INTO n_observed, n_billed, edited, newest FROM upd u;
+  IF edited IS NOT NULL THEN
+    -- Each edited post's newest version is tracked from now on, on its own age schedule (each
+    -- version has its own counts); the old one is done, linked to it.
+    INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at, bucket)
+    SELECT e.id, e.newest, at_now, CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(e.id) END
+      FROM unnest(edited, newest) AS e(id, newest)
+    ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
+    PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
+  END IF;
 
   -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
   -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
@@ -1734,7 +1779,7 @@ BEGIN
            END AS terminal
       FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
      WHERE x.id = ANY (b.tweet_ids)
-  )
+  ), u AS (
   UPDATE tweetkeeper.tweets t
      SET state = coalesce(p.terminal,
                           CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
@@ -1753,8 +1798,24 @@ BEGIN
          lease_id = NULL, omissions = 0,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now
     FROM p
-   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
-  GET DIAGNOSTICS n_problems = ROW_COUNT;
+   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
+  RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
+  ), gone AS (
+    -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
+    -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
+    DELETE FROM tweetkeeper.payloads x USING u
+     WHERE erase AND u.terminal IN ('deleted', 'unavailable') AND x.tweet_id = u.tweet_id
+       AND (buckets IS NULL OR x.bucket = ANY (buckets))
+    RETURNING x.tweet_id
+  ), tomb AS (
+    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
+    SELECT u.tweet_id, u.type, at_now, (SELECT count(*) FROM gone g WHERE g.tweet_id = u.tweet_id), u.bucket
+      FROM u WHERE u.terminal IN ('deleted', 'unavailable')
+    ON CONFLICT ON CONSTRAINT tombstones_pkey
+      DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
+                    payloads_erased = x.payloads_erased + excluded.payloads_erased
+  )
+  SELECT count(*) INTO n_problems FROM u;
 
   IF n_observed + n_problems < b.size THEN
     -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are
@@ -2372,12 +2433,25 @@ DECLARE
   dropped integer := 0;
   rolled bigint := 0;
   weeks_dropped bigint := 0;
+  payloads_dropped bigint := 0;
 BEGIN
   IF s.history_retention = interval '0' THEN
     PERFORM tweetkeeper.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
     RETURN 0;
   END IF;
   PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  -- Payloads older than the cutoff go too, except each post's newest: what it looks like now.
+  IF tweetkeeper.shard_count() = 0 THEN
+    DELETE FROM tweetkeeper.payloads o
+     WHERE o.seen_at < cutoff
+       AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n WHERE n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
+  ELSE
+    DELETE FROM tweetkeeper.payloads o
+     WHERE o.seen_at < cutoff
+       AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n
+                    WHERE n.bucket = o.bucket AND n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
+  END IF;
+  GET DIAGNOSTICS payloads_dropped = ROW_COUNT;
   IF NOT EXISTS (SELECT FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff)
      -- (SELECT 1: Citus cannot ship a sublink that selects no column to its worker nodes)
      AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history_default d WHERE d.observed_at < cutoff)
@@ -2385,7 +2459,8 @@ BEGIN
      -- cutoff may be planned as a scan of every compacted row when there is none)
      AND NOT coalesce((SELECT min(c.span_start) FROM tweetkeeper.metric_history_compact c) <= cutoff - interval '7 days',
                       false) THEN
-    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s', cutoff));
+    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s (%s old payloads dropped)',
+                                                                 cutoff, payloads_dropped));
     RETURN 0;
   END IF;
   -- DROP takes this lock on the parent; taken first, before create_partitions() locks any
@@ -2405,8 +2480,8 @@ BEGIN
   DELETE FROM tweetkeeper.metric_history_compact c WHERE c.span_start <= cutoff - interval '7 days';
   GET DIAGNOSTICS weeks_dropped = ROW_COUNT;
   PERFORM tweetkeeper.record_housekeeping('retention',
-    format('%s partitions and %s compacted post-weeks older than %s dropped, %s daily rows rolled up',
-           dropped, weeks_dropped, cutoff, rolled));
+    format('%s partitions and %s compacted post-weeks older than %s dropped, %s daily rows rolled up, '
+           '%s old payloads dropped', dropped, weeks_dropped, cutoff, rolled, payloads_dropped));
   RETURN dropped;
 END $$;
 COMMENT ON FUNCTION apply_retention() IS
@@ -2844,3 +2919,66 @@ BEGIN
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
 END $$;
+
+-- Payloads, tombstones and edits (issue 22).
+CREATE TABLE payloads (
+  tweet_id bigint NOT NULL,
+  seen_at timestamptz NOT NULL,  -- when the answer came (the batch's completion)
+  lease_id bigint NOT NULL,      -- the batch whose answer it was
+  content_hash bytea NOT NULL,   -- md5 of payload_content(payload, author): what "changed" compares
+  payload jsonb NOT NULL,        -- X: the tweet object; Bluesky: the postView; Mastodon: the Status
+  author jsonb,                  -- X: the author's user object from includes.users; NULL elsewhere
+                                 --   (the postView and the Status carry their author themselves)
+  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id): its shard on Citus
+  CONSTRAINT payloads_pkey PRIMARY KEY (tweet_id, seen_at, lease_id)
+);
+SELECT pg_catalog.pg_extension_config_dump('payloads', '');
+COMMENT ON TABLE payloads IS
+  'Full post payloads as the API gave them (tweetkeeper.payloads: first, or each change of content).';
+
+CREATE TABLE tombstones (
+  tweet_id bigint NOT NULL,
+  reason text NOT NULL,          -- the API's problem: resource-not-found, not-authorized-for-resource, ...
+  observed_at timestamptz NOT NULL,
+  payloads_erased integer NOT NULL DEFAULT 0,  -- how many stored payloads went (0 under keep)
+  bucket smallint,
+  CONSTRAINT tombstones_pkey PRIMARY KEY (tweet_id)
+);
+SELECT pg_catalog.pg_extension_config_dump('tombstones', '');
+COMMENT ON TABLE tombstones IS
+  'Posts found deleted or unavailable: when, why, and how many payloads were erased. A post seen '
+  'again loses its tombstone.';
+
+CREATE TABLE edits (
+  tweet_id bigint NOT NULL,      -- an X post that has a newer version
+  newest_id bigint NOT NULL,     -- the last id of its edit_history_tweet_ids, scheduled in its place
+  seen_at timestamptz NOT NULL,
+  bucket smallint,
+  CONSTRAINT edits_pkey PRIMARY KEY (tweet_id)
+);
+SELECT pg_catalog.pg_extension_config_dump('edits', '');
+COMMENT ON TABLE edits IS
+  'Edited X posts: each version with the newest one, which is refreshed from then on.';
+
+-- A payload without what changes on every refresh: counts (the history keeps them), the reader's
+-- own state (viewer, favourited, ...) and the author's counts. What tweetkeeper.payloads =
+-- changed compares, so that a new version is stored when the text, edits, author's public
+-- fields, entities or withheld state change, and not when a like comes in.
+CREATE FUNCTION payload_content(payload jsonb, author jsonb) RETURNS jsonb
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT jsonb_build_array(
+    (payload - ARRAY['public_metrics', 'non_public_metrics', 'organic_metrics', 'promoted_metrics',
+                     'edit_controls', 'likeCount', 'repostCount', 'replyCount', 'quoteCount',
+                     'bookmarkCount', 'viewer', 'favourites_count', 'reblogs_count', 'replies_count',
+                     'quotes_count', 'favourited', 'reblogged', 'muted', 'bookmarked', 'pinned'])
+      #- '{author,viewer}' #- '{account,followers_count}' #- '{account,following_count}'
+      #- '{account,statuses_count}' #- '{account,last_status_at}',
+    author - ARRAY['public_metrics', 'followers_count', 'following_count', 'statuses_count'])
+$$;
+COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
+  'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
+  'changed compares.';
+REVOKE ALL ON FUNCTION payload_content(jsonb, jsonb) FROM PUBLIC;
+GRANT SELECT ON payloads, tombstones, edits TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
+GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;

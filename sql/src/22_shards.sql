@@ -114,7 +114,7 @@ BEGIN
     GET DIAGNOSTICS released = ROW_COUNT;
   END IF;
   FOREACH tbl IN ARRAY ARRAY['tweets', 'batches', 'post_refs', 'metric_history_hot', 'metric_history_compact',
-                             'metric_daily'] LOOP
+                             'metric_daily', 'payloads', 'tombstones', 'edits'] LOOP
     CONTINUE WHEN EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = ('tweetkeeper.' || tbl)::regclass);
     -- Rows from before 0.3.0 have no bucket yet.
     IF tbl = 'batches' THEN
@@ -125,7 +125,8 @@ BEGIN
     END IF;
     -- Citus's unique keys include the distribution column.
     key := CASE tbl WHEN 'tweets' THEN 'tweet_id' WHEN 'batches' THEN 'lease_id' WHEN 'post_refs' THEN 'tweet_id'
-                    WHEN 'metric_history_compact' THEN 'tweet_id, span_start' WHEN 'metric_daily' THEN 'tweet_id, day' END;
+                    WHEN 'metric_history_compact' THEN 'tweet_id, span_start' WHEN 'metric_daily' THEN 'tweet_id, day'
+                    WHEN 'payloads' THEN 'tweet_id, seen_at, lease_id' ELSE 'tweet_id' END;
     IF tbl = 'metric_history_hot' THEN
       FOR part IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                    WHERE i.inhparent = 'tweetkeeper.metric_history_hot'::regclass LOOP

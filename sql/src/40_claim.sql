@@ -427,7 +427,9 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 -- hands back the batch's tweets that appear in neither list. Only tweets still held by this
 -- lease are touched (fencing), so a late worker cannot overwrite a newer claim's work.
 --   observations: [{"id":1,"retweet_count":..,"reply_count":..,"like_count":..,"quote_count":..,
---                   "bookmark_count":..,"impression_count":..}, ...]
+--                   "bookmark_count":..,"impression_count":..}, ...]; with tweetkeeper.payloads on,
+--                   also "payload" (the post's object) and, for X, "author" (its user object);
+--                   for an edited X post, "newest_id" (the last of its edit_history_tweet_ids)
 --   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
 --   rate:         the answer's x-rate-limit-* headers, {"limit":..,"remaining":..,"reset":epoch}
 -- Returns how many tweets of the batch got a result stored.
@@ -451,6 +453,10 @@ DECLARE
   ages interval[];
   delays interval[];
   buckets smallint[] := tweetkeeper.lease_buckets(lease);
+  keep_payloads text := current_setting('tweetkeeper.payloads');  -- none, first, changed
+  erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
+  edited bigint[];   -- X posts of this batch whose answer named a newer version, and that version
+  newest bigint[];
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
     RAISE EXCEPTION 'lease, observations and problems must not be NULL'
@@ -501,7 +507,8 @@ BEGIN
     SELECT DISTINCT ON (o.id) o.*
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
-             impression_count bigint, invalid text, created_at timestamptz)
+             impression_count bigint, invalid text, created_at timestamptz, payload jsonb,
+             author jsonb, newest_id bigint)
      WHERE o.id = ANY (b.tweet_ids)
   ), obs AS (
     SELECT r.id,
@@ -521,7 +528,14 @@ BEGIN
              'quote_count ' || CASE WHEN r.quote_count NOT BETWEEN 0 AND 1e12 THEN r.quote_count END,
              'bookmark_count ' || CASE WHEN r.bookmark_count NOT BETWEEN 0 AND 1e12 THEN r.bookmark_count END,
              'impression_count ' || CASE WHEN r.impression_count NOT BETWEEN 0 AND 1e12 THEN r.impression_count END),
-             '') AS invalid
+             '') AS invalid,
+           CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
+           CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
+           -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
+           -- (A newer id whose time is in the future is no version we could track: ignored.)
+           coalesce(r.id > 0 AND r.newest_id > r.id
+                    AND tweetkeeper.snowflake_time(r.newest_id) <= now() + interval '1 minute', false) AS edited,
+           r.newest_id
       FROM raw r
   ), upd AS (
     UPDATE tweetkeeper.tweets t
@@ -552,10 +566,12 @@ BEGIN
            updated_at = at_now, update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
            -- A creation time from the answer moves the post to its true age's delay from now on.
            created_at = coalesce(o.created_at, t.created_at),
-           due_at = tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
-                                                t.watch_every, t.watch_until, at_now, ages, delays)),
-           state = CASE WHEN tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
-                                                          t.watch_until, at_now, ages, delays) IS NULL
+           -- An edited post is done: its newest version is refreshed in its place (edits).
+           due_at = CASE WHEN NOT o.edited
+                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
+                                                  t.watch_every, t.watch_until, at_now, ages, delays)) END,
+           state = CASE WHEN o.edited OR tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                                     t.watch_until, at_now, ages, delays) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
            delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
                                                          t.watch_until, at_now, ages, delays),
@@ -563,22 +579,52 @@ BEGIN
            -- An expired watch ends here: the tweet is back on its age schedule.
            watch_every = CASE WHEN t.watch_until > at_now THEN t.watch_every END,
            watch_until = CASE WHEN t.watch_until > at_now THEN t.watch_until END,
-           problem_type = CASE WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
-           problem_detail = 'not stored, the last known kept: ' || o.invalid,
-           problem_at = CASE WHEN o.invalid IS NOT NULL THEN at_now END
+           problem_type = CASE WHEN o.edited THEN 'edited' WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
+           problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
+                                 ELSE 'not stored, the last known kept: ' || o.invalid END,
+           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END
       FROM obs o
      WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed, t.bucket
+              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.edited, o.newest_id
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
     SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
            u.bookmark_count, u.impression_count, u.bucket
       FROM upd u WHERE u.changed OR keep_all
+  ), pay AS (
+    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
+    -- its last stored one (payload_content(): not the counts), compared by hash.
+    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
+    SELECT u.tweet_id, at_now, lease, h.hash, u.payload, u.author, u.bucket
+      FROM upd u
+      CROSS JOIN LATERAL (SELECT decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex') AS hash) h
+     WHERE u.payload IS NOT NULL
+       AND CASE WHEN keep_payloads = 'first'
+                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
+                                  WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
+                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
+                       WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM h.hash END
+  ), seen AS (
+    -- A post seen again is no longer gone.
+    DELETE FROM tweetkeeper.tombstones x USING upd u
+     WHERE x.tweet_id = u.tweet_id AND (buckets IS NULL OR x.bucket = ANY (buckets))
   )
-  SELECT count(*), count(*) FILTER (WHERE u.billed) INTO n_observed, n_billed FROM upd u;
+  SELECT count(*), count(*) FILTER (WHERE u.billed),
+         array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
+    INTO n_observed, n_billed, edited, newest FROM upd u;
+  IF edited IS NOT NULL THEN
+    -- Each edited post's newest version is tracked from now on, on its own age schedule (each
+    -- version has its own counts); the old one is done, linked to it.
+    INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at, bucket)
+    SELECT e.id, e.newest, at_now, CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(e.id) END
+      FROM unnest(edited, newest) AS e(id, newest)
+    ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
+    PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
+  END IF;
 
   -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
   -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
@@ -595,7 +641,7 @@ BEGIN
            END AS terminal
       FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
      WHERE x.id = ANY (b.tweet_ids)
-  )
+  ), u AS (
   UPDATE tweetkeeper.tweets t
      SET state = coalesce(p.terminal,
                           CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
@@ -614,8 +660,24 @@ BEGIN
          lease_id = NULL, omissions = 0,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now
     FROM p
-   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
-  GET DIAGNOSTICS n_problems = ROW_COUNT;
+   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
+  RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
+  ), gone AS (
+    -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
+    -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
+    DELETE FROM tweetkeeper.payloads x USING u
+     WHERE erase AND u.terminal IN ('deleted', 'unavailable') AND x.tweet_id = u.tweet_id
+       AND (buckets IS NULL OR x.bucket = ANY (buckets))
+    RETURNING x.tweet_id
+  ), tomb AS (
+    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
+    SELECT u.tweet_id, u.type, at_now, (SELECT count(*) FROM gone g WHERE g.tweet_id = u.tweet_id), u.bucket
+      FROM u WHERE u.terminal IN ('deleted', 'unavailable')
+    ON CONFLICT ON CONSTRAINT tombstones_pkey
+      DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
+                    payloads_erased = x.payloads_erased + excluded.payloads_erased
+  )
+  SELECT count(*) INTO n_problems FROM u;
 
   IF n_observed + n_problems < b.size THEN
     -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are

@@ -172,12 +172,25 @@ DECLARE
   dropped integer := 0;
   rolled bigint := 0;
   weeks_dropped bigint := 0;
+  payloads_dropped bigint := 0;
 BEGIN
   IF s.history_retention = interval '0' THEN
     PERFORM tweetkeeper.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
     RETURN 0;
   END IF;
   PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  -- Payloads older than the cutoff go too, except each post's newest: what it looks like now.
+  IF tweetkeeper.shard_count() = 0 THEN
+    DELETE FROM tweetkeeper.payloads o
+     WHERE o.seen_at < cutoff
+       AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n WHERE n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
+  ELSE
+    DELETE FROM tweetkeeper.payloads o
+     WHERE o.seen_at < cutoff
+       AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n
+                    WHERE n.bucket = o.bucket AND n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
+  END IF;
+  GET DIAGNOSTICS payloads_dropped = ROW_COUNT;
   IF NOT EXISTS (SELECT FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff)
      -- (SELECT 1: Citus cannot ship a sublink that selects no column to its worker nodes)
      AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history_default d WHERE d.observed_at < cutoff)
@@ -185,7 +198,8 @@ BEGIN
      -- cutoff may be planned as a scan of every compacted row when there is none)
      AND NOT coalesce((SELECT min(c.span_start) FROM tweetkeeper.metric_history_compact c) <= cutoff - interval '7 days',
                       false) THEN
-    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s', cutoff));
+    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s (%s old payloads dropped)',
+                                                                 cutoff, payloads_dropped));
     RETURN 0;
   END IF;
   -- DROP takes this lock on the parent; taken first, before create_partitions() locks any
@@ -205,8 +219,8 @@ BEGIN
   DELETE FROM tweetkeeper.metric_history_compact c WHERE c.span_start <= cutoff - interval '7 days';
   GET DIAGNOSTICS weeks_dropped = ROW_COUNT;
   PERFORM tweetkeeper.record_housekeeping('retention',
-    format('%s partitions and %s compacted post-weeks older than %s dropped, %s daily rows rolled up',
-           dropped, weeks_dropped, cutoff, rolled));
+    format('%s partitions and %s compacted post-weeks older than %s dropped, %s daily rows rolled up, '
+           '%s old payloads dropped', dropped, weeks_dropped, cutoff, rolled, payloads_dropped));
   RETURN dropped;
 END $$;
 COMMENT ON FUNCTION apply_retention() IS

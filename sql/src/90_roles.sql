@@ -68,3 +68,5 @@ GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_han
   TO tweetkeeper_worker;
 GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts(text[]) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
+GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;

@@ -25,6 +25,21 @@ TEST(ObservationsJson, AllMetricsAndNulls) {
 
 TEST(ObservationsJson, Empty) { EXPECT_EQ(ObservationsJson({}), "[]"); }
 
+TEST(ObservationsJson, PayloadAuthorAndNewestId) {
+  Observation o;
+  o.id = 5;
+  o.payload = R"({"id":"5","text":"a \"b\""})";
+  o.author = R"({"id":"9"})";
+  o.newest_id = 6;
+  const std::string json = ObservationsJson({o});
+  EXPECT_NE(json.find(R"("payload":{"id":"5","text":"a \"b\""},"author":{"id":"9"},"newest_id":6})"), std::string::npos)
+      << json;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  EXPECT_STREQ(doc[0]["payload"]["text"].GetString(), "a \"b\"");
+}
+
 TEST(ProblemsJson, EscapesText) {
   EXPECT_EQ(ProblemsJson({{124, "resource-not-found", "Could not find tweet with ids: [124]."},
                           {125, "x", "quote \" backslash \\ newline \n tab \t é"}}),

@@ -24,6 +24,48 @@ TEST(XV2Url, SingleIdAndBaseWithPathAndTrailingSlash) {
   EXPECT_EQ(api.RequestUrl({7}), "http://127.0.0.1:8080/mock/2/tweets?ids=7&tweet.fields=public_metrics,created_at");
 }
 
+TEST(XV2Url, PayloadsAskForTwarc2sFieldsAndTheAuthor) {
+  PostKeys keys;
+  keys.payloads = true;
+  const std::string url = kApi.RequestUrl({7}, keys);
+  EXPECT_NE(url.find("&tweet.fields=attachments,author_id,"), std::string::npos) << url;
+  EXPECT_NE(url.find(",edit_history_tweet_ids,"), std::string::npos) << url;
+  EXPECT_NE(url.find("&expansions=author_id&user.fields=created_at,"), std::string::npos) << url;
+  EXPECT_EQ(url.find("note_tweet"), std::string::npos) << url;  // twarc-csv refuses it
+  EXPECT_EQ(kApi.RequestUrl({7}, PostKeys{}), kApi.RequestUrl({7}));  // off: counts only
+}
+
+TEST(XV2Parse, PayloadsCarryEachTweetAndItsAuthor) {
+  const std::string body = R"({"data":[
+      {"id":"20","text":"caf\u00e9","author_id":"9","edit_history_tweet_ids":["20"],"public_metrics":{"like_count":3}},
+      {"id":"21","text":"v1","author_id":"8","edit_history_tweet_ids":["21","25"],"public_metrics":{"like_count":1}}],
+    "includes":{"users":[{"id":"9","name":"Nine","username":"nine"}]}})";
+  PostKeys keys;
+  keys.payloads = true;
+  BatchResult r = kApi.ParseAnswer(Answer(200, body), {20, 21}, keys);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 2u);
+  EXPECT_EQ(r.observations[0].payload,
+            R"({"id":"20","text":"café","author_id":"9","edit_history_tweet_ids":["20"],"public_metrics":{"like_count":3}})");
+  EXPECT_EQ(r.observations[0].author, R"({"id":"9","name":"Nine","username":"nine"})");
+  EXPECT_FALSE(r.observations[0].newest_id);
+  EXPECT_EQ(r.observations[1].author, "");  // not in includes: none
+  EXPECT_EQ(r.observations[1].newest_id, 25);  // edited: 25 is its newest version
+  // Off: no payload, but the edit is still seen (edit_history_tweet_ids is a default field).
+  BatchResult off = kApi.ParseAnswer(Answer(200, body), {20, 21});
+  EXPECT_EQ(off.observations[0].payload, "");
+  EXPECT_EQ(off.observations[1].newest_id, 25);
+}
+
+TEST(XV2Parse, AnOlderIdAtTheEndOfTheEditHistoryIsNoEdit) {
+  BatchResult r = kApi.ParseAnswer(
+      Answer(200, R"({"data":[{"id":"30","edit_history_tweet_ids":["31","30"],"public_metrics":{}},)"
+                  R"({"id":"32","edit_history_tweet_ids":"33"},{"id":"34","edit_history_tweet_ids":["x"]}]})"),
+      {30, 32, 34});
+  ASSERT_EQ(r.observations.size(), 3u);
+  for (const Observation& o : r.observations) EXPECT_FALSE(o.newest_id) << o.id;
+}
+
 TEST(XV2Url, EncodesQueryValues) {
   EXPECT_EQ(EncodeQueryValue("1,2,3"), "1,2,3");
   EXPECT_EQ(EncodeQueryValue("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");

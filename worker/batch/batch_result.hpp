@@ -40,6 +40,12 @@ struct Observation {
   // When the post was made, as the answer says (Bluesky, Mastodon: their keys only estimate it;
   // X's ids say it exactly, so X's providers leave it empty). Unix milliseconds.
   std::optional<std::int64_t> created_ms;
+  // With payloads on: the post's object as the API gave it (JSON text), and for X its author's
+  // user object from includes.users. Empty: none.
+  std::string payload;
+  std::string author;
+  // X: the last of edit_history_tweet_ids when it is newer than `id` (the post was edited).
+  std::optional<std::int64_t> newest_id;
 };
 
 // A requested id the API answered with an error (deleted, protected, ...).

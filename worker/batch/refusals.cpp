@@ -15,6 +15,7 @@ struct Part {
 Part Slice(const Part& part, std::size_t from, std::size_t to) {
   Part out;
   out.keys.endpoint = part.keys.endpoint;
+  out.keys.payloads = part.keys.payloads;
   for (std::size_t i = from; i < to; ++i) {
     out.ids.push_back(part.ids[i]);
     if (i < part.keys.keys.size()) out.keys.keys.push_back(part.keys.keys[i]);

@@ -102,4 +102,11 @@ std::optional<std::int64_t> ParseTweetId(std::string_view text) {
   return value;
 }
 
+std::string JsonText(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
 }  // namespace tweetkeeper::worker

@@ -39,4 +39,7 @@ std::string ProblemType(std::string_view type_url);
 // A decimal tweet id as the API sends it: 1..19 digits that fit in int64, > 0.
 std::optional<std::int64_t> ParseTweetId(std::string_view text);
 
+// A JSON value written out again, compact (a post's object as the API gave it, for payloads).
+std::string JsonText(const rapidjson::Value& value);
+
 }  // namespace tweetkeeper::worker

@@ -38,6 +38,7 @@ BatchResult MatchKeyedAnswer(const rapidjson::Value& items, const char* key_memb
     Observation obs;
     obs.id = it->second;
     read(item, obs);
+    if (keys.payloads) obs.payload = JsonText(item);
     result.observations.push_back(std::move(obs));
   }
   if (result.observations.empty() && result.ignored > 0) {

@@ -24,6 +24,9 @@ namespace tweetkeeper::worker {
 struct PostKeys {
   std::vector<std::string> keys;
   std::string endpoint;
+  // tweetkeeper.payloads is on (the claim says): ask for a payload's fields, and hand each
+  // post's object to complete_batch.
+  bool payloads = false;
 };
 
 // What a second request says of a failed answer (Provider::Diagnose), in release_batch's words:

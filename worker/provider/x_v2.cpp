@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "provider/json_fields.hpp"
@@ -43,26 +44,49 @@ XV2Provider::XV2Provider(std::string api_url) : base_(std::move(api_url)) {
   while (!base_.empty() && base_.back() == '/') base_.pop_back();
 }
 
-std::string XV2Provider::RequestUrl(const std::vector<std::int64_t>& ids) const {
+namespace {
+// twarc2's defaults (FACTS: twarc 2.14.1 expansions.py), so an export reads as twarc2's output.
+constexpr const char* kPayloadTweetFields =
+    "attachments,author_id,context_annotations,conversation_id,created_at,edit_controls,edit_history_tweet_ids,"
+    "entities,geo,id,in_reply_to_user_id,lang,possibly_sensitive,public_metrics,referenced_tweets,reply_settings,"
+    "source,text,withheld";
+constexpr const char* kPayloadUserFields =
+    "created_at,description,entities,id,location,name,pinned_tweet_id,profile_image_url,protected,public_metrics,"
+    "url,username,verified,verified_type,withheld";
+}  // namespace
+
+std::string XV2Provider::RequestUrl(const std::vector<std::int64_t>& ids) const { return RequestUrl(ids, PostKeys{}); }
+
+std::string XV2Provider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {
   std::string joined;
   for (std::int64_t id : ids) {
     if (!joined.empty()) joined.push_back(',');
     joined += std::to_string(id);
+  }
+  if (keys.payloads) {
+    return base_ + "/2/tweets?ids=" + EncodeQueryValue(joined) + "&tweet.fields=" + EncodeQueryValue(kPayloadTweetFields) +
+           "&expansions=author_id&user.fields=" + EncodeQueryValue(kPayloadUserFields);
   }
   return base_ + "/2/tweets?ids=" + EncodeQueryValue(joined) +
          "&tweet.fields=" + EncodeQueryValue("public_metrics,created_at");
 }
 
 BatchResult XV2Provider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const {
+  return ParseAnswer(response, ids, PostKeys{});
+}
+
+BatchResult XV2Provider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                                     const PostKeys& keys) const {
   if (response.status != 200) return FailedAnswer(response);
   auto content_type = response.headers.find("content-type");
-  BatchResult result = ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids);
+  BatchResult result =
+      ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids, keys.payloads);
   result.rate_limit = ParseRateLimit(response.headers);
   return result;
 }
 
 BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content_type,
-                                 const std::vector<std::int64_t>& ids) {
+                                 const std::vector<std::int64_t>& ids, bool payloads) {
   rapidjson::Document doc;
   // Iterative: deeply nested garbage must not overflow the stack. Invalid UTF-8 would later be
   // refused by jsonb, so it is refused here.
@@ -83,6 +107,20 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
   const std::unordered_set<std::int64_t> requested(ids.begin(), ids.end());
   std::unordered_set<std::int64_t> seen;  // an id is reported once; `data` wins over `errors`
   BatchResult result;
+
+  // The authors (includes.users, with payloads on), by id.
+  std::unordered_map<std::string_view, const Value*> users;
+  if (payloads) {
+    auto includes = doc.FindMember("includes");
+    if (includes != doc.MemberEnd() && includes->value.IsObject()) {
+      auto list = includes->value.FindMember("users");
+      if (list != includes->value.MemberEnd() && list->value.IsArray()) {
+        for (const Value& user : list->value.GetArray()) {
+          if (user.IsObject()) users.emplace(StringMember(user, "id"), &user);
+        }
+      }
+    }
+  }
 
   auto data = doc.FindMember("data");
   if (data != doc.MemberEnd()) {
@@ -109,7 +147,19 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
           obs.metrics.bookmark_count = CountMember(m, "bookmark_count", &obs.invalid);
           obs.metrics.impression_count = CountMember(m, "impression_count", &obs.invalid);
         }
-        result.observations.push_back(obs);
+        // Edited: the newest version is the last of edit_history_tweet_ids (a default field).
+        auto history = tweet.FindMember("edit_history_tweet_ids");
+        if (history != tweet.MemberEnd() && history->value.IsArray() && !history->value.Empty()) {
+          const Value& last = history->value[history->value.Size() - 1];
+          if (std::optional<std::int64_t> newest = IdOf(last); newest && *newest > *id) obs.newest_id = newest;
+        }
+        if (payloads) {
+          obs.payload = JsonText(tweet);
+          if (auto user = users.find(StringMember(tweet, "author_id")); user != users.end()) {
+            obs.author = JsonText(*user->second);
+          }
+        }
+        result.observations.push_back(std::move(obs));
       }
     }
   }

@@ -21,10 +21,15 @@ class XV2Provider final : public Provider {
   std::string Name() const override { return "x-v2"; }
   std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
   BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
+  // With keys.payloads: twarc2's tweet and user fields (not note_tweet, which twarc-csv refuses)
+  // and the author_id expansion; each tweet and its author go to complete_batch.
+  std::string RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const override;
+  BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,
+                          const PostKeys& keys) const override;
 
  private:
   static BatchResult ParseOk(std::string_view body, std::string_view content_type,
-                             const std::vector<std::int64_t>& ids);
+                             const std::vector<std::int64_t>& ids, bool payloads);
 
   std::string base_;
 };

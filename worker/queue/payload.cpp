@@ -55,6 +55,19 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
       w.Key("created_at");
       String(w, IsoMillis(*o.created_ms));
     }
+    // The provider's own JSON text, parsed from the answer and written by rapidjson: valid.
+    if (!o.payload.empty()) {
+      w.Key("payload");
+      w.RawValue(o.payload.data(), o.payload.size(), rapidjson::kObjectType);
+    }
+    if (!o.author.empty()) {
+      w.Key("author");
+      w.RawValue(o.author.data(), o.author.size(), rapidjson::kObjectType);
+    }
+    if (o.newest_id) {
+      w.Key("newest_id");
+      w.Int64(*o.newest_id);
+    }
     w.EndObject();
   }
   w.EndArray();

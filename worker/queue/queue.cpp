@@ -103,12 +103,15 @@ void Queue::Connect() {
   if (keyed_) {
     connection->prepare(kClaim,
                         "SELECT lease_id, tweet_ids, NULL::text, (extract(epoch FROM wait_until) * 1000)::bigint, "
-                        "wait_reason, array_to_json(post_keys)::text, endpoint "
+                        "wait_reason, array_to_json(post_keys)::text, endpoint, "
+                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') <> 'none' "
                         "FROM tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[])");
   } else {
     connection->prepare(kClaim,
                         "SELECT lease_id, tweet_ids, credential, (extract(epoch FROM wait_until) * 1000)::bigint, "
-                        "wait_reason FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
+                        "wait_reason, NULL::text, NULL::text, "
+                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') <> 'none' "
+                        "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
   }
   connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
   connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");
@@ -160,6 +163,9 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
     }
     lease.id = r[0][0].as<std::int64_t>();
     lease.credential = r[0][2].as<std::string>("");
+    // The setting as this claim's session sees it (ALTER DATABASE ... SET reaches new sessions;
+    // SET in postgresql.conf and a reload, every session).
+    lease.payloads = r[0][7].as<bool>(false);
     auto ids = r[0][1].is_null() ? std::nullopt : ParseBigintArray(r[0][1].c_str());
     std::optional<std::vector<std::string>> keys;
     if (keyed_) {

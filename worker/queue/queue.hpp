@@ -37,6 +37,9 @@ struct Lease {
   // endpoint they are read from. Empty for X.
   std::vector<std::string> post_keys;
   std::string endpoint;
+  // tweetkeeper.payloads is first or changed in the database (read with each claim): the
+  // request asks for a payload's fields and the completion carries each post's object.
+  bool payloads = false;
   std::optional<QuotaWait> wait;        // set (and id 0) when nothing could be claimed for quota
 };
 

@@ -281,7 +281,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   }
   if (provider_->ResolvesNames(lease.endpoint)) return ResolveNames(slot, lease);
   std::vector<std::int64_t> ids = lease.tweet_ids;
-  PostKeys keys{lease.post_keys, lease.endpoint};
+  PostKeys keys{lease.post_keys, lease.endpoint, lease.payloads};
   if (static_cast<int>(ids.size()) > options_.batch_size) {
     // More than asked for: send what fits; complete_batch hands back the ids we did not answer.
     spdlog::warn("{}: lease {}: the claim returned {} ids for a batch size of {}", slot.label, lease.id, ids.size(),

@@ -1,0 +1,64 @@
+-- What was seen of each post beyond its counts (tweetkeeper.payloads = first or changed): the
+-- post's own object as the API gave it, kept by complete_batch() in the statement that stores
+-- the counts. Posts found deleted or unavailable leave a tombstone, and (unless
+-- tweetkeeper.deleted_payloads = keep) their payloads are erased: X's terms require stored
+-- content to follow deletions. An edited X post links to its newest version (edits), which is
+-- refreshed from then on. All three are dumped by pg_dump and distributed by bucket on Citus.
+
+CREATE TABLE payloads (
+  tweet_id bigint NOT NULL,
+  seen_at timestamptz NOT NULL,  -- when the answer came (the batch's completion)
+  lease_id bigint NOT NULL,      -- the batch whose answer it was
+  content_hash bytea NOT NULL,   -- md5 of payload_content(payload, author): what "changed" compares
+  payload jsonb NOT NULL,        -- X: the tweet object; Bluesky: the postView; Mastodon: the Status
+  author jsonb,                  -- X: the author's user object from includes.users; NULL elsewhere
+                                 --   (the postView and the Status carry their author themselves)
+  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id): its shard on Citus
+  CONSTRAINT payloads_pkey PRIMARY KEY (tweet_id, seen_at, lease_id)
+);
+SELECT pg_catalog.pg_extension_config_dump('payloads', '');
+COMMENT ON TABLE payloads IS
+  'Full post payloads as the API gave them (tweetkeeper.payloads: first, or each change of content).';
+
+CREATE TABLE tombstones (
+  tweet_id bigint NOT NULL,
+  reason text NOT NULL,          -- the API's problem: resource-not-found, not-authorized-for-resource, ...
+  observed_at timestamptz NOT NULL,
+  payloads_erased integer NOT NULL DEFAULT 0,  -- how many stored payloads went (0 under keep)
+  bucket smallint,
+  CONSTRAINT tombstones_pkey PRIMARY KEY (tweet_id)
+);
+SELECT pg_catalog.pg_extension_config_dump('tombstones', '');
+COMMENT ON TABLE tombstones IS
+  'Posts found deleted or unavailable: when, why, and how many payloads were erased. A post seen '
+  'again loses its tombstone.';
+
+CREATE TABLE edits (
+  tweet_id bigint NOT NULL,      -- an X post that has a newer version
+  newest_id bigint NOT NULL,     -- the last id of its edit_history_tweet_ids, scheduled in its place
+  seen_at timestamptz NOT NULL,
+  bucket smallint,
+  CONSTRAINT edits_pkey PRIMARY KEY (tweet_id)
+);
+SELECT pg_catalog.pg_extension_config_dump('edits', '');
+COMMENT ON TABLE edits IS
+  'Edited X posts: each version with the newest one, which is refreshed from then on.';
+
+-- A payload without what changes on every refresh: counts (the history keeps them), the reader's
+-- own state (viewer, favourited, ...) and the author's counts. What tweetkeeper.payloads =
+-- changed compares, so that a new version is stored when the text, edits, author's public
+-- fields, entities or withheld state change, and not when a like comes in.
+CREATE FUNCTION payload_content(payload jsonb, author jsonb) RETURNS jsonb
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT jsonb_build_array(
+    (payload - ARRAY['public_metrics', 'non_public_metrics', 'organic_metrics', 'promoted_metrics',
+                     'edit_controls', 'likeCount', 'repostCount', 'replyCount', 'quoteCount',
+                     'bookmarkCount', 'viewer', 'favourites_count', 'reblogs_count', 'replies_count',
+                     'quotes_count', 'favourited', 'reblogged', 'muted', 'bookmarked', 'pinned'])
+      #- '{author,viewer}' #- '{account,followers_count}' #- '{account,following_count}'
+      #- '{account,statuses_count}' #- '{account,last_status_at}',
+    author - ARRAY['public_metrics', 'followers_count', 'following_count', 'statuses_count'])
+$$;
+COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
+  'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
+  'changed compares.';
