@@ -65,6 +65,7 @@ run_suite v1.1 tests/integration/v1_1.sh
 run_suite accounted tests/integration/accounted.sh
 run_suite networks tests/integration/networks.sh
 run_suite warc tests/integration/warc.sh
+run_suite payloads tests/integration/payloads.sh
 run_suite spec tests/mock_api/spec/spec.sh
 run_suite api-faults tests/faults/api_faults.sh
 run_suite api-faults-bluesky env PROVIDER=bluesky tests/faults/api_faults.sh

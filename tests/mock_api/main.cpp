@@ -33,6 +33,8 @@ Deterministic model (same answers for the same id and time, on every run):
   created_at   from the Snowflake id: ms = (id >> 22) + 1288834974657, truncated to seconds.
   not found    id % D == 7 (D = --deleted-every), or created_at in the future.
   protected    id % P == 11 (P = --protected-every); "deleted" wins over "protected".
+  edited       id % E == 5 (E = --edited-every, 0: none): edited a second after it was posted;
+               its edit_history_tweet_ids is [id, id + (1000 << 22)], the newer id a tweet too.
   metrics      per-id ceiling K and time constant tau from a hash of the id;
                count = floor(K * (1 - exp(-age/tau))): grows with age, settles within days.
   order        data comes back in reverse request order; duplicate ids are answered once.
@@ -195,6 +197,10 @@ int Run(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--token", tokens,
                  "Accepted bearer token; repeat for more. Without it any non-empty token is accepted");
+  app.add_option("--edited-every", config.edited_every,
+                 "E: ids with id % E == 5 were edited a second later (/2/tweets edit_history_tweet_ids; 0 disables)")
+      ->capture_default_str()
+      ->check(kWholeNumber);
   app.add_option("--deleted-every", config.deleted_every, "D: ids with id % D == 7 are not found (0 disables)")
       ->capture_default_str()
       ->check(kWholeNumber);

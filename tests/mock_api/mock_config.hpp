@@ -14,6 +14,8 @@ struct MockConfig {
   uint64_t deleted_every = 53;      // id % D == 7  -> "deleted" (0 disables)
   uint64_t protected_every = 61;    // id % P == 11 -> "protected" (0 disables)
   uint64_t omitted_every = 0;       // id % O == 13 -> left out of answers: neither data nor errors (0: never)
+  uint64_t edited_every = 0;        // id % E == 5 -> edited a second later: edit_history_tweet_ids
+                                    //   ends in EditedVersion(id) (0: never)
   // Bluesky: an at:// URI whose record key's clock id % R == 5 is refused as malformed: the whole
   // getPosts request fails (400 "uris/<i> must be a valid at-uri", as the AppView's lexicon check
   // answers). Our URL parser never sends such a URI; this stands in for one the AppView's rules

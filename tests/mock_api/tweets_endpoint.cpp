@@ -79,6 +79,11 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
   w.Key("edit_history_tweet_ids");
   w.StartArray();
   WriteString(w, id_str);
+  // Edited a second after it was posted (--edited-every): the newer version last, as X lists them.
+  const uint64_t newer = id + (uint64_t{1000} << 22);
+  if (config.edited_every != 0 && id % config.edited_every == 5 && SnowflakeMillis(newer) <= now_ms) {
+    WriteString(w, std::to_string(newer));
+  }
   w.EndArray();
   const std::optional<std::string> created_at = CreatedAt(id);
   if (want("created_at") && created_at) {

@@ -57,6 +57,28 @@ const uint64_t kDeleted = Find([](uint64_t id) { return id % 53 == 7; });
 const uint64_t kProtected = Find([](uint64_t id) { return id % 53 != 7 && id % 61 == 11; });
 std::string S(uint64_t id) { return std::to_string(id); }
 
+TEST(MockTweetsEndpoint, EditedTweetsListTheirNewerVersionLast) {
+  MockConfig config;
+  config.edited_every = 7;
+  const uint64_t edited = Find([](uint64_t id) { return id % 53 != 7 && id % 61 != 11 && id % 7 == 5; });
+  const uint64_t plain = Find([](uint64_t id) { return id % 53 != 7 && id % 61 != 11 && id % 7 != 5; });
+  const rapidjson::Document doc = Parse(Get(S(edited) + "," + S(plain), "", config).body);
+  ASSERT_EQ(doc["data"].Size(), 2u);
+  for (const auto& tweet : doc["data"].GetArray()) {
+    const auto& history = tweet["edit_history_tweet_ids"];
+    ASSERT_STREQ(history[0].GetString(), tweet["id"].GetString());
+    if (tweet["id"].GetString() == S(edited)) {
+      ASSERT_EQ(history.Size(), 2u);
+      EXPECT_EQ(history[1].GetString(), S(edited + (uint64_t{1000} << 22)));
+    } else {
+      EXPECT_EQ(history.Size(), 1u);
+    }
+  }
+  // Off by default: one version each.
+  const rapidjson::Document off = Parse(Get(S(edited)).body);
+  EXPECT_EQ(off["data"][0]["edit_history_tweet_ids"].Size(), 1u);
+}
+
 TEST(MockTweetsEndpoint, RejectsMissingAndEmptyIds) {
   ExpectInvalid(GetTweets({}, MockConfig(), kNow), "ids", "", "The `ids` query parameter can not be empty");
   ExpectInvalid(Get(""), "ids", "", "The `ids` query parameter can not be empty");
