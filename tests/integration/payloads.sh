@@ -93,4 +93,91 @@ expansion=$(requests third | grep -c 'expansions=' || true)
 all=$(requests third | wc -l)
 tk_sql_ok "with payloads none, the X requests ask for the counts only ($expansion of $all ask for more)" \
   "SELECT $all > 0 AND $expansion = 0"
+
+# tweetkeeper-export (issue 22, point 3): twarc2 pages checked field by field against twarc2's
+# shape (FACTS.md section 1), CSV per post and per observation, --ids, and bad usage.
+EXPORT=$TK_BUILD/worker/tweetkeeper-export
+"$EXPORT" --dsn "$TK_DSN" --format twarc2 -o "$dir/x.jsonl" 2>"$dir/export.err"
+rc=$?
+tk_sql_ok "export --format twarc2 exits 0 and says what it wrote ($rc: $(tr -d "'" <"$dir/export.err" | tail -1))" \
+  "SELECT $rc = 0 AND '$(grep -c 'posts in .* pages written to' "$dir/export.err")' = '1'"
+report=$(python3 - "$dir/x.jsonl" <<'PY'
+import json, re, sys
+TWEET = set("attachments author_id context_annotations conversation_id created_at entities geo id in_reply_to_user_id lang "
+            "public_metrics text possibly_sensitive referenced_tweets reply_settings source withheld edit_controls "
+            "edit_history_tweet_ids".split())
+USER = set("created_at description entities id location name pinned_tweet_id profile_image_url protected public_metrics url "
+           "username verified verified_type withheld".split())
+bad, ids, pages = [], [], 0
+for n, line in enumerate(open(sys.argv[1], encoding="ascii"), 1):
+    page = json.loads(line); pages += 1
+    if set(page) - {"data", "includes", "errors", "__twarc", "__tweetkeeper"} or "data" not in page: bad.append(f"{n}: keys {sorted(page)}")
+    if set(page["__twarc"]) != {"url", "version", "retrieved_at"}: bad.append(f"{n}: __twarc {page['__twarc']}")
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", page["__twarc"]["retrieved_at"]): bad.append(f"{n}: retrieved_at")
+    if not page["__twarc"]["url"].startswith("https://api.x.com/2/tweets?ids="): bad.append(f"{n}: url")
+    if not 1 <= len(page["data"]) <= 100: bad.append(f"{n}: {len(page['data'])} tweets")
+    users = {u["id"]: u for u in page.get("includes", {}).get("users", [])}
+    for u in users.values():
+        if set(u) - USER: bad.append(f"{n}: user keys {sorted(set(u) - USER)}")
+    for t in page["data"]:
+        ids.append(t["id"])
+        if set(t) - TWEET: bad.append(f"{n}: tweet keys {sorted(set(t) - TWEET)}")
+        if t["author_id"] not in users: bad.append(f"{n}: author {t['author_id']} not in includes")
+        if not t["edit_history_tweet_ids"] or t["edit_history_tweet_ids"][0] != t["id"]: bad.append(f"{n}: edit history")
+    if page["__tweetkeeper"]["ids"] != [t["id"] for t in page["data"]]: bad.append(f"{n}: provenance ids")
+print(pages, len(ids), len(set(ids)), "; ".join(bad[:3]) or "ok")
+open(sys.argv[1] + ".ids", "w").write("\n".join(ids) + "\n")
+PY
+)
+read -r pages exported distinct verdict <<<"$report"
+tk_sql_ok "twarc2: every page has twarc2's keys only, each tweet its author in includes, no key twarc-csv does not know ($report)" \
+  "SELECT '$verdict' = 'ok' AND $exported = $distinct AND $pages > 0"
+tk_psql -c "CREATE TABLE public.exported (id bigint)" >/dev/null
+tk_psql -c "\copy public.exported FROM '$dir/x.jsonl.ids'" >/dev/null
+tk_sql_ok "twarc2: exactly the X posts with a payload and no tombstone, each once ($exported)" \
+  "SELECT (SELECT array_agg(id ORDER BY id) FROM public.exported)
+          = (SELECT array_agg(DISTINCT p.tweet_id ORDER BY p.tweet_id) FROM tweetkeeper.payloads p
+              WHERE p.tweet_id > 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.tweet_id))
+     AND NOT EXISTS (SELECT FROM public.exported e JOIN tweetkeeper.tombstones x ON x.tweet_id = e.id)"
+
+"$EXPORT" --dsn "$TK_DSN" --format csv -o "$dir/posts.csv" 2>"$dir/export.err"
+rc=$?
+tk_psql -c "CREATE TABLE public.csv (post_id bigint, network text, url text, created_at timestamptz, author text, text text,
+  like_count bigint, retweet_count bigint, reply_count bigint, quote_count bigint, bookmark_count bigint,
+  impression_count bigint, updated_at timestamptz, state text)" >/dev/null
+tk_psql -c "\copy public.csv FROM '$dir/posts.csv' WITH (FORMAT csv, HEADER true)" >/dev/null
+tk_sql_ok "csv: one row per post without a tombstone, with its URL, author, text and latest counts (exit $rc)" \
+  "SELECT $rc = 0 AND count(*) = (SELECT count(*) FROM tweetkeeper.posts p
+                                   WHERE NOT EXISTS (SELECT FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id))
+          AND bool_and(c.url = p.url AND c.like_count IS NOT DISTINCT FROM p.like_count AND c.state = p.state::text
+                       AND (p.update_count = 0 OR p.state <> 'scheduled'
+                            OR (c.author IS NOT NULL AND c.text = CASE WHEN c.network = 'x' THEN 'Mock tweet ' || c.post_id
+                                                                       ELSE c.text END AND c.text <> '')))
+     FROM public.csv c JOIN tweetkeeper.posts p USING (post_id)" \
+  "SELECT * FROM public.csv LIMIT 2"
+"$EXPORT" --dsn "$TK_DSN" --format csv --history --network bluesky -o "$dir/history.csv" 2>"$dir/export.err"
+rc=$?
+tk_sql_ok "csv --history --network bluesky: one row per observation of those posts (exit $rc)" \
+  "SELECT $rc = 0 AND $(($(wc -l <"$dir/history.csv") - 1)) = (SELECT count(*) FROM tweetkeeper.metric_history h
+      JOIN tweetkeeper.posts p ON p.post_id = h.tweet_id WHERE p.network = 'bluesky') AND $(wc -l <"$dir/history.csv") > 1"
+
+gone=$(tk_psql -c "SELECT min(tweet_id) FROM tweetkeeper.tombstones WHERE tweet_id > 0")
+kept=$(tk_psql -c "SELECT min(tweet_id) FROM tweetkeeper.payloads WHERE tweet_id > 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tombstones x WHERE x.tweet_id = payloads.tweet_id)")
+bsky=$(tk_psql -c "SELECT url FROM tweetkeeper.posts WHERE network = 'bluesky' AND update_count > 0 LIMIT 1")
+printf '%s\nnot-an-id\n%s\n%s\n%s\n' "$kept" "$gone" "$bsky" "$((kept + 1000000))" >"$dir/ids.txt"
+"$EXPORT" --dsn "$TK_DSN" --format csv --ids "$dir/ids.txt" -o "$dir/some.csv" 2>"$dir/export.err"
+rc=$?
+tk_sql_ok "--ids: exit 3 for the bad line (named with its number), the tracked posts exported, the deleted one left out ($rc)" \
+  "SELECT $rc = 3 AND '$(grep -c 'ids.txt:2:' "$dir/export.err")' = '1' AND $(wc -l <"$dir/some.csv") = 3 AND '$(grep -c "^-" "$dir/some.csv")' = '1'
+          AND '$(grep -c "^$kept," "$dir/some.csv")' = '1' AND '$(grep -c "^$gone," "$dir/some.csv")' = '0'
+          AND '$(grep -c '1 of --ids not tracked' "$dir/export.err")' = '1'"
+usage=""
+"$EXPORT" --dsn "$TK_DSN" --format twarc2 --network bluesky >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format csv --since yesterday-ish >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format twarc2 --history >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format csv --ids "$dir/no-such-file" >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format xml >/dev/null 2>&1; usage+="$?"
+"$EXPORT" --dsn "host=/nonexistent" --format csv -o "$dir/none.csv" >/dev/null 2>&1; dbrc=$?
+tk_sql_ok "bad usage exits 2 (twarc2 of Bluesky, a bad time, --history with twarc2, no --ids file, a bad format: $usage); no database exits 1 ($dbrc) and leaves no file" \
+  "SELECT '$usage' = '2 2 2 2 2' AND $dbrc = 1 AND '$(ls "$dir"/none.csv* 2>/dev/null | wc -l)' = '0'"
 tk_summary payloads

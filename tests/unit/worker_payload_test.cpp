@@ -25,6 +25,13 @@ TEST(ObservationsJson, AllMetricsAndNulls) {
 
 TEST(ObservationsJson, Empty) { EXPECT_EQ(ObservationsJson({}), "[]"); }
 
+TEST(ArrayLiterals, BigintAndTextArrays) {
+  EXPECT_EQ(ArrayLiteral({}), "{}");
+  EXPECT_EQ(ArrayLiteral({1, -2, 3}), "{1,-2,3}");
+  EXPECT_EQ(TextArrayLiteral({}), "{}");
+  EXPECT_EQ(TextArrayLiteral({"a", "b \"c\"", "d\\e"}), R"({"a","b \"c\"","d\\e"})");
+}
+
 TEST(ObservationsJson, PayloadAuthorAndNewestId) {
   Observation o;
   o.id = 5;

@@ -23,10 +23,14 @@
 #include <thread>
 #include <unordered_set>
 
+#include "cli/progress.hpp"
 #include "dsn/dsn.hpp"
 #include "import/id_reader.hpp"
+#include "queue/payload.hpp"
 
 namespace im = tweetkeeper::importer;
+using tweetkeeper::worker::ArrayLiteral;
+using tweetkeeper::worker::TextArrayLiteral;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -38,11 +42,7 @@ std::int64_t NowMs() {
       .count();
 }
 
-std::string Thousands(std::uint64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
+using tweetkeeper::worker::Thousands;
 
 im::Format FormatOf(const std::string& option, const std::string& path) {
   if (option == "lines") return im::Format::kLines;
@@ -64,32 +64,6 @@ struct Chunk {
   std::size_t size() const { return ids.size() + with_created.size() + urls.size(); }
 };
 
-std::string ArrayLiteral(const std::vector<std::int64_t>& ids) {
-  std::string s;
-  s.reserve(ids.size() * 20 + 2);
-  s += '{';
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(ids[i]);
-  }
-  s += '}';
-  return s;
-}
-
-// A text[] literal: {"a","b"}, each element quoted with " and \ escaped.
-std::string TextArrayLiteral(const std::vector<std::string>& items) {
-  std::string s = "{";
-  for (const std::string& item : items) {
-    if (s.size() > 1) s += ',';
-    s += '"';
-    for (char c : item) {
-      if (c == '"' || c == '\\') s += '\\';
-      s += c;
-    }
-    s += '"';
-  }
-  return s + "}";
-}
 
 // Sends chunks on `jobs` connections, each with a thread, so that reading the next chunk
 // overlaps the database's work and the database inserts on several cores. Each chunk's ids are
@@ -189,46 +163,6 @@ class Writer {
   std::vector<std::thread> threads_;
 };
 
-// Progress: a bar with rate and ETA on a terminal, a plain line every few seconds otherwise.
-class Progress {
- public:
-  Progress(std::uint64_t total_bytes, bool tty, std::chrono::seconds every)
-      : total_(total_bytes), tty_(tty), every_(every), start_(Clock::now()), last_(start_) {}
-
-  void Update(std::uint64_t bytes, std::uint64_t ids, bool final = false) {
-    const auto now = Clock::now();
-    if (!final && now - last_ < (tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(every_))) return;
-    last_ = now;
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    const double rate = secs > 0 ? static_cast<double>(ids) / secs : 0;
-    std::string eta;
-    if (total_ > 0 && bytes > 0 && bytes < total_) {
-      const double left = secs * static_cast<double>(total_ - bytes) / static_cast<double>(bytes);
-      eta = fmt::format(", ETA {}:{:02}", static_cast<int>(left) / 60, static_cast<int>(left) % 60);
-    }
-    const std::string share = total_ > 0 ? fmt::format("{:3.0f}% ", 100.0 * static_cast<double>(bytes) / static_cast<double>(total_)) : "";
-    if (tty_) {
-      std::string bar;
-      if (total_ > 0) {
-        const int filled = static_cast<int>(30.0 * static_cast<double>(bytes) / static_cast<double>(total_));
-        bar = "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(30 - filled), '.') + "] ";
-      }
-      std::fprintf(stderr, "\r%s%s%s ids, %s/s%s   ", bar.c_str(), share.c_str(), Thousands(ids).c_str(),
-                   Thousands(static_cast<std::uint64_t>(rate)).c_str(), eta.c_str());
-      if (final) std::fputc('\n', stderr);
-    } else if (!final) {
-      std::fprintf(stderr, "tweetkeeper-import: %s%s ids read, %s/s%s\n", share.c_str(), Thousands(ids).c_str(),
-                   Thousands(static_cast<std::uint64_t>(rate)).c_str(), eta.c_str());
-    }
-    std::fflush(stderr);
-  }
-
- private:
-  std::uint64_t total_;
-  bool tty_;
-  std::chrono::seconds every_;
-  Clock::time_point start_, last_;
-};
 
 }  // namespace
 
@@ -295,7 +229,8 @@ int main(int argc, char** argv) {
     return kExitDatabase;
   }
 
-  Progress progress(total_bytes, isatty(STDERR_FILENO) != 0, std::chrono::seconds(progress_every));
+  tweetkeeper::worker::Progress progress("tweetkeeper-import", "ids", "ids read", total_bytes,
+                                        isatty(STDERR_FILENO) != 0, std::chrono::seconds(progress_every));
   const auto started = Clock::now();
   std::uint64_t bytes = 0, read_ids = 0, bad = 0, repeated = 0;
   bool stopped = false;

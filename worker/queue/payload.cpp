@@ -74,6 +74,32 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+std::string ArrayLiteral(const std::vector<std::int64_t>& ids) {
+  std::string s;
+  s.reserve(ids.size() * 20 + 2);
+  s += '{';
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ids[i]);
+  }
+  s += '}';
+  return s;
+}
+
+std::string TextArrayLiteral(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 std::string ProblemsJson(const std::vector<Problem>& problems) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);

@@ -21,6 +21,9 @@ std::string ProblemsJson(const std::vector<Problem>& problems);
 // "{1,2,3}" -> {1,2,3}; "{}" -> {}; anything else (NULL elements, nesting, junk) -> nullopt.
 std::optional<std::vector<std::int64_t>> ParseBigintArray(std::string_view text);
 
+// PostgreSQL array literals for bigint[] ({1,2}) and text[] ({"a","b"}, " and \ escaped).
+std::string ArrayLiteral(const std::vector<std::int64_t>& ids);
+std::string TextArrayLiteral(const std::vector<std::string>& items);
 // A JSON array of strings (array_to_json(text[])), or nothing when it is not one.
 std::optional<std::vector<std::string>> ParseStringArrayJson(std::string_view text);
 

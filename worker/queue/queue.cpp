@@ -26,22 +26,6 @@ std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
 
 }  // namespace
 
-namespace {
-// A PostgreSQL text[] literal: {"a","b"}, with " and \ escaped.
-std::string TextArrayLiteral(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-}  // namespace
 
 Queue::Queue(std::string dsn, std::string worker_name, std::string label, std::string provider,
              std::vector<std::string> credentials)

@@ -1,0 +1,49 @@
+#pragma once
+// tweetkeeper-export's output, without I/O (unit-tested): CSV fields and rows (RFC 4180), and
+// twarc2's JSON lines: one line per page of at most 100 X posts, shaped as GET /2/tweets
+// answers them ({"data": [...], "includes": {"users": [...]}}) with the "__twarc" object
+// twarc2 appends, and our own provenance beside it under "__tweetkeeper" (page level: twarc2's
+// flatten copies only __twarc onto each tweet, and twarc-csv drops a whole batch of tweets for a
+// key it does not know).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tweetkeeper::exporter {
+
+// One field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); NULL is empty.
+std::string CsvField(const std::optional<std::string>& value);
+// Fields joined by commas, ending in CRLF (RFC 4180).
+std::string CsvRow(const std::vector<std::optional<std::string>>& fields);
+
+// A post's latest payload as stored: its id, the tweet object and its author's (JSON text; the
+// author may be empty).
+struct StoredPost {
+  std::int64_t id = 0;
+  std::string payload;
+  std::string author;
+};
+
+// What one page says of where it came from: the batch whose answer the payloads are, when it
+// came (retrieved_at, ISO 8601 with +00:00 as twarc2 writes it; seen_at with its fraction).
+struct PageSource {
+  std::int64_t lease_id = 0;
+  std::string retrieved_at;
+  std::string seen_at;
+};
+
+// The page as one line of compact JSON, non-ASCII escaped as \uXXXX (Python's json.dumps, as
+// twarc2 writes); users in includes once each, in order of first appearance. `url` is the
+// request that reads these ids with the fields tweetkeeper asks for; `version` is
+// "tweetkeeper-export <version>". A stored text that is no JSON object is left out, its id
+// in `unreadable` (the caller reports it); no line when nothing is left.
+struct PageResult {
+  std::string line;
+  std::vector<std::int64_t> unreadable;  // ids whose stored payload could not be read: left out
+};
+PageResult Twarc2Page(const std::vector<StoredPost>& posts, const PageSource& source, const std::string& url,
+                      const std::string& version);
+
+}  // namespace tweetkeeper::exporter
