@@ -1646,7 +1646,7 @@ BEGIN
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
              impression_count bigint, invalid text, created_at timestamptz, payload jsonb,
-             author jsonb, newest_id bigint)
+             author jsonb, newest_id bigint, content_hash text)
      WHERE o.id = ANY (b.tweet_ids)
   ), obs AS (
     SELECT r.id,
@@ -1669,6 +1669,8 @@ BEGIN
              '') AS invalid,
            CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
            CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
+           -- The worker's hash of the content (hex md5, payload_content()'s rule), or computed below.
+           CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END AS content_hash,
            -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
            -- (A newer id whose time is in the future is no version we could track: ignored.)
            coalesce(r.id > 0 AND r.newest_id > r.id
@@ -1725,7 +1727,7 @@ BEGIN
      WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.edited, o.newest_id
+              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.content_hash, o.edited, o.newest_id
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
@@ -1738,7 +1740,7 @@ BEGIN
     INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
     SELECT u.tweet_id, at_now, lease, h.hash, u.payload, u.author, u.bucket
       FROM upd u
-      CROSS JOIN LATERAL (SELECT decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex') AS hash) h
+      CROSS JOIN LATERAL (SELECT coalesce(u.content_hash, decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex')) AS hash) h
      WHERE u.payload IS NOT NULL
        AND CASE WHEN keep_payloads = 'first'
                 THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
@@ -2978,7 +2980,25 @@ $$;
 COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
   'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
   'changed compares.';
-REVOKE ALL ON FUNCTION payload_content(jsonb, jsonb) FROM PUBLIC;
+-- The content hash of each post's last kept payload, for the workers: a worker that hashes an
+-- answer the same way sends only the payloads whose hash differs (tweetkeeper.payloads =
+-- changed) or that have none yet (first), so an unchanged post costs 16 bytes, not its object.
+-- complete_batch() still decides, under its locks. (The bucket leads the DISTINCT ON: on Citus
+-- it is the distribution column, so each shard answers for its own posts.)
+-- (PL/pgSQL: its plan is kept for the session; a SQL function's is made at every call.)
+CREATE FUNCTION payload_hashes(ids bigint[]) RETURNS TABLE (tweet_id bigint, content_hash text)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN QUERY
+    SELECT DISTINCT ON (p.bucket, p.tweet_id) p.tweet_id, encode(p.content_hash, 'hex')
+      FROM tweetkeeper.payloads p
+     WHERE p.tweet_id = ANY (ids)
+     ORDER BY p.bucket, p.tweet_id, p.seen_at DESC, p.lease_id DESC;
+END $$;
+COMMENT ON FUNCTION payload_hashes(bigint[]) IS
+  'The hex md5 content hash of the last kept payload of each of these posts (those with one).';
+REVOKE ALL ON FUNCTION payload_content(jsonb, jsonb), payload_hashes(bigint[]) FROM PUBLIC;
 GRANT SELECT ON payloads, tombstones, edits TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
 GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION payload_hashes(bigint[]) TO tweetkeeper_worker;

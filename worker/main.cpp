@@ -1,5 +1,6 @@
 // tweetkeeper-worker: command line, logging, signals; the loop itself is runner/runner.cpp.
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -101,6 +102,12 @@ class SignalThread {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every batch allocates and frees answers of tens of kilobytes (hundreds with payloads on, more
+  // with WARC records) in each slot's thread; glibc gives a thread arena's free top back to the
+  // kernel (madvise) at nearly every such free: 1.2 s of system time per 1,000 recorded batches,
+  // measured with strace -c. Keep up to 64 MiB free per arena instead.
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_MMAP_THRESHOLD, 16 << 20);
   tk::ParsedCommandLine parsed = tk::ParseCommandLine(argc, argv);
   if (!parsed.options) {
     std::cout << parsed.out;

@@ -429,7 +429,8 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 --   observations: [{"id":1,"retweet_count":..,"reply_count":..,"like_count":..,"quote_count":..,
 --                   "bookmark_count":..,"impression_count":..}, ...]; with tweetkeeper.payloads on,
 --                   also "payload" (the post's object) and, for X, "author" (its user object);
---                   for an edited X post, "newest_id" (the last of its edit_history_tweet_ids)
+--                   for an edited X post, "newest_id" (the last of its edit_history_tweet_ids);
+--                   "content_hash": the payload's hex md5 by payload_content()'s rule (else computed)
 --   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
 --   rate:         the answer's x-rate-limit-* headers, {"limit":..,"remaining":..,"reset":epoch}
 -- Returns how many tweets of the batch got a result stored.
@@ -508,7 +509,7 @@ BEGIN
       FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
              reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
              impression_count bigint, invalid text, created_at timestamptz, payload jsonb,
-             author jsonb, newest_id bigint)
+             author jsonb, newest_id bigint, content_hash text)
      WHERE o.id = ANY (b.tweet_ids)
   ), obs AS (
     SELECT r.id,
@@ -531,6 +532,8 @@ BEGIN
              '') AS invalid,
            CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
            CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
+           -- The worker's hash of the content (hex md5, payload_content()'s rule), or computed below.
+           CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END AS content_hash,
            -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
            -- (A newer id whose time is in the future is no version we could track: ignored.)
            coalesce(r.id > 0 AND r.newest_id > r.id
@@ -587,7 +590,7 @@ BEGIN
      WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.edited, o.newest_id
+              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.content_hash, o.edited, o.newest_id
   ), hist AS (
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
                 reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
@@ -600,7 +603,7 @@ BEGIN
     INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
     SELECT u.tweet_id, at_now, lease, h.hash, u.payload, u.author, u.bucket
       FROM upd u
-      CROSS JOIN LATERAL (SELECT decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex') AS hash) h
+      CROSS JOIN LATERAL (SELECT coalesce(u.content_hash, decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex')) AS hash) h
      WHERE u.payload IS NOT NULL
        AND CASE WHEN keep_payloads = 'first'
                 THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p

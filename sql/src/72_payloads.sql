@@ -62,3 +62,21 @@ $$;
 COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
   'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
   'changed compares.';
+
+-- The content hash of each post's last kept payload, for the workers: a worker that hashes an
+-- answer the same way sends only the payloads whose hash differs (tweetkeeper.payloads =
+-- changed) or that have none yet (first), so an unchanged post costs 16 bytes, not its object.
+-- complete_batch() still decides, under its locks. (The bucket leads the DISTINCT ON: on Citus
+-- it is the distribution column, so each shard answers for its own posts.)
+-- (PL/pgSQL: its plan is kept for the session; a SQL function's is made at every call.)
+CREATE FUNCTION payload_hashes(ids bigint[]) RETURNS TABLE (tweet_id bigint, content_hash text)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN QUERY
+    SELECT DISTINCT ON (p.bucket, p.tweet_id) p.tweet_id, encode(p.content_hash, 'hex')
+      FROM tweetkeeper.payloads p
+     WHERE p.tweet_id = ANY (ids)
+     ORDER BY p.bucket, p.tweet_id, p.seen_at DESC, p.lease_id DESC;
+END $$;
+COMMENT ON FUNCTION payload_hashes(bigint[]) IS
+  'The hex md5 content hash of the last kept payload of each of these posts (those with one).';

@@ -5,16 +5,20 @@
 #   changed   tweetkeeper.payloads = changed, first sight (every payload new: stored)
 #   again     the same tweets due again, content unchanged (compared, nothing stored)
 #   warc      payloads none, the workers recording every exchange with --warc-dir
-# Prints each rate, its ratio to off (target: at least 0.9), and bytes per post of the payloads
-# table and of the WARC files.
+# Prints each rate (the median of ROUNDS rounds), its ratio to off (target: at least 0.9 for the
+# steady state of changed, where the content is unchanged, and for WARC), and bytes per post of
+# the payloads table and of the WARC files.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-TWEETS=${TWEETS:-200000}
+TWEETS=${TWEETS:-100000}
+ROUNDS=${ROUNDS:-3}
 WORKERS=${WORKERS:-2}
 CONCURRENCY=${CONCURRENCY:-4}
 
 tk_workdir archive-bench
-tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min || exit 1
+# Autovacuum off, each table vacuumed between runs instead: on two cores, a vacuum that starts in
+# the middle of one run (of the payloads a run before stored) is what its rate would measure.
+tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min -c autovacuum=off || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null || exit 1
 tk_mock_start "$dir/mock.log" --threads 32 --rate-limit 100000000 || exit 1
 
@@ -25,9 +29,8 @@ TRUNCATE tweetkeeper.tweets, tweetkeeper.metric_history_hot, tweetkeeper.metric_
 SELECT tweetkeeper.schedule_tweets(ARRAY(
   SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
     FROM generate_series(1, $TWEETS) g));
-VACUUM ANALYZE tweetkeeper.tweets;
-CHECKPOINT;
 SQL
+  tk_psql -c "VACUUM ANALYZE tweetkeeper.tweets" -c "VACUUM ANALYZE tweetkeeper.metric_history_hot" -c "CHECKPOINT" >/dev/null
 }
 # run NAME [worker options...]: the workers until idle; prints the rate (posts settled per second
 # from the first claim to the last completion).
@@ -35,6 +38,8 @@ run() {
   local name=$1 pids=() w
   shift
   tk_psql -c "TRUNCATE tweetkeeper.batches" >/dev/null
+  local pg0 mock0 self0
+  pg0=$(cpu "$postmaster") mock0=$(cpu "$TK_MOCK_PID") self0=$(cpu $BASHPID)
   for w in $(seq 1 "$WORKERS"); do
     TWEETKEEPER_BEARER_TOKEN=bench "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency "$CONCURRENCY" \
       --name "$name-$w" --exit-when-idle 3 --log-level warn "$@" >"$dir/$name-$w.log" 2>&1 &
@@ -45,30 +50,53 @@ run() {
     tk_wait_exit "$w" 1200
     [ "$TK_RC" = 0 ] || { echo "worker exited with $TK_RC" >&2; tail -n 5 "$dir/$name"-*.log >&2; exit 1; }
   done
+  [ -n "${CPU:-}" ] && echo "  $name: CPU seconds: PostgreSQL $(awk "BEGIN { print $(cpu "$postmaster") - $pg0 }"), mock $(awk "BEGIN { print $(cpu "$TK_MOCK_PID") - $mock0 }"), workers $(awk "BEGIN { print $(cpu $BASHPID) - $self0 }")" >&2
   tk_psql -c "SELECT round(sum(stored) / extract(epoch FROM max(finished_at) - min(claimed_at)))
                 FROM tweetkeeper.batches WHERE outcome = 'completed'"
 }
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
+# cpu PID: user+system seconds of a process and of its reaped children (PostgreSQL's backends
+# are the postmaster's children; the workers are this shell's).
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15 + $16 + $17) / hz }' "/proc/$1/stat"; }
+postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 
 echo "== $TWEETS due X tweets, $WORKERS workers x $CONCURRENCY batches in flight, mock API on loopback"
-fresh_state
-off=$(run off)
-echo "payloads none:             $off updates/s"
+# again_state: every tweet due again (the second round of the same tweets).
+again_state() {
+  tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute' WHERE due_at IS NOT NULL" >/dev/null
+  # (and the payloads a first round stored vacuumed now, not by autovacuum during the next run)
+  tk_psql -c "VACUUM ANALYZE tweetkeeper.tweets" -c "VACUUM ANALYZE tweetkeeper.payloads" \
+    -c "VACUUM ANALYZE tweetkeeper.metric_history_hot" -c "CHECKPOINT" >/dev/null
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# ROUNDS rounds, the configurations interleaved; each rate is the median of its rounds (on two
+# shared cores one run can be off by a third either way).
+offs=() offs2=() news=() sames=() warcs=()
+for round in $(seq 1 "$ROUNDS"); do
+  fresh_state
+  offs+=("$(run off)")
+  again_state
+  offs2+=("$(run off2)")
 
-fresh_state
-tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'changed'" >/dev/null
-changed=$(run changed)
-read -r kept bytes < <(tk_psql -F ' ' -c "SELECT count(*), pg_total_relation_size('tweetkeeper.payloads') FROM tweetkeeper.payloads")
-echo "payloads changed, new:     $changed updates/s, ratio $(ratio "$changed" "$off") (target >= 0.9); $kept payloads, $((bytes / (kept > 0 ? kept : 1))) bytes per post (table, TOAST and index)"
-tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute' WHERE due_at IS NOT NULL" >/dev/null
-tk_psql -c "VACUUM ANALYZE tweetkeeper.tweets" -c "CHECKPOINT" >/dev/null
-again=$(run again)
-kept2=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.payloads")
-echo "payloads changed, same:    $again updates/s, ratio $(ratio "$again" "$off") (target >= 0.9); $((kept2 - kept)) payloads more"
-tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'none'" >/dev/null
+  fresh_state
+  tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'changed'" >/dev/null
+  news+=("$(run changed)")
+  read -r kept bytes < <(tk_psql -F ' ' -c "SELECT count(*), pg_total_relation_size('tweetkeeper.payloads') FROM tweetkeeper.payloads")
+  again_state
+  sames+=("$(run again)")
+  more=$(( $(tk_psql -c "SELECT count(*) FROM tweetkeeper.payloads") - kept ))
+  tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'none'" >/dev/null
 
-fresh_state
-mkdir -p "$dir/warc"
-warc=$(run warc --warc-dir "$dir/warc")
-warc_bytes=$(du -sb "$dir/warc" | cut -f1)
-echo "WARC recording:            $warc updates/s, ratio $(ratio "$warc" "$off") (target >= 0.9); $((warc_bytes / TWEETS)) bytes per post in $(ls "$dir/warc" | wc -l) files"
+  fresh_state
+  rm -rf "$dir/warc"
+  mkdir -p "$dir/warc"
+  warcs+=("$(run warc --warc-dir "$dir/warc")")
+  warc_bytes=$(du -sb "$dir/warc" | cut -f1)
+  echo "round $round: none ${offs[-1]}, none again ${offs2[-1]}, changed new ${news[-1]}, changed same ${sames[-1]}, WARC ${warcs[-1]} updates/s"
+done
+off=$(median "${offs[@]}") off2=$(median "${offs2[@]}") new=$(median "${news[@]}") same=$(median "${sames[@]}") warc=$(median "${warcs[@]}")
+echo "== medians of $ROUNDS rounds"
+echo "payloads none:             $off updates/s (first round), $off2 (second round)"
+echo "payloads changed, new:     $new updates/s, ratio $(ratio "$new" "$off") to none (every payload stored: $((bytes / (kept > 0 ? kept : 1))) bytes per post, table, TOAST and index, $kept payloads)"
+echo "payloads changed, same:    $same updates/s, ratio $(ratio "$same" "$off2") to none's second round (target >= 0.9; $more payloads more)"
+echo "WARC recording:            $warc updates/s, ratio $(ratio "$warc" "$off") to none (target >= 0.9); $((warc_bytes / TWEETS)) bytes per post"

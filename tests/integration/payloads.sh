@@ -56,6 +56,9 @@ tk_sql_ok "every Bluesky post found has its postView as payload" \
                        AND p.payload ? 'record' AND p.payload ? 'author' AND p.author IS NULL)
      FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id" \
   "SELECT p.payload, r.post_key FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id LIMIT 1"
+tk_sql_ok "each payload's hash, computed by the worker, is PostgreSQL's md5(payload_content(payload, author)::text)" \
+  "SELECT count(*) > 0 AND bool_and(content_hash = decode(md5(tweetkeeper.payload_content(payload, author)::text), 'hex'))
+     FROM tweetkeeper.payloads"
 tk_sql_ok "deleted and protected tweets: no payload, a tombstone with the API's reason" \
   "SELECT count(*) > 0 AND bool_and(x.reason = CASE WHEN t.tweet_id % 53 = 7 THEN 'resource-not-found'
                                                     ELSE 'not-authorized-for-resource' END)

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(34);
+SELECT plan(37);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(5000 + g, now() - interval '2 hours') FROM generate_series(1, 4) g;
@@ -74,6 +74,16 @@ SELECT is((SELECT array_agg(payload->>'text' ORDER BY lease_id) FROM tweetkeeper
   ARRAY['hello', 'hello, edited', 'hello, edited', 'hello'], 'each kept version is there, in order');
 SELECT is((SELECT count(DISTINCT lease_id) FROM tweetkeeper.payloads WHERE tweet_id = 5001), 4::bigint,
   'each with the batch that saw it');
+SELECT is((SELECT content_hash FROM tweetkeeper.payload_hashes(ARRAY[5001, 5002, 42])),
+          (SELECT encode(content_hash, 'hex') FROM tweetkeeper.payloads WHERE tweet_id = 5001 ORDER BY lease_id DESC LIMIT 1),
+  'payload_hashes: the last kept payload''s hash, only for posts with one');
+SELECT pg_temp.round(jsonb_build_array(pg_temp.x(5004, 'given', 1) || '{"content_hash": "0123456789abcdef0123456789abcdef"}'));
+SELECT is((SELECT encode(content_hash, 'hex') FROM tweetkeeper.payloads WHERE tweet_id = 5004 ORDER BY lease_id DESC LIMIT 1),
+  '0123456789abcdef0123456789abcdef', 'a hash the worker gives is the one kept');
+SELECT pg_temp.round(jsonb_build_array(pg_temp.x(5004, 'given', 1) || '{"content_hash": "not hex"}'));
+SELECT is((SELECT encode(content_hash, 'hex') FROM tweetkeeper.payloads WHERE tweet_id = 5004 ORDER BY lease_id DESC LIMIT 1),
+  md5(tweetkeeper.payload_content(pg_temp.x(5004, 'given', 1)->'payload', pg_temp.x(5004, 'given', 1)->'author')::text),
+  'one that is no md5 is computed instead');
 SELECT is(tweetkeeper.payload_content('{"uri":"at://x","record":{"text":"t"},"likeCount":1,"repostCount":2,"viewer":{"like":"x"},"author":{"handle":"a","viewer":{"muted":false}}}', NULL),
           tweetkeeper.payload_content('{"uri":"at://x","record":{"text":"t"},"likeCount":9,"repostCount":7,"author":{"handle":"a"}}', NULL),
   'a Bluesky postView: counts and viewer state are no content');
@@ -95,11 +105,11 @@ SELECT is(pg_temp.n(5001) + pg_temp.n(5003), 0::bigint, 'deleted and unavailable
 SELECT is((SELECT array_agg(format('%s %s %s', tweet_id, reason, payloads_erased) ORDER BY tweet_id) FROM tweetkeeper.tombstones),
   ARRAY['5001 resource-not-found 4', '5003 not-authorized-for-resource 1'], 'and tombstones say which, why and how many');
 SELECT is((SELECT observed_at FROM tweetkeeper.tombstones WHERE tweet_id = 5001), now(), 'and when');
-SELECT is(pg_temp.n(5004), 1::bigint, 'the other posts keep theirs');
+SELECT is(pg_temp.n(5004), 3::bigint, 'the other posts keep theirs');
 -- keep: the operator's choice, outside X's terms.
 SET LOCAL tweetkeeper.deleted_payloads = 'keep';
 SELECT pg_temp.round('[]', '[{"id": 5004, "type": "resource-not-found", "detail": "gone"}]');
-SELECT is(pg_temp.n(5004), 1::bigint, 'deleted_payloads = keep: the payload stays');
+SELECT is(pg_temp.n(5004), 3::bigint, 'deleted_payloads = keep: the payloads stay');
 SELECT is((SELECT payloads_erased FROM tweetkeeper.tombstones WHERE tweet_id = 5004), 0, 'and the tombstone says none went');
 -- Seen again (an account public again): no longer gone.
 UPDATE tweetkeeper.tweets SET state = 'scheduled', due_at = now() WHERE tweet_id = 5003;

@@ -64,6 +64,10 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
       w.Key("author");
       w.RawValue(o.author.data(), o.author.size(), rapidjson::kObjectType);
     }
+    if (!o.payload.empty() && !o.content_hash.empty()) {
+      w.Key("content_hash");
+      String(w, o.content_hash);
+    }
     if (o.newest_id) {
       w.Key("newest_id");
       w.Int64(*o.newest_id);

@@ -15,6 +15,7 @@ constexpr const char* kClaim = "tk_claim";
 constexpr const char* kComplete = "tk_complete";
 constexpr const char* kRelease = "tk_release";
 constexpr const char* kCompleteHandles = "tk_complete_handles";
+constexpr const char* kPayloadHashes = "tk_payload_hashes";
 
 // Cuts at a character boundary: PostgreSQL refuses text with a torn UTF-8 sequence.
 std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
@@ -88,16 +89,19 @@ void Queue::Connect() {
     connection->prepare(kClaim,
                         "SELECT lease_id, tweet_ids, NULL::text, (extract(epoch FROM wait_until) * 1000)::bigint, "
                         "wait_reason, array_to_json(post_keys)::text, endpoint, "
-                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') <> 'none' "
+                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') "
                         "FROM tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[])");
   } else {
     connection->prepare(kClaim,
                         "SELECT lease_id, tweet_ids, credential, (extract(epoch FROM wait_until) * 1000)::bigint, "
                         "wait_reason, NULL::text, NULL::text, "
-                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') <> 'none' "
+                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') "
                         "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
   }
   connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
+  // Prepared on first use: only workers of a database with payloads on call it, and an
+  // extension older than 0.3.0 does not have it.
+  connection->prepare(kPayloadHashes, "SELECT tweet_id, content_hash FROM tweetkeeper.payload_hashes($1::bigint[])");
   connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");
   // Prepare now, not on first use: a missing extension fails at startup, not in the loop.
   connection->prepare_now(kClaim);
@@ -149,7 +153,7 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
     lease.credential = r[0][2].as<std::string>("");
     // The setting as this claim's session sees it (ALTER DATABASE ... SET reaches new sessions;
     // SET in postgresql.conf and a reload, every session).
-    lease.payloads = r[0][7].as<bool>(false);
+    lease.payloads = r[0][7].as<std::string>("none");
     auto ids = r[0][1].is_null() ? std::nullopt : ParseBigintArray(r[0][1].c_str());
     std::optional<std::vector<std::string>> keys;
     if (keyed_) {
@@ -167,6 +171,17 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
                     r[0][1].c_str());
     }
     return lease;
+  });
+}
+
+std::unordered_map<std::int64_t, std::string> Queue::PayloadHashes(const std::vector<std::int64_t>& ids,
+                                                                 const RetryPolicy& retry) {
+  return Call(retry, [&](pqxx::nontransaction& tx) {
+    std::unordered_map<std::int64_t, std::string> hashes;
+    for (const auto& row : tx.exec_prepared(kPayloadHashes, ArrayLiteral(ids))) {
+      hashes.emplace(row[0].as<std::int64_t>(), row[1].as<std::string>(""));
+    }
+    return hashes;
   });
 }
 

@@ -17,6 +17,7 @@
 #include <pqxx/connection>
 #include <pqxx/transaction_base>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tweetkeeper::worker {
@@ -37,9 +38,9 @@ struct Lease {
   // endpoint they are read from. Empty for X.
   std::vector<std::string> post_keys;
   std::string endpoint;
-  // tweetkeeper.payloads is first or changed in the database (read with each claim): the
-  // request asks for a payload's fields and the completion carries each post's object.
-  bool payloads = false;
+  // tweetkeeper.payloads in the database, read with each claim: none, first or changed. When
+  // on, the request asks for a payload's fields and the completion carries the new objects.
+  std::string payloads = "none";
   std::optional<QuotaWait> wait;        // set (and id 0) when nothing could be claimed for quota
 };
 
@@ -71,6 +72,9 @@ class Queue {
   void Connect();
 
   std::optional<Lease> Claim(int max_ids, const RetryPolicy& retry);
+  // tweetkeeper.payload_hashes(ids): each post's last kept payload's hex md5, by id.
+  std::unordered_map<std::int64_t, std::string> PayloadHashes(const std::vector<std::int64_t>& ids,
+                                                              const RetryPolicy& retry);
   // Returns how many tweets of the lease were stored (fewer than sent: the lease had expired).
   int Complete(std::int64_t lease_id, const std::string& observations_json, const std::string& problems_json,
                const QuotaReport& quota, const RetryPolicy& retry);

@@ -1,0 +1,39 @@
+// The worker's content hash equals PostgreSQL's md5(tweetkeeper.payload_content(payload,
+// author)::text): the expected texts below are what PostgreSQL 15 printed for these inputs.
+
+#include <gtest/gtest.h>
+
+#include "queue/content_hash.hpp"
+
+namespace tweetkeeper::worker {
+namespace {
+
+TEST(ContentHash, SameTextAsPayloadContentInPostgreSQL) {
+  const std::string payload =
+      R"({"id":"1","text":"a\nb \"q\" é\u0001","zz":1.5,"a":[1,{"b":null,"a":true}],"public_metrics":{"x":1},)"
+      R"("author":{"viewer":1,"handle":"h"},"id":"2"})";
+  EXPECT_EQ(PayloadContent(payload, R"({"name":"n","public_metrics":{}})"),
+            R"([{"a": [1, {"a": true, "b": null}], "id": "2", "zz": 1.5, "text": "a\nb \"q\" é\u0001", )"
+            R"("author": {"handle": "h"}}, {"name": "n"}])");
+  EXPECT_EQ(ContentHash(R"({"b":2})", ""), "a7704ae095f20a4c39672c7cdb8baead");
+}
+
+TEST(ContentHash, CountsAndViewerStateAreNoContent) {
+  EXPECT_EQ(ContentHash(R"({"id":"1","text":"t","public_metrics":{"like_count":1},"edit_controls":{"e":1}})",
+                        R"({"id":"9","name":"n","public_metrics":{"followers_count":1}})"),
+            ContentHash(R"({"public_metrics":{"like_count":7},"text":"t","id":"1"})",
+                        R"({"name":"n","id":"9","public_metrics":{"followers_count":8}})"));
+  EXPECT_EQ(ContentHash(R"({"content":"c","favourites_count":1,"account":{"acct":"a","followers_count":1}})", ""),
+            ContentHash(R"({"content":"c","favourites_count":2,"account":{"acct":"a","followers_count":3}})", ""));
+  EXPECT_NE(ContentHash(R"({"text":"t"})", ""), ContentHash(R"({"text":"u"})", ""));
+  EXPECT_NE(ContentHash(R"({"text":"t"})", R"({"name":"a"})"), ContentHash(R"({"text":"t"})", R"({"name":"b"})"));
+}
+
+TEST(ContentHash, NoObjectNoHash) {
+  EXPECT_FALSE(ContentHash("[1]", ""));
+  EXPECT_FALSE(ContentHash("{", ""));
+  EXPECT_FALSE(ContentHash("{}", "[]"));
+}
+
+}  // namespace
+}  // namespace tweetkeeper::worker
