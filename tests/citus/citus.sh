@@ -100,13 +100,13 @@ tk_ok "distribute() on a worker node: 55000" $?
 
 out=$(on c -c "SELECT tweetkeeper.distribute()" 2>&1 | grep -v -E '^(NOTICE|DETAIL|HINT)')
 echo "# $out"
-echo "$out" | grep -q "^6 tables distributed now"
-tk_ok "distribute() distributes the six tables of a filled queue" $? "$out"
+echo "$out" | grep -q "^9 tables distributed now"
+tk_ok "distribute() distributes the nine tables of a filled queue" $? "$out"
 [ "$(counts)" = "$before" ]
 tk_ok "distribute() kept every row ($before)" $? "$(counts)"
 tk_sql_ok() { if [ "$(on c -c "$2" 2>&1)" = t ]; then tk_ok "$1" 0; else tk_ok "$1" 1 "$(on c -c "${3:-$2}" 2>&1)"; fi; }
-tk_sql_ok "all six colocated, distributed by bucket" \
-  "SELECT count(*) = 6 AND count(DISTINCT colocationid) = 1 AND bool_and(column_to_column_name(logicalrelid, partkey) = 'bucket')
+tk_sql_ok "all nine colocated, distributed by bucket" \
+  "SELECT count(*) = 9 AND count(DISTINCT colocationid) = 1 AND bool_and(column_to_column_name(logicalrelid, partkey) = 'bucket')
      FROM pg_dist_partition WHERE logicalrelid::text LIKE 'tweetkeeper.%' AND logicalrelid::text NOT LIKE 'tweetkeeper.metric_history\_2%'
       AND logicalrelid::text <> 'tweetkeeper.metric_history_default'" \
   "SELECT logicalrelid, colocationid, column_to_column_name(logicalrelid, partkey) FROM pg_dist_partition"
@@ -145,6 +145,28 @@ SQL
 )
 [ "$(echo "$fence" | tail -1)" = "0 100 t t" ]
 tk_ok "fencing: a late completion after another claim took its tweets stores nothing; the new lease stores all (both leases name their shard)" $? "$fence"
+# Payloads on the cluster (rolled back: the run below starts from the same queue): a completion
+# keeps them on the batch's shard, the deleted post gets a tombstone, the edited one's newest
+# version (on another shard, most likely) is tracked, payload_hashes() finds them.
+payloads=$(on c <<'SQL' 2>&1
+BEGIN;
+SET LOCAL tweetkeeper.payloads = 'changed';
+SELECT lease_id AS p, tweet_ids AS pids FROM tweetkeeper.claim_batch('payloads') \gset
+SELECT tweetkeeper.complete_batch(:p,
+  (SELECT jsonb_agg(jsonb_build_object('id', i, 'like_count', 1, 'author', '{"id": "9"}'::jsonb,
+                                       'payload', jsonb_build_object('id', i::text, 'text', 'on the cluster'),
+                                       'newest_id', CASE WHEN i = (:'pids'::bigint[])[2] THEN i + (1000::bigint << 22) END))
+     FROM unnest((:'pids'::bigint[])[2:]) i),
+  jsonb_build_array(jsonb_build_object('id', (:'pids'::bigint[])[1], 'type', 'resource-not-found'))) AS stored \gset
+SELECT format('%s %s %s %s %s %s', :stored, (SELECT count(*) FROM tweetkeeper.payloads), (SELECT count(*) FROM tweetkeeper.tombstones),
+  (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.tweet_id = (SELECT e.newest_id FROM tweetkeeper.edits e)),
+  (SELECT count(*) FROM tweetkeeper.payload_hashes(:'pids'::bigint[])),
+  (SELECT count(*) FROM tweetkeeper.payloads WHERE bucket = tweetkeeper.bucket_of(tweet_id)) = (SELECT count(*) FROM tweetkeeper.payloads));
+ROLLBACK;
+SQL
+)
+[ "$(echo "$payloads" | tail -1)" = "100 99 1 1 99 t" ]
+tk_ok "payloads on the cluster: kept on their posts' shards, a tombstone, an edit's newest version tracked, payload_hashes() (stored, payloads, tombstones, edits, hashes, placed)" $? "$payloads"
 
 on c -c "SELECT tweetkeeper.add_credential('c1', $PER_WINDOW, interval '$WINDOW_S seconds')" >/dev/null || exit 1
 # (200 ms an answer: a worker has batches in flight when it is killed.)
