@@ -101,6 +101,7 @@ bench: deps
 	tests/bench/import.sh
 	tests/bench/shortage.sh
 	tests/bench/archive.sh
+	tests/bench/export.sh
 
 # Each network's claim latency at 100,000 and 10,000,000 tracked posts of every network (about
 # 15 minutes, 6 GB of disk).
