@@ -83,10 +83,20 @@ tk_sql_ok "edited tweets link to their newest version, which was refreshed and k
 payloads_before=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.payloads")
 history_before=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.metric_history")
 tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute' WHERE due_at IS NOT NULL" >/dev/null
+# The workers' statements of this round logged with their parameters: what they sent.
+tk_psql -c "ALTER DATABASE tweetkeeper SET log_min_duration_statement = 0" >/dev/null
+log_from=$(wc -l <"$dir/pg/server.log")
 run_workers second
+tk_psql -c "ALTER DATABASE tweetkeeper RESET log_min_duration_statement" >/dev/null
 tk_sql_ok "a second round with new counts and the same content stores no payload ($payloads_before before)" \
   "SELECT count(*) = $payloads_before AND (SELECT count(*) FROM tweetkeeper.metric_history) > $history_before
      FROM tweetkeeper.payloads"
+# (Each completion's parameters follow its statement line; $2 is the observations.)
+completions=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'parameters: $1 = .*"like_count"' || true)
+with_payload=$(tail -n +"$log_from" "$dir/pg/server.log" | grep 'parameters: $1 = .*"like_count"' | grep -c '"payload"' || true)
+hash_lookups=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'payload_hashes' || true)
+tk_sql_ok "and the workers sent no payload for it, only the counts ($with_payload of $completions completions carried one; $hash_lookups hash lookups)" \
+  "SELECT $completions > 0 AND $with_payload = 0 AND $hash_lookups > 0"
 
 # Off again: counts only.
 tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'none'" >/dev/null
