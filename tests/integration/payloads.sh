@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Payloads end to end (issue 22): with tweetkeeper.payloads = changed set on the database, X and
-# Bluesky workers against the mock keep each post's object as the API gave it (X: the tweet and
+# Payloads end to end (issue 22): with tweetkeeper.payloads = changed set on the database, X,
+# Bluesky and Mastodon workers against the mock keep each post's object as the API gave it (X: the tweet and
 # its author from includes, asked for only then: the WARC files show the requests), erase
 # nothing of the posts found, leave tombstones for the deleted and protected ones, follow edits
 # to the newest version, and store no second payload when only the counts changed. With the
@@ -17,6 +17,10 @@ ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'changed';
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' 240));
 $(tk_tid_sql)
 $(tk_bluesky_posts_sql '2 hours' 40 '1 ms')
+-- Mastodon statuses made two hours ago on a.social (ids: ms << 16).
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://a.social/@u/%s', ((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint << 16) + g)
+    FROM generate_series(1, 30) g));
 SQL
 export TWEETKEEPER_BEARER_TOKEN=payloads-token
 # run_workers NAME: an X and a Bluesky worker until both are idle, recording into $dir/NAME.
@@ -28,17 +32,22 @@ run_workers() {
   env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" \
     --exit-when-idle 3 --poll-interval 300 --name "b-$1" >"$dir/b-$1.log" 2>&1 &
   local b=$!
-  TK_PIDS+=($x $b)
+  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
+    --dsn "$TK_DSN" --exit-when-idle 3 --poll-interval 300 --name "m-$1" >"$dir/m-$1.log" 2>&1 &
+  local m=$!
+  TK_PIDS+=($x $b $m)
   tk_wait_exit "$x" 90
   x_rc=$TK_RC
   tk_wait_exit "$b" 90
   b_rc=$TK_RC
+  tk_wait_exit "$m" 90
+  m_rc=$TK_RC
 }
 # requests NAME: the request lines the X worker recorded
 requests() { zcat "$dir/$1"/*.warc.gz | tr -d '\r' | grep -a '^GET /2/tweets' || true; }
 
 run_workers first
-tk_sql_ok "both workers exit 0 once idle (x $x_rc, bluesky $b_rc)" "SELECT '$x_rc $b_rc' = '0 0'"
+tk_sql_ok "the three workers exit 0 once idle (x $x_rc, bluesky $b_rc, mastodon $m_rc)" "SELECT '$x_rc $b_rc $m_rc' = '0 0 0'"
 expansion=$(requests first | grep -c 'expansions=author_id&user.fields=' || true)
 all=$(requests first | wc -l)
 tk_sql_ok "with payloads on, every X request asks for the payload's fields and the author ($expansion of $all)" \
@@ -51,11 +60,22 @@ tk_sql_ok "every X tweet found has one payload: the tweet as the mock gave it, i
      FROM tweetkeeper.payloads p WHERE p.tweet_id > 0" \
   "SELECT tweet_id, payload, author FROM tweetkeeper.payloads WHERE tweet_id > 0 LIMIT 2"
 tk_sql_ok "every Bluesky post found has its postView as payload" \
-  "SELECT count(*) = (SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id < 0 AND update_count > 0) AND count(*) > 0
+  "SELECT count(*) = (SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky' AND update_count > 0) AND count(*) > 0
           AND bool_and(p.payload->>'uri' = format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
                        AND p.payload ? 'record' AND p.payload ? 'author' AND p.author IS NULL)
-     FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id" \
-  "SELECT p.payload, r.post_key FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id LIMIT 1"
+     FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id
+    WHERE r.network = 'bluesky'" \
+  "SELECT p.payload, r.post_key FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id
+    WHERE r.network = 'bluesky' LIMIT 1"
+tk_sql_ok "every Mastodon status found has its Status as payload" \
+  "SELECT count(*) = (SELECT count(*) FROM tweetkeeper.posts WHERE network = 'mastodon' AND update_count > 0) AND count(*) > 0
+          AND bool_and(p.payload->>'id' = r.post_key AND p.payload ? 'content' AND p.payload ? 'account'
+                       AND p.author IS NULL)
+     FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id
+    WHERE r.network = 'mastodon'" \
+  "SELECT p.payload, r.post_key FROM tweetkeeper.payloads p JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id
+    WHERE r.network = 'mastodon' LIMIT 1;
+   SELECT network, update_count, state, problem_type FROM tweetkeeper.posts WHERE network = 'mastodon' LIMIT 3"
 tk_sql_ok "each payload's hash, computed by the worker, is PostgreSQL's md5(payload_content(payload, author)::text)" \
   "SELECT count(*) > 0 AND bool_and(content_hash = decode(md5(tweetkeeper.payload_content(payload, author)::text), 'hex'))
      FROM tweetkeeper.payloads"
@@ -94,8 +114,8 @@ tk_sql_ok "a second round with new counts and the same content stores no payload
 # (Each completion's parameters follow its statement line; $2 is the observations.)
 completions=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'parameters: $1 = .*"like_count"' || true)
 with_payload=$(tail -n +"$log_from" "$dir/pg/server.log" | grep 'parameters: $1 = .*"like_count"' | grep -c '"payload"' || true)
-hash_lookups=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'payload_hashes' || true)
-tk_sql_ok "and the workers sent no payload for it, only the counts ($with_payload of $completions completions carried one; $hash_lookups hash lookups)" \
+hash_lookups=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'payload_hashes(c.tweet_ids)' || true)
+tk_sql_ok "and the workers sent no payload for it, only the counts ($with_payload of $completions completions carried one; $hash_lookups claims took the kept hashes)" \
   "SELECT $completions > 0 AND $with_payload = 0 AND $hash_lookups > 0"
 
 # Off again: counts only.

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "queue/content_hash.hpp"
+#include "provider/content_hash.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -27,6 +27,15 @@ TEST(ContentHash, CountsAndViewerStateAreNoContent) {
             ContentHash(R"({"content":"c","favourites_count":2,"account":{"acct":"a","followers_count":3}})", ""));
   EXPECT_NE(ContentHash(R"({"text":"t"})", ""), ContentHash(R"({"text":"u"})", ""));
   EXPECT_NE(ContentHash(R"({"text":"t"})", R"({"name":"a"})"), ContentHash(R"({"text":"t"})", R"({"name":"b"})"));
+}
+
+TEST(ContentHash, OfParsedValuesAsOfText) {
+  rapidjson::Document payload, author;
+  payload.Parse(R"({"text":"t","id":"1","public_metrics":{"like_count":1}})");
+  author.Parse(R"({"name":"n"})");
+  EXPECT_EQ(ContentHash(payload, &author), ContentHash(R"({"id":"1","text":"t"})", R"({"name":"n"})"));
+  EXPECT_EQ(ContentHash(payload, nullptr), ContentHash(R"({"id":"1","text":"t"})", ""));
+  EXPECT_FALSE(ContentHash(author["name"], nullptr));  // a string: no object
 }
 
 TEST(ContentHash, NoObjectNoHash) {

@@ -71,6 +71,16 @@ TEST(ParseBigintArray, Valid) {
   EXPECT_EQ(ParseBigintArray("{-4}"), std::vector<std::int64_t>{-4});
 }
 
+TEST(ParseKeptHashes, PairsUntilTheFirstMalformedOne) {
+  using Map = std::unordered_map<std::int64_t, std::string>;
+  EXPECT_EQ(ParseKeptHashes("1 aa 22 bb"), (Map{{1, "aa"}, {22, "bb"}}));
+  EXPECT_EQ(ParseKeptHashes(""), Map{});
+  EXPECT_EQ(ParseKeptHashes("-5 cc"), (Map{{-5, "cc"}}));
+  EXPECT_EQ(ParseKeptHashes("1 aa x bb 3 cc"), (Map{{1, "aa"}}));
+  EXPECT_EQ(ParseKeptHashes("1 aa 2"), (Map{{1, "aa"}}));
+  EXPECT_EQ(ParseKeptHashes("1  aa"), Map{});
+}
+
 TEST(ParseBigintArray, Invalid) {
   for (const char* text : {"", "{", "}", "1,2", "{1,,2}", "{1,}", "{,1}", "{NULL}", "{1,NULL}", "{{1,2}}", "{ 1}",
                            "{1.5}", "{9223372036854775808}", "{a}", "[1,2]"}) {

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "provider/content_hash.hpp"
 #include "provider/json_fields.hpp"
 #include "provider/x_v2.hpp"
 #include "worker_test_answers.hpp"
@@ -55,6 +57,43 @@ TEST(XV2Parse, PayloadsCarryEachTweetAndItsAuthor) {
   BatchResult off = kApi.ParseAnswer(Answer(200, body), {20, 21});
   EXPECT_EQ(off.observations[0].payload, "");
   EXPECT_EQ(off.observations[1].newest_id, 25);
+}
+
+// The claim's hashes of the last kept payloads: an unchanged post hands on nothing (its counts
+// only), a changed one its payload and new hash; under `first` a kept post never hands on.
+TEST(XV2Parse, OnlyPayloadsThatWouldBeStoredAreHandedOn) {
+  const std::string body = R"({"data":[
+      {"id":"20","text":"same","author_id":"9","edit_history_tweet_ids":["20"],"public_metrics":{"like_count":3}},
+      {"id":"21","text":"new","author_id":"9","edit_history_tweet_ids":["21"],"public_metrics":{"like_count":1}},
+      {"id":"22","text":"first","author_id":"9","edit_history_tweet_ids":["22"],"public_metrics":{"like_count":1}}],
+    "includes":{"users":[{"id":"9","name":"Nine","username":"nine","public_metrics":{"followers_count":5}}]}})";
+  const std::string author = R"({"id":"9","name":"Nine","username":"nine","public_metrics":{"followers_count":1}})";
+  // Kept: 20 as it is now (other counts), 21 with another text; 22 has none.
+  const std::unordered_map<std::int64_t, std::string> kept = {
+      {20, *ContentHash(R"({"id":"20","text":"same","author_id":"9","edit_history_tweet_ids":["20"],"public_metrics":{"like_count":0}})", author)},
+      {21, *ContentHash(R"({"id":"21","text":"old","author_id":"9","edit_history_tweet_ids":["21"]})", author)}};
+  PostKeys keys;
+  keys.payloads = true;
+  keys.kept = &kept;
+  BatchResult r = kApi.ParseAnswer(Answer(200, body), {20, 21, 22}, keys);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 3u);
+  EXPECT_EQ(r.observations[0].payload, "");
+  EXPECT_EQ(r.observations[0].author, "");
+  EXPECT_EQ(r.observations[0].content_hash, "");
+  EXPECT_EQ(r.observations[0].metrics.like_count, 3);  // the counts still go
+  EXPECT_NE(r.observations[1].payload, "");
+  EXPECT_NE(r.observations[1].author, "");
+  EXPECT_EQ(r.observations[1].content_hash, ContentHash(r.observations[1].payload, r.observations[1].author));
+  EXPECT_NE(r.observations[1].content_hash, kept.at(21));
+  EXPECT_NE(r.observations[2].payload, "");
+  // first: only 22, which has nothing kept.
+  keys.first_only = true;
+  BatchResult first = kApi.ParseAnswer(Answer(200, body), {20, 21, 22}, keys);
+  EXPECT_EQ(first.observations[0].payload, "");
+  EXPECT_EQ(first.observations[1].payload, "");
+  EXPECT_NE(first.observations[2].payload, "");
+  EXPECT_EQ(first.observations[2].content_hash, ContentHash(first.observations[2].payload, first.observations[2].author));
 }
 
 TEST(XV2Parse, AnOlderIdAtTheEndOfTheEditHistoryIsNoEdit) {

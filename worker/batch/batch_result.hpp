@@ -44,7 +44,7 @@ struct Observation {
   // user object from includes.users. Empty: none.
   std::string payload;
   std::string author;
-  std::string content_hash;  // the payload's hex md5 (queue/content_hash.hpp), once the runner has it
+  std::string content_hash;  // the payload's hex md5 (provider/content_hash.hpp), set with it
   // X: the last of edit_history_tweet_ids when it is newer than `id` (the post was edited).
   std::optional<std::int64_t> newest_id;
 };

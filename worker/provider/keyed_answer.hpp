@@ -15,6 +15,7 @@
 
 #include "batch/batch_result.hpp"
 #include "provider/answer_status.hpp"
+#include "provider/content_hash.hpp"
 #include "provider/json_fields.hpp"
 #include "provider/provider.hpp"
 
@@ -38,7 +39,7 @@ BatchResult MatchKeyedAnswer(const rapidjson::Value& items, const char* key_memb
     Observation obs;
     obs.id = it->second;
     read(item, obs);
-    if (keys.payloads) obs.payload = JsonText(item);
+    AttachPayload(obs, item, nullptr, keys);
     result.observations.push_back(std::move(obs));
   }
   if (result.observations.empty() && result.ignored > 0) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "http/http_response.hpp"
@@ -25,8 +26,13 @@ struct PostKeys {
   std::vector<std::string> keys;
   std::string endpoint;
   // tweetkeeper.payloads is on (the claim says): ask for a payload's fields, and hand each
-  // post's object to complete_batch.
+  // post's new object to complete_batch (content_hash.hpp: AttachPayload).
   bool payloads = false;
+  // The content hash of each post's last kept payload, as the claim gave them (null: none known,
+  // every payload is handed on), and whether a post keeps its first payload only
+  // (tweetkeeper.payloads = first). Points into the Lease, which outlives the request.
+  const std::unordered_map<std::int64_t, std::string>* kept = nullptr;
+  bool first_only = false;
 };
 
 // What a second request says of a failed answer (Provider::Diagnose), in release_batch's words:

@@ -10,6 +10,7 @@
 
 #include "provider/json_fields.hpp"
 #include "provider/answer_status.hpp"
+#include "provider/content_hash.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -80,13 +81,13 @@ BatchResult XV2Provider::ParseAnswer(const HttpResponse& response, const std::ve
   if (response.status != 200) return FailedAnswer(response);
   auto content_type = response.headers.find("content-type");
   BatchResult result =
-      ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids, keys.payloads);
+      ParseOk(response.body, content_type == response.headers.end() ? "" : content_type->second, ids, keys);
   result.rate_limit = ParseRateLimit(response.headers);
   return result;
 }
 
 BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content_type,
-                                 const std::vector<std::int64_t>& ids, bool payloads) {
+                                 const std::vector<std::int64_t>& ids, const PostKeys& keys) {
   rapidjson::Document doc;
   // Iterative: deeply nested garbage must not overflow the stack. Invalid UTF-8 would later be
   // refused by jsonb, so it is refused here.
@@ -110,7 +111,7 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
 
   // The authors (includes.users, with payloads on), by id.
   std::unordered_map<std::string_view, const Value*> users;
-  if (payloads) {
+  if (keys.payloads) {
     auto includes = doc.FindMember("includes");
     if (includes != doc.MemberEnd() && includes->value.IsObject()) {
       auto list = includes->value.FindMember("users");
@@ -153,11 +154,9 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
           const Value& last = history->value[history->value.Size() - 1];
           if (std::optional<std::int64_t> newest = IdOf(last); newest && *newest > *id) obs.newest_id = newest;
         }
-        if (payloads) {
-          obs.payload = JsonText(tweet);
-          if (auto user = users.find(StringMember(tweet, "author_id")); user != users.end()) {
-            obs.author = JsonText(*user->second);
-          }
+        if (keys.payloads) {
+          const auto user = users.find(StringMember(tweet, "author_id"));
+          AttachPayload(obs, tweet, user != users.end() ? user->second : nullptr, keys);
         }
         result.observations.push_back(std::move(obs));
       }

@@ -29,7 +29,7 @@ class XV2Provider final : public Provider {
 
  private:
   static BatchResult ParseOk(std::string_view body, std::string_view content_type,
-                             const std::vector<std::int64_t>& ids, bool payloads);
+                             const std::vector<std::int64_t>& ids, const PostKeys& keys);
 
   std::string base_;
 };

@@ -152,4 +152,23 @@ std::optional<std::vector<std::int64_t>> ParseBigintArray(std::string_view text)
   return out;
 }
 
+std::unordered_map<std::int64_t, std::string> ParseKeptHashes(std::string_view text) {
+  std::unordered_map<std::int64_t, std::string> out;
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    if (space == std::string_view::npos) break;
+    std::int64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + space, id);
+    if (space == 0 || ec != std::errc() || end != text.data() + space) break;
+    text.remove_prefix(space + 1);
+    const auto next = text.find(' ');
+    const std::string_view hash = text.substr(0, next);
+    if (hash.empty()) break;
+    out.emplace(id, hash);
+    if (next == std::string_view::npos) break;
+    text.remove_prefix(next + 1);
+  }
+  return out;
+}
+
 }  // namespace tweetkeeper::worker

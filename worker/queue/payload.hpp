@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "batch/batch_result.hpp"
@@ -20,6 +21,11 @@ std::string ProblemsJson(const std::vector<Problem>& problems);
 
 // "{1,2,3}" -> {1,2,3}; "{}" -> {}; anything else (NULL elements, nesting, junk) -> nullopt.
 std::optional<std::vector<std::int64_t>> ParseBigintArray(std::string_view text);
+
+// The claim's kept payload hashes, "id hash id hash ..." -> {id: hash}. A malformed pair ends the
+// reading (the posts after it count as having none: their payloads are sent, and complete_batch
+// decides).
+std::unordered_map<std::int64_t, std::string> ParseKeptHashes(std::string_view text);
 
 // PostgreSQL array literals for bigint[] ({1,2}) and text[] ({"a","b"}, " and \ escaped).
 std::string ArrayLiteral(const std::vector<std::int64_t>& ids);

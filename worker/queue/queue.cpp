@@ -15,7 +15,6 @@ constexpr const char* kClaim = "tk_claim";
 constexpr const char* kComplete = "tk_complete";
 constexpr const char* kRelease = "tk_release";
 constexpr const char* kCompleteHandles = "tk_complete_handles";
-constexpr const char* kPayloadHashes = "tk_payload_hashes";
 
 // Cuts at a character boundary: PostgreSQL refuses text with a torn UTF-8 sequence.
 std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
@@ -42,7 +41,7 @@ Queue::~Queue() = default;
 // What a worker needs of the database beyond a connection: it takes writes, the extension is
 // there, and this role may run the worker's functions (tweetkeeper_worker). The first can change
 // by waiting; the others cannot, and get a message that says what to do.
-void Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
+bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
   // claim_posts() came with 0.3.0: a Bluesky or Mastodon worker on an older extension is told so.
   const pqxx::result r = tx.exec(
       "SELECT pg_is_in_recovery(), current_user::text, current_database()::text, e.extversion,"
@@ -53,8 +52,11 @@ void Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
       "         AND has_function_privilege('tweetkeeper.release_batch(bigint,text,text,jsonb)', 'EXECUTE') END," +
       // Looked up only where the schema may be read (to_regprocedure raises otherwise).
       std::string(keyed ? "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
-                          "         to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NOT NULL END"
-                        : "       true") +
+                          "         to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NOT NULL END,"
+                        : "       true,") +
+      // payload_hashes() came with 0.3.0 too: an X worker on an older extension claims without.
+      "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
+      "         to_regprocedure('tweetkeeper.payload_hashes(bigint[])') IS NOT NULL END"
       "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
   const auto row = r[0];
   if (row[0].as<bool>()) throw DatabaseInRecovery();
@@ -73,35 +75,42 @@ void Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
                            row[3].as<std::string>() +
                            ", which tracks X only: ALTER EXTENSION tweetkeeper UPDATE (0.3.0 or later) for Bluesky");
   }
+  return row[6].as<bool>(false);
 }
 
 void Queue::Connect() {
   connection_.reset();
   auto connection = std::make_unique<pqxx::connection>(dsn_);
+  bool has_payload_hashes = false;
   {
     // Lets operators tell our sessions apart in pg_stat_activity.
     pqxx::nontransaction tx(*connection);
     tx.exec_params("SELECT set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
-    CheckUsable(tx, keyed_);
+    has_payload_hashes = CheckUsable(tx, keyed_);
   }
+  // Each claim also says tweetkeeper.payloads as this session sees it (ALTER DATABASE ... SET
+  // reaches new sessions) and, when it is on, the content hash of each claimed post's last kept
+  // payload ("id hash id hash ..."): one statement and one round trip, as with payloads off.
+  const std::string settings =
+      "coalesce(current_setting('tweetkeeper.payloads', true), 'none'), " +
+      std::string(has_payload_hashes
+                      ? "CASE WHEN c.tweet_ids IS NOT NULL AND current_setting('tweetkeeper.payloads', true) <> 'none' "
+                        "THEN (SELECT string_agg(h.tweet_id || ' ' || h.content_hash, ' ') "
+                        "FROM tweetkeeper.payload_hashes(c.tweet_ids) h) END "
+                      : "NULL::text ");
   if (keyed_) {
     connection->prepare(kClaim,
-                        "SELECT lease_id, tweet_ids, NULL::text, (extract(epoch FROM wait_until) * 1000)::bigint, "
-                        "wait_reason, array_to_json(post_keys)::text, endpoint, "
-                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') "
-                        "FROM tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[])");
+                        "SELECT c.lease_id, c.tweet_ids, NULL::text, (extract(epoch FROM c.wait_until) * 1000)::bigint, "
+                        "c.wait_reason, array_to_json(c.post_keys)::text, c.endpoint, " + settings +
+                        "FROM tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[]) c");
   } else {
     connection->prepare(kClaim,
-                        "SELECT lease_id, tweet_ids, credential, (extract(epoch FROM wait_until) * 1000)::bigint, "
-                        "wait_reason, NULL::text, NULL::text, "
-                        "coalesce(current_setting('tweetkeeper.payloads', true), 'none') "
-                        "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])");
+                        "SELECT c.lease_id, c.tweet_ids, c.credential, (extract(epoch FROM c.wait_until) * 1000)::bigint, "
+                        "c.wait_reason, NULL::text, NULL::text, " + settings +
+                        "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[]) c");
   }
   connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
-  // Prepared on first use: only workers of a database with payloads on call it, and an
-  // extension older than 0.3.0 does not have it.
-  connection->prepare(kPayloadHashes, "SELECT tweet_id, content_hash FROM tweetkeeper.payload_hashes($1::bigint[])");
   connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");
   // Prepare now, not on first use: a missing extension fails at startup, not in the loop.
   connection->prepare_now(kClaim);
@@ -151,9 +160,8 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
     }
     lease.id = r[0][0].as<std::int64_t>();
     lease.credential = r[0][2].as<std::string>("");
-    // The setting as this claim's session sees it (ALTER DATABASE ... SET reaches new sessions;
-    // SET in postgresql.conf and a reload, every session).
     lease.payloads = r[0][7].as<std::string>("none");
+    if (!r[0][8].is_null()) lease.kept_hashes = ParseKeptHashes(r[0][8].c_str());
     auto ids = r[0][1].is_null() ? std::nullopt : ParseBigintArray(r[0][1].c_str());
     std::optional<std::vector<std::string>> keys;
     if (keyed_) {
@@ -171,17 +179,6 @@ std::optional<Lease> Queue::Claim(int max_ids, const RetryPolicy& retry) {
                     r[0][1].c_str());
     }
     return lease;
-  });
-}
-
-std::unordered_map<std::int64_t, std::string> Queue::PayloadHashes(const std::vector<std::int64_t>& ids,
-                                                                 const RetryPolicy& retry) {
-  return Call(retry, [&](pqxx::nontransaction& tx) {
-    std::unordered_map<std::int64_t, std::string> hashes;
-    for (const auto& row : tx.exec_prepared(kPayloadHashes, ArrayLiteral(ids))) {
-      hashes.emplace(row[0].as<std::int64_t>(), row[1].as<std::string>(""));
-    }
-    return hashes;
   });
 }
 

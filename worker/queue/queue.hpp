@@ -41,6 +41,9 @@ struct Lease {
   // tweetkeeper.payloads in the database, read with each claim: none, first or changed. When
   // on, the request asks for a payload's fields and the completion carries the new objects.
   std::string payloads = "none";
+  // With payloads on: the content hash (hex md5) of each claimed post's last kept payload, for
+  // the posts that have one.
+  std::unordered_map<std::int64_t, std::string> kept_hashes;
   std::optional<QuotaWait> wait;        // set (and id 0) when nothing could be claimed for quota
 };
 
@@ -72,9 +75,6 @@ class Queue {
   void Connect();
 
   std::optional<Lease> Claim(int max_ids, const RetryPolicy& retry);
-  // tweetkeeper.payload_hashes(ids): each post's last kept payload's hex md5, by id.
-  std::unordered_map<std::int64_t, std::string> PayloadHashes(const std::vector<std::int64_t>& ids,
-                                                              const RetryPolicy& retry);
   // Returns how many tweets of the lease were stored (fewer than sent: the lease had expired).
   int Complete(std::int64_t lease_id, const std::string& observations_json, const std::string& problems_json,
                const QuotaReport& quota, const RetryPolicy& retry);
@@ -85,7 +85,8 @@ class Queue {
   int CompleteHandles(std::int64_t lease_id, const std::string& resolutions_json, const RetryPolicy& retry);
 
  private:
-  static void CheckUsable(pqxx::transaction_base& tx, bool keyed);
+  // Returns whether the extension has payload_hashes() (0.3.0 or later).
+  static bool CheckUsable(pqxx::transaction_base& tx, bool keyed);
   template <typename Body>
   auto Call(const RetryPolicy& retry, Body&& body);
 

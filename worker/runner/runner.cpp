@@ -16,7 +16,6 @@
 #include "queue/database_state.hpp"
 #include "dsn/dsn.hpp"
 #include "queue/due_listener.hpp"
-#include "queue/content_hash.hpp"
 #include "queue/payload.hpp"
 
 namespace tweetkeeper::worker {
@@ -269,34 +268,6 @@ void Runner::SlotLoop(Slot& slot) {
   }
 }
 
-void Runner::KeepNewPayloads(Slot& slot, const Lease& lease, BatchResult& result) {
-  std::vector<std::int64_t> ids;
-  for (Observation& o : result.observations) {
-    if (o.payload.empty()) continue;
-    if (std::optional<std::string> hash = ContentHash(o.payload, o.author)) {
-      o.content_hash = std::move(*hash);
-      ids.push_back(o.id);
-    }
-  }
-  if (ids.empty()) return;
-  std::unordered_map<std::int64_t, std::string> kept;
-  try {
-    kept = slot.queue.PayloadHashes(ids, FinishRetry(slot));
-  } catch (const std::exception& e) {
-    // complete_batch decides anyway: send them all.
-    spdlog::debug("{}: lease {}: payload_hashes failed, sending every payload: {}", slot.label, lease.id, e.what());
-    return;
-  }
-  for (Observation& o : result.observations) {
-    const auto it = kept.find(o.id);
-    if (it == kept.end() || o.content_hash.empty()) continue;
-    if (lease.payloads == "first" || it->second == o.content_hash) {
-      o.payload.clear();
-      o.author.clear();
-    }
-  }
-}
-
 Millis Runner::Process(Slot& slot, const Lease& lease) {
   const auto started = steady_clock::now();
   if (lease.tweet_ids.empty()) {
@@ -310,7 +281,8 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   }
   if (provider_->ResolvesNames(lease.endpoint)) return ResolveNames(slot, lease);
   std::vector<std::int64_t> ids = lease.tweet_ids;
-  PostKeys keys{lease.post_keys, lease.endpoint, lease.payloads != "none"};
+  PostKeys keys{lease.post_keys, lease.endpoint, lease.payloads != "none", &lease.kept_hashes,
+                lease.payloads == "first"};
   if (static_cast<int>(ids.size()) > options_.batch_size) {
     // More than asked for: send what fits; complete_batch hands back the ids we did not answer.
     spdlog::warn("{}: lease {}: the claim returned {} ids for a batch size of {}", slot.label, lease.id, ids.size(),
@@ -404,7 +376,6 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     return wait;
   }
 
-  if (keys.payloads) KeepNewPayloads(slot, lease, result);
   counters_.found += result.observations.size();
   counters_.problems += result.problems.size();
   int stored = 0;

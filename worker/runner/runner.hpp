@@ -70,9 +70,6 @@ class Runner {
 
   void SlotLoop(Slot& slot);
   Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
-  // Payloads on: hashes each answer's payload and keeps only those complete_batch would store
-  // (none kept yet; or, for changed, another content than the last kept).
-  void KeepNewPayloads(Slot& slot, const Lease& lease, BatchResult& result);
   // A batch of names to resolve (Bluesky: posts known by handle): resolve each, store the keys
   // (complete_handles).
   Millis ResolveNames(Slot& slot, const Lease& lease);

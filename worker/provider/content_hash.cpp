@@ -1,4 +1,4 @@
-#include "queue/content_hash.hpp"
+#include "provider/content_hash.hpp"
 
 #include <openssl/evp.h>
 #include <rapidjson/document.h>
@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
+
+#include "provider/json_fields.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -34,10 +36,15 @@ bool In(const Keys& set, std::string_view key) {
   return std::find(set.begin(), set.end(), key) != set.end();
 }
 
-// PostgreSQL's escape_json.
+// PostgreSQL's escape_json. (Runs of plain bytes are appended whole: most of a post is.)
 void String(std::string& out, std::string_view s) {
   out += '"';
-  for (char c : s) {
+  std::size_t plain = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= ' ' && c != '"' && c != '\\') continue;
+    out.append(s.data() + plain, i - plain);
+    plain = i + 1;
     switch (c) {
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
@@ -46,16 +53,14 @@ void String(std::string& out, std::string_view s) {
       case '\t': out += "\\t"; break;
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
-      default:
-        if (static_cast<unsigned char>(c) < ' ') {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(c));
-          out += hex;
-        } else {
-          out += c;
-        }
+      default: {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        out += hex;
+      }
     }
   }
+  out.append(s.data() + plain, s.size() - plain);
   out += '"';
 }
 
@@ -116,39 +121,65 @@ void Write(std::string& out, const Value& v, const Keys& skip, bool top) {
   }
 }
 
-}  // namespace
-
-std::optional<std::string> PayloadContent(std::string_view payload, std::string_view author) {
-  rapidjson::Document p, a;
-  p.Parse<rapidjson::kParseIterativeFlag>(payload.data(), payload.size());
-  if (p.HasParseError() || !p.IsObject()) return std::nullopt;
-  std::string out = "[";
-  Write(out, p, kPayloadCounts, true);
+std::optional<std::string> Content(const Value& payload, const Value* author) {
+  if (!payload.IsObject() || (author && !author->IsObject())) return std::nullopt;
+  std::string out;
+  out.reserve(4096);
+  out += '[';
+  Write(out, payload, kPayloadCounts, true);
   out += ", ";
-  if (author.empty()) {
-    out += "null";
-  } else {
-    a.Parse<rapidjson::kParseIterativeFlag>(author.data(), author.size());
-    if (a.HasParseError() || !a.IsObject()) return std::nullopt;
-    Write(out, a, kAuthorCounts);
-  }
+  if (author) Write(out, *author, kAuthorCounts);
+  else out += "null";
   out += ']';
   return out;
 }
 
-std::optional<std::string> ContentHash(std::string_view payload, std::string_view author) {
-  const std::optional<std::string> content = PayloadContent(payload, author);
+std::optional<std::string> Md5Hex(const std::optional<std::string>& content) {
   if (!content) return std::nullopt;
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_Digest(content->data(), content->size(), digest, &length, EVP_md5(), nullptr) != 1) return std::nullopt;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
+  hex.reserve(2 * length);
   for (unsigned int i = 0; i < length; ++i) {
     hex += kHex[digest[i] >> 4];
     hex += kHex[digest[i] & 15];
   }
   return hex;
+}
+
+}  // namespace
+
+std::optional<std::string> PayloadContent(std::string_view payload, std::string_view author) {
+  rapidjson::Document p, a;
+  p.Parse<rapidjson::kParseIterativeFlag>(payload.data(), payload.size());
+  if (p.HasParseError()) return std::nullopt;
+  if (!author.empty()) {
+    a.Parse<rapidjson::kParseIterativeFlag>(author.data(), author.size());
+    if (a.HasParseError()) return std::nullopt;
+  }
+  return Content(p, author.empty() ? nullptr : &a);
+}
+
+std::optional<std::string> ContentHash(std::string_view payload, std::string_view author) {
+  return Md5Hex(PayloadContent(payload, author));
+}
+
+std::optional<std::string> ContentHash(const Value& payload, const Value* author) {
+  return Md5Hex(Content(payload, author));
+}
+
+void AttachPayload(Observation& obs, const Value& payload, const Value* author, const PostKeys& keys) {
+  if (!keys.payloads) return;
+  const auto kept = keys.kept ? keys.kept->find(obs.id) : std::unordered_map<std::int64_t, std::string>::const_iterator{};
+  const bool has_kept = keys.kept && kept != keys.kept->end();
+  if (has_kept && keys.first_only) return;
+  std::optional<std::string> hash = ContentHash(payload, author);
+  if (has_kept && hash && *hash == kept->second) return;
+  obs.payload = JsonText(payload);
+  if (author) obs.author = JsonText(*author);
+  if (hash) obs.content_hash = std::move(*hash);
 }
 
 }  // namespace tweetkeeper::worker
