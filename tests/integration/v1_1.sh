@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The v1.1 provider end to end: a worker with --provider x-v1.1 against the mock's
 # /1.1/statuses/lookup.json refreshes every tweet; v1.1 has no reply/quote counts, and its
-# missing tweets (null in map=true) become 'unavailable', asked again later.
+# missing tweets (null in map=true) become 'unavailable', asked again later. It keeps no payloads
+# (tweetkeeper.payloads is on here), and says so.
 # Prints "v1.1: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -10,6 +11,8 @@ tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s || exit 1
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 || exit 1
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
+-- On, which v1.1 cannot honour: the worker says so once and stores the counts.
+ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'changed';
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' 350));
 SQL
 TWEETKEEPER_BEARER_TOKEN=v11-token "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --provider x-v1.1 \
@@ -26,6 +29,9 @@ tk_sql_ok "missing tweets (deleted or protected: v1.1 cannot tell) are unavailab
   "SELECT count(*) > 0 AND bool_and(state = 'unavailable' AND due_at > now() + interval '6 days') FROM tweetkeeper.tweets WHERE problem_type = 'v1.1-missing'"
 tk_sql_ok "the mock's rule: exactly the deleted and protected ids are missing" \
   "SELECT bool_and((problem_type = 'v1.1-missing') = (tweet_id % 53 = 7 OR tweet_id % 61 = 11)) FROM tweetkeeper.tweets"
+warned=$(grep -c "keeps no payloads" "$dir/worker.log")
+tk_sql_ok "with tweetkeeper.payloads on, the v1.1 worker says once that it keeps none, and none are stored ($warned warnings)" \
+  "SELECT $warned = 1 AND NOT EXISTS (SELECT FROM tweetkeeper.payloads)"
 stats=$(curl -s "$TK_MOCK_URL/mock/stats")
 requests=$(jq '.status_counts["200"] // 0' <<<"$stats")
 tk_sql_ok "four requests for 350 tweets ($requests; sizes $(jq -c .batch_sizes <<<"$stats"))" "SELECT $requests = 4" \

@@ -61,6 +61,8 @@ class Provider {
   virtual int MaxBatch() const { return 100; }
   // Whether requests carry a bearer token (Bluesky's public AppView takes none).
   virtual bool NeedsToken() const { return true; }
+  // Whether it hands on payloads (tweetkeeper.payloads; PostKeys.payloads).
+  virtual bool KeepsPayloads() const { return true; }
   virtual std::string RequestUrl(const std::vector<std::int64_t>& ids) const = 0;
   // `ids` are the ids requested; anything else in the answer is ignored.
   virtual BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const = 0;

@@ -24,6 +24,9 @@ class XV11Provider final : public Provider {
   explicit XV11Provider(std::string api_url);
 
   std::string Name() const override { return "x-v1.1"; }
+  // Its answers would need v1.1's own payload rules (the user inside the status, other count
+  // names) and twarc2 exports read v2 only: with payloads on it keeps the counts alone.
+  bool KeepsPayloads() const override { return false; }
   std::string RequestUrl(const std::vector<std::int64_t>& ids) const override;
   BatchResult ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids) const override;
 

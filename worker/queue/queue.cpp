@@ -94,7 +94,8 @@ void Queue::Connect() {
   // payload ("id hash id hash ..."): one statement and one round trip, as with payloads off.
   const std::string settings =
       "coalesce(current_setting('tweetkeeper.payloads', true), 'none'), " +
-      std::string(has_payload_hashes
+      // (The v1.1 provider keeps no payloads: its claims need no hashes.)
+      std::string(has_payload_hashes && provider_ != "x-v1.1"
                       ? "CASE WHEN c.tweet_ids IS NOT NULL AND current_setting('tweetkeeper.payloads', true) <> 'none' "
                         "THEN (SELECT string_agg(h.tweet_id || ' ' || h.content_hash, ' ') "
                         "FROM tweetkeeper.payload_hashes(c.tweet_ids) h) END "

@@ -281,8 +281,13 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   }
   if (provider_->ResolvesNames(lease.endpoint)) return ResolveNames(slot, lease);
   std::vector<std::int64_t> ids = lease.tweet_ids;
-  PostKeys keys{lease.post_keys, lease.endpoint, lease.payloads != "none", &lease.kept_hashes,
-                lease.payloads == "first"};
+  PostKeys keys{lease.post_keys, lease.endpoint, lease.payloads != "none" && provider_->KeepsPayloads(),
+                &lease.kept_hashes, lease.payloads == "first"};
+  if (lease.payloads != "none" && !keys.payloads && !no_payloads_logged_.exchange(true)) {
+    spdlog::warn("{}: tweetkeeper.payloads is '{}' in this database, but the {} provider keeps no payloads: "
+                 "only the counts are stored (--provider x-v2 keeps them)",
+                 slot.label, lease.payloads, provider_->Name());
+  }
   if (static_cast<int>(ids.size()) > options_.batch_size) {
     // More than asked for: send what fits; complete_batch hands back the ids we did not answer.
     spdlog::warn("{}: lease {}: the claim returned {} ids for a batch size of {}", slot.label, lease.id, ids.size(),

@@ -100,6 +100,7 @@ class Runner {
   std::string last_quota_reason_;
   std::atomic<std::int64_t> api_paused_until_ms_{0};  // steady clock; shared by all slots
   std::atomic<bool> idle_stop_logged_{false};
+  std::atomic<bool> no_payloads_logged_{false};  // payloads on, and this provider keeps none
   std::atomic<int> exit_code_{0};
   std::atomic<int> busy_{0};  // slots between a claimed lease and its completion or release
   Telemetry telemetry_;
