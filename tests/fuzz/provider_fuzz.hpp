@@ -27,6 +27,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -147,6 +148,12 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
     if (ids.empty()) ids.push_back(1);
   }
 
+  // Payloads on for odd-sized inputs, with the first id's payload "kept" (a hash no answer
+  // has): the provider hashes what it parsed and hands on only new payloads.
+  std::unordered_map<std::int64_t, std::string> kept;
+  keys.payloads = size % 2 == 1;
+  kept.emplace(ids.front(), std::string(32, '0'));
+  keys.kept = &kept;
   const tk::BatchResult r = provider.ParseAnswer(response, ids, keys);
 
   TK_FUZZ_CHECK(tk::FailureKindName(r.failure)[0] != '?');
@@ -184,6 +191,14 @@ inline int FuzzProviderAnswer(const tk::Provider& provider, const std::uint8_t* 
       TK_FUZZ_CHECK(!count || (*count >= 0 && *count <= tk::kMaxCount));
     }
     TK_FUZZ_CHECK(PgUtf8Valid(o.invalid));  // stored in problem_detail through a jsonb parameter
+    // A payload only when asked for, an object, with its hex md5; an author only beside one.
+    TK_FUZZ_CHECK(o.payload.empty() || keys.payloads);
+    TK_FUZZ_CHECK(o.author.empty() || !o.payload.empty());
+    if (!o.payload.empty()) {
+      TK_FUZZ_CHECK(o.payload.front() == '{' && o.content_hash.size() == 32);
+      TK_FUZZ_CHECK(std::all_of(o.content_hash.begin(), o.content_hash.end(),
+                                [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }));
+    }
   }
   for (const tk::Problem& p : r.problems) {
     TK_FUZZ_CHECK(requested.count(p.id) == 1);

@@ -96,6 +96,29 @@ TEST(XV2Parse, OnlyPayloadsThatWouldBeStoredAreHandedOn) {
   EXPECT_EQ(first.observations[2].content_hash, ContentHash(first.observations[2].payload, first.observations[2].author));
 }
 
+// jsonb refuses "\u0000" and lone surrogates (RapidJSON lets both through): a post with one keeps
+// its counts and no payload, instead of failing its batch's completion every time.
+TEST(XV2Parse, APayloadPostgreSQLCannotStoreIsLeftOut) {
+  const std::string body = R"({"data":[
+      {"id":"20","text":"nul \u0000","author_id":"9","public_metrics":{"like_count":3}},
+      {"id":"21","text":"lone \udc00","author_id":"9","public_metrics":{"like_count":4}},
+      {"id":"22","text":"fine","author_id":"8","public_metrics":{"like_count":5}},
+      {"id":"23","text":"fine","author_id":"9","public_metrics":{"like_count":6}}],
+    "includes":{"users":[{"id":"9","name":"Nine"},{"id":"8","name":"bad \udc01"}]}})";
+  PostKeys keys;
+  keys.payloads = true;
+  BatchResult r = kApi.ParseAnswer(Answer(200, body), {20, 21, 22, 23}, keys);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_EQ(r.observations.size(), 4u);
+  EXPECT_EQ(r.observations[0].payload, "");
+  EXPECT_EQ(r.observations[0].metrics.like_count, 3);
+  EXPECT_EQ(r.observations[1].payload, "");
+  EXPECT_EQ(r.observations[1].metrics.like_count, 4);
+  EXPECT_EQ(r.observations[2].payload, "");  // its author has the bad string
+  EXPECT_NE(r.observations[3].payload, "");
+  EXPECT_EQ(r.observations[3].author, R"({"id":"9","name":"Nine"})");
+}
+
 TEST(XV2Parse, AnOlderIdAtTheEndOfTheEditHistoryIsNoEdit) {
   BatchResult r = kApi.ParseAnswer(
       Answer(200, R"({"data":[{"id":"30","edit_history_tweet_ids":["31","30"],"public_metrics":{}},)"

@@ -177,6 +177,9 @@ void AttachPayload(Observation& obs, const Value& payload, const Value* author, 
   if (has_kept && keys.first_only) return;
   std::optional<std::string> hash = ContentHash(payload, author);
   if (has_kept && hash && *hash == kept->second) return;
+  // A string jsonb refuses ("\u0000", a lone surrogate escape) would fail the whole completion,
+  // and the batch with it, every time: such a post keeps its counts, not this payload.
+  if (!PgStorable(payload) || (author && !PgStorable(*author))) return;
   obs.payload = JsonText(payload);
   if (author) obs.author = JsonText(*author);
   if (hash) obs.content_hash = std::move(*hash);

@@ -27,7 +27,8 @@ std::optional<std::string> ContentHash(const rapidjson::Value& payload, const ra
 
 // With keys.payloads: sets obs.payload, obs.author (JSON text) and obs.content_hash when the post
 // has no kept payload yet, or (unless keys.first_only) one whose hash differs; otherwise leaves
-// them empty, and complete_batch() stores the counts alone.
+// them empty, and complete_batch() stores the counts alone. So it does for a payload with a
+// string PostgreSQL cannot store (jsonb refuses "\u0000" and lone surrogates).
 void AttachPayload(Observation& obs, const rapidjson::Value& payload, const rapidjson::Value* author,
                    const PostKeys& keys);
 

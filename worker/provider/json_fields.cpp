@@ -8,6 +8,35 @@
 
 namespace tweetkeeper::worker {
 
+namespace {
+
+// The length of the UTF-8 character at p as PostgreSQL takes it (no NUL, overlong form,
+// surrogate or code point above U+10FFFF); 0 when there is none.
+std::size_t PgCharLength(const unsigned char* p, const unsigned char* end) {
+  const unsigned char c = *p;
+  if (c == 0) return 0;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c < 0x80) {
+    return 1;
+  } else if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  }
+  bool valid = n != 0 && static_cast<std::size_t>(end - p) >= n && p[1] >= lo && p[1] <= hi;
+  for (std::size_t i = 2; valid && i < n; ++i) valid = (p[i] & 0xC0) == 0x80;
+  return valid ? n : 0;
+}
+
+}  // namespace
+
 // Text from the API as PostgreSQL stores it: valid UTF-8 without NUL, at most `max_bytes`, cut
 // at a character boundary. RapidJSON 1.1 validates the raw bytes but turns a lone surrogate
 // escape ("\udc00") into ED B0 80, which PostgreSQL refuses: such bytes become U+FFFD.
@@ -18,34 +47,42 @@ std::string CleanText(std::string_view text, std::size_t max_bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* const end = p + text.size();
   while (p < end) {
-    const unsigned char c = *p;
-    if (c == 0) {
+    if (*p == 0) {
       ++p;
       continue;
     }
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (no overlongs, surrogates, > U+10FFFF)
-    if (c < 0x80) {
-      n = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    bool valid = n != 0 && static_cast<std::size_t>(end - p) >= n && (n == 1 || (p[1] >= lo && p[1] <= hi));
-    for (std::size_t i = 2; valid && i < n; ++i) valid = (p[i] & 0xC0) == 0x80;
-    const std::string_view ch = valid ? std::string_view(reinterpret_cast<const char*>(p), n) : kReplacement;
+    const std::size_t n = PgCharLength(p, end);
+    const std::string_view ch = n ? std::string_view(reinterpret_cast<const char*>(p), n) : kReplacement;
     if (out.size() + ch.size() > max_bytes) break;
     out.append(ch);
-    p += valid ? n : 1;
+    p += n ? n : 1;
   }
   return out;
+}
+
+bool PgText(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = p + text.size();
+  while (p < end) {
+    const std::size_t n = PgCharLength(p, end);
+    if (n == 0) return false;
+    p += n;
+  }
+  return true;
+}
+
+bool PgStorable(const rapidjson::Value& value) {
+  if (value.IsString()) return PgText({value.GetString(), value.GetStringLength()});
+  if (value.IsArray()) {
+    for (const auto& item : value.GetArray()) {
+      if (!PgStorable(item)) return false;
+    }
+  } else if (value.IsObject()) {
+    for (const auto& member : value.GetObject()) {
+      if (!PgStorable(member.name) || !PgStorable(member.value)) return false;
+    }
+  }
+  return true;
 }
 
 // Printable ASCII prefix of a body that is not JSON (an HTML error page from a proxy, ...).

@@ -18,6 +18,12 @@ constexpr std::size_t kMaxTextBytes = 500;  // details are for humans; keep rows
 // at a character boundary; invalid sequences become U+FFFD.
 std::string CleanText(std::string_view text, std::size_t max_bytes = kMaxTextBytes);
 
+// Whether PostgreSQL takes this text as it is (valid UTF-8 without NUL), and every string of a
+// JSON value, keys included (jsonb refuses the rest; RapidJSON lets "\u0000" and lone surrogate
+// escapes through).
+bool PgText(std::string_view text);
+bool PgStorable(const rapidjson::Value& value);
+
 // Printable ASCII prefix (120 bytes) of a body that is not JSON (an HTML error page, ...).
 std::string Snippet(std::string_view body);
 
