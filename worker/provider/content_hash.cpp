@@ -172,11 +172,13 @@ std::optional<std::string> ContentHash(const Value& payload, const Value* author
 
 void AttachPayload(Observation& obs, const Value& payload, const Value* author, const PostKeys& keys) {
   if (!keys.payloads) return;
-  const auto kept = keys.kept ? keys.kept->find(obs.id) : std::unordered_map<std::int64_t, std::string>::const_iterator{};
-  const bool has_kept = keys.kept && kept != keys.kept->end();
-  if (has_kept && keys.first_only) return;
+  const std::string* kept = nullptr;  // the hash of its last kept payload, if it has one
+  if (keys.kept) {
+    if (const auto it = keys.kept->find(obs.id); it != keys.kept->end()) kept = &it->second;
+  }
+  if (kept && keys.first_only) return;
   std::optional<std::string> hash = ContentHash(payload, author);
-  if (has_kept && hash && *hash == kept->second) return;
+  if (kept && hash && *hash == *kept) return;
   // A string jsonb refuses ("\u0000", a lone surrogate escape) would fail the whole completion,
   // and the batch with it, every time: such a post keeps its counts, not this payload.
   if (!PgStorable(payload) || (author && !PgStorable(*author))) return;

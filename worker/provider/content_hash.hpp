@@ -18,7 +18,8 @@
 namespace tweetkeeper::worker {
 
 // The canonical text (as payload_content()::text), or nullopt when `payload` (or a non-empty
-// `author`) is no JSON object.
+// `author`) is no JSON object. (Of JSON text: what the tests compare with PostgreSQL's output;
+// the providers hash the values they parsed, below.)
 std::optional<std::string> PayloadContent(std::string_view payload, std::string_view author);
 // Its hex md5, as md5() in SQL; nullopt as above.
 std::optional<std::string> ContentHash(std::string_view payload, std::string_view author);
