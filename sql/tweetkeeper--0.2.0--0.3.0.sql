@@ -763,7 +763,7 @@ END $$;
 CREATE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
                          buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
-                 wait_until timestamptz, wait_reason text)
+                 wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
@@ -775,6 +775,7 @@ DECLARE
   ids bigint[];
   dues timestamptz[];
   ctids tid[];
+  hashes text[];
   keys text[];
   oldest timestamptz;
   lease bigint;
@@ -870,16 +871,18 @@ BEGIN
     n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
     -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
     -- goes to them), then the oldest due.
-    -- (Each row's ctid too: the lease is set where the lock found it, as claim_batch() does.)
-    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at),
-           array_agg(c.ctid)
-      INTO ids, dues, oldest, ctids
-      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid FROM tweetkeeper.tweets t
+    -- (Each row's ctid too: the lease is set where the lock found it, as claim_batch() does; and
+    -- the content hash of its last kept payload, in the order of the ids, for the worker.)
+    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at, c.tweet_id), array_agg(c.due_at ORDER BY c.w, c.due_at, c.tweet_id),
+           min(c.due_at), array_agg(c.ctid),
+           CASE WHEN count(c.payload_hash) > 0 THEN array_agg(encode(c.payload_hash, 'hex') ORDER BY c.w, c.due_at, c.tweet_id) END
+      INTO ids, dues, oldest, ctids, hashes
+      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
                             WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
             UNION ALL
-            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid FROM tweetkeeper.tweets t
+            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
                             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND t.watch_until IS NULL
                               AND (buckets IS NULL OR t.bucket = ANY (buckets))
@@ -955,7 +958,7 @@ BEGIN
       END IF;
     END IF;
     CLOSE endpoints_due;
-    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text;
+    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text, hashes;
     RETURN;
   END LOOP;
   CLOSE endpoints_due;
@@ -966,16 +969,17 @@ BEGIN
     -- every endpoint of its network. (A server that wants a token gives no time to wait for:
     -- then no row, and the worker polls as when nothing is due.)
     RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text,
-      greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', ');
+      greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', '), NULL::text[];
   END IF;
 END $$;
 
 COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) IS
   'claim_posts()''s work on all posts, or on one shard''s buckets (Citus).';
 
--- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
--- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
--- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
+-- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
+-- Mastodon status ids, the server in `endpoint`) and their last kept payloads' content hashes
+-- (payload_hashes, as claim_batch()'s).
 -- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
 -- resolves their handles and hands the DIDs to complete_handles().
 -- For Mastodon, the server whose oldest due status has waited longest among those whose window
@@ -985,7 +989,7 @@ COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) I
 -- more than the endpoint said it takes. Completed and released as any batch.
 CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
-                 wait_until timestamptz, wait_reason text)
+                 wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
@@ -1019,7 +1023,8 @@ BEGIN
     FOR r IN SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, sh.buckets, sh.shard) LOOP
       IF r.lease_id IS NOT NULL THEN
         PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
-        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text;
+        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text,
+                            r.payload_hashes;
         RETURN;
       END IF;
       wait_min := least(wait_min, r.wait_until);
@@ -1028,7 +1033,7 @@ BEGIN
   END LOOP;
   IF wait_min IS NOT NULL THEN
     RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text, wait_min,
-      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w);
+      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w), NULL::text[];
   END IF;
 END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
@@ -1251,7 +1256,7 @@ COMMENT ON VIEW endpoint_stats IS
 CREATE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
                          buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text)
+                 wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
@@ -1269,9 +1274,12 @@ DECLARE
   held bigint[];           -- the locked tweets, their due times and row versions
   held_due timestamptz[];
   held_ctid tid[];
+  held_hash bytea[];       -- and their last kept payloads' content hashes (tweets.payload_hash)
+  hashes text[];
   got bigint[];
   got_due timestamptz[];
   got_ctid tid[];
+  got_hash bytea[];
   got_read text[];
   due_delays interval[];   -- the delays whose most overdue tweet is due, and that tweet's due_at
   due_heads timestamptz[];
@@ -1302,20 +1310,21 @@ BEGIN
   -- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
   -- skipping those another claim holds, so concurrent claims take successive slices. The locking
   -- read also returns what the claim needs of each tweet (its due time, who read it this UTC
-  -- day, and where its row is: a lock holds the row version in place until this transaction
-  -- updates it), so no claimed tweet is read again, nor looked up in an index, before it is
-  -- updated.
+  -- day, where its row is: a lock holds the row version in place until this transaction
+  -- updates it, and the content hash of its last kept payload, for the worker), so no claimed
+  -- tweet is read again, nor looked up in an index, before it is updated.
   -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
   -- X bills a post once per UTC day: a tweet this credential already read today costs nothing
   -- (read_today: per read of a claimed tweet this UTC day, the credential that read it).
   WITH c AS MATERIALIZED (
-    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
+    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
      WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
   SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
+         coalesce(array_agg(c.payload_hash), '{}'),
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
-    INTO held, held_due, held_ctid, read_today FROM c;
+    INTO held, held_due, held_ctid, held_hash, read_today FROM c;
   IF cardinality(held) < max_size THEN
     IF buckets IS NULL THEN
       SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
@@ -1349,10 +1358,11 @@ BEGIN
            GROUP BY x.delay) r ON r.delay = d.delay;
     END IF;
     WITH c AS MATERIALIZED (
-      SELECT l.tweet_id, l.due_at, l.read_by, l.ctid
+      SELECT l.tweet_id, l.due_at, l.read_by, l.ctid, l.payload_hash
         FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
         CROSS JOIN LATERAL (
-          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
+          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid,
+                 t.payload_hash
             FROM tweetkeeper.tweets t
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
              AND (t.delay, t.due_at) >= (g.delay, g.head)
@@ -1361,8 +1371,9 @@ BEGIN
            ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
        WHERE g.n > 0)
     SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
+           coalesce(array_agg(c.payload_hash), '{}'),
            ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
-      INTO got, got_due, got_ctid, got_read FROM c;
+      INTO got, got_due, got_ctid, got_hash, got_read FROM c;
     IF cardinality(due_delays) = 1 AND cardinality(got) < max_size - cardinality(held) THEN
       -- One delay, fewer locked than asked for: how many of its tweets are due (those another
       -- claim holds were skipped).
@@ -1378,10 +1389,14 @@ BEGIN
     held := held || got;
     held_due := held_due || got_due;
     held_ctid := held_ctid || got_ctid;
+    held_hash := held_hash || got_hash;
     read_today := read_today || got_read;
   END IF;
-  SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due) INTO ids, oldest
-    FROM unnest(held, held_due) AS x(id, due);
+  -- (The hashes in the order of the ids, hex; NULL when none of them has a payload kept.)
+  SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due),
+         CASE WHEN count(x.hash) > 0 THEN array_agg(encode(x.hash, 'hex') ORDER BY x.due, x.id) END
+    INTO ids, oldest, hashes
+    FROM unnest(held, held_due, held_hash) AS x(id, due, hash);
   -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
   -- still in progress is left to that claim: sending both halves would spend two requests on one
   -- batch's worth of tweets. A claim commits in milliseconds, so that deference ends a second
@@ -1515,7 +1530,8 @@ BEGIN
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_in.credentials, ', '), claim_in.provider));
+                               array_to_string(claim_in.credentials, ', '), claim_in.provider)),
+        NULL::text[];
       RETURN;
     END IF;
   END IF;
@@ -1529,13 +1545,16 @@ BEGIN
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
           pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
           CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
-  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
 END $$;
 
-CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+-- claim_batch() also returns the content hashes of its tweets' last kept payloads (a column
+-- more: dropped and made again, its comment and grant with it).
+DROP FUNCTION claim_batch(text, integer, text, text[]);
+CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
                             provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text)
+                 wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
@@ -1570,6 +1589,12 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
+COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
+  'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
+  'when credentials are registered, one request of a credential''s quota; with the content hashes '
+  'of their last kept payloads.';
+REVOKE ALL ON FUNCTION claim_batch(text, integer, text, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]) TO tweetkeeper_worker;
 
 CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
                                rate jsonb DEFAULT NULL)
@@ -1669,8 +1694,12 @@ BEGIN
              '') AS invalid,
            CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
            CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
-           -- The worker's hash of the content (hex md5, payload_content()'s rule), or computed below.
-           CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END AS content_hash,
+           -- A payload's content hash: the worker's (hex md5 by payload_content()'s rule), or computed.
+           CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object'
+                THEN coalesce(CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END,
+                              decode(md5(tweetkeeper.payload_content(
+                                r.payload, CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END)::text), 'hex'))
+           END AS content_hash,
            -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
            -- (A newer id whose time is in the future is no version we could track: ignored.)
            coalesce(r.id > 0 AND r.newest_id > r.id
@@ -1722,7 +1751,11 @@ BEGIN
            problem_type = CASE WHEN o.edited THEN 'edited' WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
            problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
                                  ELSE 'not stored, the last known kept: ' || o.invalid END,
-           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END
+           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END,
+           -- What the next claim hands the worker: the hash of the last kept payload (pay below
+           -- keeps this one, or the last kept has this hash); under first, that one is kept.
+           payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
+                               THEN o.content_hash ELSE t.payload_hash END
       FROM obs o
      WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
@@ -1738,16 +1771,15 @@ BEGIN
     -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
     -- its last stored one (payload_content(): not the counts), compared by hash.
     INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
-    SELECT u.tweet_id, at_now, lease, h.hash, u.payload, u.author, u.bucket
+    SELECT u.tweet_id, at_now, lease, u.content_hash, u.payload, u.author, u.bucket
       FROM upd u
-      CROSS JOIN LATERAL (SELECT coalesce(u.content_hash, decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex')) AS hash) h
      WHERE u.payload IS NOT NULL
        AND CASE WHEN keep_payloads = 'first'
                 THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
                                   WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
                 ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
                        WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
-                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM h.hash END
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.content_hash END
   ), seen AS (
     -- A post seen again is no longer gone.
     DELETE FROM tweetkeeper.tombstones x USING upd u
@@ -1798,7 +1830,9 @@ BEGIN
          watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
          watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
          lease_id = NULL, omissions = 0,
-         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now,
+         -- Its payloads erased below (gone): none kept, so the next one seen is kept.
+         payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
     FROM p
    WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
   RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
@@ -2923,6 +2957,9 @@ BEGIN
 END $$;
 
 -- Payloads, tombstones and edits (issue 22).
+-- Each tweet's last kept payload's content hash, which claims hand the workers (claim_batch() and
+-- claim_posts() return it): an unchanged post costs its worker one hash, and no lookup.
+ALTER TABLE tweets ADD COLUMN payload_hash bytea;
 CREATE TABLE payloads (
   tweet_id bigint NOT NULL,
   seen_at timestamptz NOT NULL,  -- when the answer came (the batch's completion)
@@ -2980,25 +3017,7 @@ $$;
 COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
   'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
   'changed compares.';
--- The content hash of each post's last kept payload, for the workers: a worker that hashes an
--- answer the same way sends only the payloads whose hash differs (tweetkeeper.payloads =
--- changed) or that have none yet (first), so an unchanged post costs 16 bytes, not its object.
--- complete_batch() still decides, under its locks. (The bucket leads the DISTINCT ON: on Citus
--- it is the distribution column, so each shard answers for its own posts.)
--- (PL/pgSQL: its plan is kept for the session; a SQL function's is made at every call.)
-CREATE FUNCTION payload_hashes(ids bigint[]) RETURNS TABLE (tweet_id bigint, content_hash text)
-  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  RETURN QUERY
-    SELECT DISTINCT ON (p.bucket, p.tweet_id) p.tweet_id, encode(p.content_hash, 'hex')
-      FROM tweetkeeper.payloads p
-     WHERE p.tweet_id = ANY (ids)
-     ORDER BY p.bucket, p.tweet_id, p.seen_at DESC, p.lease_id DESC;
-END $$;
-COMMENT ON FUNCTION payload_hashes(bigint[]) IS
-  'The hex md5 content hash of the last kept payload of each of these posts (those with one).';
-REVOKE ALL ON FUNCTION payload_content(jsonb, jsonb), payload_hashes(bigint[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION payload_content(jsonb, jsonb) FROM PUBLIC;
 GRANT SELECT ON payloads, tombstones, edits TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
 GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION payload_hashes(bigint[]) TO tweetkeeper_worker;

@@ -43,6 +43,8 @@ CREATE TABLE tweets (
   last_change_lease bigint,      -- the batch whose observation last changed a count (or was the first)
   last_billed_lease bigint,      -- the last batch whose read of it X billed
   bucket smallint,               -- tweetkeeper.bucket_of(tweet_id): its shard on Citus (distribute())
+  payload_hash bytea,            -- the content hash of its last kept payload (tweetkeeper.payloads),
+                                 --   kept by complete_batch(), handed to the worker by the claim
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),

@@ -93,7 +93,7 @@ END $$;
 CREATE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
                          buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text)
+                 wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
@@ -111,9 +111,12 @@ DECLARE
   held bigint[];           -- the locked tweets, their due times and row versions
   held_due timestamptz[];
   held_ctid tid[];
+  held_hash bytea[];       -- and their last kept payloads' content hashes (tweets.payload_hash)
+  hashes text[];
   got bigint[];
   got_due timestamptz[];
   got_ctid tid[];
+  got_hash bytea[];
   got_read text[];
   due_delays interval[];   -- the delays whose most overdue tweet is due, and that tweet's due_at
   due_heads timestamptz[];
@@ -144,20 +147,21 @@ BEGIN
   -- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
   -- skipping those another claim holds, so concurrent claims take successive slices. The locking
   -- read also returns what the claim needs of each tweet (its due time, who read it this UTC
-  -- day, and where its row is: a lock holds the row version in place until this transaction
-  -- updates it), so no claimed tweet is read again, nor looked up in an index, before it is
-  -- updated.
+  -- day, where its row is: a lock holds the row version in place until this transaction
+  -- updates it, and the content hash of its last kept payload, for the worker), so no claimed
+  -- tweet is read again, nor looked up in an index, before it is updated.
   -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
   -- X bills a post once per UTC day: a tweet this credential already read today costs nothing
   -- (read_today: per read of a claimed tweet this UTC day, the credential that read it).
   WITH c AS MATERIALIZED (
-    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
+    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
      WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
   SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
+         coalesce(array_agg(c.payload_hash), '{}'),
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
-    INTO held, held_due, held_ctid, read_today FROM c;
+    INTO held, held_due, held_ctid, held_hash, read_today FROM c;
   IF cardinality(held) < max_size THEN
     IF buckets IS NULL THEN
       SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
@@ -191,10 +195,11 @@ BEGIN
            GROUP BY x.delay) r ON r.delay = d.delay;
     END IF;
     WITH c AS MATERIALIZED (
-      SELECT l.tweet_id, l.due_at, l.read_by, l.ctid
+      SELECT l.tweet_id, l.due_at, l.read_by, l.ctid, l.payload_hash
         FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
         CROSS JOIN LATERAL (
-          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid
+          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid,
+                 t.payload_hash
             FROM tweetkeeper.tweets t
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
              AND (t.delay, t.due_at) >= (g.delay, g.head)
@@ -203,8 +208,9 @@ BEGIN
            ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
        WHERE g.n > 0)
     SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
+           coalesce(array_agg(c.payload_hash), '{}'),
            ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
-      INTO got, got_due, got_ctid, got_read FROM c;
+      INTO got, got_due, got_ctid, got_hash, got_read FROM c;
     IF cardinality(due_delays) = 1 AND cardinality(got) < max_size - cardinality(held) THEN
       -- One delay, fewer locked than asked for: how many of its tweets are due (those another
       -- claim holds were skipped).
@@ -220,10 +226,14 @@ BEGIN
     held := held || got;
     held_due := held_due || got_due;
     held_ctid := held_ctid || got_ctid;
+    held_hash := held_hash || got_hash;
     read_today := read_today || got_read;
   END IF;
-  SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due) INTO ids, oldest
-    FROM unnest(held, held_due) AS x(id, due);
+  -- (The hashes in the order of the ids, hex; NULL when none of them has a payload kept.)
+  SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due),
+         CASE WHEN count(x.hash) > 0 THEN array_agg(encode(x.hash, 'hex') ORDER BY x.due, x.id) END
+    INTO ids, oldest, hashes
+    FROM unnest(held, held_due, held_hash) AS x(id, due, hash);
   -- A partial batch waits for the buffer TTL. One that found part of its tweets held by a claim
   -- still in progress is left to that claim: sending both halves would spend two requests on one
   -- batch's worth of tweets. A claim commits in milliseconds, so that deference ends a second
@@ -357,7 +367,8 @@ BEGIN
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_in.credentials, ', '), claim_in.provider));
+                               array_to_string(claim_in.credentials, ', '), claim_in.provider)),
+        NULL::text[];
       RETURN;
     END IF;
   END IF;
@@ -371,7 +382,7 @@ BEGIN
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
           pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
           CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
-  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text;
+  RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
 END $$;
 
 -- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
@@ -381,10 +392,13 @@ END $$;
 -- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
 -- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
 -- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
+-- payload_hashes: for each of tweet_ids, the hex content hash of its last kept payload (NULL:
+-- none kept; the whole array NULL when none of them has one), so that a worker hands on only
+-- payloads that differ (tweetkeeper.payloads); read by the claim's locking read, at no cost.
 CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
                             provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text)
+                 wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
@@ -421,7 +435,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
   'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
-  'when credentials are registered, one request of a credential''s quota.';
+  'when credentials are registered, one request of a credential''s quota; with the content hashes '
+  'of their last kept payloads.';
 
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
 -- hands back the batch's tweets that appear in neither list. Only tweets still held by this
@@ -532,8 +547,12 @@ BEGIN
              '') AS invalid,
            CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
            CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
-           -- The worker's hash of the content (hex md5, payload_content()'s rule), or computed below.
-           CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END AS content_hash,
+           -- A payload's content hash: the worker's (hex md5 by payload_content()'s rule), or computed.
+           CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object'
+                THEN coalesce(CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END,
+                              decode(md5(tweetkeeper.payload_content(
+                                r.payload, CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END)::text), 'hex'))
+           END AS content_hash,
            -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
            -- (A newer id whose time is in the future is no version we could track: ignored.)
            coalesce(r.id > 0 AND r.newest_id > r.id
@@ -585,7 +604,11 @@ BEGIN
            problem_type = CASE WHEN o.edited THEN 'edited' WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
            problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
                                  ELSE 'not stored, the last known kept: ' || o.invalid END,
-           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END
+           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END,
+           -- What the next claim hands the worker: the hash of the last kept payload (pay below
+           -- keeps this one, or the last kept has this hash); under first, that one is kept.
+           payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
+                               THEN o.content_hash ELSE t.payload_hash END
       FROM obs o
      WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
@@ -601,16 +624,15 @@ BEGIN
     -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
     -- its last stored one (payload_content(): not the counts), compared by hash.
     INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
-    SELECT u.tweet_id, at_now, lease, h.hash, u.payload, u.author, u.bucket
+    SELECT u.tweet_id, at_now, lease, u.content_hash, u.payload, u.author, u.bucket
       FROM upd u
-      CROSS JOIN LATERAL (SELECT coalesce(u.content_hash, decode(md5(tweetkeeper.payload_content(u.payload, u.author)::text), 'hex')) AS hash) h
      WHERE u.payload IS NOT NULL
        AND CASE WHEN keep_payloads = 'first'
                 THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
                                   WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
                 ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
                        WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
-                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM h.hash END
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.content_hash END
   ), seen AS (
     -- A post seen again is no longer gone.
     DELETE FROM tweetkeeper.tombstones x USING upd u
@@ -661,7 +683,9 @@ BEGIN
          watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
          watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
          lease_id = NULL, omissions = 0,
-         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now,
+         -- Its payloads erased below (gone): none kept, so the next one seen is kept.
+         payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
     FROM p
    WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
   RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket

@@ -96,7 +96,7 @@ END $$;
 CREATE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
                          buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
-                 wait_until timestamptz, wait_reason text)
+                 wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
@@ -108,6 +108,7 @@ DECLARE
   ids bigint[];
   dues timestamptz[];
   ctids tid[];
+  hashes text[];
   keys text[];
   oldest timestamptz;
   lease bigint;
@@ -203,16 +204,18 @@ BEGIN
     n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
     -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
     -- goes to them), then the oldest due.
-    -- (Each row's ctid too: the lease is set where the lock found it, as claim_batch() does.)
-    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at), array_agg(c.due_at ORDER BY c.w, c.due_at), min(c.due_at),
-           array_agg(c.ctid)
-      INTO ids, dues, oldest, ctids
-      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid FROM tweetkeeper.tweets t
+    -- (Each row's ctid too: the lease is set where the lock found it, as claim_batch() does; and
+    -- the content hash of its last kept payload, in the order of the ids, for the worker.)
+    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at, c.tweet_id), array_agg(c.due_at ORDER BY c.w, c.due_at, c.tweet_id),
+           min(c.due_at), array_agg(c.ctid),
+           CASE WHEN count(c.payload_hash) > 0 THEN array_agg(encode(c.payload_hash, 'hex') ORDER BY c.w, c.due_at, c.tweet_id) END
+      INTO ids, dues, oldest, ctids, hashes
+      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
                             WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
                             ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
             UNION ALL
-            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid FROM tweetkeeper.tweets t
+            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
                             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                               AND t.due_at <= now() AND t.watch_until IS NULL
                               AND (buckets IS NULL OR t.bucket = ANY (buckets))
@@ -288,7 +291,7 @@ BEGIN
       END IF;
     END IF;
     CLOSE endpoints_due;
-    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text;
+    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text, hashes;
     RETURN;
   END LOOP;
   CLOSE endpoints_due;
@@ -299,16 +302,17 @@ BEGIN
     -- every endpoint of its network. (A server that wants a token gives no time to wait for:
     -- then no row, and the worker polls as when nothing is due.)
     RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text,
-      greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', ');
+      greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', '), NULL::text[];
   END IF;
 END $$;
 
 COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) IS
   'claim_posts()''s work on all posts, or on one shard''s buckets (Citus).';
 
--- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's, unchanged since
--- 0.2.0 for the workers that call it): up to max_size due posts of one endpoint under a new lease,
--- oldest due first, with their keys (at:// URIs; Mastodon status ids, the server in `endpoint`).
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
+-- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
+-- Mastodon status ids, the server in `endpoint`) and their last kept payloads' content hashes
+-- (payload_hashes, as claim_batch()'s).
 -- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
 -- resolves their handles and hands the DIDs to complete_handles().
 -- For Mastodon, the server whose oldest due status has waited longest among those whose window
@@ -318,7 +322,7 @@ COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) I
 -- more than the endpoint said it takes. Completed and released as any batch.
 CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
-                 wait_until timestamptz, wait_reason text)
+                 wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
@@ -352,7 +356,8 @@ BEGIN
     FOR r IN SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, sh.buckets, sh.shard) LOOP
       IF r.lease_id IS NOT NULL THEN
         PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
-        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text;
+        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text,
+                            r.payload_hashes;
         RETURN;
       END IF;
       wait_min := least(wait_min, r.wait_until);
@@ -361,7 +366,7 @@ BEGIN
   END LOOP;
   IF wait_min IS NOT NULL THEN
     RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text, wait_min,
-      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w);
+      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w), NULL::text[];
   END IF;
 END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS

@@ -4,6 +4,13 @@
 -- tweetkeeper.deleted_payloads = keep) their payloads are erased: X's terms require stored
 -- content to follow deletions. An edited X post links to its newest version (edits), which is
 -- refreshed from then on. All three are dumped by pg_dump and distributed by bucket on Citus.
+-- Each tweet keeps the content hash of its last kept payload (tweets.payload_hash, set and
+-- cleared by complete_batch()), which claim_batch() and claim_posts() hand the worker: a worker
+-- that hashes an answer the same way (payload_content()) sends only the payloads whose hash
+-- differs (changed) or that have none (first), so an unchanged post costs it one hash, and the
+-- database no lookup; complete_batch() still decides, against payloads, under its locks. Payloads
+-- deleted by hand leave that hash as it was: a post's next payload is kept when its content
+-- changes (retention keeps each post's newest payload, so it never does this).
 
 CREATE TABLE payloads (
   tweet_id bigint NOT NULL,
@@ -63,20 +70,3 @@ COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
   'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
   'changed compares.';
 
--- The content hash of each post's last kept payload, for the workers: a worker that hashes an
--- answer the same way sends only the payloads whose hash differs (tweetkeeper.payloads =
--- changed) or that have none yet (first), so an unchanged post costs 16 bytes, not its object.
--- complete_batch() still decides, under its locks. (The bucket leads the DISTINCT ON: on Citus
--- it is the distribution column, so each shard answers for its own posts.)
--- (PL/pgSQL: its plan is kept for the session; a SQL function's is made at every call.)
-CREATE FUNCTION payload_hashes(ids bigint[]) RETURNS TABLE (tweet_id bigint, content_hash text)
-  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  RETURN QUERY
-    SELECT DISTINCT ON (p.bucket, p.tweet_id) p.tweet_id, encode(p.content_hash, 'hex')
-      FROM tweetkeeper.payloads p
-     WHERE p.tweet_id = ANY (ids)
-     ORDER BY p.bucket, p.tweet_id, p.seen_at DESC, p.lease_id DESC;
-END $$;
-COMMENT ON FUNCTION payload_hashes(bigint[]) IS
-  'The hex md5 content hash of the last kept payload of each of these posts (those with one).';

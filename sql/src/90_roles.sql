@@ -70,4 +70,3 @@ GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts
 GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
 GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION payload_hashes(bigint[]) TO tweetkeeper_worker;

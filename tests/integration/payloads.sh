@@ -114,7 +114,7 @@ tk_sql_ok "a second round with new counts and the same content stores no payload
 # (Each completion's parameters follow its statement line; $2 is the observations.)
 completions=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'parameters: $1 = .*"like_count"' || true)
 with_payload=$(tail -n +"$log_from" "$dir/pg/server.log" | grep 'parameters: $1 = .*"like_count"' | grep -c '"payload"' || true)
-hash_lookups=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'payload_hashes(c.tweet_ids)' || true)
+hash_lookups=$(tail -n +"$log_from" "$dir/pg/server.log" | grep -c 'unnest(c.tweet_ids, c.payload_hashes)' || true)
 tk_sql_ok "and the workers sent no payload for it, only the counts ($with_payload of $completions completions carried one; $hash_lookups claims took the kept hashes)" \
   "SELECT $completions > 0 AND $with_payload = 0 AND $hash_lookups > 0"
 

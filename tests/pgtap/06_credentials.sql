@@ -13,7 +13,7 @@ SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM gen
 CREATE TEMP TABLE c (n serial, lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz, wait_reason text);
 
 -- Without credentials for a provider, claims need none (a single token from the environment).
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT row_eq($$SELECT cardinality(tweet_ids), credential FROM c WHERE n = 1$$, ROW(2, NULL::text),
   'no credentials registered: a claim needs none');
 
@@ -24,13 +24,13 @@ SELECT throws_ok($$SELECT tweetkeeper.add_credential('bad name!', 5)$$, '23514',
 SELECT throws_ok($$SELECT tweetkeeper.add_credential('zero', 0)$$, '23514', NULL, 'requests per window must be positive');
 SELECT throws_ok($$SELECT tweetkeeper.add_credential('neg', 5, interval '-1 minute')$$, '23514', NULL, 'the window must be positive');
 SELECT throws_ok($$SELECT tweetkeeper.add_credential('v3', 5, interval '15 minutes', NULL, 'x-v3')$$, '23514', NULL, 'the provider must be known');
-SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_batch('w', 2, 'x-v3')$$, '22023', NULL, 'claim: an unknown provider');
+SELECT throws_ok($$SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2, 'x-v3')$$, '22023', NULL, 'claim: an unknown provider');
 
 -- Claims alternate between credentials (least recently used first) and spend their windows.
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT is(ARRAY(SELECT credential FROM c WHERE n BETWEEN 2 AND 5 ORDER BY n), ARRAY['alpha', 'beta', 'alpha', 'beta'],
   'claims spread over the credentials');
 SELECT results_eq($$SELECT name, remaining, requests FROM tweetkeeper.credentials ORDER BY name$$,
@@ -40,7 +40,7 @@ SELECT is((SELECT credential FROM tweetkeeper.batches WHERE lease_id = (SELECT l
 
 -- Every window used up: no lease, but until when and why: alpha's window resets in 15 minutes,
 -- beta's monthly cap with the next UTC month, which is sooner in the last 15 minutes of a month.
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT row_eq($$SELECT lease_id, wait_until, wait_reason FROM c WHERE n = 6$$,
   ROW(NULL::bigint, least(now() + interval '15 minutes', tweetkeeper.next_month_utc()),
       'alpha active (window used up), beta active (monthly cap: 0 of 4 billed reads left, the batch needs 2)'::text),
@@ -72,13 +72,13 @@ SELECT is(tweetkeeper.release_batch((SELECT lease_id FROM c WHERE n = 5), 'Usage
 SELECT row_eq($$SELECT status::text, until, reason FROM tweetkeeper.credential_stats WHERE name = 'beta'$$,
   ROW('capped'::text, date_trunc('month', now(), 'UTC') + interval '1 month', 'Usage cap exceeded: Monthly product cap'::text),
   'usage-capped: capped until next month, with the API''s words');
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT is((SELECT credential FROM c WHERE n = 7), 'alpha', 'a capped credential is not used; the others carry the load');
 SELECT lives_ok($$SELECT tweetkeeper.release_batch((SELECT lease_id FROM c WHERE n = 7), 'Unauthorized', 'rejected')$$,
   'a 401 hands the batch back');
 SELECT row_eq($$SELECT status::text, reason FROM tweetkeeper.credential_stats WHERE name = 'alpha'$$,
   ROW('rejected'::text, 'Unauthorized'::text), 'a 401/403: rejected, with the API''s message');
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT alike((SELECT wait_reason FROM c WHERE n = 8), '%alpha rejected: Unauthorized%beta capped%',
   'nothing usable: the reason names each credential''s state');
 SELECT throws_ok($$SELECT tweetkeeper.release_batch(1, 'x', 'banned')$$, '22023', NULL, 'release: an unknown refusal kind');
@@ -86,13 +86,13 @@ SELECT throws_ok($$SELECT tweetkeeper.release_batch(1, 'x', 'banned')$$, '22023'
 -- An operator's word: reset_credential.
 SELECT tweetkeeper.reset_credential('alpha');
 UPDATE tweetkeeper.credentials SET window_reset_at = now() - interval '1 second' WHERE name = 'alpha';
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT row_eq($$SELECT credential, (SELECT remaining FROM tweetkeeper.credentials WHERE name = 'alpha') FROM c WHERE n = 9$$,
   ROW('alpha'::text, 1), 'reset and a new window: usable again, with a full window less one');
 SELECT throws_ok($$SELECT tweetkeeper.reset_credential('nobody')$$, '42704', 'no credential named nobody', 'reset: an unknown name');
 
 -- A worker that holds tokens for some names only gets those.
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2, 'x-v2', ARRAY['gamma']);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2, 'x-v2', ARRAY['gamma']);
 SELECT alike((SELECT wait_reason FROM c WHERE n = 10), 'none of this worker''s credentials (gamma)%',
   'a worker without a registered credential is told so');
 
@@ -100,7 +100,7 @@ SELECT alike((SELECT wait_reason FROM c WHERE n = 10), 'none of this worker''s c
 UPDATE tweetkeeper.credentials SET status = 'active', status_until = NULL, remaining = 2, month_used = 3,
   window_reset_at = now() + interval '1 minute' WHERE name = 'beta';
 UPDATE tweetkeeper.credentials SET status = 'rejected' WHERE name = 'alpha';
-INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT * FROM tweetkeeper.claim_batch('w', 2);
+INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason) SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 2);
 SELECT is((SELECT lease_id FROM c WHERE n = 11), NULL::bigint, 'a claim that would pass the monthly cap waits');
 
 SELECT * FROM finish();

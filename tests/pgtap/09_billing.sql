@@ -12,7 +12,7 @@ SET LOCAL tweetkeeper.spending = burst;
 CREATE TEMP TABLE c (n serial, lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz, wait_reason text);
 CREATE FUNCTION pg_temp.claim() RETURNS bigint LANGUAGE sql AS $$
   INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason)
-  SELECT * FROM tweetkeeper.claim_batch('w', 100) RETURNING lease_id $$;
+  SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', 100) RETURNING lease_id $$;
 CREATE FUNCTION pg_temp.due_again() RETURNS void LANGUAGE sql AS $$
   UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 second' WHERE state = 'scheduled' $$;
 

@@ -11,7 +11,7 @@ SELECT tweetkeeper.schedule_tweet(1000 + g, now() - interval '2 hours') FROM gen
 CREATE TEMP TABLE c (n serial, lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz, wait_reason text);
 CREATE FUNCTION pg_temp.claim(size integer DEFAULT 2) RETURNS SETOF c LANGUAGE sql AS $$
   INSERT INTO c (lease_id, tweet_ids, credential, wait_until, wait_reason)
-  SELECT * FROM tweetkeeper.claim_batch('w', size) RETURNING * $$;
+  SELECT lease_id, tweet_ids, credential, wait_until, wait_reason FROM tweetkeeper.claim_batch('w', size) RETURNING * $$;
 
 SELECT is(current_setting('tweetkeeper.spending'), 'even', 'even spending is the default');
 SELECT throws_ok($$SET tweetkeeper.spending = 'fast'$$, '22023', NULL, 'an unknown spending mode is refused');

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(37);
+SELECT plan(42);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(5000 + g, now() - interval '2 hours') FROM generate_series(1, 4) g;
@@ -47,6 +47,19 @@ SELECT ok((SELECT bool_and(c.relname::text = ANY (ARRAY['payloads', 'tombstones'
 SELECT is(pg_temp.round(jsonb_build_array(pg_temp.x(5001, 'hello', 1), pg_temp.x(5002, 'b', 1),
                                           pg_temp.x(5003, 'c', 1), pg_temp.x(5004, 'd', 1))), 4, 'none: the batch is stored');
 SELECT is((SELECT count(*) FROM tweetkeeper.payloads), 0::bigint, 'none: no payload kept');
+-- A claim hands the worker each tweet's last kept payload's hash: NULL when none has one.
+CREATE FUNCTION pg_temp.claimed_hashes() RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+  c record;
+BEGIN
+  UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 minute' WHERE due_at IS NOT NULL AND lease_id IS NULL;
+  SELECT * INTO c FROM tweetkeeper.claim_batch('w', 100);
+  PERFORM tweetkeeper.release_batch(c.lease_id);
+  RETURN CASE WHEN c.payload_hashes IS NOT NULL THEN
+    ARRAY(SELECT format('%s %s', h.id, coalesce(h.hash, '-')) FROM unnest(c.tweet_ids, c.payload_hashes) AS h(id, hash)
+           ORDER BY h.id) END;
+END $$;
+SELECT is(pg_temp.claimed_hashes(), NULL::text[], 'none: a claim''s payload_hashes is NULL');
 
 -- first: the first answer only, whatever changes later.
 SET LOCAL tweetkeeper.payloads = 'first';
@@ -59,6 +72,9 @@ SELECT is((SELECT content_hash FROM tweetkeeper.payloads WHERE tweet_id = 5001),
   'with the hash of its content');
 SELECT pg_temp.round(jsonb_build_array(pg_temp.x(5001, 'hello, edited', 3)));
 SELECT is(pg_temp.n(5001), 1::bigint, 'first: a later, different answer is not kept');
+SELECT is((SELECT payload_hash FROM tweetkeeper.tweets WHERE tweet_id = 5001),
+          (SELECT content_hash FROM tweetkeeper.payloads WHERE tweet_id = 5001),
+  'first: the tweet keeps the hash of the payload kept, not of the later answer');
 
 -- changed: each answer whose content differs from the last one kept.
 SET LOCAL tweetkeeper.payloads = 'changed';
@@ -74,9 +90,15 @@ SELECT is((SELECT array_agg(payload->>'text' ORDER BY lease_id) FROM tweetkeeper
   ARRAY['hello', 'hello, edited', 'hello, edited', 'hello'], 'each kept version is there, in order');
 SELECT is((SELECT count(DISTINCT lease_id) FROM tweetkeeper.payloads WHERE tweet_id = 5001), 4::bigint,
   'each with the batch that saw it');
-SELECT is((SELECT content_hash FROM tweetkeeper.payload_hashes(ARRAY[5001, 5002, 42])),
-          (SELECT encode(content_hash, 'hex') FROM tweetkeeper.payloads WHERE tweet_id = 5001 ORDER BY lease_id DESC LIMIT 1),
-  'payload_hashes: the last kept payload''s hash, only for posts with one');
+SELECT is(pg_temp.claimed_hashes(),
+          ARRAY['5001 ' || (SELECT encode(content_hash, 'hex') FROM tweetkeeper.payloads WHERE tweet_id = 5001
+                             ORDER BY lease_id DESC LIMIT 1), '5002 -', '5003 -', '5004 -'],
+  'a claim''s payload_hashes: the last kept payload''s hash, in the order of tweet_ids, NULL for posts without');
+SELECT pg_temp.round(jsonb_build_array(pg_temp.x(5001, 'hello', 53, 'Ann B.', 7)));
+SELECT is(pg_temp.n(5001), 4::bigint, 'changed: the same content again is not kept');
+SELECT is((SELECT payload_hash FROM tweetkeeper.tweets WHERE tweet_id = 5001),
+          (SELECT content_hash FROM tweetkeeper.payloads WHERE tweet_id = 5001 ORDER BY lease_id DESC LIMIT 1),
+  'and the tweet''s hash is still the last kept one''s');
 SELECT pg_temp.round(jsonb_build_array(pg_temp.x(5004, 'given', 1) || '{"content_hash": "0123456789abcdef0123456789abcdef"}'));
 SELECT is((SELECT encode(content_hash, 'hex') FROM tweetkeeper.payloads WHERE tweet_id = 5004 ORDER BY lease_id DESC LIMIT 1),
   '0123456789abcdef0123456789abcdef', 'a hash the worker gives is the one kept');
@@ -102,6 +124,8 @@ SELECT pg_temp.round(jsonb_build_array(pg_temp.x(5003, 'c', 1), pg_temp.x(5004, 
 SELECT pg_temp.round('[]', '[{"id": 5001, "type": "resource-not-found", "detail": "gone"},
                              {"id": 5003, "type": "not-authorized-for-resource", "detail": "protected"}]');
 SELECT is(pg_temp.n(5001) + pg_temp.n(5003), 0::bigint, 'deleted and unavailable posts: their payloads are erased');
+SELECT is((SELECT count(payload_hash) FROM tweetkeeper.tweets WHERE tweet_id IN (5001, 5003)), 0::bigint,
+  'and their hashes with them, so that the next payload seen is kept');
 SELECT is((SELECT array_agg(format('%s %s %s', tweet_id, reason, payloads_erased) ORDER BY tweet_id) FROM tweetkeeper.tombstones),
   ARRAY['5001 resource-not-found 4', '5003 not-authorized-for-resource 1'], 'and tombstones say which, why and how many');
 SELECT is((SELECT observed_at FROM tweetkeeper.tombstones WHERE tweet_id = 5001), now(), 'and when');

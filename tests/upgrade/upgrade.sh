@@ -78,6 +78,22 @@ for v in "${released[@]}"; do
       FROM tweetkeeper.claim_batch('before-update') c"
 done
 
+# This version's worker on a database still on 0.2.0 (to be updated later): it claims as 0.2.0's
+# worker did, without the kept payload hashes 0.2.0's claim_batch() cannot return, even with
+# tweetkeeper.payloads set.
+tk_mock_start "$dir/mock.log" || exit 1
+tk_psql -d postgres -c "CREATE DATABASE worker_0_2_0" -c "ALTER DATABASE worker_0_2_0 SET tweetkeeper.payloads = 'changed'" \
+  -c "ALTER DATABASE worker_0_2_0 SET tweetkeeper.buffer_ttl = '1s'" >/dev/null
+tk_psql -d worker_0_2_0 -c "CREATE EXTENSION tweetkeeper VERSION '0.2.0'" \
+  -c "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' 150))" >/dev/null
+TWEETKEEPER_BEARER_TOKEN=x "$TK_WORKER" --dsn "${TK_DSN/dbname=tweetkeeper/dbname=worker_0_2_0}" --api-url "$TK_MOCK_URL" \
+  --exit-when-idle 2 --name on-0.2.0 >"$dir/worker-0.2.0.log" 2>&1
+rc=$?
+PGDATABASE=worker_0_2_0 tk_sql_ok "this version's worker on a 0.2.0 database, payloads on, refreshes every tweet (exit $rc: $(tail -1 "$dir/worker-0.2.0.log" | cut -c 25-))" "
+  SELECT $rc = 0 AND count(*) = 150 AND count(*) FILTER (WHERE update_count > 0) > 100
+     AND (SELECT extversion = '0.2.0' FROM pg_extension WHERE extname = 'tweetkeeper')
+    FROM tweetkeeper.tweets WHERE update_count > 0 OR problem_type IS NOT NULL"
+
 # update DB [TO]: ALTER EXTENSION tweetkeeper UPDATE [TO 'TO'], checked to arrive there.
 update() {
   local db=$1 to=${2:-$current} out version

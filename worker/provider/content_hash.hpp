@@ -3,7 +3,7 @@
 // payload and author as tweetkeeper.payload_content(payload, author)::text renders them in
 // PostgreSQL (counts and viewer state left out; jsonb's text form: keys ordered by length, then
 // bytes; ", " and ": " between; its string escapes). The claim hands out the hash of each post's
-// last kept payload (tweetkeeper.payload_hashes()), so a provider hands on, from the answer it
+// last kept payload (the claim's payload_hashes), so a provider hands on, from the answer it
 // has parsed anyway, only the payloads that complete_batch() would store: an unchanged post
 // costs the worker one hash and the database nothing.
 #include <rapidjson/document.h>

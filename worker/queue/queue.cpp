@@ -54,9 +54,11 @@ bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
       std::string(keyed ? "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
                           "         to_regprocedure('tweetkeeper.claim_posts(text,integer,text,text[])') IS NOT NULL END,"
                         : "       true,") +
-      // payload_hashes() came with 0.3.0 too: an X worker on an older extension claims without.
+      // The claim's payload_hashes came with 0.3.0 too: an X worker on an older extension claims without.
       "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
-      "         to_regprocedure('tweetkeeper.payload_hashes(bigint[])') IS NOT NULL END"
+      "         EXISTS (SELECT FROM pg_proc p WHERE p.oid = to_regprocedure('tweetkeeper.claim_batch(text,integer,text,text[])')"
+      "                                         AND 'payload_hashes' = ANY (p.proargnames))"
+      "       END"
       "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
   const auto row = r[0];
   if (row[0].as<bool>()) throw DatabaseInRecovery();
@@ -81,24 +83,25 @@ bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
 void Queue::Connect() {
   connection_.reset();
   auto connection = std::make_unique<pqxx::connection>(dsn_);
-  bool has_payload_hashes = false;
+  bool claims_hashes = false;
   {
     // Lets operators tell our sessions apart in pg_stat_activity.
     pqxx::nontransaction tx(*connection);
     tx.exec_params("SELECT set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
-    has_payload_hashes = CheckUsable(tx, keyed_);
+    claims_hashes = CheckUsable(tx, keyed_);
   }
   // Each claim also says tweetkeeper.payloads as this session sees it (ALTER DATABASE ... SET
   // reaches new sessions) and, when it is on, the content hash of each claimed post's last kept
-  // payload ("id hash id hash ..."): one statement and one round trip, as with payloads off.
+  // payload ("id hash id hash ...", from the claim's payload_hashes, which its locking read took
+  // from the posts' rows): one statement and one round trip, as with payloads off.
   const std::string settings =
       "coalesce(current_setting('tweetkeeper.payloads', true), 'none'), " +
       // (The v1.1 provider keeps no payloads: its claims need no hashes.)
-      std::string(has_payload_hashes && provider_ != "x-v1.1"
-                      ? "CASE WHEN c.tweet_ids IS NOT NULL AND current_setting('tweetkeeper.payloads', true) <> 'none' "
-                        "THEN (SELECT string_agg(h.tweet_id || ' ' || h.content_hash, ' ') "
-                        "FROM tweetkeeper.payload_hashes(c.tweet_ids) h) END "
+      std::string(claims_hashes && provider_ != "x-v1.1"
+                      ? "CASE WHEN c.payload_hashes IS NOT NULL AND current_setting('tweetkeeper.payloads', true) <> 'none' "
+                        "THEN (SELECT string_agg(h.id || ' ' || h.hash, ' ') "
+                        "FROM unnest(c.tweet_ids, c.payload_hashes) AS h(id, hash) WHERE h.hash IS NOT NULL) END "
                       : "NULL::text ");
   if (keyed_) {
     connection->prepare(kClaim,

@@ -85,7 +85,7 @@ class Queue {
   int CompleteHandles(std::int64_t lease_id, const std::string& resolutions_json, const RetryPolicy& retry);
 
  private:
-  // Returns whether the extension has payload_hashes() (0.3.0 or later).
+  // Returns whether the claims return payload_hashes (0.3.0 or later).
   static bool CheckUsable(pqxx::transaction_base& tx, bool keyed);
   template <typename Body>
   auto Call(const RetryPolicy& retry, Body&& body);
