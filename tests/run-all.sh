@@ -20,6 +20,26 @@ run_suite() { # run_suite NAME COMMAND...
   [ "$rc" -eq 0 ] || suites_failed+=("$name")
 }
 
+# run_side_by_side NAME_A SCRIPT_A NAME_B SCRIPT_B: two suites that spend their time waiting
+# (on the clock: a forecast's minute, pg_cron's minute), at once. Each has its own cluster, socket
+# directory and mock port, and neither measures a latency, only counts; their outputs are printed
+# one after the other, as if they had run so.
+run_side_by_side() {
+  local a=$1 script_a=$2 b=$3 script_b=$4 start=$SECONDS pid_a rc_a rc_b
+  "$script_a" >"$bg_log/$a.out" 2>&1 &
+  pid_a=$!
+  "$script_b" >"$bg_log/$b.out" 2>&1
+  rc_b=$?
+  wait "$pid_a"
+  rc_a=$?
+  for s in "$a:$rc_a" "$b:$rc_b"; do
+    echo "=== ${s%%:*} (side by side with $([ "${s%%:*}" = "$a" ] && echo "$b" || echo "$a"))"
+    tee -a "$log" <"$bg_log/${s%%:*}.out"
+    [ "${s##*:}" -eq 0 ] || suites_failed+=("${s%%:*}")
+  done
+  times+=("$a+$b $((SECONDS - start))s")
+}
+
 unit() {
   local out rc
   out=$(cd "$TK_BUILD" && ctest --output-on-failure -j2 2>&1)
@@ -56,9 +76,8 @@ run_suite backup tests/integration/backup.sh
 run_suite wakeup tests/integration/wakeup.sh
 run_suite quota tests/integration/quota.sh
 run_suite billing tests/integration/billing.sh
-run_suite forecast tests/integration/forecast.sh
+run_side_by_side forecast tests/integration/forecast.sh housekeeping tests/integration/housekeeping.sh
 run_suite claims tests/integration/claims.sh
-run_suite housekeeping tests/integration/housekeeping.sh
 run_suite prometheus tests/integration/prometheus.sh
 run_suite deploy tests/deploy/deploy.sh
 run_suite v1.1 tests/integration/v1_1.sh

@@ -43,11 +43,12 @@ PGDATABASE=icu_en again "in a database collated by ICU's en-US (where 'mastodon:
 
 # The clock: the same files again, with the server's clock (libfaketime) started at moments where
 # days, months and years turn, ticking on from there: half an hour after a UTC midnight, seconds
-# before the midnight that ends a month (the run crosses it), before the end of a year, and before
-# the end of a leap day. Tests that build days, months or partitions from now() must pass at any
-# of them.
+# before the midnight that ends a month of 31 days and a year (the run crosses it), and before
+# the end of a leap day, a month of 29. Tests that build days, months or partitions from now()
+# must pass at any of them. (A month of 30 days ends as these do: 2026-11-30 was a moment here
+# too, until make check's time asked for its 12 s.)
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-for moment in "2026-12-01 00:30:00" "2026-11-30 23:59:55" "2026-12-31 23:59:55" "2028-02-29 23:59:55"; do
+for moment in "2026-12-01 00:30:00" "2026-12-31 23:59:55" "2028-02-29 23:59:55"; do
   tk_pg_stop "$dir"
   TK_SERVER_PRELOAD=$faketime_lib FAKETIME="@$moment" FAKETIME_DONT_FAKE_MONOTONIC=1 tk_pg_start "$dir" || exit 1
   started=$(tk_psql -c "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')")
