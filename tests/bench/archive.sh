@@ -15,7 +15,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 TWEETS=${TWEETS:-100000}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 WORKERS=${WORKERS:-2}
 CONCURRENCY=${CONCURRENCY:-4}
 
