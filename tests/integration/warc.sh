@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # WARC recording (tweetkeeper-worker --warc-dir): two workers write into one directory while they
-# refresh 600 tweets every 6 s against the mock, rolling their files over every 2 s; one is SIGKILLed on
+# refresh 600 tweets every 6 s against the mock (every other answer gzip-compressed and chunked,
+# the others plain), rolling their files over every 2 s; one is SIGKILLed on
 # the way and started again, which finishes the file it left open. The files are then read back
 # by bsdtar (Debian's libarchive: strict, WARC/1.0), by warcio.js (npm, installed by the test)
 # and record by record here (python's zlib and hashlib): every member a whole record, block and payload digests recomputed, each request linked
@@ -13,7 +14,9 @@ source "$(dirname "$0")/../lib/common.sh"
 TOKEN=warc-test-token-0123456789abcdef
 tk_workdir warc
 tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
-tk_mock_start "$dir/mock.log" --token "$TOKEN" --latency-ms 100 || exit 1
+# Every other answer gzip-compressed and chunked, as real APIs' front ends send them: recorded
+# as they came over the wire, the payload digest taken over the de-chunked (still compressed) body.
+tk_mock_start "$dir/mock.log" --token "$TOKEN" --latency-ms 100 --gzip-every 2 || exit 1
 tk_psql >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 $(tk_fast_policy_sql)
@@ -75,7 +78,7 @@ def payload(block):
             if n == 0: return out
             out, body = out + body[:n], body[n + 2:]
     return body
-problems, responses, requests, tokens_found, names = [], 0, 0, 0, set()
+problems, responses, requests, tokens_found, names, gzipped = [], 0, 0, 0, set(), 0
 for path in sorted(glob.glob(os.path.join(d, '*.warc.gz'))):
     raw = open(path, 'rb').read()
     if token in raw: tokens_found += 1
@@ -113,22 +116,30 @@ for path in sorted(glob.glob(os.path.join(d, '*.warc.gz'))):
         if t == 'response':
             responses += 1
             if not block.startswith(b'HTTP/1.1 200'): problems.append(f'{path}#{i}: not the answer: {block[:40]!r}')
-            cl = re.search(rb'(?im)^content-length: *(\d+)', block.partition(b'\r\n\r\n')[0])
+            head = block.partition(b'\r\n\r\n')[0]
+            cl = re.search(rb'(?im)^content-length: *(\d+)', head)
             if cl and int(cl.group(1)) != len(payload(block)): problems.append(f'{path}#{i}: body is not as its Content-Length says')
+            body = payload(block)
+            if re.search(rb'(?im)^content-encoding: *gzip', head):
+                gzipped += 1
+                if not re.search(rb'(?im)^transfer-encoding: *chunked', head): problems.append(f'{path}#{i}: gzip, not chunked')
+                try: body = gzip.decompress(body)
+                except Exception as e: problems.append(f'{path}#{i}: gzip body unreadable: {e}')
+            if not body.startswith(b'{"data":'): problems.append(f'{path}#{i}: the body is no answer: {body[:30]!r}')
     for rid, v in ids.items():
         if rid == 'info': continue
         other = ids.get(v[1])
         if not other or other[1] != rid or other[0] == v[0] or other[2] != v[2]:
             problems.append(f'{path}: {v[0]} {rid} not linked to its pair')
     names.add(os.path.basename(path))
-print(responses, requests, tokens_found, len(problems))
+print(responses, requests, tokens_found, len(problems), gzipped)
 for p in problems[:10]: print('#', p)
 PY
 )
-echo "# $(echo "$report" | head -1) (responses, requests, files or records holding the token, problems); mock answered $mock_requests; bsdtar listed $bsd_entries"
-read -r responses requests tokens problems <<<"$(echo "$report" | head -1)"
-[ "${problems:-1}" = 0 ]
-tk_ok "every record whole: Content-Length, block and payload digests, warcinfo first, each request and response linked" $? "$report"
+echo "# $(echo "$report" | head -1) (responses, requests, files or records holding the token, problems, gzip-compressed and chunked); mock answered $mock_requests; bsdtar listed $bsd_entries"
+read -r responses requests tokens problems gzipped <<<"$(echo "$report" | head -1)"
+[ "${problems:-1}" = 0 ] && [ "${gzipped:-0}" -ge 10 ] && [ $((responses - gzipped)) -ge 10 ]
+tk_ok "every record whole: Content-Length, block and payload digests (${gzipped:-no} bodies gzip-compressed and chunked as they came, of ${responses:-no}), warcinfo first, each request and response linked" $? "$report"
 [ "${tokens:-1}" = 0 ] && ! grep -rqF "$TOKEN" "$warc"
 tk_ok "the token is in no file, compressed or not (the Authorization header reads [redacted---...])" $?
 [ "$responses" = "$requests" ] && [ "$bsd_entries" = "$responses" ] && [ "$responses" -ge $((mock_requests - 2)) ] &&

@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <zlib.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -27,6 +28,23 @@
 
 namespace tweetkeeper::mock {
 namespace {
+
+// A body as one gzip member (what a front end sends to a client that accepts gzip).
+std::string Gzip(const std::string& in) {
+  z_stream z{};
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("deflateInit2 failed");
+  std::string out(deflateBound(&z, in.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw std::runtime_error("deflate failed");
+  return out;
+}
 
 constexpr const char* kModelHelp = R"(
 Deterministic model (same answers for the same id and time, on every run):
@@ -240,6 +258,12 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  int64_t gzip_every = 0;
+  app.add_option("--gzip-every", gzip_every,
+                 "G: 1 in G answers of 200 to a request that accepts gzip goes gzip-compressed and chunked, "
+                 "as real APIs' front ends send them (0: none; the WARC tests need both kinds)")
+      ->capture_default_str()
+      ->check(kWholeNumber);
   app.add_option("--latency-ms", config.faults.latency_ms, "Delay added to every /2/tweets request")
       ->capture_default_str()
       ->check(kWholeNumber)
@@ -353,7 +377,8 @@ int Run(int argc, char** argv) {
   // Content-Length) reaches /mock/reset instead of being refused with 400. The one request that
   // has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
   // which httplib calls with the body read and its form fields added to params.
-  const auto serve = [&api, &stop](const httplib::Request& req, httplib::Response& res) {
+  std::atomic<int64_t> answers_to_gzip{0};
+  const auto serve = [&api, &stop, gzip_every, &answers_to_gzip](const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
     const HttpReply reply = api.Handle(
         {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
@@ -378,7 +403,21 @@ int Run(int argc, char** argv) {
     }
     res.status = reply.status;
     for (const auto& [name, value] : reply.headers) res.set_header(name, value);
-    res.set_content(reply.body, reply.content_type.c_str());
+    if (gzip_every > 0 && reply.status == 200 && req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos &&
+        answers_to_gzip.fetch_add(1) % gzip_every == 0) {
+      // Compressed, in two chunks (Transfer-Encoding: chunked): a WARC keeps these bytes as they came.
+      auto body = std::make_shared<const std::string>(Gzip(reply.body));
+      res.set_header("Content-Encoding", "gzip");
+      res.set_chunked_content_provider(reply.content_type, [body](size_t offset, httplib::DataSink& sink) {
+        const size_t half = body->size() / 2;
+        if (offset == 0 && half > 0) return sink.write(body->data(), half);
+        if (offset < body->size()) return sink.write(body->data() + offset, body->size() - offset);
+        sink.done();
+        return true;
+      });
+    } else {
+      res.set_content(reply.body, reply.content_type.c_str());
+    }
     spdlog::debug("{} {}?{} -> {}{}{} in {} ms", req.method, req.path, httplib::detail::params_to_query_str(req.params),
                   reply.status, fault == FaultKind::kNone ? "" : " fault ",
                   fault == FaultKind::kNone ? "" : FaultKindName(fault), NowMs() - start_ms);

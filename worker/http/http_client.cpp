@@ -118,6 +118,10 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
     curl_easy_setopt(curl_, CURLOPT_DEBUGFUNCTION, OnDebug);
     curl_easy_setopt(curl_, CURLOPT_DEBUGDATA, &wire);
     curl_easy_setopt(curl_, CURLOPT_VERBOSE, 1L);
+    // HTTP/1.1 while recording: over HTTP/2 (libcurl's default for HTTPS) the wire carries binary
+    // frames and compressed headers, and the debug stream only a rendering of them; a WARC
+    // record is an HTTP/1.x message, and these are then the bytes that went over the wire.
+    curl_easy_setopt(curl_, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   }
 
   const auto sent_at = std::chrono::system_clock::now();
