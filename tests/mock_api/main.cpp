@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <openssl/evp.h>
 #include <zlib.h>
 
 #include <CLI/CLI.hpp>
@@ -28,6 +29,23 @@
 
 namespace tweetkeeper::mock {
 namespace {
+
+// SHA-1 in base32, "sha1:..." (a WARC payload digest's form).
+std::string Sha1Base32(const std::string& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha1(), nullptr) != 1) throw std::runtime_error("SHA-1 failed");
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::string out = "sha1:";
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned int i = 0; i < len; ++i) {
+    buffer = (buffer << 8) | md[i];
+    bits += 8;
+    for (; bits >= 5; bits -= 5) out += kAlphabet[(buffer >> (bits - 5)) & 31];
+  }
+  return out;
+}
 
 // A body as one gzip member (what a front end sends to a client that accepts gzip).
 std::string Gzip(const std::string& in) {
@@ -201,6 +219,7 @@ int Run(int argc, char** argv) {
   int port = 8089;
   int threads = 8;
   std::string request_log_path;
+  std::string answer_log_path;
   std::string log_level = "info";
   std::vector<std::string> tokens;
   std::string fault_kinds = "all";
@@ -299,6 +318,9 @@ int Run(int argc, char** argv) {
   app.add_option("--request-log", request_log_path,
                  "Append '<epoch_ms> <status> <n_ids> <sha256(token)[:12] or -> [fault]' per /2/tweets request "
                  "(status 0: no answer)");
+  app.add_option("--answer-log", answer_log_path,
+                 "Append '<sha1 of the body as sent, base32> <status> <request target>' per answer of every "
+                 "route (what a WARC's payload digests must match)");
   app.add_option("--log-level", log_level, "debug logs one stderr line per request")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -352,6 +374,21 @@ int Run(int argc, char** argv) {
     };
   }
   MockApi api(config, sink);
+  std::ofstream answer_log;
+  std::mutex answer_log_mutex;
+  if (!answer_log_path.empty()) {
+    answer_log.open(answer_log_path, std::ios::app);
+    if (!answer_log) {
+      std::cerr << "tweetkeeper-mock-api: cannot open --answer-log " << answer_log_path << " for appending" << std::endl;
+      return 2;
+    }
+  }
+  const auto log_answer = [&](const std::string& body, int status, const std::string& target) {
+    if (answer_log_path.empty()) return;
+    const std::string line = Sha1Base32(body) + " " + std::to_string(status) + " " + target;
+    std::lock_guard<std::mutex> lock(answer_log_mutex);
+    answer_log << line << '\n' << std::flush;
+  };
 
   // Blocked before any thread starts, so only the waiter below ever receives them.
   sigset_t stop_signals;
@@ -378,7 +415,8 @@ int Run(int argc, char** argv) {
   // has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
   // which httplib calls with the body read and its form fields added to params.
   std::atomic<int64_t> answers_to_gzip{0};
-  const auto serve = [&api, &stop, gzip_every, &answers_to_gzip](const httplib::Request& req, httplib::Response& res) {
+  const auto serve = [&api, &stop, gzip_every, &answers_to_gzip, &log_answer](const httplib::Request& req,
+                                                                              httplib::Response& res) {
     const int64_t start_ms = NowMs();
     const HttpReply reply = api.Handle(
         {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
@@ -407,6 +445,7 @@ int Run(int argc, char** argv) {
         answers_to_gzip.fetch_add(1) % gzip_every == 0) {
       // Compressed, in two chunks (Transfer-Encoding: chunked): a WARC keeps these bytes as they came.
       auto body = std::make_shared<const std::string>(Gzip(reply.body));
+      log_answer(*body, reply.status, req.target);
       res.set_header("Content-Encoding", "gzip");
       res.set_chunked_content_provider(reply.content_type, [body](size_t offset, httplib::DataSink& sink) {
         const size_t half = body->size() / 2;
@@ -416,6 +455,7 @@ int Run(int argc, char** argv) {
         return true;
       });
     } else {
+      log_answer(reply.body, reply.status, req.target);
       res.set_content(reply.body, reply.content_type.c_str());
     }
     spdlog::debug("{} {}?{} -> {}{}{} in {} ms", req.method, req.path, httplib::detail::params_to_query_str(req.params),
