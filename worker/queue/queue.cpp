@@ -56,7 +56,9 @@ bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
                         : "       true,") +
       // The claim's payload_hashes came with 0.3.0 too: an X worker on an older extension claims without.
       "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
-      "         EXISTS (SELECT FROM pg_proc p WHERE p.oid = to_regprocedure('tweetkeeper.claim_batch(text,integer,text,text[])')"
+      // (By name in pg_proc, not with to_regprocedure(): in a subquery the planner calls that while
+      // it estimates, before any CASE, and for a role without USAGE on the schema it raises.)
+      "         EXISTS (SELECT FROM pg_proc p WHERE p.pronamespace = e.extnamespace AND p.proname = 'claim_batch'"
       "                                         AND 'payload_hashes' = ANY (p.proargnames))"
       "       END"
       "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
