@@ -394,7 +394,8 @@ END $$;
 -- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
 -- payload_hashes: for each of tweet_ids, the hex content hash of its last kept payload (NULL:
 -- none kept; the whole array NULL when none of them has one), so that a worker hands on only
--- payloads that differ (tweetkeeper.payloads); read by the claim's locking read, at no cost.
+-- payloads that differ (tweetkeeper.payloads); taken by the claim's locking read, with no lookup
+-- of its own.
 CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
                             provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,

@@ -30,20 +30,14 @@
 namespace tweetkeeper::mock {
 namespace {
 
-// SHA-1 in base32, "sha1:..." (a WARC payload digest's form).
-std::string Sha1Base32(const std::string& bytes) {
+// SHA-1 in hex.
+std::string Sha1Hex(const std::string& bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha1(), nullptr) != 1) throw std::runtime_error("SHA-1 failed");
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  std::string out = "sha1:";
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned int i = 0; i < len; ++i) {
-    buffer = (buffer << 8) | md[i];
-    bits += 8;
-    for (; bits >= 5; bits -= 5) out += kAlphabet[(buffer >> (bits - 5)) & 31];
-  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) (out += kHex[md[i] >> 4]) += kHex[md[i] & 15];
   return out;
 }
 
@@ -319,8 +313,8 @@ int Run(int argc, char** argv) {
                  "Append '<epoch_ms> <status> <n_ids> <sha256(token)[:12] or -> [fault]' per /2/tweets request "
                  "(status 0: no answer)");
   app.add_option("--answer-log", answer_log_path,
-                 "Append '<sha1 of the body as sent, base32> <status> <request target>' per answer of every "
-                 "route (what a WARC's payload digests must match)");
+                 "Append '<hex SHA-1 of the body as sent> <status> <request target>' per answer of every route "
+                 "(what a WARC's recorded bodies must match)");
   app.add_option("--log-level", log_level, "debug logs one stderr line per request")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -385,7 +379,7 @@ int Run(int argc, char** argv) {
   }
   const auto log_answer = [&](const std::string& body, int status, const std::string& target) {
     if (answer_log_path.empty()) return;
-    const std::string line = Sha1Base32(body) + " " + std::to_string(status) + " " + target;
+    const std::string line = Sha1Hex(body) + " " + std::to_string(status) + " " + target;
     std::lock_guard<std::mutex> lock(answer_log_mutex);
     answer_log << line << '\n' << std::flush;
   };
