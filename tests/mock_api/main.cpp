@@ -10,7 +10,6 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <openssl/evp.h>
-#include <zlib.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -25,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "archive/warc.hpp"  // Gzip(): the WARC writer's, one gzip member
 #include "mock_api/mock_api.hpp"
 
 namespace tweetkeeper::mock {
@@ -38,23 +38,6 @@ std::string Sha1Hex(const std::string& bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < len; ++i) (out += kHex[md[i] >> 4]) += kHex[md[i] & 15];
-  return out;
-}
-
-// A body as one gzip member (what a front end sends to a client that accepts gzip).
-std::string Gzip(const std::string& in) {
-  z_stream z{};
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw std::runtime_error("deflateInit2 failed");
-  std::string out(deflateBound(&z, in.size()) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) throw std::runtime_error("deflate failed");
   return out;
 }
 
@@ -438,7 +421,7 @@ int Run(int argc, char** argv) {
     if (gzip_every > 0 && reply.status == 200 && req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos &&
         answers_to_gzip.fetch_add(1) % gzip_every == 0) {
       // Compressed, in two chunks (Transfer-Encoding: chunked): a WARC keeps these bytes as they came.
-      auto body = std::make_shared<const std::string>(Gzip(reply.body));
+      auto body = std::make_shared<const std::string>(worker::warc::Gzip(reply.body));
       log_answer(*body, reply.status, req.target);
       res.set_header("Content-Encoding", "gzip");
       res.set_chunked_content_provider(reply.content_type, [body](size_t offset, httplib::DataSink& sink) {
