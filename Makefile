@@ -14,13 +14,18 @@ OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
        extension/sessions.o extension/wakeup.o extension/post_url.o \
        extension/post_url_sql.o extension/history_codec.o extension/history_sql.o \
        extension/claim_heads.o
-# The current version's install script is built from its parts, sql/src/*.sql, concatenated in
-# the order of their names. Released versions' scripts (sql/tweetkeeper--0.2.0.sql) and upgrade
-# scripts (sql/tweetkeeper--A--B.sql) are frozen files.
-SQL_PARTS = $(sort $(wildcard sql/src/*.sql))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+# The current version's install script and its upgrade scripts are built from the sources by
+# scripts/build-sql.sh: sql/schema (what runs once) and sql/replaceable (functions, views,
+# triggers, grants: one home each), an upgrade script being the hand-written delta
+# sql/updates/A--$(EXTVERSION).sql followed by every replaceable definition. Released versions'
+# scripts (sql/tweetkeeper--0.3.0.sql, sql/tweetkeeper--0.2.0--0.3.0.sql, ...) are frozen files,
+# listed with their checksums in sql/RELEASED.
+SQL_PARTS = $(sort $(wildcard sql/schema/*.sql sql/replaceable/*.sql))
+SQL_UPDATES = $(wildcard sql/updates/*--$(EXTVERSION).sql)
+SQL_UPGRADES_built = $(patsubst sql/updates/%,sql/$(EXTENSION)--%,$(SQL_UPDATES))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(SQL_UPGRADES_built)
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
-EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
+EXTRA_CLEAN = $(DATA_built)
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
               -Wno-register -Wno-sign-compare
 SHLIB_LINK = -lstdc++
@@ -31,8 +36,11 @@ include $(PGXS)
 # not see PG_CXXFLAGS unless told.
 COMPILE.cxx.bc += $(PG_CXXFLAGS) -Wno-unknown-warning-option
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
-	cat $^ >$@
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) scripts/build-sql.sh
+	scripts/build-sql.sh install $(EXTVERSION) >$@.tmp && mv $@.tmp $@
+
+sql/$(EXTENSION)--%--$(EXTVERSION).sql: sql/updates/%--$(EXTVERSION).sql $(SQL_PARTS) scripts/build-sql.sh
+	scripts/build-sql.sh upgrade $* $(EXTVERSION) >$@.tmp && mv $@.tmp $@
 
 else
 

@@ -2,11 +2,14 @@
 # Releases that upgrade. For every released version (a frozen sql/tweetkeeper--<version>.sql), a
 # database made with it and filled through its own SQL API with a queue in every state, and one
 # left empty, are updated with ALTER EXTENSION tweetkeeper UPDATE along the chain to the current
-# version: 0.1.0 -> 0.2.0 -> current step by step and in one command, 0.2.0 -> current. Nothing
+# version: 0.1.0 -> 0.2.0 -> 0.3.0 -> current step by step and in one command, 0.2.0 and 0.3.0 ->
+# current. Nothing
 # may be lost (every row of every table the old version had, its sequence), the new columns must
 # say the right thing, every updated schema must equal a fresh install's (tests/upgrade/schema.sql,
-# diffed), and the queue must go on working. Also: the current version's install script is the
-# concatenation of sql/src/*.sql, as built and as installed (no stale build). Prints
+# diffed), and the queue must go on working. Also how the scripts are made: released scripts are
+# frozen (their checksums in sql/RELEASED), the current install and upgrade scripts are what
+# scripts/build-sql.sh makes of sql/schema, sql/replaceable and sql/updates, as built and as
+# installed (no stale build), and each function, view or trigger has one home. Prints
 # "upgrade: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -16,24 +19,54 @@ current=$TK_VERSION
 sharedir=$(pg_config --sharedir)/extension
 
 # The released versions and how each is filled: its own sample, through its own SQL.
-released=(0.1.0 0.2.0)
-declare -A fill=([0.1.0]="sample_queue.sql" [0.2.0]="sample_queue.sql sample_queue_0_2_0.sql")
+released=(0.1.0 0.2.0 0.3.0)
+declare -A fill=([0.1.0]="sample_queue.sql" [0.2.0]="sample_queue.sql sample_queue_0_2_0.sql"
+                 [0.3.0]="sample_queue.sql sample_queue_0_2_0.sql sample_queue_0_3_0.sql")
 frozen=$(cd "$TK_ROOT/sql" && ls tweetkeeper--*.sql | sed -n 's/^tweetkeeper--\([0-9.]*\)\.sql$/\1/p' |
   grep -vx "$current" | sort -V | tr '\n' ' ')
 [ "$frozen" = "${released[*]} " ]
 tk_ok "every frozen install script is a release tested here (${frozen% })" $?
 
-# The current version's script is its parts, in order, as built and as installed.
+# Released scripts are frozen: each one as released, byte for byte. A fix to a function goes into
+# its source (sql/replaceable), never into a released script.
+out=$(cd "$TK_ROOT/sql" && grep -v '^#' RELEASED | sha256sum -c --quiet 2>&1)
+tk_ok "every released script is as released (sql/RELEASED's checksums)" $? "$out"
+unlisted=$(cd "$TK_ROOT/sql" && for f in tweetkeeper--*.sql; do
+  grep -q "  $f\$" RELEASED || git -C "$TK_ROOT" check-ignore -q "sql/$f" || echo "$f"; done)
+[ -z "$unlisted" ]
+tk_ok "every tracked script in sql/ is a released one in sql/RELEASED (the built ones are ignored)" $? "$unlisted"
+
+# The current version's scripts are built from the sources, as built and as installed.
 built=$TK_ROOT/sql/tweetkeeper--$current.sql
-cat "$TK_ROOT"/sql/src/*.sql | cmp -s - "$built"
-tk_ok "sql/tweetkeeper--$current.sql is the concatenation of sql/src/*.sql (make rebuilds it)" $?
+"$TK_ROOT/scripts/build-sql.sh" install "$current" | cmp -s - "$built"
+tk_ok "sql/tweetkeeper--$current.sql is what scripts/build-sql.sh makes of the sources (make rebuilds it)" $?
 cmp -s "$built" "$sharedir/tweetkeeper--$current.sql"
-tk_ok "the installed tweetkeeper--$current.sql is the one built from sql/src (make install)" $?
-untitled=$(for f in "$TK_ROOT"/sql/src/*.sql; do
-  awk 'NF && !/^\\echo/ { exit !/^-- / }' "$f" || basename "$f"
+tk_ok "the installed tweetkeeper--$current.sql is the one built from the sources (make install)" $?
+previous=${released[-1]}
+"$TK_ROOT/scripts/build-sql.sh" upgrade "$previous" "$current" >"$dir/upgrade.sql" &&
+  cmp -s "$dir/upgrade.sql" "$TK_ROOT/sql/tweetkeeper--$previous--$current.sql" &&
+  cmp -s "$dir/upgrade.sql" "$sharedir/tweetkeeper--$previous--$current.sql"
+tk_ok "tweetkeeper--$previous--$current.sql is sql/updates' delta and the replaceable definitions, as built and installed" $?
+untitled=$(for f in "$TK_ROOT"/sql/schema/*.sql "$TK_ROOT"/sql/replaceable/*.sql "$TK_ROOT"/sql/updates/*.sql; do
+  awk 'NF { exit !/^-- / }' "$f" || echo "${f#"$TK_ROOT"/}"
 done)
-[ -z "$untitled" ] && [ "$(ls "$TK_ROOT"/sql/src/*.sql | wc -l)" -ge 8 ]
-tk_ok "each part of sql/src opens with a comment that says what it owns" $? "$untitled"
+[ -z "$untitled" ] && [ "$(ls "$TK_ROOT"/sql/replaceable/*.sql | wc -l)" -ge 8 ]
+tk_ok "each source in sql/ opens with a comment that says what it owns" $? "$untitled"
+# One home each: a function, view or trigger is defined in sql/replaceable only, once; what runs
+# once holds none (a delta drops or renames, the replaceable part re-declares).
+defs=$(cat "$TK_ROOT"/sql/replaceable/*.sql | grep -oiE '^CREATE OR REPLACE (FUNCTION|PROCEDURE|VIEW|TRIGGER|AGGREGATE) [a-z_0-9.]+' |
+  tr 'A-Z' 'a-z' | sort | uniq -d)
+[ -z "$defs" ]
+tk_ok "each function, view and trigger is defined once in sql/replaceable" $? "$defs"
+stray=$(grep -HinE '^[[:space:]]*CREATE[[:space:]]+(OR[[:space:]]+REPLACE[[:space:]]+)?(FUNCTION|PROCEDURE|VIEW|TRIGGER|AGGREGATE)\b' \
+  "$TK_ROOT"/sql/schema/*.sql "$TK_ROOT"/sql/updates/*.sql)
+[ -z "$stray" ]
+tk_ok "sql/schema and sql/updates define no function, view or trigger (their home is sql/replaceable)" $? "$stray"
+# (Statements start at the line's start here; the bodies of functions are indented.)
+kinds=$(grep -HinE '^(CREATE|ALTER|DROP)[[:space:]]+(TABLE|TYPE|INDEX|UNIQUE|SEQUENCE|SCHEMA)\b|^(INSERT|UPDATE|DELETE|TRUNCATE)[[:space:]]' \
+  "$TK_ROOT"/sql/replaceable/*.sql)
+[ -z "$kinds" ]
+tk_ok "sql/replaceable holds nothing that may run only once (tables, types, indexes, rows)" $? "$kinds"
 for v in "${released[@]}"; do
   ls "$TK_ROOT"/sql/tweetkeeper--"$v"--*.sql >/dev/null 2>&1
   tk_ok "an upgrade script leads on from $v (sql/tweetkeeper--$v--*.sql)" $?
@@ -65,6 +98,18 @@ PGDATABASE=filled_0_2_0 tk_sql_ok "the 0.2.0 database holds what 0.2.0 added: a 
      AND (SELECT count(*) = 100 FROM tweetkeeper.metric_daily)
      AND (SELECT count(*) >= 1 FROM tweetkeeper.daily_usage)
      AND (SELECT count(*) = 2 FROM tweetkeeper.housekeeping_runs)"
+PGDATABASE=filled_0_3_0 tk_sql_ok "the 0.3.0 database holds what 0.3.0 added: posts of Bluesky and Mastodon, a resolved handle, endpoints, payloads, a tombstone, an edit, compacted history" "
+  SELECT (SELECT count(*) = 7 FROM tweetkeeper.post_refs)
+     AND (SELECT count(*) = 1 FROM tweetkeeper.bluesky_handles)
+     AND (SELECT count(*) >= 2 FROM tweetkeeper.endpoints)
+     AND (SELECT count(*) >= 10 FROM tweetkeeper.payloads)
+     AND (SELECT count(*) = 11 FROM tweetkeeper.tombstones)
+     AND (SELECT count(*) = 1 FROM tweetkeeper.edits)
+     AND (SELECT count(*) > 0 FROM tweetkeeper.metric_history_compact)
+     AND (SELECT count(*) = 7 FROM tweetkeeper.tweets WHERE tweet_id < 0 AND update_count = 1)" "
+  SELECT (SELECT count(*) FROM tweetkeeper.post_refs), (SELECT count(*) FROM tweetkeeper.bluesky_handles),
+         (SELECT count(*) FROM tweetkeeper.payloads), (SELECT count(*) FROM tweetkeeper.edits),
+         (SELECT count(*) FROM tweetkeeper.metric_history_compact)"
 
 # Until ALTER EXTENSION UPDATE, an old database runs its own SQL on the new library (every C
 # symbol it names, lease_settings() included, must still be there and answer the same).
@@ -124,11 +169,16 @@ PGDATABASE=filled_0_1_0 tk_sql_ok "the first of them starts where it ends" \
           = (SELECT ends FROM tweetkeeper.history_partitions WHERE starts = '-infinity')"
 
 # On to the current version: the 0.1.0 database step by step, the untouched 0.1.0 one in one
-# command (PostgreSQL follows the chain of scripts), both 0.2.0 ones.
+# command (PostgreSQL follows the chain of scripts), the filled 0.2.0 one through 0.3.0, the
+# others in one command.
+update filled_0_1_0 0.3.0
 update filled_0_1_0
 update untouched_0_1_0
+update filled_0_2_0 0.3.0
 update filled_0_2_0
 update untouched_0_2_0
+update filled_0_3_0
+update untouched_0_3_0
 PGDATABASE=untouched_0_2_0 tk_sql_ok "an untouched policy is still the extension's (pg_dump leaves it out)" \
   "SELECT bool_and(source = 'extension') AND count(*) = 5 FROM tweetkeeper.age_policy"
 for v in "${released[@]}"; do
@@ -158,7 +208,7 @@ tk_psql -d postgres -c "CREATE DATABASE fresh"
 tk_psql -d fresh -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 tk_psql -d fresh -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-fresh.txt"
 facts=$(wc -l <"$dir/schema-fresh.txt")
-for db in filled_0_1_0 untouched_0_1_0 filled_0_2_0 untouched_0_2_0; do
+for db in filled_0_1_0 untouched_0_1_0 filled_0_2_0 untouched_0_2_0 filled_0_3_0 untouched_0_3_0; do
   tk_psql -d "$db" -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-$db.txt"
   diff -u "$dir/schema-fresh.txt" "$dir/schema-$db.txt" >"$dir/schema-$db.diff"
   tk_ok "the schema of $db, updated, equals a fresh $current install ($facts facts compared)" $? \

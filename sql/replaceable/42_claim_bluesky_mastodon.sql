@@ -1,59 +1,10 @@
--- Posts of other networks on the wire: each endpoint's request window (Bluesky's AppView, each
--- Mastodon server), learned from its answers, and claim_posts(), the claim of one endpoint's due
--- posts. The lease, fencing, completion and release are X's (40_claim.sql): one queue, one lease
--- sequence, one batches table, complete_batch() and release_batch() for every network.
-
--- One row per endpoint a claim has used: 'bluesky' (getPosts), 'mastodon:<host>'.
-CREATE TABLE endpoints (
-  endpoint text NOT NULL,
-  requests_per_window integer,   -- the API's last word (RateLimit-Limit, X-RateLimit-Limit); NULL: never said
-  remaining integer,             -- requests left in the current window, as we count them
-  window_reset_at timestamptz,   -- its end, from the API
-  status text NOT NULL DEFAULT 'active',
-  status_reason text,
-  status_until timestamptz,      -- waiting: until then; needs-token: NULL (until a token is given)
-  single_status boolean NOT NULL DEFAULT false,  -- Mastodon before 4.3: one status per request
-  requests bigint NOT NULL DEFAULT 0,
-  last_used_at timestamptz,
-  answered_at timestamptz,       -- its first answer; NULL: none yet, so one request at a time
-  CONSTRAINT endpoints_pkey PRIMARY KEY (endpoint),
-  CONSTRAINT endpoints_status_known CHECK (status IN ('active', 'waiting', 'needs-token'))
-);
-SELECT pg_catalog.pg_extension_config_dump('endpoints', '');
-COMMENT ON TABLE endpoints IS
-  'Each endpoint of Bluesky and Mastodon that posts are read from: its request window as its '
-  'answers said (rate-limit headers, 429), and whether it needs a token (401).';
-
--- A busy endpoint's window, spread over lanes so that its claims do not all queue on its one
--- row (Bluesky has one endpoint: every claim of every Bluesky worker counts a request of it, and
--- a row lock is held to the commit). A claim takes one request from any lane that holds some and
--- that no other claim holds (SKIP LOCKED). Only when none does is the endpoint's row counted on,
--- locked, as before lanes; that claim also moves a share of what the window has left (a 64th,
--- at least 1: the 8 lanes hold at most an eighth of it) into a free lane, for the claims after it.
--- A lane's requests are of one window (valid_until: its end) and lapse with it; an endpoint
--- whose answers state no window gets requests without end (until one does). Exact whatever
--- the number of workers: what the endpoint's row has left plus what its lanes hold is what the
--- window has left by our count. An answer that changes what we know of the window, a 429 and a
--- 401 take the lanes' requests back (record_endpoint_quota). Lock order: the endpoint's row,
--- then its lanes (a claim holding a lane never waits for the row). Distributed later by
--- endpoint, or one lane per shard: a claim routed to one shard then counts there.
-CREATE TABLE endpoint_lanes (
-  endpoint text NOT NULL,
-  lane smallint NOT NULL,
-  granted integer NOT NULL DEFAULT 0,  -- requests of the window this lane still holds
-  valid_until timestamptz,             -- the end of the window they are of ('infinity': none stated)
-  requests bigint NOT NULL DEFAULT 0,  -- requests counted in this lane (endpoints.requests: the others)
-  last_used_at timestamptz,
-  CONSTRAINT endpoint_lanes_pkey PRIMARY KEY (endpoint, lane)
-);
-SELECT pg_catalog.pg_extension_config_dump('endpoint_lanes', '');
-COMMENT ON TABLE endpoint_lanes IS
-  'Requests of an endpoint''s window handed out in lanes, so that its claims need not queue on '
-  'one row; endpoint_stats adds them up.';
+-- Posts of other networks on the wire (the tables: sql/schema/42_claim_bluesky_mastodon.sql):
+-- each endpoint's request window, learned from its answers, and claim_posts(), the claim of one
+-- endpoint's due posts (Bluesky's AppView, a Mastodon server); Bluesky handles resolved to DIDs.
 
 -- The largest batch an endpoint (or a provider: bluesky, mastodon) takes: getPosts 25 URIs,
 -- Mastodon 20 statuses (1 on a server without GET /api/v1/statuses).
-CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
+CREATE OR REPLACE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN endpoint IN ('bluesky', 'bluesky-handle') THEN 25 WHEN single_status THEN 1 ELSE 20 END;
 
@@ -61,7 +12,7 @@ CREATE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS
 -- claims after the one that calls it (claim_posts(), holding the endpoint's row lock): all of it
 -- without a stated window; else a 64th (the 8 lanes together hold at most an eighth of what is
 -- left), at least 1; none while the window's end is unknown (after a reset, until an answer says).
-CREATE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   lanes constant integer := 8;  -- more than claims of one endpoint at once, on this machine
   x record;
@@ -93,7 +44,7 @@ END $$;
 -- claim_posts()'s work, on all posts (buckets NULL) or on one shard's (Citus: shard is the lease
 -- id's high bits, as for claim_in()). Every endpoint's window stays one row on the coordinator:
 -- a request is counted there whichever shard the batch is of.
-CREATE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
+CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
                          buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
@@ -320,7 +271,7 @@ COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) I
 -- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
 -- of the endpoint's window is counted here, under its row lock, so workers together never send
 -- more than the endpoint said it takes. Completed and released as any batch.
-CREATE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
+CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -376,7 +327,7 @@ COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
 -- Applies what an endpoint's answer said of its window, as record_quota() does for X's
 -- credentials: rate {"limit":..,"remaining":..,"reset":epoch}; refusal rate-limited (429: wait
 -- for the reset), rejected (401: the server wants a token; no request until one is given).
-CREATE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
+CREATE OR REPLACE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
                                       answered boolean)
   RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
@@ -445,26 +396,10 @@ BEGIN
   END IF;
 END $$;
 
--- Bluesky handles and the DIDs they resolved to (com.atproto.identity.resolveHandle), once per
--- handle: a post scheduled by a handle already resolved gets its DID at once; posts waiting for
--- their handle (endpoint bluesky-handle) are handed to a Bluesky worker by claim_posts() like any
--- batch, and complete_handles() re-keys them under their DIDs (or marks them missing).
-CREATE TABLE bluesky_handles (
-  handle text NOT NULL,          -- lower case
-  did text,                      -- NULL: did not resolve (problem says why)
-  problem text,
-  resolved_at timestamptz NOT NULL,
-  CONSTRAINT bluesky_handles_pkey PRIMARY KEY (handle),
-  CONSTRAINT bluesky_handles_did_or_problem CHECK ((did IS NULL) <> (problem IS NULL))
-);
-SELECT pg_catalog.pg_extension_config_dump('bluesky_handles', '');
-COMMENT ON TABLE bluesky_handles IS
-  'Bluesky handles resolved to DIDs (or not, and why), remembered so each is asked once.';
-
 -- A post's author as its key names it: a Bluesky handle resolved before by its DID (so that the
 -- same post by handle or by DID is one post), anything else as given. schedule_post(s) and
 -- url_post_ids() read URLs through it.
-CREATE FUNCTION post_author(network text, author text) RETURNS text
+CREATE OR REPLACE FUNCTION post_author(network text, author text) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE WHEN network = 'bluesky' AND author NOT LIKE 'did:%'
               THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = author), author)
@@ -479,7 +414,7 @@ CREATE FUNCTION post_author(network text, author text) RETURNS text
 -- does not resolve makes its posts missing with a problem that says so, rechecked every
 -- tweetkeeper.unavailable_recheck (a handle may come to resolve later). Posts whose handle the
 -- answer does not mention are handed back. Returns how many posts were settled.
-CREATE FUNCTION complete_handles(lease bigint, resolutions jsonb) RETURNS integer
+CREATE OR REPLACE FUNCTION complete_handles(lease bigint, resolutions jsonb) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   b record;
@@ -560,7 +495,7 @@ COMMENT ON FUNCTION complete_handles(bigint, jsonb) IS
 
 -- Each endpoint's window and state beside credential_stats (X's): what the answers said, how
 -- many of its posts are due, and its batches released by refusals or failures.
-CREATE VIEW endpoint_stats AS
+CREATE OR REPLACE VIEW endpoint_stats AS
 SELECT e.endpoint,
        CASE WHEN e.endpoint LIKE 'mastodon:%' THEN 'mastodon' ELSE 'bluesky' END AS network,
        e.status, e.status_reason AS reason,

@@ -5,7 +5,7 @@
 
 -- Partition bounds as times (pg_get_expr prints them in this session's TimeZone and DateStyle,
 -- and reads back the same in the same session). The default partition has none.
-CREATE VIEW history_partitions AS
+CREATE OR REPLACE VIEW history_partitions AS
 SELECT c.oid::regclass AS partition,
        CASE WHEN m[1] = 'MINVALUE' THEN '-infinity' ELSE btrim(m[1], '''')::timestamptz END AS starts,
        CASE WHEN m[2] = 'MAXVALUE' THEN 'infinity' ELSE btrim(m[2], '''')::timestamptz END AS ends,
@@ -19,7 +19,7 @@ COMMENT ON VIEW history_partitions IS
   'The partitions of metric_history_hot with their time range [starts, ends), estimated rows and '
   'bytes (the default partition, which has no range, is not listed).';
 
-CREATE FUNCTION record_housekeeping(task text, result text) RETURNS void
+CREATE OR REPLACE FUNCTION record_housekeeping(task text, result text) RETURNS void
   LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   INSERT INTO tweetkeeper.housekeeping_runs AS r (task, last_run, result)
   VALUES (task, clock_timestamp(), result)
@@ -39,7 +39,7 @@ COMMENT ON FUNCTION record_housekeeping(text, text) IS
 -- partition check just after (SQLSTATE 23514), wasting the request it stores. CREATE + ATTACH
 -- rather than CREATE ... PARTITION OF, whose ACCESS EXCLUSIVE lock would stop readers too;
 -- lock_timeout keeps it from queueing behind a long writer (and everything else behind it).
-CREATE FUNCTION create_partitions() RETURNS integer
+CREATE OR REPLACE FUNCTION create_partitions() RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
   SET lock_timeout = '2s' AS $$
@@ -125,7 +125,7 @@ COMMENT ON FUNCTION create_partitions() IS
 -- The daily rollup of observations about to be dropped (source: a partition, or a query over
 -- compacted history): per post and UTC day, the day's last counts and how many observations it
 -- had, merged with what an earlier source gave the same day.
-CREATE FUNCTION rollup_history(source text) RETURNS bigint
+CREATE OR REPLACE FUNCTION rollup_history(source text) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' AS $$
 DECLARE
@@ -157,7 +157,7 @@ END $$;
 -- Retention: whole partitions whose every row is older than tweetkeeper.history_retention are
 -- dropped, and whole weeks of compacted history likewise; before that, with
 -- tweetkeeper.history_rollup, their rows are summed up per post and UTC day into metric_daily.
-CREATE FUNCTION apply_retention() RETURNS integer
+CREATE OR REPLACE FUNCTION apply_retention() RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
   SET lock_timeout = '2s' AS $$
@@ -237,7 +237,7 @@ COMMENT ON FUNCTION apply_retention() IS
 -- are read under SHARE locks (no writer); the parent is locked only for the DROPs, at the end.
 -- With a retention shorter than two weeks nothing is compacted: retention drops the history
 -- soon anyway, and it drops compacted history only by whole weeks.
-CREATE FUNCTION compact_history(max_partitions integer DEFAULT 48) RETURNS integer
+CREATE OR REPLACE FUNCTION compact_history(max_partitions integer DEFAULT 48) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD'
   SET lock_timeout = '2s' AS $$
@@ -308,7 +308,7 @@ COMMENT ON FUNCTION compact_history(integer) IS
 -- subtransaction of its own: a task that fails (a lock not granted in time) is recorded as such
 -- and tried again next time, and does not stop the other. Run by the background worker every
 -- tweetkeeper.housekeeping_interval.
-CREATE FUNCTION housekeeping(if_older_than interval DEFAULT interval '0') RETURNS text
+CREATE OR REPLACE FUNCTION housekeeping(if_older_than interval DEFAULT interval '0') RETURNS text
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   job text;
@@ -350,7 +350,7 @@ COMMENT ON FUNCTION housekeeping(interval) IS
 -- pg_cron, when it is installed in this database, instead of the background worker: the jobs run
 -- the tasks more often than tweetkeeper.housekeeping_interval, so the worker finds them done.
 -- Jobs belong to the user who calls this (cron.schedule); by name, so calling again updates them.
-CREATE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 * * * *',
+CREATE OR REPLACE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 * * * *',
                                       retention text DEFAULT '17 * * * *',
                                       compaction text DEFAULT '37 * * * *') RETURNS bigint[]
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -373,7 +373,7 @@ COMMENT ON FUNCTION schedule_housekeeping(text, text, text) IS
   'tweetkeeper-compaction with these cron schedules; returns their job ids. Needs pg_cron in this '
   'database.';
 
-CREATE FUNCTION unschedule_housekeeping() RETURNS integer
+CREATE OR REPLACE FUNCTION unschedule_housekeeping() RETURNS integer
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n integer := 0;

@@ -3,7 +3,7 @@
 
 -- One row per network and state: X's first (and X's only, as before 0.3.0, until posts of another
 -- network are tracked), then bluesky and mastodon once they have posts.
-CREATE VIEW queue_stats AS
+CREATE OR REPLACE VIEW queue_stats AS
 WITH c AS (
   SELECT CASE WHEN t.endpoint IS NULL THEN 'x' WHEN t.endpoint LIKE 'mastodon:%' THEN 'mastodon'
               ELSE 'bluesky' END AS network,
@@ -32,7 +32,7 @@ COMMENT ON VIEW queue_stats IS
   'many are claimed by a worker, and how late the overdue ones are.';
 
 -- One row per window and network that has batches kept (X's always).
-CREATE VIEW batch_stats AS
+CREATE OR REPLACE VIEW batch_stats AS
 WITH b AS (
   SELECT x.*, CASE WHEN x.provider IN ('bluesky', 'mastodon') THEN x.provider ELSE 'x' END AS network
     FROM tweetkeeper.batches x
@@ -68,7 +68,7 @@ COMMENT ON VIEW batch_stats IS
   'ids the answers left out (neither found nor an error).';
 
 
-CREATE VIEW credential_stats AS
+CREATE OR REPLACE VIEW credential_stats AS
 SELECT c.name, c.provider, c.status, c.status_reason AS reason, c.status_until AS until,
        CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
             THEN c.requests_per_window ELSE c.remaining END AS remaining,
@@ -89,7 +89,7 @@ COMMENT ON VIEW credential_stats IS
   'rejected, and its batches released (by the API''s refusals or failures) in the retention window. '
   'month_used counts billed reads (a post once per UTC day); month_cost prices them.';
 
-CREATE VIEW usage_stats AS
+CREATE OR REPLACE VIEW usage_stats AS
 SELECT u.provider, u.credential,
        coalesce(sum(u.requests) FILTER (WHERE u.day = d.today), 0) AS requests_today,
        coalesce(sum(u.tweets_read) FILTER (WHERE u.day = d.today), 0) AS tweets_read_today,

@@ -6,7 +6,7 @@
 -- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
 -- scheduled. When a batch is claimable now, it notifies the idle workers on the channel
 -- tweetkeeper_due (a hint: workers poll as well, slowly).
-CREATE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
 DECLARE
   s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
   reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;

@@ -4,7 +4,7 @@
 -- Returns tweets to their age schedule (an ended or expired watch): the next refresh one age
 -- delay after the last; done if past the last bucket and fetched before. A tweet in flight
 -- keeps its lease; its completion schedules it by age.
-CREATE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
+CREATE OR REPLACE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n bigint;
@@ -31,7 +31,7 @@ END $$;
 COMMENT ON FUNCTION stop_watching(bigint[]) IS
   'Ends the watches of these tweets (unwatch and expiry): back to their age schedule.';
 
-CREATE FUNCTION watch(tweet_ids bigint[], every interval DEFAULT interval '5 minutes',
+CREATE OR REPLACE FUNCTION watch(tweet_ids bigint[], every interval DEFAULT interval '5 minutes',
                       for_how_long interval DEFAULT interval '1 day') RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -87,7 +87,7 @@ COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
   'yet; a renewal extends the watch. Returns how many are watched (deleted and unavailable '
   'tweets are not).';
 
-CREATE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
+CREATE OR REPLACE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF tweet_ids IS NULL THEN
@@ -101,7 +101,7 @@ COMMENT ON FUNCTION unwatch(bigint[]) IS
 -- The ids of the posts of URLs (any network, any spelling), in the URLs' order: X's from the URL,
 -- the others' as schedule_post() keys them (a Bluesky handle resolved before is read as its DID).
 -- A post not tracked gets the id it would have. 22023 (from parse_post_url) for a URL it refuses.
-CREATE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
+CREATE OR REPLACE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
   RETURN ARRAY(
     SELECT CASE WHEN p.network = 'x' THEN p.post_key::bigint
@@ -113,7 +113,7 @@ CREATE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
 -- watch() and unwatch() by URL, for posts of every network: a watched Bluesky or Mastodon post is
 -- refreshed every `every` as an X tweet is, and claim_posts() takes an endpoint's watched posts
 -- first.
-CREATE FUNCTION watch_posts(urls text[], every interval DEFAULT interval '5 minutes',
+CREATE OR REPLACE FUNCTION watch_posts(urls text[], every interval DEFAULT interval '5 minutes',
                             for_how_long interval DEFAULT interval '1 day') RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -126,7 +126,7 @@ COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
   'not tracked yet, then refreshes them every `every` for `for_how_long`. Returns how many are '
   'watched.';
 
-CREATE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
+CREATE OR REPLACE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF urls IS NULL THEN
@@ -141,7 +141,7 @@ COMMENT ON FUNCTION unwatch_posts(text[]) IS
   'unwatch() for the posts of URLs of any network: back to their age schedule. Returns how many '
   'were watched.';
 
-CREATE VIEW watches AS
+CREATE OR REPLACE VIEW watches AS
 SELECT t.tweet_id, t.watch_every AS every, t.watch_until AS until, t.updated_at AS last_refreshed,
        t.due_at AS next_refresh, t.update_count, t.state,
        -- Since 0.3.0, last (SELECT * of 0.2.0 reads its columns where they were): the post's

@@ -1,14 +1,14 @@
 -- Scheduling: every way a tweet comes in (schedule_tweet, schedule_tweets in bulk, a trigger on
 -- the user's table), the checks they share, and the delays the age policy gives a tweet.
 
-CREATE FUNCTION snowflake_time(tweet_id bigint) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION snowflake_time(tweet_id bigint) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN to_timestamp(((tweet_id >> 22) + 1288834974657) / 1000.0);
 COMMENT ON FUNCTION snowflake_time(bigint) IS
   'The creation time encoded in a Snowflake tweet id: (id >> 22) + 1288834974657 ms.';
 
 -- Checks one tweet's input; raises the error a caller should see. Shared by every way in.
-CREATE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
+CREATE OR REPLACE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
   LANGUAGE plpgsql STABLE AS $$
 BEGIN
   IF tweet_id IS NULL THEN
@@ -34,7 +34,7 @@ BEGIN
 END $$;
 
 -- The delay before a new tweet's first refresh: the youngest bucket's (spec: delay I1).
-CREATE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql STABLE AS $$
+CREATE OR REPLACE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql STABLE AS $$
 DECLARE
   d interval := tweetkeeper.next_delay(now());
 BEGIN
@@ -48,14 +48,14 @@ END $$;
 
 -- The delay a tweet created then has now: its age bucket's, or for a tweet past the last bucket
 -- (fetched once more, then done) the longest delay of the policy. What lateness is measured by.
-CREATE FUNCTION age_delay(created_at timestamptz) RETURNS interval
+CREATE OR REPLACE FUNCTION age_delay(created_at timestamptz) RETURNS interval
   LANGUAGE sql STABLE
   RETURN coalesce(tweetkeeper.next_delay(created_at),
                   (SELECT max(p.delay) FROM tweetkeeper.age_policy p));
 
 -- How long until a tweet's next refresh after this one: its watch's interval while the watch
 -- lasts, else its age bucket's delay; NULL when it is past the last bucket (done).
-CREATE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watch_until timestamptz)
+CREATE OR REPLACE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watch_until timestamptz)
   RETURNS interval LANGUAGE sql STABLE
   RETURN CASE WHEN watch_until > now() THEN watch_every ELSE tweetkeeper.next_delay(created_at) END;
 
@@ -63,24 +63,24 @@ CREATE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watc
 -- an UPDATE routed to a worker node compute it there from each row (a STABLE function of a column
 -- it refuses), and the node computes it with the coordinator's policy, not its own copy.
 -- complete_batch() passes age_policy's max_age and delay columns as arrays.
-CREATE FUNCTION policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
+CREATE OR REPLACE FUNCTION policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
   RETURNS interval AS 'MODULE_PATHNAME', 'tk_policy_delay' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION policy_delay(timestamptz, timestamptz, interval[], interval[]) IS
   'next_delay() at a given time under a given age policy (its max_age and delay columns as arrays).';
-CREATE FUNCTION refresh_delay_at(created_at timestamptz, watch_every interval, watch_until timestamptz,
+CREATE OR REPLACE FUNCTION refresh_delay_at(created_at timestamptz, watch_every interval, watch_until timestamptz,
                                  at timestamptz, max_ages interval[], delays interval[])
   RETURNS interval LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN watch_until > at THEN watch_every
               ELSE tweetkeeper.policy_delay(created_at, at, max_ages, delays) END;
 -- A time plus a delay, in UTC (so IMMUTABLE, unlike timestamptz + interval, which counts a day
 -- in the session's time zone): where a refresh is due.
-CREATE FUNCTION after(t timestamptz, delay interval) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION after(t timestamptz, delay interval) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN ((t AT TIME ZONE 'UTC') + delay) AT TIME ZONE 'UTC';
 
 -- Ids from before Snowflake (November 2010) encode no time: their derived time falls within a
 -- day of Twitter's epoch, where no Snowflake id exists.
-CREATE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
   LANGUAGE plpgsql STABLE AS $$
 BEGIN
   IF tweet_id IS NOT NULL AND tweet_id > 0 AND (tweet_id >> 22) < 86400000 THEN
@@ -91,7 +91,7 @@ BEGIN
   RETURN tweetkeeper.snowflake_time(tweet_id);
 END $$;
 
-CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
+CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
@@ -111,7 +111,7 @@ COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
   'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
   'the Snowflake id when NULL). Returns false, changing nothing, if it is tracked already.';
 
-CREATE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
+CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   first interval;
@@ -191,7 +191,7 @@ COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
 
 -- For a trigger on the user's own table: AFTER INSERT ... FOR EACH ROW EXECUTE FUNCTION
 -- tweetkeeper.schedule_from_trigger('id_column'[, 'created_at_column']).
-CREATE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   row jsonb := to_jsonb(NEW);
   id_column text := coalesce(TG_ARGV[0], 'tweet_id');

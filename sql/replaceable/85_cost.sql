@@ -5,7 +5,7 @@
 -- first_delay, then + the delay of the age reached, until past the last bucket), the requests
 -- they are a share of (100 tweets per request), the billed reads (distinct UTC days with a
 -- refresh, averaged over the hour of day the tweet was made) and their price.
-CREATE FUNCTION tweet_cost(price_per_read numeric DEFAULT 0.005, OUT refreshes integer,
+CREATE OR REPLACE FUNCTION tweet_cost(price_per_read numeric DEFAULT 0.005, OUT refreshes integer,
                            OUT requests numeric, OUT billed_reads numeric, OUT cost numeric,
                            OUT tracked_for interval)
   LANGUAGE plpgsql STABLE AS $$
@@ -45,7 +45,7 @@ COMMENT ON FUNCTION tweet_cost(numeric) IS
 -- created in the last 24 hours, per second). X's tweets only (tweet_id > 0): X bills by the
 -- post and asks 100 per request; Bluesky's and Mastodon's posts cost nothing and go 25 or 20 a
 -- request, and are not in this forecast.
-CREATE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
+CREATE OR REPLACE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
                          OUT billed_reads numeric)
   LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -136,7 +136,7 @@ COMMENT ON FUNCTION forecast(interval) IS
   'What the tracked and watched tweets, and new ones at the rate of the last day, will need from '
   'now to now + span: refreshes, requests and billed reads (expected values). X''s tweets only.';
 
-CREATE VIEW capacity AS
+CREATE OR REPLACE VIEW capacity AS
 WITH f AS (
   SELECT h.requests AS req_h, d.requests AS req_d, m.requests AS req_m,
          h.billed_reads AS bil_h, d.billed_reads AS bil_d, m.billed_reads AS bil_m,

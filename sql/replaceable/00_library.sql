@@ -1,28 +1,26 @@
-\echo Use "CREATE EXTENSION tweetkeeper" to load this file. \quit
-
 -- tweetkeeper: a queue inside PostgreSQL that keeps tweets' engagement metrics fresh, each tweet
 -- on a schedule set by its age. Workers (tweetkeeper-worker) claim due tweets in batches of up to
 -- 100, make one API request per batch, and complete the batch in one transaction.
 --
--- This install script is built from sql/src/*.sql, one file per part of the extension,
--- concatenated in the order of their names (Makefile). This first part: the guard above against
--- running the script by hand, and the functions the shared library (extension/*.cpp) exports to
--- SQL, declared first because the parts after it call them: the age policy's cached lookup
--- (next_delay), the typed settings, the claiming session's identity, the background worker's
--- wake-up, and whether the library was preloaded.
+-- The extension's SQL is built by scripts/build-sql.sh from sql/schema (what runs once) and
+-- sql/replaceable (what every upgrade runs again), part by part in the order of their numbers.
+-- This first part: the functions the shared library (extension/*.cpp) exports to SQL, declared
+-- first because the parts after it call them: the age policy's cached lookup (next_delay), the
+-- typed settings, the claiming session's identity, the background worker's wake-up, and whether
+-- the library was preloaded.
 
-CREATE FUNCTION next_delay(created_at timestamptz) RETURNS interval
+CREATE OR REPLACE FUNCTION next_delay(created_at timestamptz) RETURNS interval
   AS 'MODULE_PATHNAME', 'tk_next_delay' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION next_delay(timestamptz) IS
   'How long until a tweet created at created_at is refreshed again, by tweetkeeper.age_policy '
   'and its age now; NULL once it is older than the largest max_age (no more refreshes).';
 
-CREATE FUNCTION age_policy_changed() RETURNS trigger
+CREATE OR REPLACE FUNCTION age_policy_changed() RETURNS trigger
   AS 'MODULE_PATHNAME', 'tk_age_policy_changed' LANGUAGE C;
 COMMENT ON FUNCTION age_policy_changed() IS
   'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
 
-CREATE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+CREATE OR REPLACE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
                          OUT batch_retention interval, OUT unavailable_recheck interval,
                          OUT history_partition interval, OUT history_retention interval,
                          OUT history_rollup boolean, OUT history_keep_unchanged boolean,
@@ -33,19 +31,19 @@ COMMENT ON FUNCTION settings() IS
   'history_partition, history_retention (0: keep everything), history_rollup, '
   'history_keep_unchanged, housekeeping_interval and missing_after, typed.';
 
-CREATE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
+CREATE OR REPLACE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl interval,
                                OUT batch_retention interval, OUT unavailable_recheck interval)
   AS 'MODULE_PATHNAME', 'tk_lease_settings' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION lease_settings() IS
   'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
 
-CREATE FUNCTION backend_start() RETURNS timestamptz
+CREATE OR REPLACE FUNCTION backend_start() RETURNS timestamptz
   AS 'MODULE_PATHNAME', 'tk_backend_start' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION backend_start() IS
   'When this database session started (pg_stat_activity.backend_start); with its pid, it names '
   'the session that claimed a batch.';
 
-CREATE FUNCTION backend_alive(pid integer, started timestamptz) RETURNS boolean
+CREATE OR REPLACE FUNCTION backend_alive(pid integer, started timestamptz) RETURNS boolean
   AS 'MODULE_PATHNAME', 'tk_backend_alive' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
   'Whether the database session with this pid and start time still exists (a reused pid with '
@@ -53,34 +51,34 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
 
 -- The claim's memory of each delay's head (claim_batch(); extension/claim_heads.cpp says why and
 -- when it is forgotten).
-CREATE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])
+CREATE OR REPLACE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])
   AS 'MODULE_PATHNAME', 'tk_claim_heads' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION claim_heads(interval) IS
   'claim_batch()''s memory, per session: each delay of X''s scheduled tweets with the oldest due_at '
   'it last saw (where its reads of tweets_lateness_idx start), or NULLs when a full look is due.';
-CREATE FUNCTION remember_claim_heads(delays interval[], heads timestamptz[], full_look boolean)
+CREATE OR REPLACE FUNCTION remember_claim_heads(delays interval[], heads timestamptz[], full_look boolean)
   RETURNS void AS 'MODULE_PATHNAME', 'tk_remember_claim_heads' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION remember_claim_heads(interval[], timestamptz[], boolean) IS
   'Keeps the delays and heads for this session''s next claims; full_look: found by a full look.';
-CREATE FUNCTION heads_moved() RETURNS trigger AS 'MODULE_PATHNAME', 'tk_heads_moved' LANGUAGE C;
+CREATE OR REPLACE FUNCTION heads_moved() RETURNS trigger AS 'MODULE_PATHNAME', 'tk_heads_moved' LANGUAGE C;
 COMMENT ON FUNCTION heads_moved() IS
   'Trigger on tweets: this transaction may have put an X tweet below a claim''s remembered head; '
   'at commit every session''s next claim looks fully.';
 
-CREATE FUNCTION wake_maintenance() RETURNS void
+CREATE OR REPLACE FUNCTION wake_maintenance() RETURNS void
   AS 'MODULE_PATHNAME', 'tk_wake_maintenance' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION wake_maintenance() IS
   'When the current transaction commits, the background worker looks at the queue again at once '
   '(it otherwise sleeps until the next tweet is due).';
 
-CREATE FUNCTION preloaded() RETURNS boolean
+CREATE OR REPLACE FUNCTION preloaded() RETURNS boolean
   AS 'MODULE_PATHNAME', 'tk_preloaded' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION preloaded() IS
   'Whether tweetkeeper was loaded through shared_preload_libraries (its background worker runs).';
 
 -- Compacted history (extension/history_codec.hpp): a post's observations over a span in one
 -- value, delta-encoded. NULL arrays are empty ones.
-CREATE FUNCTION pack_history(observed_at timestamptz[], lease_id bigint[], retweet_count bigint[],
+CREATE OR REPLACE FUNCTION pack_history(observed_at timestamptz[], lease_id bigint[], retweet_count bigint[],
                              reply_count bigint[], like_count bigint[], quote_count bigint[],
                              bookmark_count bigint[], impression_count bigint[]) RETURNS bytea
   AS 'MODULE_PATHNAME', 'tk_pack_history' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -88,19 +86,19 @@ COMMENT ON FUNCTION pack_history(timestamptz[], bigint[], bigint[], bigint[], bi
   'Packs observations (arrays of one length, in (observed_at, lease_id) order, each once; a count '
   'may be NULL) into compacted history; unpack_history reads them back exactly. 22023 otherwise.';
 
-CREATE FUNCTION unpack_history(packed bytea)
+CREATE OR REPLACE FUNCTION unpack_history(packed bytea)
   RETURNS TABLE (observed_at timestamptz, lease_id bigint, retweet_count bigint, reply_count bigint,
                  like_count bigint, quote_count bigint, bookmark_count bigint, impression_count bigint)
   AS 'MODULE_PATHNAME', 'tk_unpack_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 20;
 COMMENT ON FUNCTION unpack_history(bytea) IS
   'The observations of compacted history, in time order. XX001 for data it cannot read.';
 
-CREATE FUNCTION merge_history(a bytea, b bytea) RETURNS bytea
+CREATE OR REPLACE FUNCTION merge_history(a bytea, b bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'tk_merge_history' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION merge_history(bytea, bytea) IS
   'Both compacted histories'' observations in one, in time order, each once.';
 
-CREATE FUNCTION history_without(packed bytea, observed_at timestamptz, lease_id bigint) RETURNS bytea
+CREATE OR REPLACE FUNCTION history_without(packed bytea, observed_at timestamptz, lease_id bigint) RETURNS bytea
   AS 'MODULE_PATHNAME', 'tk_history_without' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION history_without(bytea, timestamptz, bigint) IS
   'Compacted history without the observation made at observed_at by lease_id.';

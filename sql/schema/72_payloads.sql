@@ -50,23 +50,3 @@ CREATE TABLE edits (
 SELECT pg_catalog.pg_extension_config_dump('edits', '');
 COMMENT ON TABLE edits IS
   'Edited X posts: each version with the newest one, which is refreshed from then on.';
-
--- A payload without what changes on every refresh: counts (the history keeps them), the reader's
--- own state (viewer, favourited, ...) and the author's counts. What tweetkeeper.payloads =
--- changed compares, so that a new version is stored when the text, edits, author's public
--- fields, entities or withheld state change, and not when a like comes in.
-CREATE FUNCTION payload_content(payload jsonb, author jsonb) RETURNS jsonb
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT jsonb_build_array(
-    (payload - ARRAY['public_metrics', 'non_public_metrics', 'organic_metrics', 'promoted_metrics',
-                     'edit_controls', 'likeCount', 'repostCount', 'replyCount', 'quoteCount',
-                     'bookmarkCount', 'viewer', 'favourites_count', 'reblogs_count', 'replies_count',
-                     'quotes_count', 'favourited', 'reblogged', 'muted', 'bookmarked', 'pinned'])
-      #- '{author,viewer}' #- '{account,followers_count}' #- '{account,following_count}'
-      #- '{account,statuses_count}' #- '{account,last_status_at}',
-    author - ARRAY['public_metrics', 'followers_count', 'following_count', 'statuses_count'])
-$$;
-COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
-  'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '
-  'changed compares.';
-

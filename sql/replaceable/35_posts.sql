@@ -4,7 +4,7 @@
 -- names behind the ids of Bluesky and Mastodon posts (post_refs); scheduling by URL
 -- (schedule_post, schedule_posts); and the view of every tracked post (posts).
 
-CREATE FUNCTION parse_post_url(url text, OUT network text, OUT host text, OUT author text,
+CREATE OR REPLACE FUNCTION parse_post_url(url text, OUT network text, OUT host text, OUT author text,
                                OUT post_key text, OUT created_at timestamptz, OUT canonical text)
   RETURNS record AS 'MODULE_PATHNAME', 'tk_parse_post_url' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION parse_post_url(text) IS
@@ -15,30 +15,9 @@ COMMENT ON FUNCTION parse_post_url(text) IS
   'author, the post''s key, its creation time where the key encodes one (for Bluesky an estimate) '
   'and one canonical spelling. 22023, naming the value and the fault, for anything else.';
 
-
--- Posts of other networks: what names each on its network, under the negative id that keys it in
--- tweets (see the key's comment in 20_queue_tables.sql). X's tweets have no row here: their id
--- says everything.
-CREATE TABLE post_refs (
-  tweet_id bigint NOT NULL,      -- tweetkeeper.post_id(identity, seed), negative
-  network text NOT NULL,         -- bluesky, mastodon
-  host text NOT NULL,            -- Mastodon: the server that holds the status; Bluesky: ''
-  author text NOT NULL,          -- Bluesky: the DID, or the handle until it is resolved; Mastodon: the user
-  post_key text NOT NULL,        -- Bluesky: the record key; Mastodon: the status id on host
-  url text NOT NULL,             -- where a person sees it
-  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id), as its post's
-  CONSTRAINT post_refs_pkey PRIMARY KEY (tweet_id),
-  CONSTRAINT post_refs_id_negative CHECK (tweet_id < 0),
-  CONSTRAINT post_refs_network_known CHECK (network IN ('bluesky', 'mastodon'))
-);
-SELECT pg_catalog.pg_extension_config_dump('post_refs', '');
-COMMENT ON TABLE post_refs IS
-  'Posts of Bluesky and Mastodon: the author, key and URL behind the negative tweet_id that keys '
-  'them in tweets.';
-
 -- What names a post on its network, whatever URL it came in: the DID (or handle) and record key
 -- on Bluesky, the server and status id on Mastodon (ids are per server; the user is not needed).
-CREATE FUNCTION post_identity(network text, host text, author text, post_key text) RETURNS text
+CREATE OR REPLACE FUNCTION post_identity(network text, host text, author text, post_key text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE network WHEN 'bluesky' THEN 'bluesky ' || author || ' ' || post_key
                       WHEN 'mastodon' THEN 'mastodon ' || host || ' ' || post_key END;
@@ -46,14 +25,14 @@ CREATE FUNCTION post_identity(network text, host text, author text, post_key tex
 -- The id of a post of another network: a 63-bit hash of its identity, negative. A different post
 -- already holding that id (a collision: about one in 10^10 among a million posts) moves the later
 -- one to the next seed; post_ref_id() probes the seeds in order.
-CREATE FUNCTION post_id(identity text, seed integer) RETURNS bigint
+CREATE OR REPLACE FUNCTION post_id(identity text, seed integer) RETURNS bigint
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN -1 - (hashtextextended(identity, seed) & 9223372036854775807);
 
 -- The id of the post named by (network, host, author, post_key): the first seed whose id is free
 -- or this post's; known: post_refs has it; tracked: tweets has it too (an operator may have
 -- deleted the tweets row).
-CREATE FUNCTION post_ref_id(network text, host text, author text, post_key text,
+CREATE OR REPLACE FUNCTION post_ref_id(network text, host text, author text, post_key text,
                             OUT tweet_id bigint, OUT known boolean, OUT tracked boolean)
   LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -78,7 +57,7 @@ BEGIN
 END $$;
 
 -- Where the post's refreshes go: tweets.endpoint.
-CREATE FUNCTION post_endpoint(network text, host text, author text) RETURNS text
+CREATE OR REPLACE FUNCTION post_endpoint(network text, host text, author text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE network WHEN 'bluesky' THEN CASE WHEN author LIKE 'did:%' THEN 'bluesky' ELSE 'bluesky-handle' END
                       WHEN 'mastodon' THEN 'mastodon:' || host END;
@@ -86,7 +65,7 @@ CREATE FUNCTION post_endpoint(network text, host text, author text) RETURNS text
 -- Starts tracking the post of a URL; see the COMMENT. The creation time: the caller's, else the
 -- key's (X's and Mastodon's ids; Bluesky's record key, an estimate, no later than now), else
 -- now (a post whose key tells nothing is treated as new until its first answer says its age).
-CREATE FUNCTION schedule_post(url text, created_at timestamptz DEFAULT NULL)
+CREATE OR REPLACE FUNCTION schedule_post(url text, created_at timestamptz DEFAULT NULL)
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   p record;
@@ -138,7 +117,7 @@ COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
 -- The posts of other networks among urls, each once (its first spelling), a handle resolved
 -- before named by its DID, with its identity and seed-0 id: what schedule_posts() inserts. (A SQL
 -- function of one query: the planner inlines it into the statement that reads it.)
-CREATE FUNCTION posts_wanted(urls text[])
+CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
   RETURNS TABLE (i bigint, url text, network text, host text, author text, post_key text, canonical text,
                  created_at timestamptz, identity text, id0 bigint)
   LANGUAGE sql STABLE AS $$
@@ -153,7 +132,7 @@ CREATE FUNCTION posts_wanted(urls text[])
 
 -- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
 -- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
-CREATE FUNCTION schedule_posts(urls text[]) RETURNS bigint
+CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   max_ids integer;
@@ -290,7 +269,7 @@ COMMENT ON FUNCTION schedule_posts(text[]) IS
   'many were new. 22023 names the first bad URL and its position.';
 
 -- Every tracked post of every network, as people name them.
-CREATE VIEW posts AS
+CREATE OR REPLACE VIEW posts AS
 SELECT t.tweet_id AS post_id,
        coalesce(r.network, 'x') AS network,
        coalesce(r.url, 'https://x.com/i/web/status/' || t.tweet_id) AS url,

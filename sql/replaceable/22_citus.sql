@@ -7,44 +7,31 @@
 -- On one node bucket stays NULL (every insert asks shard_count() first): not a byte of any row.
 
 -- The bucket of a post: 1024 values, so that any shard count up to that splits them evenly.
-CREATE FUNCTION bucket_of(post_id bigint) RETURNS smallint
+CREATE OR REPLACE FUNCTION bucket_of(post_id bigint) RETURNS smallint
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN (hashint8(post_id) & 1023)::smallint;
 COMMENT ON FUNCTION bucket_of(bigint) IS
   'The bucket (0-1023) of a post id: the column tweetkeeper''s tables are distributed by on Citus.';
 
--- Each shard of the distributed tweets table (1, 2, ... in the order of Citus's shard ids) with
--- the buckets it holds. Written by distribute(); empty on one node. claim_batch() claims from one
--- shard at a time; a lease id carries its shard in its high bits (new_lease()), so completion and
--- release find the batch's shard again. Not users' data (distribute() derives it); dumped all the same, as every table of the extension is.
-CREATE TABLE shard_buckets (
-  shard integer NOT NULL,
-  buckets smallint[] NOT NULL,
-  CONSTRAINT shard_buckets_pkey PRIMARY KEY (shard)
-);
-SELECT pg_catalog.pg_extension_config_dump('shard_buckets', '');
-COMMENT ON TABLE shard_buckets IS
-  'On Citus (tweetkeeper.distribute()): each shard of tweets and the buckets it holds. Empty on one node.';
-
 -- How many shards the claims go round: 0 on one node.
-CREATE FUNCTION shard_count() RETURNS integer
+CREATE OR REPLACE FUNCTION shard_count() RETURNS integer
   LANGUAGE sql STABLE PARALLEL SAFE
   RETURN (SELECT count(*)::integer FROM tweetkeeper.shard_buckets);
 
 -- A new lease id: the sequence's next value, with the shard (0 on one node) in bits 48 and up.
 -- On Citus every claim runs on the coordinator, whose sequence alone hands them out.
-CREATE FUNCTION new_lease(shard integer) RETURNS bigint
+CREATE OR REPLACE FUNCTION new_lease(shard integer) RETURNS bigint
   LANGUAGE sql VOLATILE
   RETURN (shard::bigint << 48) | nextval('tweetkeeper.lease_id_seq');
 
 -- The buckets of a lease's shard; NULL on one node, or for a lease from before distribute().
-CREATE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
+CREATE OR REPLACE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
   LANGUAGE sql STABLE
   RETURN (SELECT b.buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = (lease >> 48)::integer);
 
 -- The shards a claim goes round on Citus, each with its buckets, in turn from the one after this
 -- session's last batch (tweetkeeper_claim.next_shard, which claim_batch() and claim_posts() set).
-CREATE FUNCTION shards_in_turn(OUT shard integer, OUT buckets smallint[]) RETURNS SETOF record
+CREATE OR REPLACE FUNCTION shards_in_turn(OUT shard integer, OUT buckets smallint[]) RETURNS SETOF record
   LANGUAGE sql STABLE AS $$
   SELECT b.shard, b.buckets
     FROM tweetkeeper.shard_buckets b, (SELECT count(*)::integer AS n FROM tweetkeeper.shard_buckets) c
@@ -59,7 +46,7 @@ CREATE FUNCTION shards_in_turn(OUT shard integer, OUT buckets smallint[]) RETURN
 -- endpoints, housekeeping) stays on the coordinator, where every claim and completion runs:
 -- workers connect to the coordinator. Batches in flight are handed back first (their lease ids
 -- carry no shard); a worker that completes one later stores nothing, as for an expired lease.
-CREATE FUNCTION distribute(shard_count integer DEFAULT NULL) RETURNS text
+CREATE OR REPLACE FUNCTION distribute(shard_count integer DEFAULT NULL) RETURNS text
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_workers integer;
@@ -163,7 +150,7 @@ COMMENT ON FUNCTION distribute(integer) IS
 -- this node's own background worker made while it was not one yet (tweetkeeper 0.2.0 kept house
 -- everywhere), which would clash with them. Only empty ones: a node that holds observations of
 -- its own is refused, not emptied.
-CREATE FUNCTION shed_node_partitions() RETURNS integer
+CREATE OR REPLACE FUNCTION shed_node_partitions() RETURNS integer
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   part record;
@@ -192,7 +179,7 @@ END $$;
 -- Whether this database is a Citus worker node: the coordinator keeps house for the whole cluster
 -- (maintenance(), housekeeping()); a worker node's background worker leaves its tables, which
 -- are Citus's shells and shards, alone.
-CREATE FUNCTION citus_worker_node() RETURNS boolean
+CREATE OR REPLACE FUNCTION citus_worker_node() RETURNS boolean
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF to_regclass('pg_catalog.pg_dist_local_group') IS NULL THEN
@@ -207,7 +194,7 @@ END $$;
 -- server without Citus, the queue needs only this: the shard map emptied (claims no longer route),
 -- and the history partitions the cluster made, which require a bucket (a column of their
 -- distributed primary key), made to take rows without one again, as one node writes them.
-CREATE FUNCTION undistribute() RETURNS text
+CREATE OR REPLACE FUNCTION undistribute() RETURNS text
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_shards integer;

@@ -19,7 +19,7 @@
 -- descent per delay; of one shard's buckets on Citus (claim_in(), which keeps no memory of heads
 -- there: the writes that move them run on the worker nodes), of all tweets otherwise (NULL).
 -- (PL/pgSQL: Citus cannot plan an SQL function's statements that use its parameters.)
-CREATE FUNCTION full_delay_heads(buckets smallint[], OUT delays interval[], OUT heads timestamptz[])
+CREATE OR REPLACE FUNCTION full_delay_heads(buckets smallint[], OUT delays interval[], OUT heads timestamptz[])
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   WITH RECURSIVE d(delay, head) AS (
@@ -43,7 +43,7 @@ END $$;
 -- tweets_lateness_idx, one descent per delay (each walks the dead entries at the head of its
 -- delay's range, which every claim and completion leave until VACUUM; the remembered heads skip
 -- them). claim_batch() and maintenance() read the queue from here.
-CREATE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
+CREATE OR REPLACE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
@@ -72,7 +72,7 @@ COMMENT ON FUNCTION delay_heads() IS
 -- A claim's lease on the rows its locking read returned: each row version where the read found
 -- it (a TID scan, no index descent: only this transaction may update a row it locked, so none
 -- should have moved), and by key any that was not there.
-CREATE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz,
+CREATE OR REPLACE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz,
                            buckets smallint[] DEFAULT NULL) RETURNS void
   LANGUAGE plpgsql AS $$
 DECLARE
@@ -90,7 +90,7 @@ END $$;
 
 -- claim_batch()'s work, on all tweets (buckets NULL) or on one shard's (Citus: shard, 1-based, is
 -- the high bits of the lease id, by which completion and release find the batch's shard again).
-CREATE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
+CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
                          buckets smallint[], shard integer)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text, payload_hashes text[])
@@ -396,7 +396,7 @@ END $$;
 -- none kept; the whole array NULL when none of them has one), so that a worker hands on only
 -- payloads that differ (tweetkeeper.payloads); taken by the claim's locking read, with no lookup
 -- of its own.
-CREATE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
                             provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text, payload_hashes text[])
@@ -450,7 +450,7 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 --   problems:     [{"id":2,"type":"resource-not-found","detail":"..."}, ...]
 --   rate:         the answer's x-rate-limit-* headers, {"limit":..,"remaining":..,"reset":epoch}
 -- Returns how many tweets of the batch got a result stored.
-CREATE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
+CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, problems jsonb DEFAULT '[]',
                                rate jsonb DEFAULT NULL)
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -776,7 +776,7 @@ COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
 -- usage-capped (429, monthly cap: until next month), rejected (401/403); of a Mastodon server,
 -- single-status (older than 4.3: one status per request from then on); NULL for anything else.
 -- `rate` as in complete_batch.
-CREATE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
+CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL, refusal text DEFAULT NULL,
                               rate jsonb DEFAULT NULL) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Writes the extension's SQL scripts from their sources (the Makefile calls it; so does the
+# upgrade test, to check what was built and installed). Two kinds of source:
+#   sql/schema/NN_*.sql       what runs once: types, tables, indexes, sequences, their comments,
+#                             the rows CREATE EXTENSION inserts, pg_extension_config_dump
+#   sql/replaceable/NN_*.sql  what can be run again: functions, views, triggers (CREATE OR
+#                             REPLACE), their comments, roles and grants (idempotent)
+#   sql/updates/A--B.sql      the hand-written delta from release A to B: what a database made
+#                             with A needs before B's replaceable definitions (new tables,
+#                             columns, data moves, DROP of what B no longer has or re-declares)
+# The install script is both kinds, part by part in the order of NN (a part's schema before its
+# replaceable definitions); an upgrade script is the delta followed by every replaceable part.
+# So each function, view and trigger is written once, in sql/replaceable, and reaches fresh
+# installs and upgrades alike. Released scripts are frozen files, never rebuilt (sql/RELEASED).
+#   build-sql.sh install VERSION
+#   build-sql.sh upgrade FROM TO
+set -euo pipefail
+sql=$(cd "$(dirname "$0")/../sql" && pwd)
+
+# The replaceable parts must be safe to run again: every CREATE of a function, procedure, view,
+# trigger or aggregate says OR REPLACE (else an upgrade fails on the first that exists).
+check_replaceable() {
+  local bad
+  bad=$(grep -HnE '^[[:space:]]*CREATE[[:space:]]+(FUNCTION|PROCEDURE|VIEW|TRIGGER|AGGREGATE)\b' \
+    "$sql"/replaceable/*.sql || true)
+  if [ -n "$bad" ]; then
+    echo "build-sql: a replaceable definition without OR REPLACE:" >&2
+    echo "$bad" >&2
+    exit 1
+  fi
+}
+
+part_names() { ls "$sql/schema" "$sql/replaceable" | grep -E '^[0-9]{2}_.*\.sql$' | sort -u; }
+
+case "${1:-}" in
+  install)
+    version=${2:?usage: build-sql.sh install VERSION}
+    check_replaceable
+    echo "\\echo Use \"CREATE EXTENSION tweetkeeper\" to load this file. \\quit"
+    echo "-- tweetkeeper $version, built by scripts/build-sql.sh from sql/schema and sql/replaceable."
+    for part in $(part_names); do
+      for kind in schema replaceable; do
+        if [ -f "$sql/$kind/$part" ]; then
+          echo
+          echo "-- ==== sql/$kind/$part"
+          cat "$sql/$kind/$part"
+        fi
+      done
+    done
+    ;;
+  upgrade)
+    from=${2:?usage: build-sql.sh upgrade FROM TO} to=${3:?usage: build-sql.sh upgrade FROM TO}
+    delta=$sql/updates/$from--$to.sql
+    [ -f "$delta" ] || { echo "build-sql: no delta $delta" >&2; exit 1; }
+    check_replaceable
+    echo "\\echo Use \"ALTER EXTENSION tweetkeeper UPDATE TO '$to'\" to load this file. \\quit"
+    echo "-- tweetkeeper $from -> $to, built by scripts/build-sql.sh: the delta, then every"
+    echo "-- replaceable definition of $to."
+    echo
+    echo "-- ==== sql/updates/$from--$to.sql"
+    cat "$delta"
+    for part in $(ls "$sql/replaceable" | sort); do
+      echo
+      echo "-- ==== sql/replaceable/$part"
+      cat "$sql/replaceable/$part"
+    done
+    ;;
+  *)
+    echo "usage: build-sql.sh install VERSION | upgrade FROM TO" >&2
+    exit 2
+    ;;
+esac

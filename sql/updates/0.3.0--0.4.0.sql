@@ -1,0 +1,3 @@
+-- 0.3.0 -> 0.4.0, what runs once before 0.4.0's replaceable definitions (scripts/build-sql.sh
+-- appends them). 0.4.0 changes no table, type or index: its changes are all in functions,
+-- views, triggers and grants, which the replaceable part re-declares.
