@@ -12,6 +12,10 @@
 # replaceable definitions); an upgrade script is the delta followed by every replaceable part.
 # So each function, view and trigger is written once, in sql/replaceable, and reaches fresh
 # installs and upgrades alike. Released scripts are frozen files, never rebuilt (sql/RELEASED).
+# Releasing version V (previous release P): add the scripts sql/tweetkeeper--V.sql and
+# sql/tweetkeeper--P--V.sql as built to git, their lines in .gitignore go, their checksums join
+# sql/RELEASED (tests/upgrade/upgrade.sh checks them); V joins upgrade.sh's released list with a
+# sample of what V added; then default_version moves on and sql/updates/V--NEXT.sql starts.
 #   build-sql.sh install VERSION
 #   build-sql.sh upgrade FROM TO
 set -euo pipefail
