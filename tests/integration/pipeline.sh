@@ -54,15 +54,21 @@ buffer="interval '$BUFFER_TTL_S seconds'"
 [ "$rc1" = 0 ] && [ "$rc2" = 0 ] && r=t || r=f
 tk_sql_ok "both workers exit 0 on SIGTERM" "SELECT '$r'::boolean"
 tk_sql_ok "no tweet disappeared" "SELECT count(*) = $total FROM tweetkeeper.tweets"
+# Each check of "none" below is guarded by "something ran": it holds only if the workers did.
+ran="(SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'completed') > 0"
+tk_sql_ok "something ran: batches were completed and refreshes stored" \
+  "SELECT $ran AND (SELECT count(*) FROM tweetkeeper.metric_history) > 0"
 tk_sql_ok "nothing is left leased after a graceful exit" \
-  "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
+  "SELECT count(*) = 0 AND $ran FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL" \
   "SELECT tweet_id, due_at, lease_id FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL"
-tk_sql_ok "no batch is left in flight" "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL"
+tk_sql_ok "no batch is left in flight" "SELECT count(*) = 0 AND $ran FROM tweetkeeper.batches WHERE outcome IS NULL"
 tk_sql_ok "every tweet ends in the state the mock's rules say (deleted, unavailable, done, scheduled)" \
   "SELECT count(*) = 0 FROM tweetkeeper.tweets t JOIN expected e USING (tweet_id) WHERE t.state::text <> e.state" \
   "SELECT t.tweet_id, t.state, e.state AS expected FROM tweetkeeper.tweets t JOIN expected e USING (tweet_id) WHERE t.state::text <> e.state"
-tk_sql_ok "deleted and protected tweets were not observed" \
-  "SELECT count(*) = 0 FROM tweetkeeper.metric_history h JOIN expected e USING (tweet_id) WHERE e.state IN ('deleted', 'unavailable')"
+tk_sql_ok "deleted and protected tweets were not observed (though asked for: they ended deleted and unavailable)" \
+  "SELECT count(*) = 0 AND (SELECT count(*) FROM tweetkeeper.tweets WHERE state = 'deleted') > 0
+          AND (SELECT count(*) FROM tweetkeeper.tweets WHERE state = 'unavailable') > 0
+     FROM tweetkeeper.metric_history h JOIN expected e USING (tweet_id) WHERE e.state IN ('deleted', 'unavailable')"
 tk_sql_ok "tweets past the last bucket were observed exactly once" \
   "SELECT bool_and(n = 1) FROM (SELECT count(h.tweet_id) n FROM expected e LEFT JOIN tweetkeeper.metric_history h USING (tweet_id) WHERE e.state = 'done' GROUP BY e.tweet_id) x"
 tk_sql_ok "every overdue tweet was first refreshed within the first seconds" \
@@ -77,26 +83,29 @@ tk_sql_ok "no refresh came earlier than the tweet's delay" \
   "$(cat "$dir/gaps.sql") SELECT tweet_id, gap, delay FROM gaps WHERE gap < delay - interval '50 ms'"
 tk_on_schedule_ok "buffer TTL + ${SLACK_S}s" "$stop" "$buffer + $slack"
 tk_sql_ok "every partial batch waited the buffer TTL for its oldest tweet" \
-  "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer" \
+  "SELECT count(*) = 0 AND $ran FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer" \
   "SELECT lease_id, size, claimed_at - oldest_due_at FROM tweetkeeper.batches WHERE size < 100 AND claimed_at - oldest_due_at < $buffer"
 tk_sql_ok "most batches were full (100 ids)" \
-  "SELECT count(*) FILTER (WHERE size = 100) >= 0.8 * count(*) FROM tweetkeeper.batches"
+  "SELECT count(*) FILTER (WHERE size = 100) >= 0.8 * count(*) AND $ran FROM tweetkeeper.batches"
 tk_sql_ok "history has one observation per tweet per lease" \
-  "SELECT count(*) = count(DISTINCT (tweet_id, lease_id)) FROM tweetkeeper.metric_history"
-tk_sql_ok "metrics never went down between observations" \
-  "SELECT count(*) = 0 FROM (SELECT like_count - lag(like_count) OVER (PARTITION BY tweet_id ORDER BY lease_id) d FROM tweetkeeper.metric_history) x WHERE d < 0"
+  "SELECT count(*) = count(DISTINCT (tweet_id, lease_id)) AND count(*) > 0 FROM tweetkeeper.metric_history"
+tk_sql_ok "metrics never went down between observations (of tweets observed more than once)" \
+  "SELECT count(*) FILTER (WHERE d < 0) = 0 AND count(d) > 0
+     FROM (SELECT like_count - lag(like_count) OVER (PARTITION BY tweet_id ORDER BY lease_id) d FROM tweetkeeper.metric_history) x"
 # One API request per batch: the mock saw exactly the batches the database recorded.
 requests=$(jq '.status_counts["200"] // 0' "$dir/mock-stats.json")
 ids=$(jq '.ids_requested' "$dir/mock-stats.json")
 tk_sql_ok "one API request per completed batch ($requests requests)" \
-  "SELECT count(*) = $requests FROM tweetkeeper.batches WHERE outcome = 'completed'"
+  "SELECT count(*) = $requests AND $requests > 0 FROM tweetkeeper.batches WHERE outcome = 'completed'"
 tk_sql_ok "every id requested belongs to a completed batch ($ids ids)" \
-  "SELECT sum(size) = $ids FROM tweetkeeper.batches WHERE outcome = 'completed'"
+  "SELECT sum(size) = $ids AND $ids > 0 FROM tweetkeeper.batches WHERE outcome = 'completed'"
 
 # The bearer token never reaches the database or any log.
 pg_dump --data-only tweetkeeper >"$dir/dump.sql" 2>/dev/null
-if grep -q -- "$TWEETKEEPER_BEARER_TOKEN" "$dir/dump.sql" "$dir/pg/server.log" "$dir"/worker-*.log "$dir"/mock.log*; then r=f; else r=t; fi
-[ -s "$dir/dump.sql" ] || r=f
+# (grep exits 2 when a file cannot be read: only its 1, none found in files all there, passes.)
+grep -q -- "$TWEETKEEPER_BEARER_TOKEN" "$dir/dump.sql" "$dir/pg/server.log" "$dir"/worker-*.log "$dir"/mock.log*
+[ $? = 1 ] && r=t || r=f
+for f in "$dir/dump.sql" "$dir/pg/server.log" "$dir"/worker-{1,2}.log; do [ -s "$f" ] || r=f; done
 tk_sql_ok "the bearer token is in no table, no server log, no worker or mock log" "SELECT '$r'::boolean"
 tk_psql -c "SELECT format('# %s refreshes in %s batches (%s full); %s requests to the mock',
   (SELECT count(*) FROM tweetkeeper.metric_history), count(*), count(*) FILTER (WHERE size = 100), $requests)
