@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Writes the extension's SQL scripts from their sources (the Makefile calls it; so does the
 # upgrade test, to check what was built and installed). Two kinds of source:
-#   sql/schema/NN_*.sql       what runs once: types, tables, indexes, sequences, their comments,
-#                             the rows CREATE EXTENSION inserts, pg_extension_config_dump
-#   sql/replaceable/NN_*.sql  what can be run again: functions, views, triggers (CREATE OR
-#                             REPLACE), their comments, roles and grants (idempotent)
+#   sql/schema/NN_*.sql       what runs once: types, tables, indexes, sequences, triggers (95:
+#                             on Citus a trigger on a distributed table cannot be declared
+#                             again), their comments, the rows CREATE EXTENSION inserts,
+#                             pg_extension_config_dump
+#   sql/replaceable/NN_*.sql  what can be run again: functions (those of triggers too) and views
+#                             (CREATE OR REPLACE), their comments, roles and grants (idempotent)
 #   sql/updates/A--B.sql      the hand-written delta from release A to B: what a database made
 #                             with A needs before B's replaceable definitions (new tables,
 #                             columns, data moves, DROP of what B no longer has or re-declares)
 # The install script is both kinds, part by part in the order of NN (a part's schema before its
 # replaceable definitions); an upgrade script is the delta followed by every replaceable part.
-# So each function, view and trigger is written once, in sql/replaceable, and reaches fresh
-# installs and upgrades alike. Released scripts are frozen files, never rebuilt (sql/RELEASED).
+# So each function and view is written once, in sql/replaceable, and reaches fresh installs and
+# upgrades alike. Released scripts are frozen files, never rebuilt (sql/RELEASED).
 # Releasing version V (previous release P): add the scripts sql/tweetkeeper--V.sql and
 # sql/tweetkeeper--P--V.sql as built to git, their lines in .gitignore go, their checksums join
 # sql/RELEASED (tests/upgrade/upgrade.sh checks them); V joins upgrade.sh's released list with a
@@ -21,14 +23,15 @@
 set -euo pipefail
 sql=$(cd "$(dirname "$0")/../sql" && pwd)
 
-# The replaceable parts must be safe to run again: every CREATE of a function, procedure, view,
-# trigger or aggregate says OR REPLACE (else an upgrade fails on the first that exists).
+# The replaceable parts must be safe to run again: every CREATE of a function, procedure, view or
+# aggregate says OR REPLACE (else an upgrade fails on the first that exists), and none declares a
+# trigger (sql/schema/95_triggers.sql does).
 check_replaceable() {
   local bad
-  bad=$(grep -HnE '^[[:space:]]*CREATE[[:space:]]+(FUNCTION|PROCEDURE|VIEW|TRIGGER|AGGREGATE)\b' \
+  bad=$(grep -HnE '^[[:space:]]*CREATE[[:space:]]+((FUNCTION|PROCEDURE|VIEW|AGGREGATE)\b|(OR[[:space:]]+REPLACE[[:space:]]+)?(CONSTRAINT[[:space:]]+)?TRIGGER\b)' \
     "$sql"/replaceable/*.sql || true)
   if [ -n "$bad" ]; then
-    echo "build-sql: a replaceable definition without OR REPLACE:" >&2
+    echo "build-sql: a replaceable definition without OR REPLACE, or a trigger (its home is sql/schema):" >&2
     echo "$bad" >&2
     exit 1
   fi

@@ -1,9 +1,5 @@
--- The age policy's triggers (its table and default buckets: sql/schema/10_policy.sql): every
--- session's cached copy dropped when it changes, and pg_dump keeping it exactly when it is the user's.
-
-CREATE OR REPLACE TRIGGER age_policy_changed
-  AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON age_policy
-  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_changed();
+-- The age policy's trigger functions (its table and default buckets: sql/schema/10_policy.sql;
+-- the triggers themselves: sql/schema/95_triggers.sql).
 
 -- Backups. pg_dump keeps the policy only where it is the user's: the rows CREATE EXTENSION
 -- inserts are not dumped while untouched, so a restore does not insert them twice. Once anything
@@ -32,9 +28,3 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION age_policy_adopt() IS
   'Trigger: once the policy is edited, all of it is the user''s, and pg_dump keeps all of it.';
-
-CREATE OR REPLACE TRIGGER age_policy_before_insert
-  BEFORE INSERT ON age_policy FOR EACH ROW EXECUTE FUNCTION age_policy_before_insert();
-CREATE OR REPLACE TRIGGER age_policy_adopt
-  AFTER INSERT OR UPDATE OR DELETE ON age_policy
-  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_adopt();

@@ -1,22 +1,6 @@
--- The queue tables' triggers and views (the tables: sql/schema/20_queue_tables.sql): claim heads
--- kept current on inserts and moves, and metric_history, the one view of the hot and the compacted
--- history, with the trigger that writes through it.
-
--- A tweet put below a claim's remembered head (claim_heads()): scheduled, due earlier than it
--- was (a release, an abandoned batch handed back, a delay shorter than the lease), or moved to
--- another delay with its due time passed. Claims and ordinary completions move tweets later and
--- do not fire it. AFTER, not BEFORE: a BEFORE row trigger makes PostgreSQL lock each row it
--- updates before its WHEN clause is even evaluated, a WAL record per row that no lock read took
--- already (every tweet of every completion: 8% of its WAL and a tenth of its time); an AFTER
--- row trigger reads its WHEN clause from the row versions at hand, and queues only rows it fires
--- for (a bulk reschedule to earlier times queues each of its rows until the statement ends).
-CREATE OR REPLACE TRIGGER tweets_heads_moved AFTER UPDATE ON tweets FOR EACH ROW
-  WHEN (NEW.tweet_id > 0 AND NEW.due_at IS NOT NULL
-        AND (OLD.due_at IS NULL OR NEW.due_at < OLD.due_at
-             OR (NEW.delay IS DISTINCT FROM OLD.delay AND NEW.due_at <= now())))
-  EXECUTE FUNCTION heads_moved();
-CREATE OR REPLACE TRIGGER tweets_heads_scheduled AFTER INSERT ON tweets FOR EACH STATEMENT
-  EXECUTE FUNCTION heads_moved();
+-- The history's view and what writes through it (the tables: sql/schema/20_queue_tables.sql;
+-- the triggers: sql/schema/95_triggers.sql): metric_history, the one view of the hot and the
+-- compacted history, and the function its INSTEAD OF trigger calls.
 
 -- The span of compacted history an observation belongs to.
 CREATE OR REPLACE FUNCTION history_span(observed_at timestamptz) RETURNS timestamptz
@@ -64,5 +48,3 @@ BEGIN
   END IF;
   RETURN OLD;
 END $$;
-CREATE OR REPLACE TRIGGER metric_history_write INSTEAD OF INSERT OR DELETE ON metric_history
-  FOR EACH ROW EXECUTE FUNCTION metric_history_write();
