@@ -27,7 +27,13 @@ export TWEETKEEPER_BEARER_TOKEN=wakeup-test-token
   --poll-interval 60000 >"$dir/worker.log" 2>&1 &
 worker=$!
 TK_PIDS+=($worker)
-sleep 2
+# Ready: its listener has run LISTEN and both of its slots have connected.
+listening="SELECT count(*) FILTER (WHERE query ILIKE 'LISTEN%tweetkeeper_due%') = 1
+                  AND count(*) FILTER (WHERE application_name = 'tweetkeeper-worker waker') = 2
+             FROM pg_stat_activity WHERE usename = 'tk_worker_login'"
+tk_wait_for 20 "$listening"
+tk_ok "the worker listens for wake-ups, its two slots connected" $? \
+  "$(tk_psql -c "SELECT application_name, state, query FROM pg_stat_activity WHERE usename = 'tk_worker_login'")"
 
 # Idle: nothing scheduled, for long. The whole system (the background worker and three idle
 # workers: this one, polling every 60 s, and two with the default poll of 5 s and 4 slots each)
@@ -39,8 +45,14 @@ for n in 1 2; do
   idle_pids+=($!)
   TK_PIDS+=($!)
 done
-# Statistics reach pg_stat_database up to 10 s late (an idle backend flushes its counts then):
-# let the start-up's connections and first claims settle first.
+# Both up: each listening, its four slots connected.
+tk_wait_for 20 "SELECT count(*) FILTER (WHERE query ILIKE 'LISTEN%tweetkeeper_due%') = 3
+                       AND count(*) FILTER (WHERE application_name IN ('tweetkeeper-worker idle1', 'tweetkeeper-worker idle2')) = 8
+                  FROM pg_stat_activity WHERE usename = 'tk_worker_login'"
+tk_ok "two more idle workers listen, their slots connected" $?
+# Not readiness: statistics reach pg_stat_database up to 10 s late (PostgreSQL's
+# PGSTAT_IDLE_INTERVAL: an idle backend flushes its counts then), so the start-up's transactions
+# would be counted in the window below if it began now.
 sleep 11
 xacts() { tk_psql -c "SELECT pg_stat_force_next_flush(); SELECT xact_commit FROM pg_stat_database WHERE datname = 'tweetkeeper'" | tail -1; }
 x0=$(xacts)
@@ -68,16 +80,19 @@ tk_sql_ok "a newly scheduled full batch is claimed within 0.75 s (was ${latency:
 # slept until then, not a tick at a time, and still notifies on time.
 tk_psql -c "SELECT tweetkeeper.schedule_tweet(1595100000000000000 + g, now() - interval '2 minutes' + interval '3 seconds') FROM generate_series(1, 100) g" >/dev/null
 x0=$(xacts)
-sleep 5
+t=$SECONDS
+tk_wait_for 10 "SELECT count(*) = 1 AND bool_and(outcome = 'completed') FROM tweetkeeper.batches WHERE 1595100000000000001 = ANY (tweet_ids)"
 x1=$(xacts)
 due_lag=$(tk_psql -c "SELECT round(extract(epoch FROM b.claimed_at - b.oldest_due_at)::numeric, 3) FROM tweetkeeper.batches b WHERE 1595100000000000001 = ANY (b.tweet_ids)")
-echo "# a full batch was claimed ${due_lag:-never} s after it became due; $((x1 - x0 - 1)) transactions in those 5 s"
+echo "# a full batch was claimed ${due_lag:-never} s after it became due; $((x1 - x0 - 1)) transactions in those $((SECONDS - t)) s"
 tk_sql_ok "a newly due full batch is claimed within 0.75 s of its due time (was ${due_lag:-never} s)" \
   "SELECT coalesce(bool_and(claimed_at - oldest_due_at BETWEEN interval '0' AND interval '750 ms'), false) FROM tweetkeeper.batches WHERE 1595100000000000001 = ANY (tweet_ids)"
 
 # A partial batch: claimed when its oldest tweet has waited the buffer TTL (1 s), not later.
 tk_psql -c "SELECT tweetkeeper.schedule_tweet(1595000000000000000 + g, now() - interval '2 minutes' + interval '2 seconds') FROM generate_series(1, 10) g" >/dev/null
-sleep 5
+# Until all 10 were refreshed (one batch, or two: see below) and no batch is in flight.
+tk_wait_for 15 "SELECT (SELECT count(*) = 10 FROM tweetkeeper.tweets WHERE tweet_id BETWEEN 1595000000000000001 AND 1595000000000000010 AND update_count > 0)
+                   AND NOT EXISTS (SELECT FROM tweetkeeper.batches WHERE outcome IS NULL)"
 lag=$(tk_psql -c "SELECT round(extract(epoch FROM b.claimed_at - b.oldest_due_at)::numeric, 3) FROM tweetkeeper.batches b WHERE 1595000000000000001 = ANY (b.tweet_ids)")
 echo "# a partial batch was claimed ${lag:-never} s after its oldest tweet became due (buffer TTL 1 s)"
 tk_sql_ok "a partial batch is claimed between 1 s and 1.75 s after it is due (was ${lag:-never} s)" \
@@ -88,9 +103,11 @@ tk_psql -F ' ' -c "SELECT '# batch', lease_id, worker, size, outcome, claimed_at
 tk_sql_ok "every batch was completed (at least three)" "SELECT count(*) >= 3 AND bool_and(outcome = 'completed') FROM tweetkeeper.batches"
 
 # SIGHUP: a reload keeps the maintenance worker (same pid) and applies the new tick.
+reload_at=$(tk_psql -c "SELECT clock_timestamp()")
 tk_psql -c "ALTER SYSTEM SET tweetkeeper.tick_interval = '100ms'" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 1
-[ "$(bgw_pid)" = "$pid1" ]; tk_ok "a config reload (SIGHUP) keeps the maintenance worker running" $?
+# Until it has been through its loop since (the SIGHUP wakes it; it reads the file, then ticks).
+tk_wait_for 15 "SELECT state_change > timestamptz '$reload_at' FROM pg_stat_activity WHERE pid = $pid1"
+[ $? = 0 ] && [ "$(bgw_pid)" = "$pid1" ]; tk_ok "a config reload (SIGHUP) keeps the maintenance worker running" $?
 
 # Terminated (as after an error): the postmaster starts it again.
 tk_psql -c "SELECT pg_terminate_backend($pid1)" >/dev/null
@@ -102,12 +119,13 @@ tk_psql -c "ALTER SYSTEM SET tweetkeeper.database = 'postgres'" >/dev/null
 tk_pg_stop "$dir"
 tk_pg_start "$dir" || exit 1
 pid3=$(wait_bgw)
-sleep 2
+# Until it has been through its first tick there (idle in its wait since).
+tk_wait_for 15 "SELECT state = 'idle' AND state_change IS NOT NULL AND wait_event = 'Extension' FROM pg_stat_activity WHERE pid = ${pid3:-0}"
 [ -n "$pid3" ] && [ "$(bgw_pid postgres)" = "$pid3" ]
 tk_ok "in a database without the extension the maintenance worker stays up" $?
 ! grep -q 'ERROR' "$dir/pg/server.log"; tk_ok "and the server log has no ERROR" $?
 
 kill -TERM "$worker"
 tk_wait_exit "$worker" 30
-[ "$TK_RC" = 0 ]; tk_ok "the worker survived the restarts and exits 0 on SIGTERM" $? 2>/dev/null || true
+[ "$TK_RC" = 0 ]; tk_ok "the worker survived the restarts and exits 0 on SIGTERM" $?
 tk_summary wakeup
