@@ -40,13 +40,29 @@ rc=$?
 tk_ok "--warc-dir that is no directory: exit 2 and says so" $? "rc $rc: $(cat "$dir/bad.log")"
 start 1
 start 2
-sleep 3
+# Until worker 1 has a file open (its name ends in -PID~HOST.warc.gz.open) and has completed batches.
+for ((i = 0; i < 100; i++)); do
+  ls "$warc" | grep -q -- "-$w1~.*\.open\$" &&
+    [ "$(tk_psql -c "SELECT count(*) >= 3 FROM tweetkeeper.batches WHERE worker = 'warc-1' AND outcome = 'completed'")" = t ] && break
+  sleep 0.2
+done
+ls "$warc" | grep -q -- "-$w1~.*\.open\$"
+tk_ok "worker 1 records into a file of its own (.open) while it refreshes" $? "$(ls "$warc")"
 kill -KILL "$w1"
 wait "$w1" 2>/dev/null
 tk_forget "$w1"
 left_open=$(ls "$warc" | grep -c '\.open$')
 start 1
-sleep 9
+# Until the new worker 1 has finished the file left open and both have recorded for a while:
+# files rolled over (at least 4 closed) and 60 batches completed.
+restarted_at=$(tk_psql -c "SELECT now()")
+recorded="SELECT count(*) >= 60 AND count(*) FILTER (WHERE worker = 'warc-1' AND claimed_at > timestamptz '$restarted_at') > 0
+            FROM tweetkeeper.batches WHERE outcome = 'completed'"
+for ((i = 0; i < 150; i++)); do
+  grep -q "WARC: finished [1-9]" "$dir/worker-1.log" && [ "$(ls "$warc" | grep -c '\.warc\.gz$')" -ge 4 ] &&
+    [ "$(tk_psql -c "$recorded")" = t ] && break
+  sleep 0.2
+done
 kill -TERM "$w1" "$w2"
 tk_wait_exit "$w1" 30; rc1=$TK_RC
 tk_wait_exit "$w2" 30; rc2=$TK_RC
