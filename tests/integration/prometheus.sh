@@ -74,11 +74,22 @@ prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
 TK_PIDS+=($!)
 api="http://127.0.0.1:$prom_port/api/v1"
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null
+tk_ok "Prometheus is ready within 10 s" $? "$(tail -5 "$dir/prometheus.log")"
 # query PROMQL: the value of a one-element result ('' when empty).
 query() { curl -s --data-urlencode "query=$1" "$api/query" | jq -r '.data.result[0].value[1] // empty'; }
 results() { curl -s --data-urlencode "query=$1" "$api/query" | jq -r '.data.result | length'; }
 
-sleep 12  # the workers refresh, fail now and then, and are scraped
+# Until the workers have refreshed (over 500 stored), failed now and then (released batches) and
+# met deleted tweets, and Prometheus scrapes all three targets and evaluates the rules.
+worked="SELECT (SELECT coalesce(sum(stored), 0) > 500 FROM tweetkeeper.batches WHERE outcome = 'completed')
+           AND EXISTS (SELECT FROM tweetkeeper.batches WHERE outcome = 'released')
+           AND EXISTS (SELECT FROM tweetkeeper.tweets WHERE state = 'deleted')"
+for ((i = 0; i < 60; i++)); do
+  [ "$(tk_psql -c "$worked")" = t ] && [ "$(query 'sum(up)')" = 3 ] &&
+    [ "$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = 6 ] && break
+  sleep 0.5
+done
 up=$(query 'sum(up)')
 [ "$up" = 3 ]
 tk_ok "Prometheus scrapes both workers and the exporter (up: ${up:-none} of 3)" $? "$(curl -s "$api/targets" | jq -c '.data.activeTargets[] | {scrapeUrl, health, lastError}')"
@@ -95,15 +106,22 @@ tk_ok "Prometheus loaded the 6 alert rules of deploy/prometheus/alerts.yml and e
 
 # Quiet the queue, then compare. A batch in flight may still be released, which makes its tweets
 # due again at once: push due tweets a day away until none is left to push and no batch is in
-# flight, twice in a row a second apart (a claim that was committing is seen by then). Then
-# nothing more can be claimed; two scrapes pass before the comparison.
+# flight. Then nothing more can be claimed; two scrapes pass before the comparison.
 quiet="WITH pushed AS (UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day'
                      WHERE due_at < now() + interval '1 hour' RETURNING 1)
 SELECT NOT EXISTS (SELECT FROM pushed) AND NOT EXISTS (SELECT FROM tweetkeeper.batches WHERE outcome IS NULL)"
-tk_wait_for 30 "$quiet" && sleep 1 && tk_wait_for 30 "$quiet"
+# (Twice in a row, with no worker statement running at that moment, so that none was committing
+# a claim as it was checked.)
+quiet="$quiet AND NOT EXISTS (SELECT FROM pg_stat_activity WHERE usename = 'tk_worker_login' AND state = 'active')"
+tk_wait_for 30 "$quiet" && tk_wait_for 30 "$quiet"
 tk_ok "the queue went quiet: nothing due, no batch in flight" $? \
   "$(tk_psql -c "SELECT lease_id, worker, claimed_at FROM tweetkeeper.batches WHERE outcome IS NULL")"
-sleep 3
+# Until every target was scraped twice since (scrapes start every second).
+quiet_at=$(date +%s.%N)
+for ((i = 0; i < 50; i++)); do
+  awk -v t="$(query 'min(timestamp(up))')" -v q="$quiet_at" 'BEGIN { exit !(t != "" && t > q + 1) }' && break
+  sleep 0.2
+done
 stored_db=$(tk_psql -c "SELECT sum(stored) FROM tweetkeeper.batches WHERE outcome = 'completed'")
 stored_prom=$(query 'sum(tweetkeeper_worker_tweets_stored_total)')
 [ -n "$stored_prom" ] && [ "$stored_prom" = "$stored_db" ] && [ "$stored_db" -gt 500 ]
