@@ -16,7 +16,8 @@ if [ "${1:-}" = citus ]; then
   packages=(build-essential postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev
             libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libcurl4-openssl-dev)
 fi
-# warcio.js (npm), the second WARC reader of tests/integration/warc.sh: Node and npm from Debian,
+# warcio.js (npm), the second WARC reader of tests/integration/warc.sh, and @atproto/api (npm),
+# whose lexicons tests/mock_api/spec/spec.sh checks its extract against: Node and npm from Debian,
 # unless a Node with its own npm is there already (NodeSource's nodejs conflicts with Debian's npm).
 if [ "${1:-}" != citus ]; then
   command -v node >/dev/null || packages+=(nodejs)

@@ -4,8 +4,11 @@
 # x-api-tweets-2.159.json, which is first checked to be exactly what extract_spec.py makes of
 # ../shared/x-api/openapi.json (TK_OPENAPI), when that file is at hand. The same for Bluesky: the
 # mock's AppView answers validated by bluesky/validate_bluesky.py against the lexicon extract
-# bluesky/lexicons-d6296a1c.json (checked against an atproto checkout's lexicons/, TK_ATPROTO_LEXICONS,
-# when one is at hand).
+# bluesky/lexicons-d6296a1c.json, which is first checked to be exactly what extract_lexicons.py
+# makes of Bluesky's lexicons: an atproto checkout's lexicons/ (TK_ATPROTO_LEXICONS) when one is
+# at hand, else those of the npm package @atproto/api of that commit (ATPROTO_API_VERSION,
+# installed once per build directory into build/npm-atproto). Neither source is skipped: a
+# spec that cannot be read fails its check.
 # Prints "spec: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../../lib/common.sh"
@@ -19,7 +22,7 @@ if [ -f "$openapi" ]; then
     tk_fail "the extract is exactly what $(basename "$openapi") gives" "$out"
   fi
 else
-  echo "# $openapi is not here: the extract is used as committed"
+  tk_fail "the extract is exactly what $(basename "$openapi") gives" "$openapi is not here (set TK_OPENAPI)"
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 || exit 1
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
@@ -35,12 +38,26 @@ if [ $rc -ne 0 ] && [ "$TK_FAILED" -eq 0 ]; then
   tk_fail "validate_answers.py ran to the end" "$(tail -5 "$dir/out")"
 fi
 lexicons=${TK_ATPROTO_LEXICONS:-}
-if [ -n "$lexicons" ] && [ -d "$lexicons" ]; then
-  if out=$(/usr/bin/python3 "$here/bluesky/extract_lexicons.py" --check "$here/bluesky/lexicons-d6296a1c.json" "$lexicons" 2>&1); then
-    tk_pass "the lexicon extract is exactly what $lexicons gives"
-  else
-    tk_fail "the lexicon extract is exactly what $lexicons gives" "$out"
+if [ -z "$lexicons" ]; then
+  # @atproto/api's release at atproto commit d6296a1c (packages/api/package.json there).
+  ATPROTO_API_VERSION=0.20.41
+  # (A prefix of its own: warc.sh may install into build/npm at the same time.)
+  npm_prefix=$TK_BUILD/npm-atproto
+  if [ "$(jq -r .version "$npm_prefix/node_modules/@atproto/api/package.json" 2>/dev/null)" != "$ATPROTO_API_VERSION" ]; then
+    mkdir -p "$npm_prefix"
+    npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error "@atproto/api@$ATPROTO_API_VERSION" >"$dir/npm.log" 2>&1
   fi
+  lexicons=$dir/lexicons
+  node "$here/bluesky/lexicons_from_npm.cjs" "$npm_prefix" "$lexicons" >"$dir/lexicons.log" 2>&1 ||
+    cat "$dir/npm.log" "$dir/lexicons.log" 2>/dev/null | tail -5 | sed 's/^/# /'
+  lexicons_from="@atproto/api $ATPROTO_API_VERSION (npm)"
+else
+  lexicons_from=$lexicons
+fi
+if out=$(/usr/bin/python3 "$here/bluesky/extract_lexicons.py" --check "$here/bluesky/lexicons-d6296a1c.json" "$lexicons" 2>&1); then
+  tk_pass "the lexicon extract is exactly what the lexicons of $lexicons_from give"
+else
+  tk_fail "the lexicon extract is exactly what the lexicons of $lexicons_from give" "$out"
 fi
 /usr/bin/python3 "$here/bluesky/validate_bluesky.py" "$here/bluesky/lexicons-d6296a1c.json" "$TK_MOCK_URL" >"$dir/bsky" 2>&1
 rc=$?
