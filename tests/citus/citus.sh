@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tweetkeeper on a real Citus cluster: a coordinator and two worker nodes on this machine, Citus
 # 12.1 built from source (tests/citus/build.sh, cached). A queue filled through 0.2.0's SQL on the
-# cluster, updated with ALTER EXTENSION on every node, distributed with tweetkeeper.distribute()
-# (and its errors); fencing across shards; then 100,000 posts more and four workers against the
+# cluster, updated to 0.3.0 with ALTER EXTENSION on every node, distributed with
+# tweetkeeper.distribute() (and its errors), updated again to this version; fencing across shards; then 100,000 posts more and four workers against the
 # mock for a minute and a half, two SIGKILLed (one with its batches in flight) and one worker node
 # restarted at once on the way; a shard moved while workers claim; Bluesky and Mastodon posts
 # through their workers; history housekeeping on the distributed history; the way back to one
@@ -91,10 +91,13 @@ for n in w1 w2; do on c -c "SELECT citus_add_node('localhost', ${port[$n]})" >/d
 v=$(for n in "${nodes[@]}"; do on "$n" -c "SELECT extversion FROM pg_extension WHERE extname = 'tweetkeeper'"; done | tr '\n' ' ')
 [ "$v" = "0.2.0 0.2.0 0.2.0 " ]
 tk_ok "citus_add_node gives every worker node the extension (0.2.0)" $? "$v"
-out=$(on c -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
-v=$(for n in "${nodes[@]}"; do on "$n" -c "SELECT extversion FROM pg_extension WHERE extname = 'tweetkeeper'"; done | tr '\n' ' ')
-[ "$v" = "$TK_VERSION $TK_VERSION $TK_VERSION " ]
-tk_ok "ALTER EXTENSION tweetkeeper UPDATE on the coordinator updates every node to $TK_VERSION" $? "$out $v"
+# First to 0.3.0, the first release with distribute(): the cluster is distributed there, and
+# updated to this version afterwards, as a user of 0.3.0 on Citus does.
+versions() { for n in "${nodes[@]}"; do on "$n" -c "SELECT extversion FROM pg_extension WHERE extname = 'tweetkeeper'"; done | tr '\n' ' '; }
+out=$(on c -c "ALTER EXTENSION tweetkeeper UPDATE TO '0.3.0'" 2>&1)
+v=$(versions)
+[ "$v" = "0.3.0 0.3.0 0.3.0 " ]
+tk_ok "ALTER EXTENSION tweetkeeper UPDATE TO '0.3.0' on the coordinator updates every node" $? "$out $v"
 [ "$(counts)" = "$before" ]
 tk_ok "the update kept every row ($before)" $? "$(counts)"
 [ "$(sqlstate w1 "SELECT tweetkeeper.distribute()")" = 55000 ]
@@ -115,6 +118,15 @@ tk_sql_ok "all nine colocated, distributed by bucket" \
 tk_sql_ok "the shards of tweets are on both worker nodes" \
   "SELECT count(DISTINCT p.nodeport) = 2 FROM pg_dist_shard s JOIN pg_dist_shard_placement p USING (shardid)
     WHERE s.logicalrelid = 'tweetkeeper.tweets'::regclass"
+
+# The update of a distributed cluster (its triggers stay: on Citus a trigger on a distributed
+# table cannot be declared again).
+out=$(on c -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
+v=$(versions)
+[ "$v" = "$TK_VERSION $TK_VERSION $TK_VERSION " ]
+tk_ok "ALTER EXTENSION tweetkeeper UPDATE of the distributed cluster updates every node to $TK_VERSION" $? "$out $v"
+[ "$(counts)" = "$before" ]
+tk_ok "the update of the distributed cluster kept every row ($before)" $? "$(counts)"
 out=$(on c -c "SELECT tweetkeeper.distribute()" 2>&1)
 echo "$out" | grep -q "^0 tables distributed now"
 tk_ok "distribute() again changes nothing" $? "$out"
