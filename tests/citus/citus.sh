@@ -2,11 +2,12 @@
 # tweetkeeper on a real Citus cluster: a coordinator and two worker nodes on this machine, Citus
 # 12.1 built from source (tests/citus/build.sh, cached). A queue filled through 0.2.0's SQL on the
 # cluster, updated to 0.3.0 with ALTER EXTENSION on every node, distributed with
-# tweetkeeper.distribute() (and its errors), updated again to this version; fencing across shards; then 100,000 posts more and four workers against the
-# mock for a minute and a half, two SIGKILLed (one with its batches in flight) and one worker node
-# restarted at once on the way; a shard moved while workers claim; Bluesky and Mastodon posts
-# through their workers; history housekeeping on the distributed history; the way back to one
-# node (pg_dump of the coordinator, restored without Citus, undistribute()).
+# tweetkeeper.distribute() (and its errors), updated again to this version; fencing across shards;
+# then 100,000 posts more and four workers against the mock for a minute and a half, two SIGKILLed
+# (one with its batches in flight) and one worker node restarted at once on the way; a shard moved
+# while workers claim; Bluesky and Mastodon posts through their workers; history housekeeping on the
+# distributed history; the way back to one node (pg_dump of the coordinator, restored without Citus,
+# undistribute()).
 # Checks: nothing lost, nothing refreshed early or late, batches full, each node's share of the
 # refreshes within 20% of the other's, the credential's window never exceeded, lease ids unique.
 # Without the Citus source (CITUS_SRC) it cannot run: it prints "citus: skipped: <reason>" and
