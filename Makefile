@@ -145,6 +145,6 @@ fuzz: deps
 
 clean:
 	-$(MAKE) TK_PGXS=1 clean 2>/dev/null
-	rm -rf $(BUILD_DIR) build-fuzz build-asan
+	rm -rf $(BUILD_DIR) build-instrumented build-fuzz build-asan
 
 endif

@@ -53,13 +53,12 @@ unit() {
   return 1
 }
 
-# What the last three suites build (the sanitize and fuzz suites' instrumented builds, and
+# What the last three suites build (the one instrumented build of the sanitize and fuzz suites, and
 # Citus from its source when it is not installed yet) is built in the background from the start,
 # at the lowest priority: in the time the suites between spend waiting on their workers and
 # clusters, not after them (about four minutes of two cores, otherwise).
 bg_log=$(mktemp -d /tmp/tweetkeeper-check-builds.XXXXXX)
-(nice -n 19 env TK_BUILD_ONLY=1 tests/sanitize/run.sh && nice -n 19 env TK_BUILD_ONLY=1 tests/fuzz/run.sh) \
-  >"$bg_log/instrumented.log" 2>&1 &
+nice -n 19 tests/lib/instrumented_build.sh >"$bg_log/instrumented.log" 2>&1 &
 instrumented_build=$!
 nice -n 19 tests/citus/build.sh >"$bg_log/citus.log" 2>&1 &
 citus_build=$!

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# libFuzzer run of every tests/fuzz/*_fuzz.cpp target: builds them with clang-14 (ASan + UBSan)
-# in build-fuzz/, then runs each on a copy of its corpus (tests/fuzz/corpus/<target>/, never
+# libFuzzer run of every tests/fuzz/*_fuzz.cpp target: builds them in the instrumented build that
+# the sanitize suite shares (tests/lib/instrumented_build.sh: build-instrumented/, clang-14, ASan +
+# UBSan + libFuzzer's coverage), then runs each on a copy of its corpus (tests/fuzz/corpus/<target>/, never
 # modified) with its dictionary, for an equal share of SECONDS (default 20; `make fuzz` passes
 # 600). Prints "ok"/"not ok" per target and "fuzz: N passed, M failed"; exits 1 on any crash,
 # leak, timeout or failed check, naming the reproducer to run again:
-#   build-fuzz/tests/fuzz/<target> build-fuzz/artifacts/<target>/crash-...
-# Environment: FUZZ_BUILD (build dir, default build-fuzz), KEEP=1 keeps the grown corpora,
-# FUZZ_TARGETS="x_v2_fuzz ..." runs only those.
+#   build-instrumented/tests/fuzz/<target> build-instrumented/artifacts/<target>/crash-...
+# Environment: TK_INSTRUMENTED_BUILD (build dir, default build-instrumented), KEEP=1 keeps the
+# grown corpora, FUZZ_TARGETS="x_v2_fuzz ..." runs only those.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SECONDS_TOTAL=${1:-20}
-BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
+BUILD=${TK_INSTRUMENTED_BUILD:-$ROOT/build-instrumented}
+export TK_INSTRUMENTED_BUILD=$BUILD
 FUZZ_DIR=$ROOT/tests/fuzz
-CXX_FUZZ=${CXX_FUZZ:-clang++-14}
-CC_FUZZ=${CC_FUZZ:-clang-14}
 
 if ! [[ $SECONDS_TOTAL =~ ^[0-9]+$ ]] || [ "$SECONDS_TOTAL" -lt 1 ]; then
   echo "usage: tests/fuzz/run.sh [SECONDS] (total fuzzing time, a positive integer; default 20)" >&2
@@ -33,23 +33,12 @@ fail_all() { # fail_all REASON: nothing could run
   exit 1
 }
 
-command -v "$CXX_FUZZ" >/dev/null || fail_all "$CXX_FUZZ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)"
-fuzzer_rt=$("$CXX_FUZZ" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
-[ -f "$fuzzer_rt" ] || fail_all "the libFuzzer runtime is missing (Debian: apt-get install libclang-rt-14-dev)"
-
 log=$(mktemp -d /tmp/tweetkeeper-fuzz.XXXXXX)
 cleanup() { if [ -n "${KEEP:-}" ]; then echo "# kept $log"; else rm -rf "$log"; fi; }
 trap cleanup EXIT
 
-# Configured every time (a second or two; a build directory made before a target was added does
-# not know it), with the compiler fixed at the first configure; only the fuzz targets are built.
-CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DTK_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  >"$log/configure.log" 2>&1 || { tail -20 "$log/configure.log"; fail_all "cmake configure of $BUILD"; }
-if ! cmake --build "$BUILD" -j2 --target "${targets[@]}" >"$log/build.log" 2>&1; then
-  grep -E 'error|Error' "$log/build.log" | head -20
-  fail_all "build of ${targets[*]} in $BUILD"
-fi
-[ -z "${TK_BUILD_ONLY:-}" ] || exit 0  # run-all.sh builds it ahead, in the background
+# (Built ahead by make check, in the background: then this finds nothing to do.)
+out=$("$ROOT/tests/lib/instrumented_build.sh" "${targets[@]}") || { echo "$out"; fail_all "the instrumented build of ${targets[*]} in $BUILD"; }
 
 share=$((SECONDS_TOTAL / ${#targets[@]}))
 [ "$share" -ge 1 ] || share=1

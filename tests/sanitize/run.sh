@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The C++ unit tests under AddressSanitizer + UBSan (TK_SANITIZE, GCC): a Debug build in
-# build-asan/ of only the three unit test executables (and what they link), run through ctest.
+# The C++ unit tests under AddressSanitizer + UBSan: the instrumented build that the fuzz suite
+# shares (tests/lib/instrumented_build.sh: build-instrumented/, clang-14, every object with ASan,
+# UBSan and libFuzzer's coverage) of the three unit test executables, run through ctest.
 # Prints "ok"/"not ok" per failing test and "sanitize: N passed, M failed"; exits 1 on any
-# failure, sanitizer report or leak. Environment: SANITIZE_BUILD (default build-asan).
+# failure, sanitizer report or leak. Environment: TK_INSTRUMENTED_BUILD (default
+# build-instrumented).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${SANITIZE_BUILD:-$ROOT/build-asan}
+BUILD=${TK_INSTRUMENTED_BUILD:-$ROOT/build-instrumented}
+export TK_INSTRUMENTED_BUILD=$BUILD
 TARGETS=(worker_unit_tests mock_unit_tests extension_unit_tests)
 
 log=$(mktemp -d /tmp/tweetkeeper-sanitize.XXXXXX)
@@ -16,17 +19,8 @@ fail_all() {
   exit 1
 }
 
-if ! cmake -S "$ROOT" -B "$BUILD" -DTK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >"$log/configure.log" 2>&1; then
-  tail -20 "$log/configure.log"
-  fail_all "cmake configure of $BUILD"
-fi
-# gtest_discover_tests runs each executable after linking, so a sanitizer report at start-up
-# already fails here.
-if ! cmake --build "$BUILD" -j2 --target "${TARGETS[@]}" >"$log/build.log" 2>&1; then
-  grep -E 'error|Error|runtime error|Sanitizer' "$log/build.log" | head -20
-  fail_all "build of ${TARGETS[*]} in $BUILD"
-fi
-[ -z "${TK_BUILD_ONLY:-}" ] || exit 0  # run-all.sh builds it ahead, in the background
+# (Built ahead by make check, in the background: then this finds nothing to do.)
+out=$("$ROOT/tests/lib/instrumented_build.sh" "${TARGETS[@]}") || { echo "$out"; fail_all "the instrumented build of ${TARGETS[*]} in $BUILD"; }
 
 # Every report is fatal (-fno-sanitize-recover=all, halt_on_error); leaks are checked at exit.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
