@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every pgTAP file against a throwaway cluster with tweetkeeper preloaded, again with the
-# server's clock set to where days, months and years turn, then checks CREATE EXTENSION's warning
-# in a cluster without it. Prints "pgtap: N passed, M failed".
+# Runs every pgTAP file against a throwaway cluster with tweetkeeper preloaded, again in an ICU
+# collated database, those that read the clock again with the server's clock set to where days,
+# months and years turn, then checks CREATE EXTENSION's warning in a cluster without it. Prints
+# "pgtap: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir pgtap
@@ -16,14 +17,16 @@ status=0
 echo "$out" | grep -q '^Result: PASS' || status=1
 [ -n "$total" ] || { total=0; status=1; }
 
-# again WHAT PRECONDITION: every pgTAP file once more, in $PGDATABASE; one line for the run.
+# again WHAT PRECONDITION [FILE...]: the pgTAP files (by default every one) once more, in
+# $PGDATABASE; one line for the run.
 again() {
-  local what=$1 pre=$2 out
-  out=$(pg_prove --ext .sql "$TK_ROOT"/tests/pgtap/*.sql 2>&1 | grep -v 'NOTICE:')
+  local what=$1 pre=$2 out files=("${@:3}")
+  ((${#files[@]})) || files=("$TK_ROOT"/tests/pgtap/*.sql)
+  out=$(pg_prove --ext .sql "${files[@]}" 2>&1 | grep -v 'NOTICE:')
   if [ "$pre" = t ] && echo "$out" | grep -q '^Result: PASS'; then
-    echo "ok - every pgTAP file passes $what"
+    echo "ok - every pgTAP file${3:+ that reads the clock} passes $what"
   else
-    echo "not ok - every pgTAP file passes $what"
+    echo "not ok - every pgTAP file${3:+ that reads the clock} passes $what"
     echo "$out" | grep -E '^not ok|^#|Failed' | head -30 | sed 's/^/#   /'
     failed=$((failed + 1)); status=1
   fi
@@ -47,13 +50,20 @@ PGDATABASE=icu_en again "in a database collated by ICU's en-US (where 'mastodon:
 # the end of a leap day, a month of 29. Tests that build days, months or partitions from now()
 # must pass at any of them. (A month of 30 days ends as these do: 2026-11-30 was a moment here
 # too, until make check's time asked for its 12 s.)
+# Only the files that read the clock run again there: every file but those named below, which
+# test what no clock reaches (a new file runs at these moments until it is named here).
+clock_free=(08_bridge 16_post_urls) # the C++/PostgreSQL bridge's errors; parse_post_url()
+clock_files=()
+for f in "$TK_ROOT"/tests/pgtap/*.sql; do
+  [[ " ${clock_free[*]} " == *" $(basename "$f" .sql) "* ]] || clock_files+=("$f")
+done
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 for moment in "2026-12-01 00:30:00" "2026-12-31 23:59:55" "2028-02-29 23:59:55"; do
   tk_pg_stop "$dir"
   TK_SERVER_PRELOAD=$faketime_lib FAKETIME="@$moment" FAKETIME_DONT_FAKE_MONOTONIC=1 tk_pg_start "$dir" || exit 1
   started=$(tk_psql -c "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')")
   again "with the clock at $moment UTC (the server said $started)" \
-    "$([ "${started:0:16}" = "${moment:0:16}" ] && echo t)"
+    "$([ "${started:0:16}" = "${moment:0:16}" ] && echo t)" "${clock_files[@]}"
 done
 
 # Without shared_preload_libraries: CREATE EXTENSION works and says what is missing.
