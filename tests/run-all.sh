@@ -1,46 +1,78 @@
 #!/usr/bin/env bash
-# Every test suite, one after the other, then one summary line. Called by `make check` after the
-# build and the extension's install. Each suite prints its own "<suite>: N passed, M failed".
+# Every test suite, then one summary line. Called by `make check` after the build and the
+# extension's install. Each suite prints its own "<suite>: N passed, M failed", or, when it cannot
+# run at all, "<suite>: skipped: <reason>" and exits 77.
+#
+# Suites run side by side, up to TK_JOBS (default 3) at once: each starts its own cluster in its
+# own /tmp directory on a unix socket (Citus on free TCP ports) and the mock on a free port, and
+# most of them spend their time waiting on the clock, on workers, on pg_cron. Each suite writes
+# to a file of its own, printed whole when it ends, so outputs never interleave. Two kinds of
+# suite never share the machine as the others do (see the table below):
+#  - alone: suites that time a latency or a pace (a claim within 0.75 s of a NOTIFY, requests
+#    never 0.3 s apart, a killed worker's batch back within a second) run with no other suite
+#    beside them: a check of a latency must not depend on what else the machine is doing;
+#  - cpu: suites that keep a core busy (ctest -j2, the fuzzer, Citus's three nodes, pgTAP's
+#    passes) run one at a time, beside waiting suites only.
+# What sanitize, fuzz and citus need (one instrumented build, Citus from source) is built in the
+# background from the start, at the lowest priority, in the time the suites spend waiting.
+#
+# Environment: TK_SKIP="citus spec": suites not to run (space-separated names as in the table);
+# they are listed as skipped on request. A suite that skips by itself (exit 77) fails make check.
+# TK_JOBS=1 runs the suites one after the other, in the table's order.
+#
+# The last line is "N passed, M failed", followed by ", K skipped" when suites were skipped; the
+# seconds each suite took are printed before it, and make check's status is 0 only when every
+# suite ran and passed (a suite that exits non-zero, or prints no summary line, has failed).
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 cd "$TK_ROOT"
-log=$(mktemp /tmp/tweetkeeper-check.XXXXXX)
-trap 'rm -f "$log"' EXIT
-suites_failed=()
-times=() # "name seconds" of each suite, printed before the summary: where make check's time goes
+TK_JOBS=${TK_JOBS:-3}
+read -r -a skip_asked <<<"${TK_SKIP:-}"
+work=$(mktemp -d /tmp/tweetkeeper-check.XXXXXX)
 
-run_suite() { # run_suite NAME COMMAND...
-  local name=$1
-  shift
-  echo "=== $name"
-  local start=$SECONDS
-  "$@" 2>&1 | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  times+=("$name $((SECONDS - start))s")
-  [ "$rc" -eq 0 ] || suites_failed+=("$name")
+# The suites, in the order they start: suite NAME KIND NEEDS COMMAND...
+#   KIND alone | cpu | wait (above); NEEDS: - or the background build it waits for.
+names=() kinds=() needs=() cmds=()
+suite() {
+  names+=("$1") kinds+=("$2") needs+=("$3")
+  shift 3
+  cmds+=("$(printf '%q ' "$@")")
 }
+# First the suites that time latencies or paces, one at a time and alone, while the background
+# builds use the cores they leave idle:
+suite wakeup alone - tests/integration/wakeup.sh        # claimed within 0.75 s of a NOTIFY or due time
+suite quota alone - tests/integration/quota.sh          # requests 0.67 s apart, never 0.3 s; 15 a window
+suite crash-faults alone - tests/faults/crash.sh        # a killed worker's batches back within 1 s (p99)
+suite integration alone - tests/integration/pipeline.sh # every refresh within its delay + 3 s
+# Then up to TK_JOBS at once, at most one of those that keep a core busy (cpu), the longest first.
+# Those that wait have timing checks too, with room for a busy machine (a forecast within 10%, a
+# minute + 45 s, refreshes counted in a run): they run beside one busy suite at most.
+suite citus cpu citus tests/citus/citus.sh            # three nodes, four workers: a core, 150 s
+suite pgtap cpu - tests/pgtap/run.sh                  # five passes of every pgTAP file: a core
+suite unit cpu - unit                                 # ctest -j2
+suite sanitize cpu instrumented tests/sanitize/run.sh # ctest -j2, instrumented
+suite fuzz cpu instrumented tests/fuzz/run.sh         # a core for 20 s
+suite forecast wait - tests/integration/forecast.sh
+suite housekeeping wait - tests/integration/housekeeping.sh
+suite api-faults wait - tests/faults/api_faults.sh
+suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh
+suite networks wait - tests/integration/networks.sh
+suite billing wait - tests/integration/billing.sh
+suite prometheus wait - tests/integration/prometheus.sh
+suite upgrade wait - tests/upgrade/upgrade.sh
+suite import wait - tests/cli/import_cli.sh
+suite accounted wait - tests/integration/accounted.sh
+suite backup wait - tests/integration/backup.sh
+suite payloads wait - tests/integration/payloads.sh
+suite warc wait - tests/integration/warc.sh
+suite v1.1 wait - tests/integration/v1_1.sh
+suite cli wait - tests/cli/worker_cli.sh
+suite claims wait - tests/integration/claims.sh
+suite spec wait - tests/mock_api/spec/spec.sh
+suite deploy wait - tests/deploy/deploy.sh
+suite build wait - tests/build/make_targets.sh
 
-# run_side_by_side NAME_A SCRIPT_A NAME_B SCRIPT_B: two suites that spend their time waiting
-# (on the clock: a forecast's minute, pg_cron's minute), at once. Each has its own cluster, socket
-# directory and mock port, and neither measures a latency, only counts; their outputs are printed
-# one after the other, as if they had run so.
-run_side_by_side() {
-  local a=$1 script_a=$2 b=$3 script_b=$4 start=$SECONDS pid_a rc_a rc_b
-  "$script_a" >"$bg_log/$a.out" 2>&1 &
-  pid_a=$!
-  "$script_b" >"$bg_log/$b.out" 2>&1
-  rc_b=$?
-  wait "$pid_a"
-  rc_a=$?
-  for s in "$a:$rc_a" "$b:$rc_b"; do
-    echo "=== ${s%%:*} (side by side with $([ "${s%%:*}" = "$a" ] && echo "$b" || echo "$a"))"
-    tee -a "$log" <"$bg_log/${s%%:*}.out"
-    [ "${s##*:}" -eq 0 ] || suites_failed+=("${s%%:*}")
-  done
-  times+=("$a+$b $((SECONDS - start))s")
-}
-
-unit() {
+unit() { # the C++ unit tests of the regular build
   local out rc
   out=$(cd "$TK_BUILD" && ctest --output-on-failure -j2 2>&1)
   rc=$?
@@ -52,55 +84,137 @@ unit() {
   [ -n "$total" ] && [ "$total" -gt 0 ] && return $rc
   return 1
 }
+asked_to_skip() { local s; for s in "${skip_asked[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+for s in "${skip_asked[@]}"; do
+  printf '%s\n' "${names[@]}" | grep -qxF -- "$s" || { echo "TK_SKIP: no suite is called '$s' (suites: ${names[*]})" >&2; exit 2; }
+done
 
-# What the last three suites build (the one instrumented build of the sanitize and fuzz suites, and
-# Citus from its source when it is not installed yet) is built in the background from the start,
-# at the lowest priority: in the time the suites between spend waiting on their workers and
-# clusters, not after them (about four minutes of two cores, otherwise).
-bg_log=$(mktemp -d /tmp/tweetkeeper-check-builds.XXXXXX)
-nice -n 19 tests/lib/instrumented_build.sh >"$bg_log/instrumented.log" 2>&1 &
-instrumented_build=$!
-nice -n 19 tests/citus/build.sh >"$bg_log/citus.log" 2>&1 &
-citus_build=$!
-trap 'rm -f "$log"; rm -rf "$bg_log"' EXIT
+# The background builds: one instrumented tree for sanitize and fuzz (tests/lib/instrumented_build.sh),
+# Citus from its source when it is not installed yet. bg_pid[NAME]: its pid until it ends;
+# bg_done[NAME]: its exit status then.
+declare -A bg_pid=() bg_done=() bg_of=()
+background() { # background NAME COMMAND...
+  nice -n 19 "${@:2}" >"$work/build-$1.log" 2>&1 &
+  bg_pid[$1]=$!
+  bg_of[$!]=$1
+}
+asked_to_skip sanitize && asked_to_skip fuzz || background instrumented tests/lib/instrumented_build.sh
+asked_to_skip citus || background citus tests/citus/build.sh
 
-run_suite build tests/build/make_targets.sh
-run_suite unit unit
-run_suite cli tests/cli/worker_cli.sh
-run_suite import tests/cli/import_cli.sh
-run_suite pgtap tests/pgtap/run.sh
-run_suite upgrade tests/upgrade/upgrade.sh
-run_suite integration tests/integration/pipeline.sh
-run_suite backup tests/integration/backup.sh
-run_suite wakeup tests/integration/wakeup.sh
-run_suite quota tests/integration/quota.sh
-run_suite billing tests/integration/billing.sh
-run_side_by_side forecast tests/integration/forecast.sh housekeeping tests/integration/housekeeping.sh
-run_suite claims tests/integration/claims.sh
-run_suite prometheus tests/integration/prometheus.sh
-run_suite deploy tests/deploy/deploy.sh
-run_suite v1.1 tests/integration/v1_1.sh
-run_suite accounted tests/integration/accounted.sh
-run_suite networks tests/integration/networks.sh
-run_suite warc tests/integration/warc.sh
-run_suite payloads tests/integration/payloads.sh
-run_suite spec tests/mock_api/spec/spec.sh
-run_suite api-faults tests/faults/api_faults.sh
-run_suite api-faults-bluesky env PROVIDER=bluesky tests/faults/api_faults.sh
-run_suite crash-faults tests/faults/crash.sh
-wait "$instrumented_build" || tail -5 "$bg_log/instrumented.log"  # (the suites say what failed)
-run_suite sanitize tests/sanitize/run.sh
-run_suite fuzz tests/fuzz/run.sh
-wait "$citus_build"
-echo "citus build: $(tail -1 "$bg_log/citus.log")"
-run_suite citus tests/citus/citus.sh
+# The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.
+declare -A running=() started=() beside=()
+pending=()
+skipped_asked=() skipped=() failed_suites=() times=()
+for i in "${!names[@]}"; do
+  if asked_to_skip "${names[$i]}"; then skipped_asked+=("${names[$i]}"); else pending+=("$i"); fi
+done
+ready() { # ready I: what suite I needs has been built (or it needs nothing)
+  local n=${needs[$1]}
+  [ "$n" = - ] || [ -n "${bg_done[$n]:-}" ]
+}
+kind_running() { local p; for p in "${!running[@]}"; do [ "${kinds[${running[$p]}]}" = "$1" ] && return 0; done; return 1; }
+start() { # start I
+  local i=$1 p
+  # (exec: the pid is the suite's own, which a TERM lets clean up after itself.)
+  if declare -F "${cmds[$i]%% *}" >/dev/null; then
+    ( eval "${cmds[$i]}" ) >"$work/${names[$i]}.out" 2>&1 </dev/null &
+  else
+    ( eval "exec ${cmds[$i]}" ) >"$work/${names[$i]}.out" 2>&1 </dev/null &
+  fi
+  running[$!]=$i
+  started[$i]=$SECONDS
+  for p in "${!running[@]}"; do # who ran beside whom, for the report
+    [ "$p" = $! ] && continue
+    beside[$i]+=" ${names[${running[$p]}]}"
+    beside[${running[$p]}]+=" ${names[$i]}"
+  done
+}
+start_what_can_start() {
+  local k i rest=()
+  for ((k = 0; k < ${#pending[@]}; k++)); do
+    i=${pending[$k]}
+    if [ "${kinds[$i]}" = alone ] && ready "$i"; then
+      # A suite that runs alone waits for the others to end; none starts beside it, nor ahead
+      # of it while it waits.
+      if ((${#running[@]} == 0)); then start "$i"; else rest+=("$i"); fi
+      rest+=("${pending[@]:$((k + 1))}")
+      break
+    fi
+    if kind_running alone || ((${#running[@]} >= TK_JOBS)) || ! ready "$i" ||
+       { [ "${kinds[$i]}" = cpu ] && kind_running cpu; }; then
+      rest+=("$i")
+    else
+      start "$i"
+    fi
+  done
+  pending=("${rest[@]}")
+}
+passed=0 failed=0
+finished() { # finished I RC: print its output whole, count its checks, say how it went
+  local i=$1 rc=$2 name=${names[$1]} out=$work/${names[$1]}.out line p=0 f=0 others
+  local secs=$((SECONDS - started[$1]))
+  others=$(printf '%s\n' ${beside[$i]:-} | sort -u | paste -sd ' ')
+  echo "=== $name (${secs}s${others:+, beside $others})"
+  cat "$out"
+  times+=("$name=${secs}s")
+  # Its own summary line, "<name>: N passed, M failed", counts.
+  line=$(grep -E "^${name//./[.]}: [0-9]+ passed, [0-9]+ failed\$" "$out" | tail -1)
+  if [ -n "$line" ]; then
+    read -r p f < <(awk '{ print $2, $4 }' <<<"$line")
+    passed=$((passed + p)) failed=$((failed + f))
+  fi
+  if [ "$rc" = 77 ] && grep -q "^$name: skipped: " "$out"; then
+    skipped+=("$name")
+    failed=$((failed + 1)) # not asked for: a failure (TK_SKIP asks)
+  elif [ "$rc" != 0 ] || [ -z "$line" ] || [ "$f" != 0 ]; then
+    failed_suites+=("$name ($([ -z "$line" ] && echo "no summary line, ")exit $rc)")
+    [ "$f" != 0 ] || failed=$((failed + 1)) # failed without a failing check: one failure
+  fi
+}
+cleanup() { # at exit, also when interrupted: suites still running and builds are stopped
+  local p
+  for p in "${bg_pid[@]}"; do pkill -TERM -P "$p" 2>/dev/null; done
+  for p in "${!running[@]}" "${bg_pid[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  wait
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
 
-read -r passed failed < <(awk '/^[a-z0-9.-]+: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4 } END { print p + 0, f + 0 }' "$log")
+begin=$SECONDS
+while ((${#pending[@]} + ${#running[@]})); do
+  start_what_can_start
+  if ((${#running[@]} == 0)) && ((${#bg_pid[@]} == 0)); then
+    echo "run-all.sh: nothing can start (pending: ${pending[*]})" >&2
+    break
+  fi
+  wait -n -p done_pid
+  rc=$?
+  [ -n "${done_pid:-}" ] || continue
+  if [ -n "${running[$done_pid]:-}" ]; then
+    i=${running[$done_pid]}
+    unset "running[$done_pid]"
+    finished "$i" "$rc"
+  elif [ -n "${bg_of[$done_pid]:-}" ]; then
+    b=${bg_of[$done_pid]}
+    unset "bg_pid[$b]"
+    bg_done[$b]=$rc
+    echo "=== $b build (background, $((SECONDS - begin))s in, exit $rc): $(tail -1 "$work/build-$b.log")"
+  fi
+done
+
 echo "==="
-echo "seconds per suite: ${times[*]/ /=}"
-if ((${#suites_failed[@]})); then
-  echo "failed suites: ${suites_failed[*]}"
-  [ "$failed" -gt 0 ] || failed=${#suites_failed[@]}
+echo "seconds per suite: ${times[*]}"
+echo "wall: $((SECONDS - begin))s, up to $TK_JOBS suites at once"
+((${#failed_suites[@]})) && echo "failed suites: ${failed_suites[*]}"
+for s in "${skipped[@]}"; do
+  echo "skipped, not asked for (a failure; TK_SKIP=\"$s\" allows it): $(grep -m1 "^$s: skipped: " "$work/$s.out")"
+done
+((${#skipped_asked[@]})) && echo "skipped on request (TK_SKIP): ${skipped_asked[*]}"
+if ((${#pending[@]})); then # (a background build that every remaining suite needed failed to start)
+  echo "not run: $(for i in "${pending[@]}"; do printf '%s ' "${names[$i]}"; done)"
+  failed=$((failed + ${#pending[@]}))
 fi
-echo "$passed passed, $failed failed"
-[ "${#suites_failed[@]}" -eq 0 ]
+n_skipped=$((${#skipped[@]} + ${#skipped_asked[@]}))
+echo "$passed passed, $failed failed$( ((n_skipped)) && echo ", $n_skipped skipped")"
+[ "$failed" -eq 0 ] && ((${#failed_suites[@]} + ${#skipped[@]} + ${#pending[@]} == 0))
