@@ -130,6 +130,41 @@ CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
            WHERE p.network <> 'x') x
    ORDER BY x.identity, x.i $$;
 
+-- schedule_posts()'s posts of other networks on Citus (under its SECURITY DEFINER), where a
+-- statement that writes two distributed tables, or reads one in a correlated subquery, is not
+-- planned: the single-node statement's steps one statement each, through temporary tables on the
+-- coordinator. post_refs is read again after the insert: it says whose each id is. Returns how
+-- many posts were added, and the URLs whose seed-0 id another post holds (rest).
+CREATE OR REPLACE FUNCTION schedule_posts_distributed(urls text[], OUT added bigint, OUT rest text[])
+  LANGUAGE plpgsql AS $$
+DECLARE
+  ids bigint[];
+BEGIN
+  CREATE TEMP TABLE tk_want ON COMMIT DROP AS
+  SELECT * FROM tweetkeeper.posts_wanted(urls);
+  ids := ARRAY(SELECT w.id0 FROM pg_temp.tk_want w);
+  INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
+  SELECT w.id0, w.network, w.host, w.author, w.post_key,
+         CASE w.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', w.author, w.post_key)
+                        ELSE w.canonical END, tweetkeeper.bucket_of(w.id0)
+    FROM pg_temp.tk_want w ORDER BY w.id0
+  ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
+  CREATE TEMP TABLE tk_refs ON COMMIT DROP AS
+  SELECT r.tweet_id, tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) AS identity
+    FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
+  SELECT w.id0, w.created_at, w.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(w.created_at),
+         tweetkeeper.post_endpoint(w.network, nullif(w.host, ''), w.author), tweetkeeper.bucket_of(w.id0)
+    FROM pg_temp.tk_want w JOIN pg_temp.tk_refs r ON r.tweet_id = w.id0 AND r.identity = w.identity
+   ORDER BY w.id0
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  GET DIAGNOSTICS added = ROW_COUNT;
+  rest := ARRAY(SELECT w.url FROM pg_temp.tk_want w
+                 WHERE NOT EXISTS (SELECT FROM pg_temp.tk_refs r WHERE r.tweet_id = w.id0 AND r.identity = w.identity)
+                 ORDER BY w.i);
+  DROP TABLE pg_temp.tk_want, pg_temp.tk_refs;
+END $$;
+
 -- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
 -- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
 CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
@@ -142,7 +177,6 @@ DECLARE
   u text;
   rest text[];
   distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
-  ids bigint[];
   n bigint;
 BEGIN
   IF urls IS NULL THEN
@@ -196,33 +230,8 @@ BEGIN
   -- rare rest (a collision, or a race with another session) goes through schedule_post, which
   -- probes the next seeds.
   IF distributed THEN
-    -- On Citus a statement that writes two distributed tables, or reads one in a correlated
-    -- subquery, is not planned: the same steps one statement each, through temporary tables on
-    -- the coordinator. post_refs is read again after the insert: it says whose each id is.
-    CREATE TEMP TABLE tk_want ON COMMIT DROP AS
-    SELECT * FROM tweetkeeper.posts_wanted(urls);
-    ids := ARRAY(SELECT w.id0 FROM pg_temp.tk_want w);
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-    SELECT w.id0, w.network, w.host, w.author, w.post_key,
-           CASE w.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', w.author, w.post_key)
-                          ELSE w.canonical END, tweetkeeper.bucket_of(w.id0)
-      FROM pg_temp.tk_want w ORDER BY w.id0
-    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
-    CREATE TEMP TABLE tk_refs ON COMMIT DROP AS
-    SELECT r.tweet_id, tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) AS identity
-      FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
-    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
-    SELECT w.id0, w.created_at, w.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(w.created_at),
-           tweetkeeper.post_endpoint(w.network, nullif(w.host, ''), w.author), tweetkeeper.bucket_of(w.id0)
-      FROM pg_temp.tk_want w JOIN pg_temp.tk_refs r ON r.tweet_id = w.id0 AND r.identity = w.identity
-     ORDER BY w.id0
-    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-    GET DIAGNOSTICS n = ROW_COUNT;
+    SELECT d.added, d.rest INTO n, rest FROM tweetkeeper.schedule_posts_distributed(urls) d;
     added := added + n;
-    rest := ARRAY(SELECT w.url FROM pg_temp.tk_want w
-                   WHERE NOT EXISTS (SELECT FROM pg_temp.tk_refs r WHERE r.tweet_id = w.id0 AND r.identity = w.identity)
-                   ORDER BY w.i);
-    DROP TABLE pg_temp.tk_want, pg_temp.tk_refs;
   ELSE
     WITH want AS (
       SELECT * FROM tweetkeeper.posts_wanted(urls)

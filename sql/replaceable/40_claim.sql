@@ -88,31 +88,40 @@ BEGIN
   END IF;
 END $$;
 
--- claim_batch()'s work, on all tweets (buckets NULL) or on one shard's (Citus: shard, 1-based, is
--- the high bits of the lease id, by which completion and release find the batch's shard again).
-CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
-                         buckets smallint[], shard integer)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+-- claim_in()'s steps; each runs under claim_in()'s search_path and its caller's SECURITY
+-- DEFINER, and none is granted to anyone.
+
+-- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
+--  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
+--    so that under a shortage every tweet's interval stretches by about the same factor and
+--    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
+--    only grows.
+--  * due: the oldest due first, 0.1.0's order.
+-- Both are read from one index, tweets_lateness_idx (delay, due_at). delay_heads() gives the
+-- few distinct delays and each one's head, its oldest due_at; every read of a delay starts at
+-- its head, past the dead entries that every claim and completion leave at the head of their
+-- delay's range until VACUUM. When only one
+-- delay has due tweets, its most overdue tweets are the answer in either order and are locked
+-- straight away. Otherwise each such delay gives at most max_size of its most overdue tweets,
+-- and only those (delays x max_size rows) are ranked; that ranking, read without locks, says
+-- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
+-- skipping those another claim holds, so concurrent claims take successive slices. The locking
+-- read also returns what the claim needs of each tweet (its due time, who read it this UTC
+-- day, where its row is: a lock holds the row version in place until this transaction
+-- updates it, and the content hash of its last kept payload, for the worker), so no claimed
+-- tweet is read again, nor looked up in an index, before it is updated.
+-- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
+-- X bills a post once per UTC day: a tweet this credential already read today costs nothing
+-- (read_today: per read of a claimed tweet this UTC day, the credential that read it).
+-- Returns the locked tweets (held), their due times, row versions and kept payload hashes, per
+-- read of them this UTC day the credential that read it (read_today), and how many due tweets a
+-- concurrent claim held (skipped).
+CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, buckets smallint[], by_due boolean,
+                               OUT held bigint[], OUT held_due timestamptz[], OUT held_ctid tid[],
+                               OUT held_hash bytea[], OUT read_today text[], OUT skipped bigint)
+  LANGUAGE plpgsql AS $$
 DECLARE
-  s record := tweetkeeper.settings();
-  ids bigint[];
-  oldest timestamptz;
-  lease bigint;
-  cred text;
-  quota_mode boolean;
-  w record;
   today date := (now() AT TIME ZONE 'UTC')::date;
-  read_today text[];  -- per read of a claimed tweet this UTC day: the credential that read it
-  billable integer;
-  burst boolean := current_setting('tweetkeeper.spending') = 'burst';
-  by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
-  held bigint[];           -- the locked tweets, their due times and row versions
-  held_due timestamptz[];
-  held_ctid tid[];
-  held_hash bytea[];       -- and their last kept payloads' content hashes (tweets.payload_hash)
-  hashes text[];
   got bigint[];
   got_due timestamptz[];
   got_ctid tid[];
@@ -122,37 +131,8 @@ DECLARE
   due_heads timestamptz[];
   group_sizes bigint[];    -- how many to lock of each
   wanted bigint;
-  skipped bigint := 0;
-  res_names text[];        -- credentials with reads reserved by batches in flight, and how many
-  res_counts bigint[];
-  turned text[];           -- credentials whose window has ended, when it began and ended,
-  turned_since timestamptz[];
-  turned_until timestamptz[];
-  flying_names text[];     -- and those of them with requests of it in flight, how many
-  flying bigint[];
 BEGIN
-  -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
-  --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
-  --    so that under a shortage every tweet's interval stretches by about the same factor and
-  --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
-  --    only grows.
-  --  * due: the oldest due first, 0.1.0's order.
-  -- Both are read from one index, tweets_lateness_idx (delay, due_at). delay_heads() gives the
-  -- few distinct delays and each one's head, its oldest due_at; every read of a delay starts at
-  -- its head, past the dead entries that every claim and completion leave at the head of their
-  -- delay's range until VACUUM. When only one
-  -- delay has due tweets, its most overdue tweets are the answer in either order and are locked
-  -- straight away. Otherwise each such delay gives at most max_size of its most overdue tweets,
-  -- and only those (delays x max_size rows) are ranked; that ranking, read without locks, says
-  -- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
-  -- skipping those another claim holds, so concurrent claims take successive slices. The locking
-  -- read also returns what the claim needs of each tweet (its due time, who read it this UTC
-  -- day, where its row is: a lock holds the row version in place until this transaction
-  -- updates it, and the content hash of its last kept payload, for the worker), so no claimed
-  -- tweet is read again, nor looked up in an index, before it is updated.
-  -- X's tweets only (tweet_id > 0, as X's indexes): other networks' posts are not X's to send.
-  -- X bills a post once per UTC day: a tweet this credential already read today costs nothing
-  -- (read_today: per read of a claimed tweet this UTC day, the credential that read it).
+  skipped := 0;
   WITH c AS MATERIALIZED (
     SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
@@ -229,6 +209,38 @@ BEGIN
     held_hash := held_hash || got_hash;
     read_today := read_today || got_read;
   END IF;
+END $$;
+
+-- claim_batch()'s work, on all tweets (buckets NULL) or on one shard's (Citus: shard, 1-based, is
+-- the high bits of the lease id, by which completion and release find the batch's shard again).
+CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
+                         buckets smallint[], shard integer)
+  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
+                 wait_reason text, payload_hashes text[])
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  ids bigint[];
+  oldest timestamptz;
+  lease bigint;
+  cred text;
+  quota_mode boolean;
+  w record;
+  read_today text[];  -- per read of a claimed tweet this UTC day: the credential that read it
+  billable integer;
+  burst boolean := current_setting('tweetkeeper.spending') = 'burst';
+  by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
+  held bigint[];           -- the locked tweets, their due times and row versions
+  held_due timestamptz[];
+  held_ctid tid[];
+  held_hash bytea[];       -- and their last kept payloads' content hashes (tweets.payload_hash)
+  hashes text[];
+  skipped bigint;
+BEGIN
+  -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
+  SELECT l.held, l.held_due, l.held_ctid, l.held_hash, l.read_today, l.skipped
+    INTO held, held_due, held_ctid, held_hash, read_today, skipped
+    FROM tweetkeeper.lock_due_tweets(max_size, buckets, by_due) l;
   -- (The hashes in the order of the ids, hex; NULL when none of them has a payload kept.)
   SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due),
          CASE WHEN count(x.hash) > 0 THEN array_agg(encode(x.hash, 'hex') ORDER BY x.due, x.id) END
@@ -247,123 +259,11 @@ BEGIN
 
   quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_in.provider);
   IF quota_mode THEN
-    -- A request still in flight when a window ends may reach the API in its next window (a slow
-    -- answer, a paused worker): a credential's next window starts with its requests in flight
-    -- counted in it, so that the API never sees more than its limit in one of its windows. (A
-    -- late one did, in tests/citus/citus.sh: a 429.) Looked up only when a window has ended;
-    -- batches (distributed on Citus) read apart from credentials.
-    SELECT coalesce(array_agg(x.name), '{}'),
-           coalesce(array_agg(coalesce(x.window_started_at, x.window_reset_at - x.window_length)), '{}'),
-           coalesce(array_agg(x.window_reset_at), '{}')
-      INTO turned, turned_since, turned_until
-      FROM tweetkeeper.credentials x WHERE x.provider = claim_in.provider AND x.window_reset_at <= now();
-    IF cardinality(turned) > 0 THEN
-      SELECT array_agg(f.credential), array_agg(f.n) INTO flying_names, flying
-        FROM (SELECT b.credential, count(*) AS n FROM tweetkeeper.batches b
-               WHERE b.outcome IS NULL AND b.credential = ANY (turned)
-                 AND b.claimed_at >= turned_since[array_position(turned, b.credential)]
-                 AND b.claimed_at < turned_until[array_position(turned, b.credential)]
-               GROUP BY b.credential) f;
-    END IF;
-    -- The least recently used credential with quota, so that all of them are used. The row
-    -- lock serialises claims on one credential; the WHERE clause is rechecked under it. The
-    -- monthly cap counts billed reads, reserved here and settled by complete or release. Even
-    -- spending (tweetkeeper.spending) also waits for the credential's pace, one request every
-    -- window_length / requests_per_window whichever worker sends it (paced_until).
-    UPDATE tweetkeeper.credentials c
-       SET remaining = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                            THEN c.requests_per_window - coalesce(flying[array_position(flying_names, c.name)], 0)
-                            ELSE c.remaining END - 1,
-           window_reset_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                                  THEN now() + c.window_length ELSE c.window_reset_at END,
-           window_started_at = CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                                    THEN now() ELSE c.window_started_at END,
-           month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
-                             ELSE c.month_used END
-                        + cardinality(ids) - cardinality(array_positions(read_today, c.name)),
-           month_start = date_trunc('month', now(), 'UTC'),
-           status = 'active', status_reason = NULL, status_until = NULL,
-           requests = c.requests + 1, last_used_at = clock_timestamp(),
-           -- The k-th request of a window goes no earlier than k paces after our first request
-           -- of it (window_started_at, never later than the API's start, unlike its reset,
-           -- which the API rounds up), so a busy credential sends exactly its limit in every
-           -- window; one that fell behind catches up at no more than twice the pace.
-           paced_until = greatest(
-             CASE WHEN c.window_reset_at IS NULL OR c.window_reset_at <= now()
-                  THEN now() + c.window_length / c.requests_per_window
-                  ELSE coalesce(c.window_started_at, c.window_reset_at - c.window_length)
-                       + (c.requests_per_window - c.remaining + 1) * (c.window_length / c.requests_per_window) END,
-             now() + c.window_length / c.requests_per_window / 2)
-     WHERE c.name = (
-       SELECT x.name FROM tweetkeeper.credentials x
-        WHERE x.provider = claim_in.provider
-          AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials))
-          AND (x.status = 'active' OR (x.status IN ('waiting', 'capped') AND x.status_until <= now()))
-          AND (x.remaining > 0
-               OR (x.window_reset_at <= now()
-                   AND coalesce(flying[array_position(flying_names, x.name)], 0) < x.requests_per_window))
-          AND (x.monthly_cap IS NULL
-               OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
-                  + cardinality(ids) - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
-          AND (burst OR x.paced_until IS NULL OR x.paced_until <= now())
-        ORDER BY x.last_used_at NULLS FIRST
-        LIMIT 1
-        FOR UPDATE)
-       AND (c.remaining > 0
-            OR (c.window_reset_at <= now()
-                AND coalesce(flying[array_position(flying_names, c.name)], 0) < c.requests_per_window))
-       AND (burst OR c.paced_until IS NULL OR c.paced_until <= now())
-    RETURNING c.name INTO cred;
+    cred := tweetkeeper.choose_credential(claim_in.provider, claim_in.credentials, cardinality(ids), read_today,
+                                          burst);
     IF cred IS NULL THEN
-      -- A credential whose monthly cap is used up (by settled reads, not reservations of
-      -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
-      -- (The reservations are summed first, and only when a cap may be reached: on Citus batches
-      -- is distributed, and an UPDATE of a coordinator table may not read it.)
-      IF EXISTS (SELECT FROM tweetkeeper.credentials x
-                  WHERE x.provider = claim_in.provider AND x.status = 'active'
-                    AND x.month_start = date_trunc('month', now(), 'UTC') AND x.month_used >= x.monthly_cap) THEN
-        SELECT coalesce(array_agg(r.credential), '{}'), coalesce(array_agg(r.n), '{}') INTO res_names, res_counts
-          FROM (SELECT b.credential, sum(b.billable) AS n FROM tweetkeeper.batches b
-                 WHERE b.outcome IS NULL AND b.credential IS NOT NULL GROUP BY b.credential) r;
-        UPDATE tweetkeeper.credentials x
-           SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
-               status_reason = format('monthly cap reached: %s of %s billed reads used', x.month_used,
-                                      x.monthly_cap)
-         WHERE x.provider = claim_in.provider AND x.status = 'active'
-           AND x.month_start = date_trunc('month', now(), 'UTC')
-           AND x.month_used - coalesce(res_counts[array_position(res_names, x.name)], 0) >= x.monthly_cap;
-      END IF;
-      -- Due tweets, no quota: say until when and why, so the worker can sleep that long. A
-      -- reason starting with "paced:" means the first credential free again waits only for
-      -- its even pace: normal work, not a shortage.
-      SELECT min(v.until) AS until,
-             CASE WHEN (array_agg(v.paced ORDER BY v.until))[1] THEN 'paced: ' ELSE '' END
-               || string_agg(v.why, ', ' ORDER BY v.name) AS why
-        INTO w
-        FROM tweetkeeper.credentials x
-        CROSS JOIN LATERAL (
-          SELECT cardinality(ids) - cardinality(array_positions(read_today, x.name)) AS need,
-                 x.status = 'active' AND x.monthly_cap IS NOT NULL
-                   AND x.month_start = date_trunc('month', now(), 'UTC') AS capped_month) n
-        CROSS JOIN LATERAL (
-          SELECT x.name,
-                 CASE WHEN x.status <> 'active' THEN x.status_until
-                      WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
-                        THEN tweetkeeper.next_month_utc()
-                      WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN x.window_reset_at
-                      ELSE greatest(x.paced_until, now()) END AS until,
-                 x.status = 'active' AND NOT (n.capped_month AND x.month_used + n.need > x.monthly_cap)
-                   AND NOT (x.remaining <= 0 AND x.window_reset_at > now()) AS paced,
-                 format('%s %s%s', x.name, x.status,
-                        CASE WHEN x.status <> 'active' THEN ': ' || coalesce(x.status_reason, '')
-                             WHEN n.capped_month AND x.month_used + n.need > x.monthly_cap
-                               THEN format(' (monthly cap: %s of %s billed reads left, the batch needs %s)',
-                                           x.monthly_cap - x.month_used, x.monthly_cap, n.need)
-                             WHEN x.remaining <= 0 AND x.window_reset_at > now() THEN ' (window used up)'
-                             ELSE format(' (one request every %s)', x.window_length / x.requests_per_window)
-                        END) AS why) v
-       WHERE x.provider = claim_in.provider
-         AND (claim_in.credentials IS NULL OR x.name = ANY (claim_in.credentials));
+      SELECT q.until, q.why INTO w
+        FROM tweetkeeper.quota_wait(claim_in.provider, claim_in.credentials, cardinality(ids), read_today) q;
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
@@ -439,6 +339,233 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
   'when credentials are registered, one request of a credential''s quota; with the content hashes '
   'of their last kept payloads.';
 
+-- complete_batch()'s steps. Each runs under complete_batch()'s SECURITY DEFINER and search_path,
+-- with the batch's row locked (b) and its tweets' rows as the lease left them; none is granted to
+-- anyone. at_now is complete_batch()'s now(); ages and delays the age policy, read once
+-- (refresh_delay_at: on Citus a statement on tweets may evaluate no STABLE function of a column).
+
+-- The observations: each of our tweets updated once, its history and payload kept. Returns how
+-- many were stored and billed, and the X posts found edited with their newest versions.
+CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, batch_ids bigint[],
+                               batch_credential text, buckets smallint[], keep_payloads text, keep_all boolean,
+                               at_now timestamptz, ages interval[], delays interval[],
+                               OUT n_observed integer, OUT n_billed integer, OUT edited bigint[],
+                               OUT newest bigint[])
+  LANGUAGE plpgsql AS $$
+DECLARE
+  today date := (at_now AT TIME ZONE 'UTC')::date;
+BEGIN
+  -- One update of each of our tweets, which also decides from the row as it was: billed (a found
+  -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
+  -- from the stored one, or it is the first observation), kept on the row as the lease that
+  -- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a
+  -- second read of each tweet before the update would cost a third of the completion); history
+  -- stores only changed observations unless keep_all.
+  -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
+  -- it as NULL: not reported (observations_in() reads the answer).
+  WITH upd AS (
+    UPDATE tweetkeeper.tweets t
+       SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
+             WHEN t.tweet_id > 0 AND (t.billed_on IS DISTINCT FROM today
+                                      OR NOT coalesce(batch_credential, '') = ANY (t.billed_by))
+             THEN lease ELSE t.last_billed_lease END,
+           last_change_lease = CASE
+             WHEN t.update_count = 0
+               OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM t.retweet_count)
+               OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM t.reply_count)
+               OR (o.like_count IS NOT NULL AND o.like_count IS DISTINCT FROM t.like_count)
+               OR (o.quote_count IS NOT NULL AND o.quote_count IS DISTINCT FROM t.quote_count)
+               OR (o.bookmark_count IS NOT NULL AND o.bookmark_count IS DISTINCT FROM t.bookmark_count)
+               OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM t.impression_count)
+             THEN lease ELSE t.last_change_lease END,
+           billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
+           billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
+                            WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(batch_credential, '')]
+                            WHEN coalesce(batch_credential, '') = ANY (t.billed_by) THEN t.billed_by
+                            ELSE t.billed_by || coalesce(batch_credential, '') END,
+           retweet_count = coalesce(o.retweet_count, t.retweet_count),
+           reply_count = coalesce(o.reply_count, t.reply_count),
+           like_count = coalesce(o.like_count, t.like_count),
+           quote_count = coalesce(o.quote_count, t.quote_count),
+           bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
+           impression_count = coalesce(o.impression_count, t.impression_count),
+           updated_at = at_now, update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
+           -- A creation time from the answer moves the post to its true age's delay from now on.
+           created_at = coalesce(o.created_at, t.created_at),
+           -- An edited post is done: its newest version is refreshed in its place (edits).
+           due_at = CASE WHEN NOT o.edited
+                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
+                                                  t.watch_every, t.watch_until, at_now, ages, delays)) END,
+           state = CASE WHEN o.edited OR tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                                     t.watch_until, at_now, ages, delays) IS NULL
+                        THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
+           delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+                                                         t.watch_until, at_now, ages, delays),
+                            t.delay),
+           -- An expired watch ends here: the tweet is back on its age schedule.
+           watch_every = CASE WHEN t.watch_until > at_now THEN t.watch_every END,
+           watch_until = CASE WHEN t.watch_until > at_now THEN t.watch_until END,
+           problem_type = CASE WHEN o.edited THEN 'edited' WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
+           problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
+                                 ELSE 'not stored, the last known kept: ' || o.invalid END,
+           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END,
+           -- What the next claim hands the worker: the hash of the last kept payload (pay below
+           -- keeps this one, or the last kept has this hash); under first, that one is kept.
+           payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
+                               THEN o.content_hash ELSE t.payload_hash END
+      FROM tweetkeeper.observations_in(observations, batch_ids, keep_payloads) o
+     WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
+    RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
+              o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
+              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.content_hash, o.edited, o.newest_id
+  ), hist AS (
+    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
+                reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
+    SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+           u.bookmark_count, u.impression_count, u.bucket
+      FROM upd u WHERE u.changed OR keep_all
+  ), pay AS (
+    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
+    -- its last stored one (payload_content(): not the counts), compared by hash.
+    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
+    SELECT u.tweet_id, at_now, lease, u.content_hash, u.payload, u.author, u.bucket
+      FROM upd u
+     WHERE u.payload IS NOT NULL
+       AND CASE WHEN keep_payloads = 'first'
+                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
+                                  WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
+                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
+                       WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.content_hash END
+  ), seen AS (
+    -- A post seen again is no longer gone.
+    DELETE FROM tweetkeeper.tombstones x USING upd u
+     WHERE x.tweet_id = u.tweet_id AND (buckets IS NULL OR x.bucket = ANY (buckets))
+  )
+  SELECT count(*), count(*) FILTER (WHERE u.billed),
+         array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
+    INTO n_observed, n_billed, edited, newest FROM upd u;
+END $$;
+
+-- Each edited post's newest version is tracked from now on, on its own age schedule (each
+-- version has its own counts); the old one is done, linked to it.
+CREATE OR REPLACE FUNCTION link_edits(edited bigint[], newest bigint[], at_now timestamptz, buckets smallint[])
+  RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at, bucket)
+  SELECT e.id, e.newest, at_now, CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(e.id) END
+    FROM unnest(edited, newest) AS e(id, newest)
+  ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
+  PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
+END $$;
+
+-- Per-id problems (complete_batch() calls this only when there are some). Deleted: stop, keep
+-- the last metrics and when it vanished. Hidden (protected, suspended): keep the last metrics,
+-- look again after unavailable_recheck. Anything else is recorded and the tweet stays on its
+-- schedule.
+CREATE OR REPLACE FUNCTION store_problems(lease bigint, problems jsonb, batch_ids bigint[], buckets smallint[],
+                               erase boolean, recheck interval, at_now timestamptz, ages interval[],
+                               delays interval[])
+  RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  n_problems integer;
+BEGIN
+  WITH p AS (
+    SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
+           CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
+                -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
+                WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
+                                'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
+                -- A key the API refuses outright (Bluesky: "uris/3 must be a valid at-uri"):
+                -- asked again only as rarely as a hidden post, in case the API's rules change.
+                WHEN x.type = 'invalid-key' THEN 'missing'
+           END AS terminal
+      FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
+     WHERE x.id = ANY (batch_ids)
+  ), u AS (
+  UPDATE tweetkeeper.tweets t
+     SET state = coalesce(p.terminal,
+                          CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                                                                 at_now, ages, delays) IS NULL
+                               THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
+         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN tweetkeeper.after(at_now, recheck)
+                       WHEN p.terminal IS NULL
+                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                                                          t.watch_until, at_now, ages, delays)) END,
+         delay = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN recheck
+                      ELSE coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                                                                 at_now, ages, delays), t.delay) END,
+         -- A watch ends with the tweet's visibility, or when it expired.
+         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
+         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
+         lease_id = NULL, omissions = 0,
+         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now,
+         -- Its payloads erased below (gone): none kept, so the next one seen is kept.
+         payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
+    FROM p
+   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
+  RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
+  ), gone AS (
+    -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
+    -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
+    DELETE FROM tweetkeeper.payloads x USING u
+     WHERE erase AND u.terminal IN ('deleted', 'unavailable') AND x.tweet_id = u.tweet_id
+       AND (buckets IS NULL OR x.bucket = ANY (buckets))
+    RETURNING x.tweet_id
+  ), tomb AS (
+    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
+    SELECT u.tweet_id, u.type, at_now, (SELECT count(*) FROM gone g WHERE g.tweet_id = u.tweet_id), u.bucket
+      FROM u WHERE u.terminal IN ('deleted', 'unavailable')
+    ON CONFLICT ON CONSTRAINT tombstones_pkey
+      DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
+                    payloads_erased = x.payloads_erased + excluded.payloads_erased
+  )
+  SELECT count(*) INTO n_problems FROM u;
+  RETURN n_problems;
+END $$;
+
+  -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are
+  -- not ours any more and are left alone). Asking again at once would spend a request on
+  -- each, every buffer TTL, without end if the API never mentions the id. So: not before the
+  -- tweet's normal delay, doubled at each omission in a row (at most unavailable_recheck, if
+  -- that is longer); at the missing_after-th in a row it is 'missing', rechecked every
+  -- unavailable_recheck like an unavailable tweet. An answer that mentions it again resets
+  -- the count. The doubling is done in seconds: an interval would overflow long before.
+CREATE OR REPLACE FUNCTION put_off_omitted(lease bigint, batch_ids bigint[], buckets smallint[],
+                               missing_after integer, recheck interval, at_now timestamptz,
+                               ages interval[], delays interval[])
+  RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  n_omitted integer;
+BEGIN
+  WITH o AS (
+    SELECT x.tweet_id, x.n,
+           CASE WHEN x.n >= missing_after OR x.state IN ('unavailable', 'missing') THEN recheck
+                ELSE make_interval(secs => greatest(x.base_s, least(extract(epoch FROM recheck)::float8,
+                                                                    x.base_s * power(2, least(x.n - 1, 60)))))
+           END AS wait
+      FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
+                   extract(epoch FROM coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                                                 t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
+              FROM tweetkeeper.tweets t
+             WHERE t.tweet_id = ANY (batch_ids) AND t.lease_id = lease
+               AND (buckets IS NULL OR t.bucket = ANY (buckets))) x
+  )
+  UPDATE tweetkeeper.tweets t
+     SET omissions = o.n,
+         state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
+         due_at = tweetkeeper.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
+         -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
+         watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
+         watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
+         problem_type = 'omitted',
+         problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now
+    FROM o
+   WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
+  GET DIAGNOSTICS n_omitted = ROW_COUNT;
+  RETURN n_omitted;
+END $$;
+
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
 -- hands back the batch's tweets that appear in neither list. Only tweets still held by this
 -- lease are touched (fencing), so a late worker cannot overwrite a newer claim's work.
@@ -455,14 +582,13 @@ CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, prob
   RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   recheck interval;
-  b record;
+  b tweetkeeper.batches;
   n_observed integer;
   n_problems integer;
   n_billed integer;
   n_omitted integer := 0;
   missing_after integer;
   keep_all boolean;
-  today date := (now() AT TIME ZONE 'UTC')::date;
   -- Below, now() is at_now and the age policy is given (refresh_delay_at): on Citus every
   -- statement on tweets runs on the worker node that holds the batch's shard, where Citus allows
   -- in an UPDATE only what it can evaluate here (no STABLE function of a column, none in a CASE).
@@ -510,261 +636,26 @@ BEGIN
   SELECT array_agg(p.max_age ORDER BY p.max_age), array_agg(p.delay ORDER BY p.max_age)
     INTO ages, delays FROM tweetkeeper.age_policy p;
 
-  -- One update of each of our tweets, which also decides from the row as it was: billed (a found
-  -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
-  -- from the stored one, or it is the first observation), kept on the row as the lease that
-  -- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a
-  -- second read of each tweet before the update would cost a third of the completion); history
-  -- stores only changed observations unless keep_all.
-  -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
-  -- it as NULL: not reported. A count below 0 or above 10^12 (a thousand times the views of the
-  -- most viewed post) is no count: it is not stored, and the tweet's problem says so, with
-  -- what the worker found wrong itself (`invalid`: a count that is not an integer).
-  WITH raw AS (
-    SELECT DISTINCT ON (o.id) o.*
-      FROM jsonb_to_recordset(observations) AS o(id bigint, retweet_count bigint,
-             reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
-             impression_count bigint, invalid text, created_at timestamptz, payload jsonb,
-             author jsonb, newest_id bigint, content_hash text)
-     WHERE o.id = ANY (b.tweet_ids)
-  ), obs AS (
-    SELECT r.id,
-           CASE WHEN r.retweet_count BETWEEN 0 AND 1e12 THEN r.retweet_count END AS retweet_count,
-           CASE WHEN r.reply_count BETWEEN 0 AND 1e12 THEN r.reply_count END AS reply_count,
-           CASE WHEN r.like_count BETWEEN 0 AND 1e12 THEN r.like_count END AS like_count,
-           CASE WHEN r.quote_count BETWEEN 0 AND 1e12 THEN r.quote_count END AS quote_count,
-           CASE WHEN r.bookmark_count BETWEEN 0 AND 1e12 THEN r.bookmark_count END AS bookmark_count,
-           CASE WHEN r.impression_count BETWEEN 0 AND 1e12 THEN r.impression_count END AS impression_count,
-           -- A post of another network: its creation time as its answer says (X's id says it).
-           CASE WHEN r.id < 0 AND r.created_at BETWEEN timestamptz '2006-03-21 20:50:14+00'
-                                                   AND now() + interval '1 minute' THEN r.created_at END AS created_at,
-           nullif(concat_ws(', ', nullif(r.invalid, ''),
-             'retweet_count ' || CASE WHEN r.retweet_count NOT BETWEEN 0 AND 1e12 THEN r.retweet_count END,
-             'reply_count ' || CASE WHEN r.reply_count NOT BETWEEN 0 AND 1e12 THEN r.reply_count END,
-             'like_count ' || CASE WHEN r.like_count NOT BETWEEN 0 AND 1e12 THEN r.like_count END,
-             'quote_count ' || CASE WHEN r.quote_count NOT BETWEEN 0 AND 1e12 THEN r.quote_count END,
-             'bookmark_count ' || CASE WHEN r.bookmark_count NOT BETWEEN 0 AND 1e12 THEN r.bookmark_count END,
-             'impression_count ' || CASE WHEN r.impression_count NOT BETWEEN 0 AND 1e12 THEN r.impression_count END),
-             '') AS invalid,
-           CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object' THEN r.payload END AS payload,
-           CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END AS author,
-           -- A payload's content hash: the worker's (hex md5 by payload_content()'s rule), or computed.
-           CASE WHEN keep_payloads <> 'none' AND jsonb_typeof(r.payload) = 'object'
-                THEN coalesce(CASE WHEN r.content_hash ~ '^[0-9a-f]{32}$' THEN decode(r.content_hash, 'hex') END,
-                              decode(md5(tweetkeeper.payload_content(
-                                r.payload, CASE WHEN jsonb_typeof(r.author) = 'object' THEN r.author END)::text), 'hex'))
-           END AS content_hash,
-           -- An X post edited since: the answer's edit_history_tweet_ids ends in a newer id.
-           -- (A newer id whose time is in the future is no version we could track: ignored.)
-           coalesce(r.id > 0 AND r.newest_id > r.id
-                    AND tweetkeeper.snowflake_time(r.newest_id) <= now() + interval '1 minute', false) AS edited,
-           r.newest_id
-      FROM raw r
-  ), upd AS (
-    UPDATE tweetkeeper.tweets t
-       SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
-             WHEN t.tweet_id > 0 AND (t.billed_on IS DISTINCT FROM today
-                                      OR NOT coalesce(b.credential, '') = ANY (t.billed_by))
-             THEN lease ELSE t.last_billed_lease END,
-           last_change_lease = CASE
-             WHEN t.update_count = 0
-               OR (o.retweet_count IS NOT NULL AND o.retweet_count IS DISTINCT FROM t.retweet_count)
-               OR (o.reply_count IS NOT NULL AND o.reply_count IS DISTINCT FROM t.reply_count)
-               OR (o.like_count IS NOT NULL AND o.like_count IS DISTINCT FROM t.like_count)
-               OR (o.quote_count IS NOT NULL AND o.quote_count IS DISTINCT FROM t.quote_count)
-               OR (o.bookmark_count IS NOT NULL AND o.bookmark_count IS DISTINCT FROM t.bookmark_count)
-               OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM t.impression_count)
-             THEN lease ELSE t.last_change_lease END,
-           billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
-           billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
-                            WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(b.credential, '')]
-                            WHEN coalesce(b.credential, '') = ANY (t.billed_by) THEN t.billed_by
-                            ELSE t.billed_by || coalesce(b.credential, '') END,
-           retweet_count = coalesce(o.retweet_count, t.retweet_count),
-           reply_count = coalesce(o.reply_count, t.reply_count),
-           like_count = coalesce(o.like_count, t.like_count),
-           quote_count = coalesce(o.quote_count, t.quote_count),
-           bookmark_count = coalesce(o.bookmark_count, t.bookmark_count),
-           impression_count = coalesce(o.impression_count, t.impression_count),
-           updated_at = at_now, update_count = t.update_count + 1, lease_id = NULL, omissions = 0,
-           -- A creation time from the answer moves the post to its true age's delay from now on.
-           created_at = coalesce(o.created_at, t.created_at),
-           -- An edited post is done: its newest version is refreshed in its place (edits).
-           due_at = CASE WHEN NOT o.edited
-                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
-                                                  t.watch_every, t.watch_until, at_now, ages, delays)) END,
-           state = CASE WHEN o.edited OR tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
-                                                                     t.watch_until, at_now, ages, delays) IS NULL
-                        THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
-           delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
-                                                         t.watch_until, at_now, ages, delays),
-                            t.delay),
-           -- An expired watch ends here: the tweet is back on its age schedule.
-           watch_every = CASE WHEN t.watch_until > at_now THEN t.watch_every END,
-           watch_until = CASE WHEN t.watch_until > at_now THEN t.watch_until END,
-           problem_type = CASE WHEN o.edited THEN 'edited' WHEN o.invalid IS NOT NULL THEN 'invalid-count' END,
-           problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
-                                 ELSE 'not stored, the last known kept: ' || o.invalid END,
-           problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END,
-           -- What the next claim hands the worker: the hash of the last kept payload (pay below
-           -- keeps this one, or the last kept has this hash); under first, that one is kept.
-           payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
-                               THEN o.content_hash ELSE t.payload_hash END
-      FROM obs o
-     WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
-    RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
-              o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.content_hash, o.edited, o.newest_id
-  ), hist AS (
-    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-                reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
-    SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
-           u.bookmark_count, u.impression_count, u.bucket
-      FROM upd u WHERE u.changed OR keep_all
-  ), pay AS (
-    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
-    -- its last stored one (payload_content(): not the counts), compared by hash.
-    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
-    SELECT u.tweet_id, at_now, lease, u.content_hash, u.payload, u.author, u.bucket
-      FROM upd u
-     WHERE u.payload IS NOT NULL
-       AND CASE WHEN keep_payloads = 'first'
-                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
-                                  WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
-                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
-                       WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
-                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.content_hash END
-  ), seen AS (
-    -- A post seen again is no longer gone.
-    DELETE FROM tweetkeeper.tombstones x USING upd u
-     WHERE x.tweet_id = u.tweet_id AND (buckets IS NULL OR x.bucket = ANY (buckets))
-  )
-  SELECT count(*), count(*) FILTER (WHERE u.billed),
-         array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
-    INTO n_observed, n_billed, edited, newest FROM upd u;
+  -- (No tweet is read before the update of its row: store_observations() decides from the row
+  -- as it was.)
+  SELECT o.n_observed, o.n_billed, o.edited, o.newest INTO n_observed, n_billed, edited, newest
+    FROM tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, buckets, keep_payloads,
+                                        keep_all, at_now, ages, delays) o;
   IF edited IS NOT NULL THEN
-    -- Each edited post's newest version is tracked from now on, on its own age schedule (each
-    -- version has its own counts); the old one is done, linked to it.
-    INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at, bucket)
-    SELECT e.id, e.newest, at_now, CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(e.id) END
-      FROM unnest(edited, newest) AS e(id, newest)
-    ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
-    PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
+    PERFORM tweetkeeper.link_edits(edited, newest, at_now, buckets);
   END IF;
 
-  -- Per-id problems. Deleted: stop, keep the last metrics and when it vanished. Hidden
-  -- (protected, suspended): keep the last metrics, look again after unavailable_recheck.
-  -- Anything else is recorded and the tweet stays on its schedule.
-  WITH p AS (
-    SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
-           CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
-                -- v1.1 answers null for deleted and hidden alike: keep asking, rarely.
-                WHEN x.type IN ('not-authorized-for-resource', 'resource-unavailable',
-                                'disallowed-resource', 'v1.1-missing') THEN 'unavailable'
-                -- A key the API refuses outright (Bluesky: "uris/3 must be a valid at-uri"):
-                -- asked again only as rarely as a hidden post, in case the API's rules change.
-                WHEN x.type = 'invalid-key' THEN 'missing'
-           END AS terminal
-      FROM jsonb_to_recordset(problems) AS x(id bigint, type text, detail text)
-     WHERE x.id = ANY (b.tweet_ids)
-  ), u AS (
-  UPDATE tweetkeeper.tweets t
-     SET state = coalesce(p.terminal,
-                          CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
-                                                                 at_now, ages, delays) IS NULL
-                               THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN tweetkeeper.after(at_now, recheck)
-                       WHEN p.terminal IS NULL
-                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
-                                                          t.watch_until, at_now, ages, delays)) END,
-         delay = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN recheck
-                      ELSE coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
-                                                                 at_now, ages, delays), t.delay) END,
-         -- A watch ends with the tweet's visibility, or when it expired.
-         watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
-         watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
-         lease_id = NULL, omissions = 0,
-         problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now,
-         -- Its payloads erased below (gone): none kept, so the next one seen is kept.
-         payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
-    FROM p
-   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
-  RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
-  ), gone AS (
-    -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
-    -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
-    DELETE FROM tweetkeeper.payloads x USING u
-     WHERE erase AND u.terminal IN ('deleted', 'unavailable') AND x.tweet_id = u.tweet_id
-       AND (buckets IS NULL OR x.bucket = ANY (buckets))
-    RETURNING x.tweet_id
-  ), tomb AS (
-    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
-    SELECT u.tweet_id, u.type, at_now, (SELECT count(*) FROM gone g WHERE g.tweet_id = u.tweet_id), u.bucket
-      FROM u WHERE u.terminal IN ('deleted', 'unavailable')
-    ON CONFLICT ON CONSTRAINT tombstones_pkey
-      DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
-                    payloads_erased = x.payloads_erased + excluded.payloads_erased
-  )
-  SELECT count(*) INTO n_problems FROM u;
+  n_problems := CASE WHEN jsonb_array_length(problems) = 0 THEN 0
+                     ELSE tweetkeeper.store_problems(lease, problems, b.tweet_ids, buckets, erase, recheck,
+                                                     at_now, ages, delays) END;
 
   IF n_observed + n_problems < b.size THEN
-    -- Ids the answer left out: neither found nor an error (tweets of a lease taken over are
-    -- not ours any more and are left alone). Asking again at once would spend a request on
-    -- each, every buffer TTL, without end if the API never mentions the id. So: not before the
-    -- tweet's normal delay, doubled at each omission in a row (at most unavailable_recheck, if
-    -- that is longer); at the missing_after-th in a row it is 'missing', rechecked every
-    -- unavailable_recheck like an unavailable tweet. An answer that mentions it again resets
-    -- the count. The doubling is done in seconds: an interval would overflow long before.
-    WITH o AS (
-      SELECT x.tweet_id, x.n,
-             CASE WHEN x.n >= missing_after OR x.state IN ('unavailable', 'missing') THEN recheck
-                  ELSE make_interval(secs => greatest(x.base_s, least(extract(epoch FROM recheck)::float8,
-                                                                      x.base_s * power(2, least(x.n - 1, 60)))))
-             END AS wait
-        FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
-                     extract(epoch FROM coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
-                                                   t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
-                FROM tweetkeeper.tweets t
-               WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
-                 AND (buckets IS NULL OR t.bucket = ANY (buckets))) x
-    )
-    UPDATE tweetkeeper.tweets t
-       SET omissions = o.n,
-           state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
-           due_at = tweetkeeper.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
-           -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
-           watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
-           watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
-           problem_type = 'omitted',
-           problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now
-      FROM o
-     WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
-    GET DIAGNOSTICS n_omitted = ROW_COUNT;
+    -- Ids the answer left out: neither found nor an error (put_off_omitted() says when to ask
+    -- again).
+    n_omitted := tweetkeeper.put_off_omitted(lease, b.tweet_ids, buckets, missing_after, recheck, at_now,
+                                             ages, delays);
   END IF;
-  IF b.outcome IS NOT NULL THEN
-    -- A late answer (the batch expired or was abandoned meanwhile): the API read and billed the
-    -- posts, but nothing was stored here. Count what the claim reserved.
-    n_billed := coalesce(b.billable, 0);
-  END IF;
-  -- An abandoned batch stays abandoned: its tweets were handed back, nothing was stored. Either
-  -- way the request was answered, for usage_stats (and daily_usage once the batch is purged):
-  -- kept on the batch, not added to a shared row, on which concurrent completions would queue.
-  UPDATE tweetkeeper.batches
-     SET finished_at = CASE WHEN outcome = 'abandoned' THEN finished_at ELSE at_now END,
-         outcome = CASE WHEN outcome = 'abandoned' THEN outcome ELSE 'completed' END,
-         stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
-         billed = n_billed,
-         tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
-         omitted = n_omitted
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
-  IF b.credential IS NOT NULL THEN
-    -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
-    UPDATE tweetkeeper.credentials c
-       SET month_used = greatest(c.month_used + n_billed - coalesce(b.billable, 0), 0)
-     WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
-    PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
-  END IF;
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL, true);
+  PERFORM tweetkeeper.settle_batch(b, buckets, n_observed, n_problems, n_billed, n_omitted, rate, at_now);
   RETURN n_observed + n_problems;
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS

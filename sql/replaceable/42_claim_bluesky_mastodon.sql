@@ -8,37 +8,52 @@ CREATE OR REPLACE FUNCTION endpoint_batch_max(endpoint text, single_status boole
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN endpoint IN ('bluesky', 'bluesky-handle') THEN 25 WHEN single_status THEN 1 ELSE 20 END;
 
--- Moves a share of what an endpoint's window has left into a free lane (endpoint_lanes), for the
--- claims after the one that calls it (claim_posts(), holding the endpoint's row lock): all of it
--- without a stated window; else a 64th (the 8 lanes together hold at most an eighth of what is
--- left), at least 1; none while the window's end is unknown (after a reset, until an answer says).
-CREATE OR REPLACE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  lanes constant integer := 8;  -- more than claims of one endpoint at once, on this machine
-  x record;
-  share integer;
+-- The keys the API knows the posts ids by, in their order: at:// URIs (Bluesky), status ids
+-- (Mastodon).
+CREATE OR REPLACE FUNCTION post_keys_of(ids bigint[], buckets smallint[]) RETURNS text[] LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT * INTO x FROM tweetkeeper.endpoints e WHERE e.endpoint = ep;
-  share := CASE WHEN x.requests_per_window IS NULL THEN 2147483647
-                WHEN x.window_reset_at > now() AND x.remaining > 0 THEN greatest(1, x.remaining / (8 * lanes))
-                ELSE 0 END;
-  IF share = 0 THEN
-    RETURN;
+  -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
+  -- as a hash of all of post_refs, spilled to disk on every claim. On Citus one query routed
+  -- to the shard (a correlated subquery of a distributed table is not planned there).
+  IF buckets IS NOT NULL THEN
+    RETURN ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                        ELSE r.post_key END
+                    FROM tweetkeeper.post_refs r
+                   WHERE r.tweet_id = ANY (ids) AND r.bucket = ANY (buckets)
+                   ORDER BY array_position(ids, r.tweet_id));
+  ELSE
+  RETURN ARRAY(SELECT (SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
+                                              ELSE r.post_key END
+                          FROM tweetkeeper.post_refs r WHERE r.tweet_id = i.id)
+                  FROM unnest(ids) WITH ORDINALITY AS i(id, k) ORDER BY i.k);
   END IF;
-  INSERT INTO tweetkeeper.endpoint_lanes (endpoint, lane)
-  SELECT ep, k FROM generate_series(0, lanes - 1) k
-   WHERE NOT EXISTS (SELECT FROM tweetkeeper.endpoint_lanes l WHERE l.endpoint = ep)
-  ON CONFLICT DO NOTHING;
-  UPDATE tweetkeeper.endpoint_lanes l
-     SET granted = share,
-         valid_until = CASE WHEN x.requests_per_window IS NULL THEN 'infinity' ELSE x.window_reset_at END
-   WHERE l.endpoint = ep
-     AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
-                    WHERE f.endpoint = ep AND NOT (f.granted > 0 AND f.valid_until > now())
-                    ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
-  IF FOUND AND x.requests_per_window IS NOT NULL THEN
-    UPDATE tweetkeeper.endpoints e SET remaining = e.remaining - share WHERE e.endpoint = ep;
-  END IF;
+END $$;
+
+-- Up to n due posts of an endpoint, locked (claim_posts()'s step, under its search_path): its
+-- watched posts first (tweetkeeper.watch_posts: a window too small for everything due goes to
+-- them), then the oldest due. (Each row's ctid too: the lease is set where the lock found it, as
+-- claim_batch() does; and the content hash of its last kept payload, in the order of the ids, for
+-- the worker.)
+CREATE OR REPLACE FUNCTION lock_endpoint_posts(ep text, n integer, buckets smallint[], OUT ids bigint[],
+                                               OUT dues timestamptz[], OUT oldest timestamptz,
+                                               OUT ctids tid[], OUT hashes text[])
+  LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at, c.tweet_id), array_agg(c.due_at ORDER BY c.w, c.due_at, c.tweet_id),
+         min(c.due_at), array_agg(c.ctid),
+         CASE WHEN count(c.payload_hash) > 0 THEN array_agg(encode(c.payload_hash, 'hex') ORDER BY c.w, c.due_at, c.tweet_id) END
+    INTO ids, dues, oldest, ctids, hashes
+    FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
+                          WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
+                            AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
+                          ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
+          UNION ALL
+          SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
+                          WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
+                            AND t.due_at <= now() AND t.watch_until IS NULL
+                            AND (buckets IS NULL OR t.bucket = ANY (buckets))
+                          ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
+          LIMIT n) c;
 END $$;
 
 -- claim_posts()'s work, on all posts (buckets NULL) or on one shard's (Citus: shard is the lease
@@ -68,7 +83,6 @@ DECLARE
   waits text[] := '{}';
   wait_min timestamptz;
   ep text;
-  was_answered timestamptz;
 BEGIN
   -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
   -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
@@ -113,65 +127,16 @@ BEGIN
     IF pass = 1 THEN
       tried := ep;
     END IF;
-    -- The endpoint's row is read without a lock: every claim of a busy endpoint (Bluesky has
-    -- one) would otherwise queue on it from here to its commit. It is locked below, by the
-    -- update that counts the request, which checks the window again on the row's newest version.
-    SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep;
-    IF NOT FOUND OR q.answered_at IS NULL THEN
-      -- An endpoint that never answered is asked once at a time until it does: its first answer
-      -- says whether it wants a token, how many requests it takes, whether it is older than 4.3.
-      -- Concurrent first requests would each be refused alike (each a request spent for
-      -- nothing). Its row is locked first, so that of two such claims the second sees the
-      -- first's batch. A probe whose worker died is handed back (abandoned, expired), and
-      -- another goes.
-      INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (ep) ON CONFLICT DO NOTHING;
-      SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep FOR UPDATE;
-      -- (Its batches of every shard looked at: PERFORM, as Citus plans no subquery of a
-      -- distributed table beside a record's field.)
-      IF q.answered_at IS NULL THEN
-        PERFORM FROM tweetkeeper.batches b WHERE b.outcome IS NULL AND b.endpoint = ep LIMIT 1;
-        IF FOUND THEN
-          waits := waits || format('%s: its first request is in flight', ep);
-          CONTINUE;
-        END IF;
-      END IF;
-    END IF;
-    IF q.status = 'needs-token' AND NOT substr(ep, 10) = ANY (coalesce(tokens, '{}')) THEN
-      waits := waits || format('%s needs a token: %s', ep, q.status_reason);
-      CONTINUE;
-    END IF;
-    IF q.status = 'waiting' AND q.status_until > now() THEN
-      waits := waits || format('%s waiting: %s', ep, q.status_reason);
-      wait_min := least(wait_min, q.status_until);
-      CONTINUE;
-    END IF;
-    IF q.remaining <= 0 AND q.window_reset_at > now()
-       AND NOT EXISTS (SELECT FROM tweetkeeper.endpoint_lanes l
-                        WHERE l.endpoint = ep AND l.granted > 0 AND l.valid_until > now()) THEN
-      waits := waits || format('%s window used up', ep);
-      wait_min := least(wait_min, q.window_reset_at);
+    SELECT h.answered_at, h.single_status, h.why, h.until INTO q FROM tweetkeeper.endpoint_hold(ep, tokens) h;
+    IF q.why IS NOT NULL THEN
+      waits := waits || q.why;
+      wait_min := least(wait_min, q.until);
       CONTINUE;
     END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
-    -- Its watched posts first (tweetkeeper.watch_posts: a window too small for everything due
-    -- goes to them), then the oldest due.
-    -- (Each row's ctid too: the lease is set where the lock found it, as claim_batch() does; and
-    -- the content hash of its last kept payload, in the order of the ids, for the worker.)
-    SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at, c.tweet_id), array_agg(c.due_at ORDER BY c.w, c.due_at, c.tweet_id),
-           min(c.due_at), array_agg(c.ctid),
-           CASE WHEN count(c.payload_hash) > 0 THEN array_agg(encode(c.payload_hash, 'hex') ORDER BY c.w, c.due_at, c.tweet_id) END
-      INTO ids, dues, oldest, ctids, hashes
-      FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
-                            WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
-                              AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
-                            ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
-            UNION ALL
-            SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
-                            WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
-                              AND t.due_at <= now() AND t.watch_until IS NULL
-                              AND (buckets IS NULL OR t.bucket = ANY (buckets))
-                            ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
-            LIMIT n) c;
+    -- Its due posts, locked (lock_endpoint_posts()).
+    SELECT l.ids, l.dues, l.oldest, l.ctids, l.hashes INTO ids, dues, oldest, ctids, hashes
+      FROM tweetkeeper.lock_endpoint_posts(ep, n, buckets) l;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := tweetkeeper.new_lease(shard);
@@ -182,64 +147,16 @@ BEGIN
     VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
             pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep,
             CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
-    -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
-    -- as a hash of all of post_refs, spilled to disk on every claim. On Citus one query routed
-    -- to the shard (a correlated subquery of a distributed table is not planned there).
-    IF buckets IS NOT NULL THEN
-      keys := ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
-                                          ELSE r.post_key END
-                      FROM tweetkeeper.post_refs r
-                     WHERE r.tweet_id = ANY (ids) AND r.bucket = ANY (buckets)
-                     ORDER BY array_position(ids, r.tweet_id));
-    ELSE
-    keys := ARRAY(SELECT (SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
-                                                ELSE r.post_key END
-                            FROM tweetkeeper.post_refs r WHERE r.tweet_id = i.id)
-                    FROM unnest(ids) WITH ORDINALITY AS i(id, k) ORDER BY i.k);
-    END IF;
-    -- One request of the window, counted last: a lock taken here is held to the commit. First
-    -- from a lane (endpoint_lanes): one that holds requests of the window and that no other
-    -- claim holds. A 429 or 401 recorded meanwhile emptied the lanes (under their locks), so
-    -- one found here still holds.
-    UPDATE tweetkeeper.endpoint_lanes l
-       SET granted = l.granted - 1, requests = l.requests + 1, last_used_at = clock_timestamp()
-     WHERE q.answered_at IS NOT NULL AND l.endpoint = ep
-       AND l.lane = (SELECT f.lane FROM tweetkeeper.endpoint_lanes f
-                      WHERE f.endpoint = ep AND f.granted > 0 AND f.valid_until > now()
-                      ORDER BY f.lane LIMIT 1 FOR UPDATE SKIP LOCKED);
-    IF NOT FOUND THEN
-      -- Else on the endpoint's row, under its lock, on its newest version: the checks above are
-      -- made again there, so no two claims take the window's last request, and a 429 or 401
-      -- recorded meanwhile holds.
-      UPDATE tweetkeeper.endpoints x
-         -- A window whose reset has passed starts again at its limit; its end is unknown until an
-         -- answer says (record_endpoint_quota), and requests are counted down meanwhile.
-         SET remaining = CASE WHEN x.window_reset_at <= now() THEN x.requests_per_window ELSE x.remaining END - 1,
-             window_reset_at = CASE WHEN x.window_reset_at <= now() THEN NULL ELSE x.window_reset_at END,
-             -- A server that wants a token keeps saying so: only workers holding one claim its
-             -- statuses (a worker without would spend a request on another 401 each time).
-             status = CASE WHEN x.status = 'needs-token' THEN x.status ELSE 'active' END,
-             status_reason = CASE WHEN x.status = 'needs-token' THEN x.status_reason END,
-             status_until = NULL,
-             requests = x.requests + 1, last_used_at = clock_timestamp()
-       WHERE x.endpoint = ep
-         AND (x.status <> 'needs-token' OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
-         AND NOT coalesce(x.status = 'waiting' AND x.status_until > now(), false)
-         AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false)
-      RETURNING x.answered_at INTO was_answered;
-      IF NOT FOUND THEN
-        -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as
-        -- they were, no batch), and the next claim says why.
-        UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-         WHERE t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
-        DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease AND (buckets IS NULL OR b.bucket = ANY (buckets));
-        waits := waits || format('%s: its window changed meanwhile', ep);
-        wait_min := least(wait_min, now() + interval '1 second');
-        CONTINUE;
-      END IF;
-      IF was_answered IS NOT NULL THEN
-        PERFORM tweetkeeper.share_window(ep);
-      END IF;
+    keys := tweetkeeper.post_keys_of(ids, buckets);
+    IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
+      -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
+      -- were, no batch), and the next claim says why.
+      UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
+       WHERE t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
+      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease AND (buckets IS NULL OR b.bucket = ANY (buckets));
+      waits := waits || format('%s: its window changed meanwhile', ep);
+      wait_min := least(wait_min, now() + interval '1 second');
+      CONTINUE;
     END IF;
     CLOSE endpoints_due;
     RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text, hashes;
@@ -323,78 +240,6 @@ END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
   'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
   'lease, with their keys (at:// URIs, status ids); complete and release them as any batch.';
-
--- Applies what an endpoint's answer said of its window, as record_quota() does for X's
--- credentials: rate {"limit":..,"remaining":..,"reset":epoch}; refusal rate-limited (429: wait
--- for the reset), rejected (401: the server wants a token; no request until one is given).
-CREATE OR REPLACE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
-                                      answered boolean)
-  RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  api_remaining integer := (rate ->> 'remaining')::integer;
-  api_limit integer := (rate ->> 'limit')::integer;
-  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
-  cur record;
-  held integer;  -- requests of the current window the lanes hold
-BEGIN
-  IF endpoint IS NULL THEN
-    RETURN;
-  END IF;
-  -- The API's word wins where it is stricter (as for credentials): a smaller remaining than
-  -- ours (what the row has left plus what its lanes hold), a later reset; an answer of an older
-  -- window says nothing about this one. Most answers say nothing new (the claims count requests
-  -- down before the API does): then the rows are left alone, not even locked, so that
-  -- completions do not queue on them behind each other and the claims.
-  SELECT e.*, (SELECT coalesce(sum(l.granted), 0) FROM tweetkeeper.endpoint_lanes l
-                WHERE l.endpoint = e.endpoint AND l.granted > 0 AND l.valid_until > now()
-                  AND l.valid_until < 'infinity') AS held
-    INTO cur FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint;
-  IF NOT FOUND OR NOT coalesce((answered AND cur.answered_at IS NULL)
-                       OR (api_limit > 0 AND api_limit IS DISTINCT FROM cur.requests_per_window)
-                       OR api_reset > coalesce(cur.window_reset_at, '-infinity')
-                       OR (api_remaining IS NOT NULL AND (cur.window_reset_at IS NULL OR api_reset IS NULL OR cur.remaining IS NULL))
-                       OR (api_reset = cur.window_reset_at AND api_remaining < cur.remaining + cur.held)
-                       OR refusal IN ('rate-limited', 'rejected'), false) THEN
-    RETURN;
-  END IF;
-  -- Something new: the row locked, then its lanes emptied (the lock order of claim_posts), and
-  -- what they held of the current window counted back before the answer is compared.
-  PERFORM FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint FOR UPDATE;
-  WITH taken AS (
-    UPDATE tweetkeeper.endpoint_lanes l SET granted = 0
-      FROM (SELECT f.lane, f.granted, f.valid_until FROM tweetkeeper.endpoint_lanes f
-             WHERE f.endpoint = record_endpoint_quota.endpoint AND f.granted > 0 FOR UPDATE) o
-     WHERE l.endpoint = record_endpoint_quota.endpoint AND l.lane = o.lane
-    RETURNING o.granted, o.valid_until)
-  SELECT coalesce(sum(t.granted) FILTER (WHERE t.valid_until > now() AND t.valid_until < 'infinity'), 0)
-    INTO held FROM taken t;
-  UPDATE tweetkeeper.endpoints x
-     SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
-         remaining = CASE WHEN api_remaining IS NULL THEN x.remaining + held
-                          WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
-                          WHEN api_reset < x.window_reset_at THEN x.remaining + held
-                          ELSE least(x.remaining + held, api_remaining) END,
-         window_reset_at = greatest(x.window_reset_at, api_reset),
-         answered_at = CASE WHEN answered AND x.answered_at IS NULL THEN now() ELSE x.answered_at END
-   WHERE x.endpoint = record_endpoint_quota.endpoint;
-  IF refusal = 'rate-limited' THEN
-    UPDATE tweetkeeper.endpoints x
-       SET status = 'waiting', remaining = 0,
-           status_until = coalesce(api_reset, now() + interval '1 minute'),
-           window_reset_at = coalesce(api_reset, now() + interval '1 minute'),
-           status_reason = coalesce(detail, 'Too Many Requests')
-     WHERE x.endpoint = record_endpoint_quota.endpoint;
-  ELSIF refusal = 'rejected' THEN
-    UPDATE tweetkeeper.endpoints x
-       SET status = 'needs-token', status_until = NULL, status_reason = coalesce(detail, 'rejected')
-     WHERE x.endpoint = record_endpoint_quota.endpoint;
-  ELSIF refusal = 'single-status' THEN
-    -- A Mastodon server older than 4.3 (no GET /api/v1/statuses): its batches hold one status
-    -- from now on (GET /api/v1/statuses/:id), within the same window.
-    UPDATE tweetkeeper.endpoints x SET single_status = true, status_reason = detail
-     WHERE x.endpoint = record_endpoint_quota.endpoint;
-  END IF;
-END $$;
 
 -- A post's author as its key names it: a Bluesky handle resolved before by its DID (so that the
 -- same post by handle or by DID is one post), anything else as given. schedule_post(s) and
