@@ -96,8 +96,8 @@ done
 # Citus from its source when it is not installed yet. bg_pid[NAME]: its pid until it ends;
 # bg_done[NAME]: its exit status then.
 declare -A bg_pid=() bg_done=() bg_of=()
-background() { # background NAME COMMAND...
-  nice -n 19 "${@:2}" >"$work/build-$1.log" 2>&1 &
+background() { # background NAME COMMAND...: in a process group of its own, stopped whole at exit
+  setsid nice -n 19 "${@:2}" >"$work/build-$1.log" 2>&1 &
   bg_pid[$1]=$!
   bg_of[$!]=$1
 }
@@ -176,8 +176,8 @@ finished() { # finished I RC: print its output whole, count its checks, say how 
 }
 cleanup() { # at exit, also when interrupted: suites still running and builds are stopped
   local p
-  for p in "${bg_pid[@]}"; do pkill -TERM -P "$p" 2>/dev/null; done
-  for p in "${!running[@]}" "${bg_pid[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${bg_pid[@]}"; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null; done
+  for p in "${!running[@]}"; do kill -TERM "$p" 2>/dev/null; done
   wait
   rm -rf "$work"
 }
