@@ -45,6 +45,7 @@ suite() {
 suite wakeup alone - tests/integration/wakeup.sh     # claimed within 0.75 s of a NOTIFY or due time
 suite quota alone - tests/integration/quota.sh       # requests 0.67 s apart, never 0.3 s; 15 a window
 suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches back within 1 s (p99)
+suite housekeeping alone - tests/integration/housekeeping.sh # pg_cron's three jobs within their minute
 suite citus alone citus tests/citus/citus.sh         # 100,000 posts through three CPU-bound nodes,
                                                      # counted after a fixed 90 s
 # Then up to TK_JOBS at once, at most one of those that keep a core busy (cpu). Those that wait
@@ -56,7 +57,6 @@ suite sanitize cpu instrumented tests/sanitize/run.sh # ctest -j2, instrumented
 suite fuzz cpu instrumented tests/fuzz/run.sh         # a core for 20 s
 suite integration wait - tests/integration/pipeline.sh
 suite forecast wait - tests/integration/forecast.sh
-suite housekeeping wait - tests/integration/housekeeping.sh
 suite api-faults wait - tests/faults/api_faults.sh
 suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh
 suite networks wait - tests/integration/networks.sh
