@@ -191,6 +191,9 @@ while ((${#pending[@]} + ${#running[@]})); do
     echo "run-all.sh: nothing can start (pending: ${pending[*]})" >&2
     break
   fi
+  if ((${#running[@]} == 0)); then # only the builds are left to wait for: no need to yield now
+    for b in "${bg_pid[@]}"; do renice -n 0 -g "$b" >/dev/null 2>&1; done
+  fi
   wait -n -p done_pid
   rc=$?
   [ -n "${done_pid:-}" ] || continue
