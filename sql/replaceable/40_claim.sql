@@ -236,11 +236,16 @@ DECLARE
   held_hash bytea[];       -- and their last kept payloads' content hashes (tweets.payload_hash)
   hashes text[];
   skipped bigint;
+  l record;
 BEGIN
   -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
-  SELECT l.held, l.held_due, l.held_ctid, l.held_hash, l.read_today, l.skipped
-    INTO held, held_due, held_ctid, held_hash, read_today, skipped
-    FROM tweetkeeper.lock_due_tweets(max_size, buckets, by_due) l;
+  l := tweetkeeper.lock_due_tweets(max_size, buckets, by_due);
+  held := l.held;
+  held_due := l.held_due;
+  held_ctid := l.held_ctid;
+  held_hash := l.held_hash;
+  read_today := l.read_today;
+  skipped := l.skipped;
   -- (The hashes in the order of the ids, hex; NULL when none of them has a payload kept.)
   SELECT array_agg(x.id ORDER BY x.due, x.id), min(x.due),
          CASE WHEN count(x.hash) > 0 THEN array_agg(encode(x.hash, 'hex') ORDER BY x.due, x.id) END
@@ -583,9 +588,8 @@ CREATE OR REPLACE FUNCTION complete_batch(lease bigint, observations jsonb, prob
 DECLARE
   recheck interval;
   b tweetkeeper.batches;
-  n_observed integer;
+  observed record;   -- store_observations(): n_observed, n_billed, edited, newest
   n_problems integer;
-  n_billed integer;
   n_omitted integer := 0;
   missing_after integer;
   keep_all boolean;
@@ -598,8 +602,6 @@ DECLARE
   buckets smallint[] := tweetkeeper.lease_buckets(lease);
   keep_payloads text := current_setting('tweetkeeper.payloads');  -- none, first, changed
   erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
-  edited bigint[];   -- X posts of this batch whose answer named a newer version, and that version
-  newest bigint[];
 BEGIN
   IF lease IS NULL OR observations IS NULL OR problems IS NULL THEN
     RAISE EXCEPTION 'lease, observations and problems must not be NULL'
@@ -638,25 +640,25 @@ BEGIN
 
   -- (No tweet is read before the update of its row: store_observations() decides from the row
   -- as it was.)
-  SELECT o.n_observed, o.n_billed, o.edited, o.newest INTO n_observed, n_billed, edited, newest
-    FROM tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, buckets, keep_payloads,
-                                        keep_all, at_now, ages, delays) o;
-  IF edited IS NOT NULL THEN
-    PERFORM tweetkeeper.link_edits(edited, newest, at_now, buckets);
+  -- (Steps are called as expressions, x := f(): a query such as SELECT ... FROM f() would go
+  -- through the executor, and these run on every completion.)
+  observed := tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, buckets, keep_payloads,
+                                      keep_all, at_now, ages, delays);
+  IF observed.edited IS NOT NULL THEN
+    PERFORM tweetkeeper.link_edits(observed.edited, observed.newest, at_now, buckets);
   END IF;
 
   n_problems := CASE WHEN jsonb_array_length(problems) = 0 THEN 0
                      ELSE tweetkeeper.store_problems(lease, problems, b.tweet_ids, buckets, erase, recheck,
                                                      at_now, ages, delays) END;
 
-  IF n_observed + n_problems < b.size THEN
+  IF observed.n_observed + n_problems < b.size THEN
     -- Ids the answer left out: neither found nor an error (put_off_omitted() says when to ask
     -- again).
     n_omitted := tweetkeeper.put_off_omitted(lease, b.tweet_ids, buckets, missing_after, recheck, at_now,
                                              ages, delays);
   END IF;
-  PERFORM tweetkeeper.settle_batch(b, buckets, n_observed, n_problems, n_billed, n_omitted, rate, at_now);
-  RETURN n_observed + n_problems;
+  RETURN tweetkeeper.settle_batch(b, buckets, observed.n_observed, n_problems, observed.n_billed, n_omitted, rate, at_now);
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
   'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '

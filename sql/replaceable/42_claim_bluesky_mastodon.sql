@@ -68,6 +68,7 @@ DECLARE
   s record := tweetkeeper.settings();
   e record;
   q record;
+  l record;
   lo text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon:' END;
   hi text := CASE provider WHEN 'bluesky' THEN 'bluesky-handle' ELSE 'mastodon;' END;  -- ';' follows ':'
   n integer;
@@ -127,7 +128,7 @@ BEGIN
     IF pass = 1 THEN
       tried := ep;
     END IF;
-    SELECT h.answered_at, h.single_status, h.why, h.until INTO q FROM tweetkeeper.endpoint_hold(ep, tokens) h;
+    q := tweetkeeper.endpoint_hold(ep, tokens);
     IF q.why IS NOT NULL THEN
       waits := waits || q.why;
       wait_min := least(wait_min, q.until);
@@ -135,8 +136,12 @@ BEGIN
     END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
     -- Its due posts, locked (lock_endpoint_posts()).
-    SELECT l.ids, l.dues, l.oldest, l.ctids, l.hashes INTO ids, dues, oldest, ctids, hashes
-      FROM tweetkeeper.lock_endpoint_posts(ep, n, buckets) l;
+    l := tweetkeeper.lock_endpoint_posts(ep, n, buckets);
+    ids := l.ids;
+    dues := l.dues;
+    oldest := l.oldest;
+    ctids := l.ctids;
+    hashes := l.hashes;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
     lease := tweetkeeper.new_lease(shard);

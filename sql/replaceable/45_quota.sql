@@ -307,11 +307,12 @@ BEGIN
 END $$;
 
 -- The batch's record settled (completed, or left abandoned), and its credential's or endpoint's
--- quota from what the claim reserved and the answer said.
+-- quota from what the claim reserved and the answer said. Returns how many of its posts got a
+-- result stored (complete_batch()'s answer).
 CREATE OR REPLACE FUNCTION settle_batch(b tweetkeeper.batches, buckets smallint[], n_observed integer,
                                n_problems integer, n_billed integer, n_omitted integer, rate jsonb,
                                at_now timestamptz)
-  RETURNS void LANGUAGE plpgsql AS $$
+  RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   lease bigint := b.lease_id;
 BEGIN
@@ -339,6 +340,7 @@ BEGIN
     PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
   END IF;
   PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL, true);
+  RETURN n_observed + n_problems;
 END $$;
 
 -- Whether an endpoint may be asked now, as its row says (read without a lock; the claim's count
