@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "batch/refusals.hpp"
+#include "provider/refusals.hpp"
 #include "provider/bluesky.hpp"
 
 namespace tweetkeeper::worker {

@@ -76,7 +76,7 @@ class Provider {
   }
   // An API that refuses a whole request (400) for one key it calls malformed (Bluesky's getPosts)
   // would refuse the batch again on every claim: SplitsRefusals() has the runner take the key
-  // out (batch/refusals.hpp) and mark it 'invalid-key'; RefusedKey() is its position in the
+  // out (provider/refusals.hpp) and mark it 'invalid-key'; RefusedKey() is its position in the
   // request when the answer names it ("uris/3 must be a valid at-uri"): then one more request
   // sends the rest, otherwise the batch is halved until the key is alone.
   virtual bool SplitsRefusals() const { return false; }

@@ -12,11 +12,13 @@
 #include <fmt/chrono.h>
 #include <thread>
 
-#include "batch/refusals.hpp"
+#include "provider/refusals.hpp"
 #include "queue/database_state.hpp"
 #include "dsn/dsn.hpp"
+#include "http/redact_token.hpp"
 #include "queue/due_listener.hpp"
 #include "queue/payload.hpp"
+#include "queue/retry_policy.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -26,16 +28,12 @@ using std::chrono::seconds;
 using std::chrono::steady_clock;
 
 constexpr Millis kFailureBase{1000}, kFailureCap{60'000};     // API or SQL failure, per slot
-constexpr Millis kReconnectBase{500}, kReconnectCap{30'000};  // database unreachable
-constexpr int kFinishAttempts = 5;             // reconnects to complete/release before leaving it to expiry
 constexpr Millis kWindowCap{15 * 60'000};      // a rate-limit window is 15 minutes
 constexpr Millis kUsageCapPause{15 * 60'000};  // monthly cap: retry rarely, loudly
 
 std::int64_t NowMs() {
   return std::chrono::duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
-
-double Secs(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
 
 std::vector<std::string> CredentialNames(const std::map<std::string, std::string>& tokens) {
   std::vector<std::string> names;
@@ -60,14 +58,6 @@ std::string Refusal(FailureKind kind) {
 }
 
 std::string Opt(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "?"; }
-
-// The server's message without the "LINE 1: <query>" context libpq appends.
-std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn) {
-  std::string what = e.what();
-  what = what.substr(0, what.find('\n'));
-  if (what.rfind("ERROR:", 0) == 0) what.erase(0, 6);
-  return RedactDsnSecrets(what, dsn);
-}
 
 // What an answer got wrong about single tweets, one line each kind per batch: ids it left out
 // (complete_batch put them off; 'missing' after tweetkeeper.missing_after in a row) and counts
@@ -94,10 +84,12 @@ void LogAnswerProblems(const std::string& label, std::int64_t lease, std::size_t
 }  // namespace
 
 struct Runner::Slot {
-  Slot(int index, const RunnerOptions& o)
+  Slot(int index, const RunnerOptions& o, StopSignal& stop)
       : label("slot " + std::to_string(index)),
         queue(o.dsn, o.name, label, o.provider, CredentialNames(o.tokens)),
-        http(o.http) {}
+        http(o.http),
+        claim_retry(ClaimRetry(label, reconnect_backoff, stop)),
+        finish_retry(FinishRetry(label, reconnect_backoff, stop)) {}
 
   std::string label;
   Queue queue;
@@ -105,6 +97,8 @@ struct Runner::Slot {
   Backoff failure_backoff{kFailureBase, kFailureCap};
   Backoff reconnect_backoff{kReconnectBase, kReconnectCap};
   int failures = 0;  // consecutive failed batches or claims
+  RetryPolicy claim_retry;   // as long as it takes, until shutdown
+  RetryPolicy finish_retry;  // complete/release: a few tries
 };
 
 Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
@@ -119,7 +113,7 @@ bool Runner::Connect() {
   Backoff backoff{kReconnectBase, kReconnectCap};
   std::string waiting_for;  // the state last logged; empty: not waiting
   for (int attempt = 0; static_cast<int>(slots_.size()) < options_.concurrency;) {
-    auto slot = std::make_unique<Slot>(static_cast<int>(slots_.size()) + 1, options_);
+    auto slot = std::make_unique<Slot>(static_cast<int>(slots_.size()) + 1, options_, stop_);
     std::string state, error;
     try {
       slot->queue.Connect();
@@ -230,7 +224,7 @@ void Runner::SlotLoop(Slot& slot) {
       std::optional<Lease> lease;
       const auto claim_started = steady_clock::now();
       const DbOutcome claimed =
-          GuardDb(slot, "claim", 0, [&] { lease = slot.queue.Claim(options_.batch_size, ClaimRetry(slot)); });
+          GuardDb(slot.label, "claim", 0, options_.dsn, [&] { lease = slot.queue.Claim(options_.batch_size, slot.claim_retry); });
       if (claimed == DbOutcome::kOk) {
         telemetry_.Claim(std::chrono::duration<double>(steady_clock::now() - claim_started).count());
       }
@@ -319,12 +313,7 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
     url = provider_->RequestUrl(part, part_keys);
     spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, url, token_name);
     response = slot.http.Get(url, token, stop_.abort_flag());
-    // An error page may echo the request's headers (debugging proxies do). Its text is quoted in
-    // the log and in batches.reason; the token must not be: cut it out before anything reads it.
-    for (auto pos = token.empty() ? std::string::npos : response.body.find(token); pos != std::string::npos;
-         pos = response.body.find(token, pos + 3)) {
-      response.body.replace(pos, token.size(), "***");
-    }
+    RedactToken(response.body, token);  // before anything quotes the body
     ++counters_.batches;  // counted when answered, so an interval's numbers add up
     counters_.tweets += part.size();
     PartAnswer answer{provider_->ParseAnswer(response, part, part_keys), provider_->RefusedKey(response)};
@@ -385,9 +374,9 @@ Millis Runner::Process(Slot& slot, const Lease& lease) {
   counters_.problems += result.problems.size();
   int stored = 0;
   const auto complete_started = steady_clock::now();
-  const DbOutcome completed = GuardDb(slot, "complete", lease.id, [&] {
+  const DbOutcome completed = GuardDb(slot.label, "complete", lease.id, options_.dsn, [&] {
     stored = slot.queue.Complete(lease.id, ObservationsJson(result.observations), ProblemsJson(result.problems),
-                                 quota, FinishRetry(slot));
+                                 quota, slot.finish_retry);
   });
   if (completed == DbOutcome::kOk) {
     telemetry_.Complete(std::chrono::duration<double>(steady_clock::now() - complete_started).count());
@@ -456,8 +445,8 @@ Millis Runner::ResolveNames(Slot& slot, const Lease& lease) {
   }
   w.EndArray();
   int settled = 0;
-  const DbOutcome done = GuardDb(slot, "complete_handles", lease.id, [&] {
-    settled = slot.queue.CompleteHandles(lease.id, std::string(buffer.GetString(), buffer.GetSize()), FinishRetry(slot));
+  const DbOutcome done = GuardDb(slot.label, "complete_handles", lease.id, options_.dsn, [&] {
+    settled = slot.queue.CompleteHandles(lease.id, std::string(buffer.GetString(), buffer.GetSize()), slot.finish_retry);
   });
   if (done == DbOutcome::kSqlError || done == DbOutcome::kOther) Release(slot, lease.id, "complete_handles failed");
   if (done != DbOutcome::kOk) {
@@ -472,7 +461,7 @@ Millis Runner::ResolveNames(Slot& slot, const Lease& lease) {
 
 void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota) {
   const DbOutcome released =
-      GuardDb(slot, "release", lease_id, [&] { slot.queue.Release(lease_id, reason, quota, FinishRetry(slot)); });
+      GuardDb(slot.label, "release", lease_id, options_.dsn, [&] { slot.queue.Release(lease_id, reason, quota, slot.finish_retry); });
   if (released != DbOutcome::kOk) ++counters_.errors;
   else telemetry_.Batch("released");
 }
@@ -497,53 +486,6 @@ void Runner::WaitForQuota(Slot& slot, const QuotaWait& wait) {
     }
   }
   stop_.SleepUnlessStopped(pause);
-}
-
-// One place that turns database exceptions into log lines. Nothing here retries: reconnects
-// (and the repeat of a call the broken connection left unsettled) happen inside Queue.
-template <typename Call>
-Runner::DbOutcome Runner::GuardDb(Slot& slot, const char* what, std::int64_t lease_id, Call&& call) {
-  const std::string where =
-      lease_id ? fmt::format("{}: lease {}: {}", slot.label, lease_id, what) : fmt::format("{}: {}", slot.label, what);
-  try {
-    call();
-    return DbOutcome::kOk;
-  } catch (const pqxx::sql_error& e) {
-    spdlog::error("{} failed: SQLSTATE {}: {}", where, e.sqlstate(), SqlMessage(e, options_.dsn));
-    return DbOutcome::kSqlError;
-  } catch (const pqxx::broken_connection& e) {
-    if (lease_id) {
-      spdlog::warn("{} given up, database unavailable; the lease will expire and its tweets come due again: {}", where,
-                   RedactDsnSecrets(e.what(), options_.dsn));
-    }
-    return DbOutcome::kUnavailable;
-  } catch (const std::exception& e) {
-    spdlog::error("{} failed: {}", where, RedactDsnSecrets(e.what(), options_.dsn));
-    return DbOutcome::kOther;
-  }
-}
-
-// Claims wait for the database as long as it takes, until shutdown.
-RetryPolicy Runner::ClaimRetry(Slot& slot) {
-  return [this, &slot](int attempt, const std::string& error) {
-    if (stop_.stopping()) return false;
-    const Millis delay = slot.reconnect_backoff.Next(attempt);
-    spdlog::warn("{}: database unavailable ({}); reconnect attempt {} in {:.1f} s", slot.label, error, attempt,
-                 Secs(delay));
-    return stop_.SleepUnlessStopped(delay);
-  };
-}
-
-// Complete/release of a claimed batch: a few tries, also during a graceful shutdown, none after
-// a second signal. Giving up is safe: the lease expires.
-RetryPolicy Runner::FinishRetry(Slot& slot) {
-  return [this, &slot](int attempt, const std::string& error) {
-    if (stop_.aborting() || attempt > kFinishAttempts) return false;
-    const Millis delay = std::min(slot.reconnect_backoff.Next(attempt), Millis{10'000});
-    spdlog::warn("{}: database unavailable ({}); reconnect attempt {}/{} in {:.1f} s", slot.label, error, attempt,
-                 kFinishAttempts, Secs(delay));
-    return stop_.SleepUnlessAborted(delay);
-  };
 }
 
 // Rate limits apply to the token, so one slot's 429 pauses every slot of this process.

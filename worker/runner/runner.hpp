@@ -17,7 +17,7 @@
 #include "provider/provider.hpp"
 #include "queue/queue.hpp"
 #include "retry/backoff.hpp"
-#include "runner/stop_signal.hpp"
+#include "stop/stop_signal.hpp"
 #include "telemetry/telemetry.hpp"
 
 namespace tweetkeeper::worker {
@@ -66,7 +66,6 @@ class Runner {
   struct Totals {
     std::uint64_t batches = 0, tweets = 0, found = 0, problems = 0, errors = 0, expired = 0;
   };
-  enum class DbOutcome { kOk, kSqlError, kUnavailable, kOther };
 
   void SlotLoop(Slot& slot);
   Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
@@ -75,10 +74,6 @@ class Runner {
   Millis ResolveNames(Slot& slot, const Lease& lease);
   void Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota = {});
   void WaitForQuota(Slot& slot, const QuotaWait& wait);
-  template <typename Call>
-  DbOutcome GuardDb(Slot& slot, const char* what, std::int64_t lease_id, Call&& call);
-  RetryPolicy ClaimRetry(Slot& slot);
-  RetryPolicy FinishRetry(Slot& slot);
   std::optional<Millis> ApplyRateLimit(Slot& slot, const BatchResult& result, bool quota_in_database);
   bool PauseApi(Millis duration);  // true if this extended the pause
   bool WaitForApi();               // false on stop

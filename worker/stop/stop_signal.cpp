@@ -1,4 +1,4 @@
-#include "runner/stop_signal.hpp"
+#include "stop/stop_signal.hpp"
 
 namespace tweetkeeper::worker {
 

@@ -1,4 +1,4 @@
-#include "batch/refusals.hpp"
+#include "provider/refusals.hpp"
 
 #include <string>
 #include <utility>
