@@ -122,6 +122,22 @@ std::string ProblemsJson(const std::vector<Problem>& problems) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+std::string HandlesJson(const std::vector<HandleResolution>& resolutions) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartArray();
+  for (const HandleResolution& r : resolutions) {
+    w.StartObject();
+    w.Key("handle");
+    String(w, r.handle);
+    w.Key(r.did.empty() ? "problem" : "did");
+    String(w, r.did.empty() ? r.problem : r.did);
+    w.EndObject();
+  }
+  w.EndArray();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
 std::optional<std::vector<std::string>> ParseStringArrayJson(std::string_view text) {
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());

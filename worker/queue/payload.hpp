@@ -1,6 +1,6 @@
 #pragma once
-// The values exchanged with the SQL API: the JSON arrays complete_batch() takes, and the
-// bigint[] text claim_batch() returns. Pure functions, unit-tested.
+// The values exchanged with the SQL API: the JSON arrays complete_batch() and complete_handles()
+// take, and the bigint[] text claim_batch() returns. Pure functions, unit-tested.
 
 #include <cstdint>
 #include <optional>
@@ -18,6 +18,16 @@ std::string ObservationsJson(const std::vector<Observation>& observations);
 
 // [{"id":124,"type":"resource-not-found","detail":"..."}, ...]
 std::string ProblemsJson(const std::vector<Problem>& problems);
+
+// What resolving one handle said: its DID, or why there is none (`problem`).
+struct HandleResolution {
+  std::string handle;
+  std::string did;  // empty: see problem
+  std::string problem;
+};
+
+// complete_handles()'s [{"handle":..,"did":..} | {"handle":..,"problem":..}, ...].
+std::string HandlesJson(const std::vector<HandleResolution>& resolutions);
 
 // "{1,2,3}" -> {1,2,3}; "{}" -> {}; anything else (NULL elements, nesting, junk) -> nullopt.
 std::optional<std::vector<std::int64_t>> ParseBigintArray(std::string_view text);

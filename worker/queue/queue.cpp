@@ -1,5 +1,6 @@
 #include "queue/queue.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <pqxx/pqxx>
@@ -24,8 +25,27 @@ std::string Utf8Prefix(const std::string& s, std::size_t max_bytes) {
   return s.substr(0, cut);
 }
 
+// The x-rate-limit-* headers as complete_batch/release_batch take them.
+std::string RateJson(const RateLimit& rl) {
+  if (!rl.limit && !rl.remaining && !rl.reset_epoch_s) return "null";
+  auto field = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
+  return fmt::format(R"({{"limit":{},"remaining":{},"reset":{}}})", field(rl.limit), field(rl.remaining),
+                     field(rl.reset_epoch_s));
+}
+
+// What the credential's refusal was, in release_batch's words (which are FailureKindName's for
+// the three kinds that say something about the credential), or "" for any other failure.
+std::string Refusal(FailureKind kind) {
+  const bool refusal =
+      kind == FailureKind::kRateLimited || kind == FailureKind::kUsageCapped || kind == FailureKind::kRejected;
+  return refusal ? FailureKindName(kind) : "";
+}
+
 }  // namespace
 
+QuotaReport QuotaReportOf(const BatchResult& answer) {
+  return {RateJson(answer.rate_limit), Refusal(answer.failure)};
+}
 
 Queue::Queue(std::string dsn, std::string worker_name, std::string label, std::string provider,
              std::vector<std::string> credentials)

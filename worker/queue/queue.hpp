@@ -20,6 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "batch/batch_result.hpp"
+
 namespace tweetkeeper::worker {
 
 // Due tweets, but no registered credential has quota: claim_batch says until when and why. A
@@ -53,6 +55,10 @@ struct QuotaReport {
   std::string rate_json = "null";
   std::string refusal;  // empty: not a refusal
 };
+
+// The report of an answer: its rate limit, and its failure when that is one of the three kinds that
+// say something about the credential (FailureKindName's words: rate-limited, usage-capped, rejected).
+QuotaReport QuotaReportOf(const BatchResult& answer);
 
 // Called after the connection broke, with the attempt number (1, 2, ...) and the redacted
 // error. It waits as long as it likes (and logs); false gives up: the exception is rethrown.
