@@ -12,8 +12,7 @@ RetryPolicy ClaimRetry(const std::string& label, Backoff& backoff, StopSignal& s
   return [&label, &backoff, &stop](int attempt, const std::string& error) {
     if (stop.stopping()) return false;
     const Millis delay = backoff.Next(attempt);
-    spdlog::warn("{}: database unavailable ({}); reconnect attempt {} in {:.1f} s", label, error, attempt,
-                 Secs(delay));
+    spdlog::warn("{}: database unavailable ({}); reconnect attempt {} in {:.1f} s", label, error, attempt, Secs(delay));
     return stop.SleepUnlessStopped(delay);
   };
 }

@@ -13,6 +13,11 @@ using Millis = std::chrono::milliseconds;
 // A delay in seconds, for log lines.
 inline double Secs(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
 
+// The steady clock in milliseconds: a deadline that threads share as one atomic number.
+inline std::int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // Exponential backoff with jitter: for attempt n (1, 2, ...) the ceiling is min(cap, base*2^(n-1));
 // the delay is drawn from [ceiling/2, ceiling] with `unit` in [0, 1]. Half fixed, half random:
 // slots and workers that failed together spread out, yet never retry sooner than half the ceiling.

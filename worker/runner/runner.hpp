@@ -2,21 +2,26 @@
 // The worker loop. Each slot is one thread with its own database connection and HTTP client:
 //   claim a batch -> one API request -> parse -> complete (or release on failure) -> repeat,
 // sleeping `poll_interval` when nothing is due and backing off after failures.
+// runner.cpp owns the slots' lives (start-up wait, the loop, shutdown, summaries); the other
+// runner/*.cpp files each own one concern of it, named in the private part below.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "http/http_client.hpp"
+#include "provider/batch_token.hpp"
 #include "provider/provider.hpp"
 #include "queue/queue.hpp"
 #include "retry/backoff.hpp"
+#include "runner/api_gate.hpp"
+#include "runner/counters.hpp"
 #include "stop/stop_signal.hpp"
 #include "telemetry/telemetry.hpp"
 
@@ -29,11 +34,11 @@ struct RunnerOptions {
   // names are the credentials registered in tweetkeeper.credentials (when any are).
   std::map<std::string, std::string> tokens;
   std::string provider = "x-v2";
-  std::string api_url;       // for the start line
+  std::string api_url;  // for the start line
   int concurrency = 2;
   int batch_size = 100;
   Millis poll_interval{500};
-  std::chrono::seconds exit_when_idle{0};  // 0: never
+  std::chrono::seconds exit_when_idle{0};   // 0: never
   std::chrono::seconds startup_timeout{0};  // give up waiting for the database at start-up; 0: never
   std::chrono::seconds summary_interval{10};
   HttpOptions http;
@@ -59,41 +64,43 @@ class Runner {
   Telemetry& telemetry() { return telemetry_; }
 
  private:
-  struct Slot;
-  struct Counters {
-    std::atomic<std::uint64_t> batches{0}, tweets{0}, found{0}, problems{0}, errors{0}, expired{0};
-  };
-  struct Totals {
-    std::uint64_t batches = 0, tweets = 0, found = 0, problems = 0, errors = 0, expired = 0;
-  };
+  struct Slot;      // slot.hpp
+  struct Exchange;  // batch_pipeline.cpp
 
+  // runner.cpp: the slots' lives, from the claim to the wait for the next one.
   void SlotLoop(Slot& slot);
-  Millis Process(Slot& slot, const Lease& lease);  // returns how long this slot should wait
-  // A batch of names to resolve (Bluesky: posts known by handle): resolve each, store the keys
-  // (complete_handles).
-  Millis ResolveNames(Slot& slot, const Lease& lease);
+
+  // batch_pipeline.cpp: a claimed batch's way through the API to its completion or release.
+  // Process, Fail and Store return how long the slot should wait before its next claim.
+  Millis Process(Slot& slot, const Lease& lease);
+  Exchange Ask(Slot& slot, const Lease& lease, const std::vector<std::int64_t>& ids, const PostKeys& keys,
+               const BatchToken& token);
+  void Judge(Slot& slot, const Lease& lease, const PostKeys& keys, const BatchToken& token, Exchange& exchange);
+  Millis Fail(Slot& slot, const Lease& lease, const Exchange& exchange);
+  Millis Store(Slot& slot, const Lease& lease, const Exchange& exchange, std::chrono::steady_clock::time_point started);
   void Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota = {});
+
+  // handle_resolution.cpp: a batch of names to resolve (Bluesky: posts known by handle): resolve
+  // each, store the keys (complete_handles).
+  Millis ResolveNames(Slot& slot, const Lease& lease);
+
+  // waits.cpp: a slot with nothing to send waits for quota, for a wake-up, or ends the worker.
   void WaitForQuota(Slot& slot, const QuotaWait& wait);
-  std::optional<Millis> ApplyRateLimit(Slot& slot, const BatchResult& result, bool quota_in_database);
-  bool PauseApi(Millis duration);  // true if this extended the pause
-  bool WaitForApi();               // false on stop
   void IdleWait(std::uint64_t wakes_seen);
   void NoteActivity();
   void CheckIdle();
-  Totals Snapshot() const;
-  static std::string Describe(const Totals& now, const Totals& before);
 
   RunnerOptions options_;
   std::unique_ptr<Provider> provider_;
   StopSignal stop_;
+  ApiGate api_gate_;
   std::vector<std::unique_ptr<Slot>> slots_;
   Counters counters_;
   std::atomic<int> in_flight_{0};
-  std::atomic<std::int64_t> last_activity_ms_{0};     // steady clock
-  std::atomic<std::int64_t> last_poll_ms_{0};  // steady clock; the last idle poll (a claim that found nothing)
+  std::atomic<std::int64_t> last_activity_ms_{0};  // steady clock
+  std::atomic<std::int64_t> last_poll_ms_{0};      // steady clock; the last idle poll (a claim that found nothing)
   std::mutex quota_log_mutex_;
   std::string last_quota_reason_;
-  std::atomic<std::int64_t> api_paused_until_ms_{0};  // steady clock; shared by all slots
   std::atomic<bool> idle_stop_logged_{false};
   std::atomic<bool> no_payloads_logged_{false};  // payloads on, and this provider keeps none
   std::atomic<int> exit_code_{0};

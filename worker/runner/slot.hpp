@@ -1,0 +1,43 @@
+#pragma once
+// One slot of a Runner: a thread's own database connection (Queue), HTTP client, backoffs and
+// retry policies. Shared by the runner/*.cpp files; nothing outside runner/ sees it.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "queue/retry_policy.hpp"
+#include "runner/runner.hpp"
+
+namespace tweetkeeper::worker {
+
+inline constexpr Millis kFailureBase{1000}, kFailureCap{60'000};  // API or SQL failure, per slot
+
+struct Runner::Slot {
+  Slot(int index, const RunnerOptions& o, StopSignal& stop)
+      : label("slot " + std::to_string(index)),
+        queue(o.dsn, o.name, label, o.provider, CredentialNames(o.tokens)),
+        http(o.http),
+        claim_retry(ClaimRetry(label, reconnect_backoff, stop)),
+        finish_retry(FinishRetry(label, reconnect_backoff, stop)) {}
+
+  // Next failure's wait (counting it).
+  Millis Failed() { return failure_backoff.Next(++failures); }
+
+  static std::vector<std::string> CredentialNames(const std::map<std::string, std::string>& tokens) {
+    std::vector<std::string> names;
+    for (const auto& [name, token] : tokens) names.push_back(name);
+    return names;
+  }
+
+  std::string label;
+  Queue queue;
+  HttpClient http;
+  Backoff failure_backoff{kFailureBase, kFailureCap};
+  Backoff reconnect_backoff{kReconnectBase, kReconnectCap};
+  int failures = 0;          // consecutive failed batches or claims
+  RetryPolicy claim_retry;   // as long as it takes, until shutdown
+  RetryPolicy finish_retry;  // complete/release: a few tries
+};
+
+}  // namespace tweetkeeper::worker
