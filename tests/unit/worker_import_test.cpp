@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "import/id_reader.hpp"
+#include "ids/id_reader.hpp"
 
 namespace tweetkeeper::importer {
 namespace {

@@ -26,7 +26,7 @@
 #include "cli/progress.hpp"
 #include "dsn/dsn.hpp"
 #include "export/export_format.hpp"
-#include "import/id_reader.hpp"
+#include "ids/id_reader.hpp"
 #include "provider/x_v2.hpp"
 #include "queue/payload.hpp"
 

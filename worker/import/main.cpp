@@ -25,7 +25,7 @@
 
 #include "cli/progress.hpp"
 #include "dsn/dsn.hpp"
-#include "import/id_reader.hpp"
+#include "ids/id_reader.hpp"
 #include "queue/payload.hpp"
 
 namespace im = tweetkeeper::importer;

@@ -1,8 +1,8 @@
 #pragma once
-// tweetkeeper-import's input, line by line, without I/O (unit-tested): one id per line, CSV
-// with a named column, or JSON lines of tweets as the X API and twarc2 write them (a tweet per
-// line, or a whole response page {"data": [tweets...]} per line). Each line gives tweets, or
-// the reason it is bad.
+// Ids read from files, as tweetkeeper-import takes them (and tweetkeeper-export --ids), line by
+// line, without I/O (unit-tested): one id per line, CSV with a named column, or JSON lines of
+// tweets as the X API and twarc2 write them (a tweet per line, or a whole response page
+// {"data": [tweets...]} per line). Each line gives tweets, or the reason it is bad.
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "import/id_reader.hpp"
+#include "ids/id_reader.hpp"
 
 #include <rapidjson/document.h>
 
