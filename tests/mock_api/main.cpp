@@ -1,15 +1,16 @@
 // tweetkeeper-mock-api: a deterministic stand-in for X API v2 GET /2/tweets (see README.md).
-// This file is only the edge: command line, sockets, signals, files. The logic is in tk_mock_core.
+// This file is only the edge: command line, sockets, signals, files. The logic is in tk_mock_core,
+// where each network (X, Bluesky, Mastodon) registers its own routes (mock_api.hpp).
 #include <dirent.h>
 #include <httplib.h>
 #include <netdb.h>
+#include <openssl/evp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
-#include <openssl/evp.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -34,7 +36,8 @@ namespace {
 std::string Sha1Hex(const std::string& bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha1(), nullptr) != 1) throw std::runtime_error("SHA-1 failed");
+  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha1(), nullptr) != 1)
+    throw std::runtime_error("SHA-1 failed");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < len; ++i) (out += kHex[md[i] >> 4]) += kHex[md[i] & 15];
@@ -181,36 +184,43 @@ const CLI::Validator kWholeNumber(
 CLI::Validator OffOrAbove(uint64_t r) {
   return CLI::Validator(
       [r](std::string& value) {
-        const bool digits = !value.empty() && value.size() < 20 &&
-                            value.find_first_not_of("0123456789") == std::string::npos;
+        const bool digits =
+            !value.empty() && value.size() < 20 && value.find_first_not_of("0123456789") == std::string::npos;
         return !digits || value == "0" || std::stoull(value) > r ? std::string()
                                                                  : "must be 0 or more than " + std::to_string(r);
       },
       "");
 }
 
-int Run(int argc, char** argv) {
-  CLI::App app{"Deterministic mock of X API v2 GET /2/tweets for tweetkeeper's tests.", "tweetkeeper-mock-api"};
-  MockConfig config;
+// What the command line sets beyond the model's MockConfig: the server and its logs.
+struct EdgeOptions {
   std::string host = "127.0.0.1";
   int port = 8089;
   int threads = 8;
+  std::vector<std::string> tokens;
+  std::string fault_kinds = "all";
+  int64_t gzip_every = 0;
   std::string request_log_path;
   std::string answer_log_path;
   std::string log_level = "info";
-  std::vector<std::string> tokens;
-  std::string fault_kinds = "all";
-  app.add_option("--host", host, "Address to listen on")->capture_default_str();
-  app.add_option("--port", port, "Port to listen on; 0 picks a free one")
+};
+
+void AddServerOptions(CLI::App& app, EdgeOptions& edge) {
+  app.add_option("--host", edge.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", edge.port, "Port to listen on; 0 picks a free one")
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(0, 65535));
-  app.add_option("--threads", threads, "Worker threads")
+  app.add_option("--threads", edge.threads, "Worker threads")
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(1, 1024));
-  app.add_option("--token", tokens,
+  app.add_option("--token", edge.tokens,
                  "Accepted bearer token; repeat for more. Without it any non-empty token is accepted");
+}
+
+// Which posts are edited, deleted, protected, left out or refused (the deterministic model).
+void AddModelOptions(CLI::App& app, MockConfig& config) {
   app.add_option("--edited-every", config.edited_every,
                  "E: ids with id % E == 5 were edited a second later (/2/tweets edit_history_tweet_ids; 0 disables)")
       ->capture_default_str()
@@ -234,6 +244,9 @@ int Run(int argc, char** argv) {
       ->check(OffOrAbove(5));
   app.add_flag("--repost-count-alias", config.repost_count_alias,
                "Send public_metrics.repost_count instead of retweet_count (spec 2.167)");
+}
+
+void AddQuotaOptions(CLI::App& app, MockConfig& config) {
   app.add_option("--rate-limit", config.rate_limit, "Requests per window and token")
       ->capture_default_str()
       ->check(kWholeNumber)
@@ -254,8 +267,11 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  int64_t gzip_every = 0;
-  app.add_option("--gzip-every", gzip_every,
+}
+
+// How answers go out: compressed, late, or not at all (faults).
+void AddDeliveryOptions(CLI::App& app, MockConfig& config, EdgeOptions& edge) {
+  app.add_option("--gzip-every", edge.gzip_every,
                  "G: 1 in G answers of 200 to a request that accepts gzip goes gzip-compressed and chunked, "
                  "as real APIs' front ends send them (0: none; the WARC tests need both kinds)")
       ->capture_default_str()
@@ -276,7 +292,7 @@ int Run(int argc, char** argv) {
                        : "must be a number from 0 to 1, got " + s;
           },
           "0..1"));
-  app.add_option("--faults", fault_kinds,
+  app.add_option("--faults", edge.fault_kinds,
                  "Fault kinds to draw from, comma-separated: hang,slow,drop,5xx,truncated,content-type,huge or all")
       ->capture_default_str();
   app.add_option("--fault-seed", config.faults.seed,
@@ -292,15 +308,29 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
-  app.add_option("--request-log", request_log_path,
+}
+
+void AddLogOptions(CLI::App& app, EdgeOptions& edge) {
+  app.add_option("--request-log", edge.request_log_path,
                  "Append '<epoch_ms> <status> <n_ids> <sha256(token)[:12] or -> [fault]' per /2/tweets request "
                  "(status 0: no answer)");
-  app.add_option("--answer-log", answer_log_path,
+  app.add_option("--answer-log", edge.answer_log_path,
                  "Append '<hex SHA-1 of the body as sent> <status> <request target>' per answer of every route "
                  "(what a WARC's recorded bodies must match)");
-  app.add_option("--log-level", log_level, "debug logs one stderr line per request")
+  app.add_option("--log-level", edge.log_level, "debug logs one stderr line per request")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+}
+
+// Reads the command line into `config` and `edge`. An exit code when the mock should not start
+// (--help: 0; a usage error: 2, said on stderr).
+std::optional<int> ParseCommandLine(int argc, char** argv, MockConfig& config, EdgeOptions& edge) {
+  CLI::App app{"Deterministic mock of X API v2 GET /2/tweets for tweetkeeper's tests.", "tweetkeeper-mock-api"};
+  AddServerOptions(app, edge);
+  AddModelOptions(app, config);
+  AddQuotaOptions(app, config);
+  AddDeliveryOptions(app, config, edge);
+  AddLogOptions(app, edge);
   app.footer(kModelHelp);
   try {
     app.parse(argc, argv);
@@ -310,73 +340,129 @@ int Run(int argc, char** argv) {
     return 2;
   }
   std::string fault_error;
-  if (auto kinds = ParseFaultKinds(fault_kinds, &fault_error)) {
+  if (auto kinds = ParseFaultKinds(edge.fault_kinds, &fault_error)) {
     config.faults.kinds = *kinds;
   } else {
     std::cerr << "tweetkeeper-mock-api: " << fault_error << std::endl;
     return 2;
   }
   // Hangs hold server threads: half of them at most, so the rest keep answering (and /mock/stats).
-  config.faults.max_hangs = std::max(1, threads / 2);
-  config.tokens.insert(tokens.begin(), tokens.end());
+  config.faults.max_hangs = std::max(1, edge.threads / 2);
+  config.tokens.insert(edge.tokens.begin(), edge.tokens.end());
   if (config.tokens.count("") != 0) {
     std::cerr << "tweetkeeper-mock-api: --token must not be empty" << std::endl;
     return 2;
   }
+  return std::nullopt;
+}
 
-  spdlog::set_default_logger(spdlog::stderr_logger_mt("mock-api"));
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  if (config.faults.rate > 0) {
-    std::string names;
-    for (FaultKind kind : config.faults.kinds) names += (names.empty() ? "" : ",") + std::string(FaultKindName(kind));
-    spdlog::info(
-        "faults: {} of /2/tweets requests, kinds {}, seed {}, hang up to {} ms, slow {} ms, at most {} hangs held",
-        config.faults.rate, names, config.faults.seed, config.faults.hang_ms, config.faults.slow_ms,
-        config.faults.max_hangs);
-  }
-
-  std::ofstream request_log;
-  std::mutex request_log_mutex;
-  LogSink sink;
-  if (!request_log_path.empty()) {
-    request_log.open(request_log_path, std::ios::app);
-    if (!request_log) {
-      std::cerr << "tweetkeeper-mock-api: cannot open --request-log " << request_log_path << " for appending"
-                << std::endl;
-      return 2;
+// A file that lines are appended to from every server thread, flushed so tests can read it while
+// the mock runs. Off (Write does nothing) without a path.
+class LineLog {
+ public:
+  // False (said on stderr) when the file cannot be opened for appending.
+  bool Open(const std::string& path, const char* option) {
+    if (path.empty()) return true;
+    out_.open(path, std::ios::app);
+    if (!out_) {
+      std::cerr << "tweetkeeper-mock-api: cannot open " << option << " " << path << " for appending" << std::endl;
+      return false;
     }
-    sink = [&](const std::string& line) {
-      std::lock_guard<std::mutex> lock(request_log_mutex);
-      request_log << line << '\n' << std::flush;  // flushed so tests can read it while we run
-    };
+    on_ = true;
+    return true;
   }
-  MockApi api(config, sink);
-  std::ofstream answer_log;
-  std::mutex answer_log_mutex;
-  if (!answer_log_path.empty()) {
-    answer_log.open(answer_log_path, std::ios::app);
-    if (!answer_log) {
-      std::cerr << "tweetkeeper-mock-api: cannot open --answer-log " << answer_log_path << " for appending" << std::endl;
-      return 2;
+  bool on() const { return on_; }
+  void Write(const std::string& line) {
+    if (!on_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    out_ << line << '\n' << std::flush;
+  }
+
+ private:
+  std::ofstream out_;
+  std::mutex mutex_;
+  bool on_ = false;
+};
+
+// The edge between httplib and MockApi: each request becomes an HttpCall, and its HttpReply is
+// sent as it says (late, compressed, or not at all).
+class Edge {
+ public:
+  Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, LineLog& answer_log)
+      : api_(api), stop_(stop), gzip_every_(gzip_every), answer_log_(answer_log) {}
+
+  httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
+    const int64_t start_ms = NowMs();
+    const HttpReply reply = api_.Handle(
+        {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
+    const FaultKind fault = reply.faults.kind;
+    if (reply.faults.delay_ms > 0) stop_.WaitFor(reply.faults.delay_ms);
+    if (reply.status == 0) {
+      HangUp(req, res, reply);
+      spdlog::debug("{} {}?{} -> {} (no answer) after {} ms", req.method, req.path,
+                    httplib::detail::params_to_query_str(req.params), FaultKindName(fault), NowMs() - start_ms);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    Send(req, res, reply);
+    spdlog::debug("{} {}?{} -> {}{}{} in {} ms", req.method, req.path, httplib::detail::params_to_query_str(req.params),
+                  reply.status, fault == FaultKind::kNone ? "" : " fault ",
+                  fault == FaultKind::kNone ? "" : FaultKindName(fault), NowMs() - start_ms);
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+ private:
+  // A hang or a drop: close the connection without a byte of answer.
+  void HangUp(const httplib::Request& req, httplib::Response& res, const HttpReply& reply) {
+    const FaultKind fault = reply.faults.kind;
+    const int fd = FindClientSocket(req);
+    if (fault == FaultKind::kHang) {
+      HoldUntilClientLeaves(fd, reply.faults.hold_ms, stop_);
+      api_.HangEnded();
+    }
+    if (fd >= 0) {
+      shutdown(fd, SHUT_RDWR);  // httplib's write of a response then fails and it closes the socket
+    } else {
+      // Not found (should not happen): headers, then a body that never comes.
+      spdlog::warn("{}: cannot find the connection's socket; closing it after the headers", FaultKindName(fault));
+      res.set_content_provider(1, "application/json", [](size_t, size_t, httplib::DataSink&) { return false; });
     }
   }
-  const auto log_answer = [&](const std::string& body, int status, const std::string& target) {
-    if (answer_log_path.empty()) return;
-    const std::string line = Sha1Hex(body) + " " + std::to_string(status) + " " + target;
-    std::lock_guard<std::mutex> lock(answer_log_mutex);
-    answer_log << line << '\n' << std::flush;
-  };
 
-  // Blocked before any thread starts, so only the waiter below ever receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);  // clients hang up mid-answer on purpose (huge, drop): not a reason to die
-  StopFlag stop;
+  void Send(const httplib::Request& req, httplib::Response& res, const HttpReply& reply) {
+    res.status = reply.status;
+    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+    if (gzip_every_ > 0 && reply.status == 200 &&
+        req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos &&
+        answers_to_gzip_.fetch_add(1) % gzip_every_ == 0) {
+      // Compressed, in two chunks (Transfer-Encoding: chunked): a WARC keeps these bytes as they came.
+      auto body = std::make_shared<const std::string>(worker::warc::Gzip(reply.body));
+      LogAnswer(*body, reply.status, req.target);
+      res.set_header("Content-Encoding", "gzip");
+      res.set_chunked_content_provider(reply.content_type, [body](size_t offset, httplib::DataSink& sink) {
+        const size_t half = body->size() / 2;
+        if (offset == 0 && half > 0) return sink.write(body->data(), half);
+        if (offset < body->size()) return sink.write(body->data() + offset, body->size() - offset);
+        sink.done();
+        return true;
+      });
+    } else {
+      LogAnswer(reply.body, reply.status, req.target);
+      res.set_content(reply.body, reply.content_type.c_str());
+    }
+  }
 
-  httplib::Server server;
+  void LogAnswer(const std::string& body, int status, const std::string& target) {
+    if (answer_log_.on()) answer_log_.Write(Sha1Hex(body) + " " + std::to_string(status) + " " + target);
+  }
+
+  MockApi& api_;
+  StopFlag& stop_;
+  const int64_t gzip_every_;
+  LineLog& answer_log_;
+  std::atomic<int64_t> answers_to_gzip_{0};
+};
+
+void ConfigureServer(httplib::Server& server, int threads) {
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server.set_keep_alive_max_count(1000);  // the real API keeps connections open; so should we
   // Without TCP_NODELAY, Nagle's algorithm and the client's delayed ACK hold each response on a
@@ -387,72 +473,31 @@ int Run(int argc, char** argv) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  // Pre-routing sees requests before httplib reads a body, so a bare "curl -X POST" (no
-  // Content-Length) reaches /mock/reset instead of being refused with 400. The one request that
-  // has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
-  // which httplib calls with the body read and its form fields added to params.
-  std::atomic<int64_t> answers_to_gzip{0};
-  const auto serve = [&api, &stop, gzip_every, &answers_to_gzip, &log_answer](const httplib::Request& req,
-                                                                              httplib::Response& res) {
-    const int64_t start_ms = NowMs();
-    const HttpReply reply = api.Handle(
-        {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
-    const FaultKind fault = reply.faults.kind;
-    if (reply.faults.delay_ms > 0) stop.WaitFor(reply.faults.delay_ms);
-    if (reply.status == 0) {  // a hang or a drop: close the connection without a byte of answer
-      const int fd = FindClientSocket(req);
-      if (fault == FaultKind::kHang) {
-        HoldUntilClientLeaves(fd, reply.faults.hold_ms, stop);
-        api.HangEnded();
-      }
-      if (fd >= 0) {
-        shutdown(fd, SHUT_RDWR);  // httplib's write of a response then fails and it closes the socket
-      } else {
-        // Not found (should not happen): headers, then a body that never comes.
-        spdlog::warn("{}: cannot find the connection's socket; closing it after the headers", FaultKindName(fault));
-        res.set_content_provider(1, "application/json", [](size_t, size_t, httplib::DataSink&) { return false; });
-      }
-      spdlog::debug("{} {}?{} -> {} (no answer) after {} ms", req.method, req.path,
-                    httplib::detail::params_to_query_str(req.params), FaultKindName(fault), NowMs() - start_ms);
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    res.status = reply.status;
-    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
-    if (gzip_every > 0 && reply.status == 200 && req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos &&
-        answers_to_gzip.fetch_add(1) % gzip_every == 0) {
-      // Compressed, in two chunks (Transfer-Encoding: chunked): a WARC keeps these bytes as they came.
-      auto body = std::make_shared<const std::string>(worker::warc::Gzip(reply.body));
-      log_answer(*body, reply.status, req.target);
-      res.set_header("Content-Encoding", "gzip");
-      res.set_chunked_content_provider(reply.content_type, [body](size_t offset, httplib::DataSink& sink) {
-        const size_t half = body->size() / 2;
-        if (offset == 0 && half > 0) return sink.write(body->data(), half);
-        if (offset < body->size()) return sink.write(body->data() + offset, body->size() - offset);
-        sink.done();
-        return true;
-      });
-    } else {
-      log_answer(reply.body, reply.status, req.target);
-      res.set_content(reply.body, reply.content_type.c_str());
-    }
-    spdlog::debug("{} {}?{} -> {}{}{} in {} ms", req.method, req.path, httplib::detail::params_to_query_str(req.params),
-                  reply.status, fault == FaultKind::kNone ? "" : " fault ",
-                  fault == FaultKind::kNone ? "" : FaultKindName(fault), NowMs() - start_ms);
-    return httplib::Server::HandlerResponse::Handled;
-  };
-  constexpr const char* kLookupPath = "/1.1/statuses/lookup.json";
-  server.set_pre_routing_handler([&serve, kLookupPath](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "POST" && req.path == kLookupPath) return httplib::Server::HandlerResponse::Unhandled;
-    return serve(req, res);
-  });
-  server.Post(kLookupPath, [&serve](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
+}
 
-  const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+// Pre-routing sees requests before httplib reads a body, so a bare "curl -X POST" (no
+// Content-Length) reaches /mock/reset instead of being refused with 400. The one request that
+// has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
+// which httplib calls with the body read and its form fields added to params. MockApi routes
+// both, per network.
+void RouteToEdge(httplib::Server& server, Edge& edge) {
+  constexpr const char* kLookupPath = "/1.1/statuses/lookup.json";
+  server.set_pre_routing_handler([&edge, kLookupPath](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "POST" && req.path == kLookupPath) return httplib::Server::HandlerResponse::Unhandled;
+    return edge.Answer(req, res);
+  });
+  server.Post(kLookupPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
+}
+
+// Serves until SIGTERM or SIGINT (blocked in every thread: `stop_signals`); the exit code.
+int Listen(httplib::Server& server, const EdgeOptions& edge, StopFlag& stop, const sigset_t& stop_signals) {
+  const int bound = edge.port == 0 ? server.bind_to_any_port(edge.host)
+                                   : (server.bind_to_port(edge.host, edge.port) ? edge.port : -1);
   if (bound < 0) {
-    std::cerr << "tweetkeeper-mock-api: cannot listen on " << host << ":" << port << std::endl;
+    std::cerr << "tweetkeeper-mock-api: cannot listen on " << edge.host << ":" << edge.port << std::endl;
     return 1;
   }
-  std::cout << "tweetkeeper-mock-api listening on http://" << host << ":" << bound << std::endl;
+  std::cout << "tweetkeeper-mock-api listening on http://" << edge.host << ":" << bound << std::endl;
 
   std::atomic<bool> done{false};
   std::thread waiter([&] {
@@ -473,6 +518,46 @@ int Run(int argc, char** argv) {
   waiter.join();
   spdlog::debug("stopped");
   return clean ? 0 : 1;
+}
+
+void LogFaults(const FaultConfig& faults) {
+  if (faults.rate <= 0) return;
+  std::string names;
+  for (FaultKind kind : faults.kinds) names += (names.empty() ? "" : ",") + std::string(FaultKindName(kind));
+  spdlog::info(
+      "faults: {} of /2/tweets requests, kinds {}, seed {}, hang up to {} ms, slow {} ms, at most {} hangs held",
+      faults.rate, names, faults.seed, faults.hang_ms, faults.slow_ms, faults.max_hangs);
+}
+
+int Run(int argc, char** argv) {
+  MockConfig config;
+  EdgeOptions edge;
+  if (const std::optional<int> exit_code = ParseCommandLine(argc, argv, config, edge)) return *exit_code;
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("mock-api"));
+  spdlog::set_level(spdlog::level::from_str(edge.log_level));
+  LogFaults(config.faults);
+
+  LineLog request_log, answer_log;
+  if (!request_log.Open(edge.request_log_path, "--request-log")) return 2;
+  LogSink sink;
+  if (request_log.on()) sink = [&request_log](const std::string& line) { request_log.Write(line); };
+  MockApi api(config, sink);
+  if (!answer_log.Open(edge.answer_log_path, "--answer-log")) return 2;
+
+  // Blocked before any thread starts, so only the waiter in Listen ever receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // clients hang up mid-answer on purpose (huge, drop): not a reason to die
+  StopFlag stop;
+
+  httplib::Server server;
+  ConfigureServer(server, edge.threads);
+  Edge answers(api, stop, edge.gzip_every, answer_log);
+  RouteToEdge(server, answers);
+  return Listen(server, edge, stop, stop_signals);
 }
 
 }  // namespace

@@ -1,46 +1,17 @@
+// What every route of the mock shares: the route table and its dispatch, the faults a request
+// draws, the stats and the request log, the 404 of an unknown route, and the test endpoints
+// (/healthz, /mock/*). The networks' own routes are x_routes.cpp, bluesky_routes.cpp and
+// mastodon_routes.cpp.
 #include "mock_api/mock_api.hpp"
 
 #include <openssl/sha.h>
 #include <strings.h>
 
 #include <cstdio>
-#include <ctime>
 
-#include "mock_api/bluesky_endpoint.hpp"
-#include "mock_api/lookup_endpoint.hpp"
-#include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 
 namespace tweetkeeper::mock {
-
-namespace {
-
-HttpReply Reply(int status, const char* content_type, std::string body) {
-  HttpReply reply;
-  reply.status = status;
-  reply.content_type = content_type;
-  reply.body = std::move(body);
-  return reply;
-}
-
-size_t ListedIds(const QueryParams& params, const char* name) {
-  size_t n = 0;
-  auto range = params.equal_range(name);
-  for (auto it = range.first; it != range.second; ++it) n += it->second.empty() ? 0 : SplitCommas(it->second).size();
-  return n;
-}
-
-int64_t UtcMonth(int64_t now_ms) {
-  const std::time_t secs = static_cast<std::time_t>(now_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return int64_t{tm.tm_year + 1900} * 12 + tm.tm_mon;
-}
-
-// A stable, per-credential stand-in for the developer account behind a token.
-uint64_t AccountId(const std::string& fingerprint) { return std::stoull(fingerprint.substr(0, 12), nullptr, 16); }
-
-}  // namespace
 
 std::optional<std::string> BearerToken(const std::string& authorization) {
   constexpr size_t kPrefix = 7;  // "Bearer "
@@ -67,46 +38,57 @@ MockApi::MockApi(MockConfig config, LogSink request_log)
       request_log_(std::move(request_log)),
       limiter_(config_.rate_limit, config_.window_seconds),
       xrpc_limiter_(config_.xrpc_rate_limit, config_.xrpc_window_seconds),
-      mastodon_limiter_(config_.mastodon_rate_limit, config_.mastodon_window_seconds) {}
+      mastodon_limiter_(config_.mastodon_rate_limit, config_.mastodon_window_seconds) {
+  AddXRoutes();
+  AddBlueskyRoutes();
+  AddMastodonRoutes();
+  AddMockRoutes();
+}
 
 HttpReply MockApi::Handle(const HttpCall& call, int64_t now_ms) {
-  HttpReply reply = Route(call, now_ms);
+  HttpReply reply = Dispatch(call, now_ms);
   // Every answer has a Date (RFC 9110: a server with a clock sends one), faults' too.
   if (reply.status != 0) reply.headers.emplace_back("Date", FormatHttpDate(now_ms));
   return reply;
 }
 
-HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
-  // Endpoints that imitate the provider. POST lookups reach here with the form body in params.
-  static const ProviderRoute kProviders[] = {
-      {"GET", "/2/tweets", "ids", &GetTweets, Dialect::kV2},
-      {"GET", "/1.1/statuses/lookup.json", "id", &LookupStatuses, Dialect::kV1},
-      {"POST", "/1.1/statuses/lookup.json", "id", &LookupStatuses, Dialect::kV1},
-  };
-  for (const ProviderRoute& route : kProviders) {
-    if (call.method == route.method && call.path == route.path) return Provider(route, call, now_ms);
+HttpReply MockApi::Reply(int status, const char* content_type, std::string body) {
+  HttpReply reply;
+  reply.status = status;
+  reply.content_type = content_type;
+  reply.body = std::move(body);
+  return reply;
+}
+
+size_t MockApi::ListedIds(const QueryParams& params, const char* name) {
+  size_t n = 0;
+  auto range = params.equal_range(name);
+  for (auto it = range.first; it != range.second; ++it) n += it->second.empty() ? 0 : SplitCommas(it->second).size();
+  return n;
+}
+
+void MockApi::Add(const char* method, std::string path, Handler handler, bool prefix) {
+  routes_.push_back({method, std::move(path), prefix, std::move(handler)});
+}
+
+HttpReply MockApi::Dispatch(const HttpCall& call, int64_t now_ms) {
+  for (const struct Route& route : routes_) {
+    const bool matches = route.prefix ? call.path.rfind(route.path, 0) == 0 : call.path == route.path;
+    if (call.method == route.method && matches) return route.handler(call, now_ms);
   }
-  static const ProviderRoute kXrpc[] = {
-      {"GET", "/xrpc/app.bsky.feed.getPosts", "uris", &GetBlueskyPosts, Dialect::kV2},
-      {"GET", "/xrpc/com.atproto.identity.resolveHandle", "handle", &ResolveHandle, Dialect::kV2},
-  };
-  for (const ProviderRoute& route : kXrpc) {
-    if (call.method == route.method && call.path == route.path) return Xrpc(route, call, now_ms);
-  }
-  if (call.method == "GET" && call.path.rfind(kMastodonPrefix, 0) == 0) return Mastodon(call, now_ms);
-  // GET /2/tweets/:id (getPostsById): the id travels to the endpoint as a parameter of its own.
-  static const std::string kSinglePrefix = "/2/tweets/";
-  if (call.method == "GET" && call.path.size() > kSinglePrefix.size() && call.path.rfind(kSinglePrefix, 0) == 0 &&
-      call.path.find('/', kSinglePrefix.size()) == std::string::npos) {
-    static const ProviderRoute kSingle = {"GET", "/2/tweets/:id", kPathIdParam, &GetTweetById, Dialect::kV2};
-    HttpCall single = call;
-    single.params.erase(kPathIdParam);  // the path's id, not a query parameter of that name
-    single.params.emplace(kPathIdParam, call.path.substr(kSinglePrefix.size()));
-    return Provider(kSingle, single, now_ms);
-  }
-  if (call.method == "GET" && call.path == "/healthz") return Reply(200, "text/plain", "ok");
-  if (call.method == "GET" && call.path == "/mock/stats") return Reply(200, kJson, stats_.ToJson());
-  if (call.method == "POST" && call.path == "/mock/reset") {
+  return NotFound(call, now_ms);
+}
+
+HttpReply MockApi::NotFound(const HttpCall& call, int64_t now_ms) {
+  HttpReply reply = Reply(404, kJson, R"({"errors":[{"message":"Sorry, that page does not exist","code":34}]})");
+  reply.headers = RateHeaders(limiter_.Peek(call.path, now_ms));
+  return reply;
+}
+
+void MockApi::AddMockRoutes() {
+  Add("GET", "/healthz", [](const HttpCall&, int64_t) { return Reply(200, "text/plain", "ok"); });
+  Add("GET", "/mock/stats", [this](const HttpCall&, int64_t) { return Reply(200, kJson, stats_.ToJson()); });
+  Add("POST", "/mock/reset", [this](const HttpCall&, int64_t) {
     stats_.Reset();
     {
       std::lock_guard<std::mutex> lock(quota_mutex_);
@@ -116,13 +98,9 @@ HttpReply MockApi::Route(const HttpCall& call, int64_t now_ms) {
       quotas_.clear();
     }
     return Reply(200, kJson, R"({"reset":true})");
-  }
-  if (call.method == "POST" && call.path == "/mock/cap") return TokenAction(call, false);
-  if (call.method == "POST" && call.path == "/mock/revoke") return TokenAction(call, true);
-  // What api.twitter.com answers for unknown routes, with the headers every answer has.
-  HttpReply reply = Reply(404, kJson, R"({"errors":[{"message":"Sorry, that page does not exist","code":34}]})");
-  reply.headers = RateHeaders(limiter_.Peek(call.path, now_ms));
-  return reply;
+  });
+  Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
+  Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });
 }
 
 std::vector<std::pair<std::string, std::string>> MockApi::RateHeaders(const RateVerdict& verdict) {
@@ -142,7 +120,8 @@ HttpReply MockApi::TokenAction(const HttpCall& call, bool revoke) {
     (revoke ? quota.revoked : quota.capped) = true;
   }
   return Reply(200, kJson,
-               std::string(R"({"token":")") + TokenFingerprint(it->second) + (revoke ? R"(","revoked":true})" : R"(","capped":true})"));
+               std::string(R"({"token":")") + TokenFingerprint(it->second) +
+                   (revoke ? R"(","revoked":true})" : R"(","capped":true})"));
 }
 
 HttpReply MockApi::Serve(const HttpCall& call, int64_t now_ms, const Served& served,
@@ -160,109 +139,10 @@ HttpReply MockApi::Serve(const HttpCall& call, int64_t now_ms, const Served& ser
   return std::move(*reply);
 }
 
-HttpReply MockApi::Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
-  const std::optional<std::string> token = BearerToken(call.authorization);
-  const std::string fingerprint = token ? TokenFingerprint(*token) : "";
-  const bool v1 = route.dialect == Dialect::kV1;
-  return Serve(call, now_ms, {ListedIds(call.params, route.ids_param), fingerprint, route.path}, [&](Served& counted) {
-    if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
-      // An unknown caller: the rate-limit headers of a window it never started (FACTS.md: every
-      // answer has them). Problems go as application/problem+json, as the spec maps Problem.
-      HttpReply reply = v1 ? Reply(401, kJson, V1Error(89, "Invalid or expired token."))
-                           : Reply(401, kProblemJson, GenericProblem(401, "Unauthorized"));
-      reply.headers = RateHeaders(limiter_.Peek(std::string(route.path) + " ", now_ms));
-      return reply;
-    }
-    // Computed before the lock (it only depends on the request), so the lock is held briefly.
-    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
-    // Keyed by endpoint too: X counts each endpoint's limit separately.
-    const std::string limiter_key = std::string(route.path) + " " + *token;
-    std::lock_guard<std::mutex> lock(quota_mutex_);
-    TokenQuota& quota = quotas_[*token];
-    if (const int64_t month = UtcMonth(now_ms); month != quota.month) {
-      quota.month = month;
-      quota.billed_this_month = 0;
-    }
-    if (const int64_t day = now_ms / 86'400'000; day != quota.day) {
-      quota.day = day;
-      quota.read_today.clear();
-    }
-    HttpReply reply;
-    RateVerdict verdict;
-    if (quota.revoked) {
-      verdict = limiter_.Peek(limiter_key, now_ms);  // refused before it counts
-      reply = v1 ? Reply(403, kJson, V1Error(200, "Forbidden."))
-                 : Reply(403, kProblemJson, GenericProblem(403, "Forbidden"));
-    } else if (quota.capped || (config_.monthly_cap > 0 && quota.billed_this_month >= config_.monthly_cap)) {
-      verdict = limiter_.Peek(limiter_key, now_ms);  // not counted: the window may show plenty left
-      reply = Reply(429, v1 ? kJson : kProblemJson, UsageCappedProblem(AccountId(fingerprint)));
-    } else {
-      verdict = limiter_.Take(limiter_key, now_ms);
-      if (!verdict.allowed) {
-        reply = v1 ? Reply(429, kJson, V1Error(88, "Rate limit exceeded"))
-                   : Reply(429, kProblemJson, GenericProblem(429, "Too Many Requests"));
-      } else {
-        counted.window_start_ms = verdict.window_start_ms;
-        // Billed: the posts returned that this token had not read yet this UTC day. Like X, a
-        // request under the cap is answered in full, so the last one may pass it a little.
-        if (answer.status == 200) {
-          for (uint64_t id : answer.returned) counted.billed_reads += quota.read_today.insert(id).second ? 1 : 0;
-        }
-        quota.billed_this_month += counted.billed_reads;
-        reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
-      }
-    }
-    reply.headers = RateHeaders(verdict);
-    return reply;
-  });
-}
-
 HttpReply MockApi::Limited(const RateVerdict& verdict, EndpointReply answer, const char* refusal, Served& counted) {
   if (!verdict.allowed) return Reply(429, kJson, refusal);
   counted.window_start_ms = verdict.window_start_ms;
   return Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
-}
-
-HttpReply MockApi::Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
-  return Serve(call, now_ms, {ListedIds(call.params, route.ids_param), "", route.path}, [&](Served& counted) {
-    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
-    // The reference xrpc-server's limiter (FACTS.md 1.6): RateLimit-Limit, -Remaining, -Reset
-    // (epoch seconds) and -Policy on every answer; a 429 adds Retry-After in seconds.
-    const RateVerdict verdict = xrpc_limiter_.Take("xrpc", now_ms);
-    HttpReply reply =
-        Limited(verdict, std::move(answer), R"({"error":"RateLimitExceeded","message":"Rate Limit Exceeded"})", counted);
-    if (!verdict.allowed) {
-      reply.headers.emplace_back("Retry-After",
-                                 std::to_string(std::max<int64_t>(1, verdict.reset_epoch_s - now_ms / 1000)));
-    }
-    reply.headers.emplace_back("RateLimit-Limit", std::to_string(verdict.limit));
-    reply.headers.emplace_back("RateLimit-Remaining", std::to_string(verdict.remaining));
-    reply.headers.emplace_back("RateLimit-Reset", std::to_string(verdict.reset_epoch_s));
-    reply.headers.emplace_back("RateLimit-Policy", std::to_string(verdict.limit) + ";w=" +
-                                                       std::to_string(config_.xrpc_window_seconds));
-    return reply;
-  });
-}
-
-HttpReply MockApi::Mastodon(const HttpCall& call, int64_t now_ms) {
-  const std::string rest = call.path.substr(std::char_traits<char>::length(kMastodonPrefix));
-  const size_t slash = rest.find('/');
-  const std::string host = rest.substr(0, slash);
-  const std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
-  const std::optional<std::string> token = BearerToken(call.authorization);
-  const Served served{std::max<size_t>(1, ListedIds(call.params, "id[]")), token ? TokenFingerprint(*token) : "",
-                      "/mastodon/" + host};
-  return Serve(call, now_ms, served, [&](Served& counted) {
-    EndpointReply answer = MastodonApi(host, path, call.params, token.has_value(), config_, now_ms);
-    // Rack::Attack per server and caller: the headers of the limit closest to exceeding, Reset
-    // as ISO 8601 with microseconds (FACTS.md 2.5).
-    const RateVerdict verdict = mastodon_limiter_.Take(host + " " + token.value_or("-"), now_ms);
-    HttpReply reply = Limited(verdict, std::move(answer), R"({"error":"Too many requests"})", counted);
-    reply.headers.emplace_back("X-RateLimit-Limit", std::to_string(verdict.limit));
-    reply.headers.emplace_back("X-RateLimit-Remaining", std::to_string(verdict.remaining));
-    reply.headers.emplace_back("X-RateLimit-Reset", MastodonResetTime(verdict.reset_epoch_s));
-    return reply;
-  });
 }
 
 std::optional<HttpReply> MockApi::BeforeTheApi(const FaultPlan& plan) {

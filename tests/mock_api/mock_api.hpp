@@ -20,7 +20,9 @@
 namespace tweetkeeper::mock {
 
 // The whole server minus sockets: routing, auth, rate limits, stats and the request log.
-// main.cpp only translates httplib requests into HttpCall and applies HttpReply.
+// main.cpp only translates httplib requests into HttpCall and applies HttpReply. Each network
+// registers its routes in a file of its own (x_routes.cpp, bluesky_routes.cpp,
+// mastodon_routes.cpp); mock_api.cpp holds what they share and the test endpoints.
 
 struct HttpCall {
   std::string method;
@@ -61,11 +63,21 @@ class MockApi {
 
  private:
   using Endpoint = EndpointReply (*)(const QueryParams&, const MockConfig&, int64_t now_ms);
+  using Handler = std::function<HttpReply(const HttpCall& call, int64_t now_ms)>;
   enum class Dialect { kV2, kV1 };  // which error bodies: v2 problems or v1.1 {"errors":[{"code":...}]}
+  // A method and a path (or, with `prefix`, the start of one) and what answers them.
+  struct Route {
+    std::string method;
+    std::string path;
+    bool prefix = false;
+    Handler handler;
+  };
+  // An endpoint that imitates a network's: the parameter whose ids are counted for the stats and
+  // the log, the model that answers, and (X) which error bodies.
   struct ProviderRoute {
     const char* method;
     const char* path;
-    const char* ids_param;  // counted for stats and the log
+    const char* ids_param;
     Endpoint endpoint;
     Dialect dialect;
   };
@@ -77,7 +89,7 @@ class MockApi {
     bool revoked = false;  // POST /mock/revoke: 403 until /mock/reset
     int64_t month = -1;    // year * 12 + month (UTC) that billed_this_month counts
     int64_t billed_this_month = 0;
-    int64_t day = -1;      // days since the epoch (UTC) that read_today holds
+    int64_t day = -1;  // days since the epoch (UTC) that read_today holds
     std::unordered_set<uint64_t> read_today;
   };
 
@@ -91,14 +103,29 @@ class MockApi {
     int64_t billed_reads = 0;      // posts this answer was billed for
   };
 
-  HttpReply Route(const HttpCall& call, int64_t now_ms);
+  void Add(const char* method, std::string path, Handler handler, bool prefix = false);
+  // Each network registers its own routes, in its own file:
+  void AddXRoutes();         // x_routes.cpp: X API v2 and v1.1
+  void AddBlueskyRoutes();   // bluesky_routes.cpp: the AppView's XRPC methods
+  void AddMastodonRoutes();  // mastodon_routes.cpp: Mastodon servers under /mastodon/<host>/
+  void AddMockRoutes();      // mock_api.cpp: what the tests ask the mock (/mock/*, /healthz)
+
+  HttpReply Dispatch(const HttpCall& call, int64_t now_ms);
+  static HttpReply Reply(int status, const char* content_type, std::string body);
+  // How many ids the parameter `name` lists (comma-separated, repeatable).
+  static size_t ListedIds(const QueryParams& params, const char* name);
+  // What api.twitter.com answers for unknown routes, with the headers every answer has.
+  HttpReply NotFound(const HttpCall& call, int64_t now_ms);
   // Every request: the faults it draws, then `api`'s answer unless a fault stops it first, then
   // the stats and the request log.
   HttpReply Serve(const HttpCall& call, int64_t now_ms, const Served& served,
                   const std::function<HttpReply(Served& counted)>& api);
   // The endpoint's answer when the limiter let the request in, else a 429 with `refusal`.
   static HttpReply Limited(const RateVerdict& verdict, EndpointReply answer, const char* refusal, Served& counted);
-  HttpReply Provider(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  // X: a bearer token, a window per token and endpoint, the usage cap and the billing.
+  HttpReply X(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  // X: GET /2/tweets/:id, the id taken from the path.
+  HttpReply XSingle(const HttpCall& call, int64_t now_ms);
   // Bluesky's XRPC methods: no token, one shared window with RateLimit-* headers.
   HttpReply Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
   // Mastodon servers under /mastodon/<host>/: a window per server, X-RateLimit-* headers.
@@ -119,7 +146,8 @@ class MockApi {
   RateLimiter xrpc_limiter_;
   RateLimiter mastodon_limiter_;
   RequestStats stats_;
-  std::mutex quota_mutex_;  // held across the cap check, the rate limiter and the billing
+  std::vector<Route> routes_;
+  std::mutex quota_mutex_;                    // held across the cap check, the rate limiter and the billing
   std::map<std::string, TokenQuota> quotas_;  // by token
   std::atomic<uint64_t> request_seq_{0};
   std::atomic<int> hangs_held_{0};

@@ -1,0 +1,35 @@
+// Mastodon servers as the mock serves them, each under /mastodon/<host>/: a token optional, a
+// rate-limit window per server and caller with Rack::Attack's X-RateLimit-* headers. The answers
+// themselves are mastodon_endpoint.*.
+#include "mock_api/mastodon_endpoint.hpp"
+#include "mock_api/mock_api.hpp"
+
+namespace tweetkeeper::mock {
+
+void MockApi::AddMastodonRoutes() {
+  Add(
+      "GET", kMastodonPrefix, [this](const HttpCall& call, int64_t now_ms) { return Mastodon(call, now_ms); }, true);
+}
+
+HttpReply MockApi::Mastodon(const HttpCall& call, int64_t now_ms) {
+  const std::string rest = call.path.substr(std::char_traits<char>::length(kMastodonPrefix));
+  const size_t slash = rest.find('/');
+  const std::string host = rest.substr(0, slash);
+  const std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
+  const std::optional<std::string> token = BearerToken(call.authorization);
+  const Served served{std::max<size_t>(1, ListedIds(call.params, "id[]")), token ? TokenFingerprint(*token) : "",
+                      "/mastodon/" + host};
+  return Serve(call, now_ms, served, [&](Served& counted) {
+    EndpointReply answer = MastodonApi(host, path, call.params, token.has_value(), config_, now_ms);
+    // Rack::Attack per server and caller: the headers of the limit closest to exceeding, Reset
+    // as ISO 8601 with microseconds (FACTS.md 2.5).
+    const RateVerdict verdict = mastodon_limiter_.Take(host + " " + token.value_or("-"), now_ms);
+    HttpReply reply = Limited(verdict, std::move(answer), R"({"error":"Too many requests"})", counted);
+    reply.headers.emplace_back("X-RateLimit-Limit", std::to_string(verdict.limit));
+    reply.headers.emplace_back("X-RateLimit-Remaining", std::to_string(verdict.remaining));
+    reply.headers.emplace_back("X-RateLimit-Reset", MastodonResetTime(verdict.reset_epoch_s));
+    return reply;
+  });
+}
+
+}  // namespace tweetkeeper::mock
