@@ -41,7 +41,7 @@ void LogAnswerProblems(const std::string& label, std::int64_t lease, std::size_t
 
 // What a batch's requests came to.
 struct Runner::Exchange {
-  std::size_t asked = 0;  // ids in the batch's request (the parts': together)
+  std::size_t asked = 0;  // ids the batch asked for (all its parts together)
   BatchResult result;
   HttpResponse response;         // the last answer
   std::string url;               // the last request
