@@ -7,20 +7,20 @@
 // Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines
 // of --ids were bad (the others exported), as tweetkeeper-import.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <pqxx/pqxx>
-#include <cstring>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/progress.hpp"
@@ -40,9 +40,8 @@ namespace {
 
 constexpr int kExitDatabase = 1, kExitUsage = 2, kExitBadLines = 3;
 constexpr const char* kVersion = "tweetkeeper-export 0.3.0";
-constexpr int kFetch = 2000;    // rows per FETCH
+constexpr int kFetch = 2000;        // rows per FETCH
 constexpr std::size_t kPage = 100;  // posts per twarc2 page, as GET /2/tweets answers
-
 
 // An ISO 8601 UTC rendering of a timestamptz column, in SQL.
 std::string Iso(const std::string& column) {
@@ -71,7 +70,8 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
     urls.clear();
   };
   const std::int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   std::uint64_t bad = 0, number = 0;
   std::string line;
   while (std::getline(file, line)) {
@@ -84,8 +84,10 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
       continue;
     }
     for (const im::Tweet& t : r.tweets) {
-      if (t.url.empty()) ids.push_back(t.id);
-      else urls.push_back(t.url);
+      if (t.url.empty())
+        ids.push_back(t.id);
+      else
+        urls.push_back(t.url);
     }
     if (ids.size() + urls.size() >= 10'000) flush();
   }
@@ -102,12 +104,16 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
   return bad;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Options {
   std::string dsn, format, network, since, until, ids_file, output = "-";
   bool history = false;
   int progress_every = 5;
+
+  bool twarc2() const { return format == "twarc2"; }
+};
+
+// The command line, checked. An exit code when the export should not run (--help: 0).
+std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   CLI::App app{"tweetkeeper-export: writes tracked posts as twarc2 JSON lines or CSV.", "tweetkeeper-export"};
   app.footer(
       "twarc2: X posts' latest payloads (tweetkeeper.payloads first or changed), one line per page of at most 100 "
@@ -117,17 +123,17 @@ int main(int argc, char** argv) {
       "per observation. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
-  app.add_option("--dsn", dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_reader")
+  app.add_option("--dsn", o.dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_reader")
       ->required();
-  app.add_option("--format", format, "twarc2 or csv")->required()->check(CLI::IsMember({"twarc2", "csv"}));
-  app.add_flag("--history", history, "csv: one row per observation instead of one per post");
-  app.add_option("--network", network, "Only this network's posts: x, bluesky or mastodon")
+  app.add_option("--format", o.format, "twarc2 or csv")->required()->check(CLI::IsMember({"twarc2", "csv"}));
+  app.add_flag("--history", o.history, "csv: one row per observation instead of one per post");
+  app.add_option("--network", o.network, "Only this network's posts: x, bluesky or mastodon")
       ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
-  app.add_option("--since", since, "Only posts created at or after this time (e.g. 2026-11-01 or 2026-11-01T12:00Z)");
-  app.add_option("--until", until, "Only posts created before this time");
-  app.add_option("--ids", ids_file, "Only the posts in this file: one id or post URL per line");
-  app.add_option("--output,-o", output, "The file to write; - writes stdout")->capture_default_str();
-  app.add_option("--progress-interval", progress_every, "Seconds between progress lines when not on a terminal")
+  app.add_option("--since", o.since, "Only posts created at or after this time (e.g. 2026-11-01 or 2026-11-01T12:00Z)");
+  app.add_option("--until", o.until, "Only posts created before this time");
+  app.add_option("--ids", o.ids_file, "Only the posts in this file: one id or post URL per line");
+  app.add_option("--output,-o", o.output, "The file to write; - writes stdout")->capture_default_str();
+  app.add_option("--progress-interval", o.progress_every, "Seconds between progress lines when not on a terminal")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   try {
@@ -138,36 +144,38 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
-  if (auto error = tweetkeeper::worker::DsnError(dsn)) {
+  if (auto error = tweetkeeper::worker::DsnError(o.dsn)) {
     std::cerr << "tweetkeeper-export: --dsn: " << *error << std::endl;
     return kExitUsage;
   }
-  if (history && format != "csv") {
+  if (o.history && o.format != "csv") {
     std::cerr << "tweetkeeper-export: --history needs --format csv (twarc2 pages hold payloads, not observations)"
               << std::endl;
     return kExitUsage;
   }
-  if (format == "twarc2" && !network.empty() && network != "x") {
-    std::cerr << "tweetkeeper-export: twarc2 is the X API's format; export " << network
-              << " posts with --format csv" << std::endl;
+  if (o.twarc2() && !o.network.empty() && o.network != "x") {
+    std::cerr << "tweetkeeper-export: twarc2 is the X API's format; export " << o.network << " posts with --format csv"
+              << std::endl;
     return kExitUsage;
   }
+  return std::nullopt;
+}
 
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(dsn);
-  } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-export: cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), dsn)
-              << std::endl;
-    return kExitDatabase;
-  }
-  // The filters, validated by PostgreSQL's own parser (a bad time is bad usage, not a failure).
-  std::string filter = "NOT EXISTS (SELECT 1 FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id)";
-  std::string left_out_filter = "EXISTS (SELECT 1 FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id)";
+// Which posts are exported and which are left out (found deleted or unavailable), as conditions
+// on tweetkeeper.posts p, and what --ids said.
+struct Selection {
+  std::string exported = "NOT EXISTS (SELECT 1 FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id)";
+  std::string left_out = "EXISTS (SELECT 1 FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id)";
+  std::uint64_t bad_lines = 0, not_tracked = 0;
+};
+
+// The filters, validated by PostgreSQL's own parser (a bad time is bad usage, not a failure). An
+// exit code when the export cannot go on.
+std::optional<int> Select(pqxx::connection& conn, const Options& o, Selection& selection) {
   std::string common;
   try {
-    pqxx::nontransaction tx(*conn);
-    for (const auto& [name, value, op] : {std::tuple{"--since", since, ">="}, std::tuple{"--until", until, "<"}}) {
+    pqxx::nontransaction tx(conn);
+    for (const auto& [name, value, op] : {std::tuple{"--since", o.since, ">="}, std::tuple{"--until", o.until, "<"}}) {
       if (value.empty()) continue;
       try {
         const std::string t = tx.exec_params1("SELECT $1::timestamptz::text", value)[0].as<std::string>();
@@ -178,163 +186,252 @@ int main(int argc, char** argv) {
       }
     }
   } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-export: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), dsn) << std::endl;
+    std::cerr << "tweetkeeper-export: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
     return kExitDatabase;
   }
-  if (format == "twarc2") common += " AND p.network = 'x'";
-  else if (!network.empty()) common += " AND p.network = " + conn->quote(network);
+  if (o.twarc2())
+    common += " AND p.network = 'x'";
+  else if (!o.network.empty())
+    common += " AND p.network = " + conn.quote(o.network);
 
-  std::uint64_t bad_lines = 0, not_tracked = 0;
-  if (!ids_file.empty()) {
+  if (!o.ids_file.empty()) {
     try {
-      std::optional<std::uint64_t> bad = LoadIds(*conn, ids_file);
+      std::optional<std::uint64_t> bad = LoadIds(conn, o.ids_file);
       if (!bad) {
-        std::cerr << "tweetkeeper-export: cannot read --ids " << ids_file << std::endl;
+        std::cerr << "tweetkeeper-export: cannot read --ids " << o.ids_file << std::endl;
         return kExitUsage;
       }
-      bad_lines = *bad;
-      pqxx::nontransaction tx(*conn);
-      not_tracked = tx.exec1("SELECT count(*) FROM want w WHERE w.id IS NULL OR NOT EXISTS "
-                             "(SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = w.id)")[0]
-                        .as<std::uint64_t>();
+      selection.bad_lines = *bad;
+      pqxx::nontransaction tx(conn);
+      selection.not_tracked = tx.exec1(
+                                    "SELECT count(*) FROM want w WHERE w.id IS NULL OR NOT EXISTS "
+                                    "(SELECT 1 FROM tweetkeeper.tweets t WHERE t.tweet_id = w.id)")[0]
+                                  .as<std::uint64_t>();
     } catch (const std::exception& e) {
-      std::cerr << "tweetkeeper-export: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), dsn) << std::endl;
+      std::cerr << "tweetkeeper-export: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
       return kExitDatabase;
     }
     common += " AND p.post_id IN (SELECT w.id FROM want w WHERE w.id IS NOT NULL)";
   }
-  filter += common;
-  left_out_filter += common;
+  selection.exported += common;
+  selection.left_out += common;
+  return std::nullopt;
+}
 
+// The rows to write, in order, and how many there are (for the progress line).
+struct Queries {
+  std::string rows, count;
+};
+
+Queries BuildQueries(const Options& o, const std::string& filter) {
   const std::string latest =
       "SELECT x.* FROM tweetkeeper.payloads x WHERE x.tweet_id = p.post_id ORDER BY x.seen_at DESC, x.lease_id DESC "
       "LIMIT 1";
-  std::string query, count;
-  if (format == "twarc2") {
-    query = "SELECT l.lease_id, to_char(l.seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"'), " +
-            Iso("l.seen_at") + ", l.tweet_id, l.payload::text, l.author::text FROM tweetkeeper.posts p " +
-            "CROSS JOIN LATERAL (" + latest + ") l WHERE " + filter + " ORDER BY l.seen_at, l.lease_id, l.tweet_id";
-    count = "SELECT count(*) FROM tweetkeeper.posts p WHERE " + filter +
-            " AND EXISTS (SELECT 1 FROM tweetkeeper.payloads x WHERE x.tweet_id = p.post_id)";
-  } else if (history) {
-    query = "SELECT p.post_id, p.network, p.url, " + Iso("h.observed_at") +
-            ", h.like_count, h.retweet_count, h.reply_count, h.quote_count, h.bookmark_count, h.impression_count "
-            "FROM tweetkeeper.posts p JOIN tweetkeeper.metric_history h ON h.tweet_id = p.post_id WHERE " +
-            filter + " ORDER BY p.post_id, h.observed_at, h.lease_id";
-    count = "SELECT count(*) FROM tweetkeeper.posts p JOIN tweetkeeper.metric_history h ON h.tweet_id = p.post_id "
-            "WHERE " + filter;
+  Queries q;
+  if (o.twarc2()) {
+    q.rows = "SELECT l.lease_id, to_char(l.seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"'), " +
+             Iso("l.seen_at") + ", l.tweet_id, l.payload::text, l.author::text FROM tweetkeeper.posts p " +
+             "CROSS JOIN LATERAL (" + latest + ") l WHERE " + filter + " ORDER BY l.seen_at, l.lease_id, l.tweet_id";
+    q.count = "SELECT count(*) FROM tweetkeeper.posts p WHERE " + filter +
+              " AND EXISTS (SELECT 1 FROM tweetkeeper.payloads x WHERE x.tweet_id = p.post_id)";
+  } else if (o.history) {
+    q.rows = "SELECT p.post_id, p.network, p.url, " + Iso("h.observed_at") +
+             ", h.like_count, h.retweet_count, h.reply_count, h.quote_count, h.bookmark_count, h.impression_count "
+             "FROM tweetkeeper.posts p JOIN tweetkeeper.metric_history h ON h.tweet_id = p.post_id WHERE " +
+             filter + " ORDER BY p.post_id, h.observed_at, h.lease_id";
+    q.count =
+        "SELECT count(*) FROM tweetkeeper.posts p JOIN tweetkeeper.metric_history h ON h.tweet_id = p.post_id "
+        "WHERE " +
+        filter;
   } else {
-    query = "SELECT p.post_id, p.network, p.url, " + Iso("p.created_at") +
-            ", coalesce(l.author->>'username', l.payload->'author'->>'handle', l.payload->'account'->>'acct', "
-            "p.author), coalesce(l.payload->>'text', l.payload->'record'->>'text', l.payload->>'content'), "
-            "p.like_count, p.retweet_count, p.reply_count, p.quote_count, p.bookmark_count, p.impression_count, " +
-            Iso("p.updated_at") + ", p.state FROM tweetkeeper.posts p LEFT JOIN LATERAL (" + latest +
-            ") l ON true WHERE " + filter + " ORDER BY p.post_id";
-    count = "SELECT count(*) FROM tweetkeeper.posts p WHERE " + filter;
+    q.rows = "SELECT p.post_id, p.network, p.url, " + Iso("p.created_at") +
+             ", coalesce(l.author->>'username', l.payload->'author'->>'handle', l.payload->'account'->>'acct', "
+             "p.author), coalesce(l.payload->>'text', l.payload->'record'->>'text', l.payload->>'content'), "
+             "p.like_count, p.retweet_count, p.reply_count, p.quote_count, p.bookmark_count, p.impression_count, " +
+             Iso("p.updated_at") + ", p.state FROM tweetkeeper.posts p LEFT JOIN LATERAL (" + latest +
+             ") l ON true WHERE " + filter + " ORDER BY p.post_id";
+    q.count = "SELECT count(*) FROM tweetkeeper.posts p WHERE " + filter;
   }
+  return q;
+}
 
-  // The output: stdout, or FILE.partial renamed to FILE once everything is written.
-  const bool to_file = output != "-";
-  const std::string partial = output + ".partial";
-  std::FILE* out = to_file ? std::fopen(partial.c_str(), "wb") : stdout;
-  if (!out) {
-    std::cerr << "tweetkeeper-export: cannot write " << partial << ": " << std::strerror(errno) << std::endl;
-    return kExitUsage;
+// The output: stdout, or FILE.partial renamed to FILE once everything is written.
+class Output {
+ public:
+  explicit Output(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {}
+
+  bool to_file() const { return path_ != "-"; }
+  std::string name() const { return to_file() ? path_ : "stdout"; }
+
+  // False (said on stderr) when the file cannot be created.
+  bool Open() {
+    out_ = to_file() ? std::fopen(partial_.c_str(), "wb") : stdout;
+    if (!out_)
+      std::cerr << "tweetkeeper-export: cannot write " << partial_ << ": " << std::strerror(errno) << std::endl;
+    return out_ != nullptr;
   }
-  const auto fail = [&](const std::string& why) {
+  bool Write(const std::string& text) { return std::fwrite(text.data(), 1, text.size(), out_) == text.size(); }
+
+  // Says why the export failed and removes the partial file: the exit code.
+  int Fail(const std::string& why) {
     std::cerr << "tweetkeeper-export: " << why << std::endl;
-    if (to_file) {
-      std::fclose(out);
-      std::remove(partial.c_str());
+    if (to_file()) {
+      std::fclose(out_);
+      std::remove(partial_.c_str());
     }
     return kExitDatabase;
-  };
-  const auto write = [&](const std::string& text) {
-    return std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  };
+  }
+  int FailWriting() { return Fail(std::string("cannot write: ") + std::strerror(errno)); }
 
-  const auto started = std::chrono::steady_clock::now();
-  std::uint64_t rows = 0, pages = 0, left_out = 0;
-  std::vector<std::int64_t> unreadable;
-  try {
-    pqxx::work tx(*conn);
-    tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-    const std::uint64_t total = tx.exec1(count)[0].as<std::uint64_t>();
-    left_out = tx.exec1("SELECT count(*) FROM tweetkeeper.posts p WHERE " + left_out_filter)[0].as<std::uint64_t>();
-    tweetkeeper::worker::Progress progress("tweetkeeper-export", format == "twarc2" ? "posts" : "rows",
-                                           format == "twarc2" ? "posts written" : "rows written", total,
-                                           isatty(STDERR_FILENO) != 0, std::chrono::seconds(progress_every));
-    tx.exec("DECLARE export_rows NO SCROLL CURSOR FOR " + query);
-    if (format == "csv") {
-      const std::vector<std::optional<std::string>> header =
-          history ? std::vector<std::optional<std::string>>{"post_id", "network", "url", "observed_at", "like_count",
-                                                            "retweet_count", "reply_count", "quote_count",
-                                                            "bookmark_count", "impression_count"}
-                  : std::vector<std::optional<std::string>>{"post_id", "network", "url", "created_at", "author", "text",
-                                                            "like_count", "retweet_count", "reply_count", "quote_count",
-                                                            "bookmark_count", "impression_count", "updated_at", "state"};
-      if (!write(ex::CsvRow(header))) return fail(std::string("cannot write: ") + std::strerror(errno));
+  // Flushed, synced and renamed into place; an exit code when that fails.
+  std::optional<int> Finish() {
+    if (std::fflush(out_) != 0 || (to_file() && (fsync(fileno(out_)) != 0 || std::fclose(out_) != 0))) {
+      return FailWriting();
     }
-    const tweetkeeper::worker::XV2Provider x_api("https://api.x.com");
-    std::vector<ex::StoredPost> page;
-    ex::PageSource source;
-    const auto flush_page = [&]() -> bool {
-      if (page.empty()) return true;
-      std::vector<std::int64_t> ids;
-      for (const auto& post : page) ids.push_back(post.id);
-      tweetkeeper::worker::PostKeys keys;
-      keys.payloads = true;
-      ex::PageResult result = ex::Twarc2Page(page, source, x_api.RequestUrl(ids, keys), kVersion);
-      unreadable.insert(unreadable.end(), result.unreadable.begin(), result.unreadable.end());
-      page.clear();
-      if (result.line.empty()) return true;
-      ++pages;
-      return write(result.line + "\n");
-    };
+    if (to_file() && std::rename(partial_.c_str(), path_.c_str()) != 0) {
+      std::cerr << "tweetkeeper-export: cannot rename " << partial_ << " to " << path_ << ": " << std::strerror(errno)
+                << std::endl;
+      return kExitDatabase;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::string path_, partial_;
+  std::FILE* out_ = nullptr;
+};
+
+struct Written {
+  std::uint64_t rows = 0, pages = 0, left_out = 0;
+  std::vector<std::int64_t> unreadable;  // posts whose stored payload could not be read: left out
+};
+
+// twarc2's pages: the posts one batch saw, at most kPage each, as GET /2/tweets answered them.
+class Twarc2Pages {
+ public:
+  Twarc2Pages(Output& out, Written& written) : out_(out), written_(written) {}
+
+  // One row of the twarc2 query; false when writing failed.
+  bool Add(const pqxx::row& row) {
+    const std::int64_t lease = row[0].as<std::int64_t>();
+    if (!page_.empty() && (lease != source_.lease_id || page_.size() == kPage) && !Flush()) return false;
+    source_ = {lease, row[1].c_str(), row[2].c_str()};
+    page_.push_back({row[3].as<std::int64_t>(), row[4].c_str(), row[5].is_null() ? "" : row[5].c_str()});
+    return true;
+  }
+
+  bool Flush() {
+    if (page_.empty()) return true;
+    std::vector<std::int64_t> ids;
+    for (const auto& post : page_) ids.push_back(post.id);
+    tweetkeeper::worker::PostKeys keys;
+    keys.payloads = true;
+    ex::PageResult result = ex::Twarc2Page(page_, source_, x_api_.RequestUrl(ids, keys), kVersion);
+    written_.unreadable.insert(written_.unreadable.end(), result.unreadable.begin(), result.unreadable.end());
+    page_.clear();
+    if (result.line.empty()) return true;
+    ++written_.pages;
+    return out_.Write(result.line + "\n");
+  }
+
+ private:
+  Output& out_;
+  Written& written_;
+  const tweetkeeper::worker::XV2Provider x_api_{"https://api.x.com"};
+  std::vector<ex::StoredPost> page_;
+  ex::PageSource source_;
+};
+
+std::vector<std::optional<std::string>> CsvHeader(bool history) {
+  if (history) {
+    return {"post_id",       "network",     "url",         "observed_at",    "like_count",
+            "retweet_count", "reply_count", "quote_count", "bookmark_count", "impression_count"};
+  }
+  return {"post_id",        "network",          "url",           "created_at",  "author",
+          "text",           "like_count",       "retweet_count", "reply_count", "quote_count",
+          "bookmark_count", "impression_count", "updated_at",    "state"};
+}
+
+// Every row, through a cursor in one REPEATABLE READ transaction: an exit code when it failed.
+std::optional<int> WriteRows(pqxx::connection& conn, const Options& o, const Queries& q, const Selection& selection,
+                             Output& out, Written& written) {
+  try {
+    pqxx::work tx(conn);
+    tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const std::uint64_t total = tx.exec1(q.count)[0].as<std::uint64_t>();
+    written.left_out =
+        tx.exec1("SELECT count(*) FROM tweetkeeper.posts p WHERE " + selection.left_out)[0].as<std::uint64_t>();
+    tweetkeeper::worker::Progress progress("tweetkeeper-export", o.twarc2() ? "posts" : "rows",
+                                           o.twarc2() ? "posts written" : "rows written", total,
+                                           isatty(STDERR_FILENO) != 0, std::chrono::seconds(o.progress_every));
+    tx.exec("DECLARE export_rows NO SCROLL CURSOR FOR " + q.rows);
+    if (o.format == "csv" && !out.Write(ex::CsvRow(CsvHeader(o.history)))) return out.FailWriting();
+    Twarc2Pages pages(out, written);
     for (;;) {
       const pqxx::result r = tx.exec("FETCH " + std::to_string(kFetch) + " FROM export_rows");
       if (r.empty()) break;
       for (const auto& row : r) {
-        if (format == "twarc2") {
-          const std::int64_t lease = row[0].as<std::int64_t>();
-          if (!page.empty() && (lease != source.lease_id || page.size() == kPage) && !flush_page()) {
-            return fail(std::string("cannot write: ") + std::strerror(errno));
-          }
-          source = {lease, row[1].c_str(), row[2].c_str()};
-          page.push_back({row[3].as<std::int64_t>(), row[4].c_str(), row[5].is_null() ? "" : row[5].c_str()});
+        if (o.twarc2()) {
+          if (!pages.Add(row)) return out.FailWriting();
         } else {
           std::vector<std::optional<std::string>> fields;
           for (const auto& f : row) fields.push_back(Field(f));
-          if (!write(ex::CsvRow(fields))) return fail(std::string("cannot write: ") + std::strerror(errno));
+          if (!out.Write(ex::CsvRow(fields))) return out.FailWriting();
         }
-        ++rows;
+        ++written.rows;
       }
-      progress.Update(rows, rows);
+      progress.Update(written.rows, written.rows);
     }
-    if (!flush_page()) return fail(std::string("cannot write: ") + std::strerror(errno));
-    progress.Update(rows, rows, true);
+    if (!pages.Flush()) return out.FailWriting();
+    progress.Update(written.rows, written.rows, true);
     tx.commit();
   } catch (const std::exception& e) {
-    return fail(tweetkeeper::worker::RedactDsnSecrets(e.what(), dsn));
+    return out.Fail(tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn));
   }
-  if (std::fflush(out) != 0 || (to_file && (fsync(fileno(out)) != 0 || std::fclose(out) != 0))) {
-    return fail(std::string("cannot write: ") + std::strerror(errno));
+  return std::nullopt;
+}
+
+// The closing lines on stderr, and the exit code.
+int Report(const Options& o, const Selection& selection, const Written& written, const Output& out, double secs) {
+  std::string what = o.twarc2() ? fmt::format("{} posts in {} pages",
+                                              Thousands(written.rows - written.unreadable.size()), written.pages)
+                                : fmt::format("{} rows", Thousands(written.rows));
+  std::cerr << fmt::format(
+      "tweetkeeper-export: {} written to {} ({}{}) in {:.1f} s; {} left out (deleted or unavailable)", what, out.name(),
+      o.format, o.history ? ", history" : "", secs, Thousands(written.left_out));
+  if (!o.ids_file.empty()) std::cerr << fmt::format("; {} of --ids not tracked", Thousands(selection.not_tracked));
+  if (selection.bad_lines) std::cerr << fmt::format("; {} bad lines in --ids", Thousands(selection.bad_lines));
+  std::cerr << std::endl;
+  for (std::int64_t id : written.unreadable) {
+    std::cerr << "tweetkeeper-export: post " << id << ": stored payload unreadable, left out\n";
   }
-  if (to_file && std::rename(partial.c_str(), output.c_str()) != 0) {
-    std::cerr << "tweetkeeper-export: cannot rename " << partial << " to " << output << ": " << std::strerror(errno)
+  if (!written.unreadable.empty()) return kExitDatabase;
+  return selection.bad_lines ? kExitBadLines : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
+  std::unique_ptr<pqxx::connection> conn;
+  try {
+    conn = std::make_unique<pqxx::connection>(o.dsn);
+  } catch (const std::exception& e) {
+    std::cerr << "tweetkeeper-export: cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn)
               << std::endl;
     return kExitDatabase;
   }
+  Selection selection;
+  if (const std::optional<int> exit_code = Select(*conn, o, selection)) return *exit_code;
+  const Queries queries = BuildQueries(o, selection.exported);
+
+  Output out(o.output);
+  if (!out.Open()) return kExitUsage;
+  const auto started = std::chrono::steady_clock::now();
+  Written written;
+  if (const std::optional<int> exit_code = WriteRows(*conn, o, queries, selection, out, written)) return *exit_code;
+  if (const std::optional<int> exit_code = out.Finish()) return *exit_code;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::string what = format == "twarc2" ? fmt::format("{} posts in {} pages", Thousands(rows - unreadable.size()), pages)
-                                        : fmt::format("{} rows", Thousands(rows));
-  std::cerr << fmt::format("tweetkeeper-export: {} written to {} ({}{}) in {:.1f} s; {} left out (deleted or unavailable)",
-                           what, to_file ? output : "stdout", format, history ? ", history" : "", secs,
-                           Thousands(left_out));
-  if (!ids_file.empty()) std::cerr << fmt::format("; {} of --ids not tracked", Thousands(not_tracked));
-  if (bad_lines) std::cerr << fmt::format("; {} bad lines in --ids", Thousands(bad_lines));
-  std::cerr << std::endl;
-  for (std::int64_t id : unreadable) std::cerr << "tweetkeeper-export: post " << id << ": stored payload unreadable, left out\n";
-  if (!unreadable.empty()) return kExitDatabase;
-  return bad_lines ? kExitBadLines : 0;
+  return Report(o, selection, written, out, secs);
 }
