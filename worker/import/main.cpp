@@ -4,10 +4,11 @@
 // imported; a progress bar on a terminal, plain lines otherwise; a summary at the end.
 // Exit: 0 all imported, 1 database error, 2 bad usage or unreadable input, 3 some lines bad.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,7 +20,6 @@
 #include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
-#include <sys/stat.h>
 #include <thread>
 #include <unordered_set>
 
@@ -58,12 +58,11 @@ im::Format FormatOf(const std::string& option, const std::string& path) {
 }
 
 struct Chunk {
-  std::vector<std::int64_t> ids;             // Snowflake ids: schedule_tweets derives their time
-  std::vector<im::Tweet> with_created;       // older ids: schedule_tweet(id, created_at)
-  std::vector<std::string> urls;             // Bluesky and Mastodon posts: schedule_posts(urls)
+  std::vector<std::int64_t> ids;        // Snowflake ids: schedule_tweets derives their time
+  std::vector<im::Tweet> with_created;  // older ids: schedule_tweet(id, created_at)
+  std::vector<std::string> urls;        // Bluesky and Mastodon posts: schedule_posts(urls)
   std::size_t size() const { return ids.size() + with_created.size() + urls.size(); }
 };
-
 
 // Sends chunks on `jobs` connections, each with a thread, so that reading the next chunk
 // overlaps the database's work and the database inserts on several cores. Each chunk's ids are
@@ -134,9 +133,9 @@ class Writer {
           }
           times += '}';
           n += tx.exec_params1(
-                      "SELECT count(*) FILTER (WHERE tweetkeeper.schedule_tweet(x.id, to_timestamp(x.s))) "
-                      "FROM unnest($1::bigint[], $2::double precision[]) AS x(id, s)",
-                      ArrayLiteral(ids), times)[0]
+                     "SELECT count(*) FILTER (WHERE tweetkeeper.schedule_tweet(x.id, to_timestamp(x.s))) "
+                     "FROM unnest($1::bigint[], $2::double precision[]) AS x(id, s)",
+                     ArrayLiteral(ids), times)[0]
                    .as<std::uint64_t>();
         }
         tx.commit();
@@ -163,36 +162,44 @@ class Writer {
   std::vector<std::thread> threads_;
 };
 
-
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Options {
   std::string dsn, format = "auto", column = "id";
   std::vector<std::string> files;
   std::size_t chunk_size = 50'000;
   std::uint64_t max_errors = 0;
   int progress_every = 5;
   int jobs = 2;
+};
+
+// The command line, checked (no file: stdin). An exit code when the import should not run.
+std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   CLI::App app{"tweetkeeper-import: tracks the tweet ids in files (or stdin) with tweetkeeper.schedule_tweets.",
                "tweetkeeper-import"};
   app.footer(
       "Formats: lines (one id per line), csv (a header with the --column of ids; a created_at column is used for "
       "ids from before Snowflake), jsonl (tweets as the X API and twarc2 write them: one per line, or a response "
       "page {\"data\": [...]} per line; \"id\" and \"created_at\"). An X post's URL may stand for its id "
-      "(https://x.com/<user>/status/<id>; in JSON as \"url\" or \"uri\"). auto picks by extension: .csv, .jsonl/.ndjson/"
+      "(https://x.com/<user>/status/<id>; in JSON as \"url\" or \"uri\"). auto picks by extension: .csv, "
+      ".jsonl/.ndjson/"
       ".json, else lines. A re-run skips what is tracked. Exit: 0 all imported, 1 database error, 2 bad usage or "
       "unreadable input, 3 some lines were bad (the others imported).");
-  app.add_option("--dsn", dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_admin")
+  app.add_option("--dsn", o.dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_admin")
       ->required();
-  app.add_option("--format", format, "lines, csv, jsonl or auto")->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
+  app.add_option("--format", o.format, "lines, csv, jsonl or auto")
+      ->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
       ->capture_default_str();
-  app.add_option("--column", column, "The CSV column with the ids")->capture_default_str();
-  app.add_option("--chunk-size", chunk_size, "Ids per transaction")->check(CLI::Range(1, 1'000'000))->capture_default_str();
-  app.add_option("--jobs", jobs, "Database connections inserting at once")->check(CLI::Range(1, 16))->capture_default_str();
-  app.add_option("--max-errors", max_errors, "Stop after this many bad lines (0: never)")->capture_default_str();
-  app.add_option("--progress-interval", progress_every, "Seconds between progress lines when not on a terminal")
-      ->check(CLI::Range(1, 3600))->capture_default_str();
-  app.add_option("files", files, "Files to read; none or - reads stdin");
+  app.add_option("--column", o.column, "The CSV column with the ids")->capture_default_str();
+  app.add_option("--chunk-size", o.chunk_size, "Ids per transaction")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--jobs", o.jobs, "Database connections inserting at once")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  app.add_option("--max-errors", o.max_errors, "Stop after this many bad lines (0: never)")->capture_default_str();
+  app.add_option("--progress-interval", o.progress_every, "Seconds between progress lines when not on a terminal")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("files", o.files, "Files to read; none or - reads stdin");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -201,50 +208,39 @@ int main(int argc, char** argv) {
     std::cerr << "tweetkeeper-import: " << e.what() << " (see --help)" << std::endl;
     return kExitUsage;
   }
-  if (auto error = tweetkeeper::worker::DsnError(dsn)) {
+  if (auto error = tweetkeeper::worker::DsnError(o.dsn)) {
     std::cerr << "tweetkeeper-import: --dsn is not a valid libpq connection string or URI: " << *error << std::endl;
     return kExitUsage;
   }
-  if (files.empty()) files.push_back("-");
+  if (o.files.empty()) o.files.push_back("-");
+  return std::nullopt;
+}
+
+// The files' total size for the progress line (0: unknown, stdin is read), or nullopt (said on
+// stderr) when one is not a readable file.
+std::optional<std::uint64_t> TotalBytes(const std::vector<std::string>& files) {
   std::uint64_t total_bytes = 0;
   for (const std::string& f : files) {
-    if (f == "-") {
-      total_bytes = 0;  // unknown
-      break;
-    }
+    if (f == "-") return 0;  // unknown
     struct stat st {};
     if (stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
       std::cerr << "tweetkeeper-import: cannot read " << f << ": not a readable file" << std::endl;
-      return kExitUsage;
+      return std::nullopt;
     }
     total_bytes += static_cast<std::uint64_t>(st.st_size);
   }
+  return total_bytes;
+}
 
-  std::unique_ptr<Writer> writer;
-  try {
-    writer = std::make_unique<Writer>(dsn, jobs);
-  } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-import: cannot connect to the database: "
-              << tweetkeeper::worker::RedactDsnSecrets(e.what(), dsn) << std::endl;
-    return kExitDatabase;
-  }
+// The files read line by line into chunks that the Writer sends, each id once per chunk; what was
+// read, bad and repeated, counted for the summary.
+class Import {
+ public:
+  Import(const Options& o, Writer& writer, tweetkeeper::worker::Progress& progress)
+      : o_(o), writer_(writer), progress_(progress) {}
 
-  tweetkeeper::worker::Progress progress("tweetkeeper-import", "ids", "ids read", total_bytes,
-                                        isatty(STDERR_FILENO) != 0, std::chrono::seconds(progress_every));
-  const auto started = Clock::now();
-  std::uint64_t bytes = 0, read_ids = 0, bad = 0, repeated = 0;
-  bool stopped = false;
-  Chunk chunk;
-  std::unordered_set<std::int64_t> in_chunk;
-  std::unordered_set<std::string> in_chunk_urls;
-  auto flush = [&] {
-    if (chunk.size() == 0) return;
-    writer->Send(std::move(chunk));
-    chunk = Chunk{};
-    in_chunk.clear();
-    in_chunk_urls.clear();
-  };
-  for (const std::string& f : files) {
+  // Reads one file ("-": stdin). An exit code when the import must end at once (usage).
+  std::optional<int> Read(const std::string& f) {
     std::ifstream file;
     if (f != "-") {
       file.open(f);
@@ -255,72 +251,131 @@ int main(int argc, char** argv) {
     }
     std::istream& in = f == "-" ? std::cin : file;
     const std::string name = f == "-" ? "stdin" : f;
-    im::IdReader reader(FormatOf(format, f), column);
+    im::IdReader reader(FormatOf(o_.format, f), o_.column);
     std::string line;
     std::uint64_t number = 0;
     const std::int64_t now_ms = NowMs();
-    while (!stopped && std::getline(in, line)) {
+    while (!stopped_ && std::getline(in, line)) {
       ++number;
-      bytes += line.size() + 1;
+      bytes_ += line.size() + 1;
       const im::LineResult r = reader.Parse(line, now_ms);
       if (!reader.usable()) {
         std::cerr << "tweetkeeper-import: " << name << ":" << number << ": " << r.error << std::endl;
-        flush();
-        writer->Finish();
+        Flush();
+        writer_.Finish();
         return kExitUsage;
       }
       if (!r.error.empty()) {
-        ++bad;
-        std::cerr << "tweetkeeper-import: " << name << ":" << number << ": " << r.error << std::endl;
-        if (max_errors && bad >= max_errors) {
-          std::cerr << "tweetkeeper-import: stopping after " << bad << " bad lines (--max-errors)" << std::endl;
-          stopped = true;
-        }
+        Bad(name, number, r.error);
         continue;
       }
-      for (const im::Tweet& t : r.tweets) {
-        ++read_ids;
-        if (!t.url.empty()) {
-          if (!in_chunk_urls.insert(t.url).second) {
-            ++repeated;
-            continue;
-          }
-          chunk.urls.push_back(t.url);
-          if (chunk.size() >= chunk_size) flush();
-          continue;
-        }
-        if (!in_chunk.insert(t.id).second) {
-          ++repeated;
-          continue;
-        }
-        if (im::SnowflakeMs(t.id)) chunk.ids.push_back(t.id);
-        else chunk.with_created.push_back(t);
-        if (chunk.size() >= chunk_size) flush();
-      }
-      progress.Update(bytes, read_ids);
-      if (!writer->error().empty()) break;
+      for (const im::Tweet& t : r.tweets) Add(t);
+      progress_.Update(bytes_, read_ids_);
+      if (!writer_.error().empty()) break;
     }
     if (in.bad()) {
       std::cerr << "tweetkeeper-import: error reading " << name << std::endl;
-      stopped = true;
+      stopped_ = true;
     }
-    if (!writer->error().empty() || stopped) break;
+    return std::nullopt;
   }
-  flush();
-  writer->Finish();
-  progress.Update(bytes, read_ids, true);
-  const std::string db_error = writer->error();
-  if (!db_error.empty()) {
-    std::cerr << "tweetkeeper-import: database error (the chunks before were imported; run again to resume): "
-              << tweetkeeper::worker::RedactDsnSecrets(db_error, dsn) << std::endl;
+
+  // Whether to read no further: too many bad lines, a read error, or a database error.
+  bool Over() { return !writer_.error().empty() || stopped_; }
+
+  // The last chunk sent, everything written; the summary and the exit code.
+  int Finish(Clock::time_point started) {
+    Flush();
+    writer_.Finish();
+    progress_.Update(bytes_, read_ids_, true);
+    const std::string db_error = writer_.error();
+    if (!db_error.empty()) {
+      std::cerr << "tweetkeeper-import: database error (the chunks before were imported; run again to resume): "
+                << tweetkeeper::worker::RedactDsnSecrets(db_error, o_.dsn) << std::endl;
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - started).count();
+    const std::uint64_t added = writer_.added();
+    const std::uint64_t already = writer_.sent() - added + repeated_;
+    std::cerr << fmt::format(
+                     "tweetkeeper-import: {} ids read: {} new, {} already tracked, {} bad lines; {:.1f} s, {} ids/s",
+                     Thousands(read_ids_), Thousands(added), Thousands(already), Thousands(bad_), secs,
+                     Thousands(static_cast<std::uint64_t>(secs > 0 ? static_cast<double>(read_ids_) / secs : 0)))
+              << std::endl;
+    if (!db_error.empty()) return kExitDatabase;
+    return bad_ > 0 ? kExitBadLines : 0;
   }
-  const double secs = std::chrono::duration<double>(Clock::now() - started).count();
-  const std::uint64_t added = writer->added();
-  const std::uint64_t already = writer->sent() - added + repeated;
-  std::cerr << fmt::format("tweetkeeper-import: {} ids read: {} new, {} already tracked, {} bad lines; {:.1f} s, {} ids/s",
-                           Thousands(read_ids), Thousands(added), Thousands(already), Thousands(bad), secs,
-                           Thousands(static_cast<std::uint64_t>(secs > 0 ? static_cast<double>(read_ids) / secs : 0)))
-            << std::endl;
-  if (!db_error.empty()) return kExitDatabase;
-  return bad > 0 ? kExitBadLines : 0;
+
+ private:
+  void Bad(const std::string& name, std::uint64_t number, const std::string& error) {
+    ++bad_;
+    std::cerr << "tweetkeeper-import: " << name << ":" << number << ": " << error << std::endl;
+    if (o_.max_errors && bad_ >= o_.max_errors) {
+      std::cerr << "tweetkeeper-import: stopping after " << bad_ << " bad lines (--max-errors)" << std::endl;
+      stopped_ = true;
+    }
+  }
+
+  void Add(const im::Tweet& t) {
+    ++read_ids_;
+    if (!t.url.empty()) {
+      if (!in_chunk_urls_.insert(t.url).second) {
+        ++repeated_;
+        return;
+      }
+      chunk_.urls.push_back(t.url);
+    } else {
+      if (!in_chunk_.insert(t.id).second) {
+        ++repeated_;
+        return;
+      }
+      if (im::SnowflakeMs(t.id))
+        chunk_.ids.push_back(t.id);
+      else
+        chunk_.with_created.push_back(t);
+    }
+    if (chunk_.size() >= o_.chunk_size) Flush();
+  }
+
+  void Flush() {
+    if (chunk_.size() == 0) return;
+    writer_.Send(std::move(chunk_));
+    chunk_ = Chunk{};
+    in_chunk_.clear();
+    in_chunk_urls_.clear();
+  }
+
+  const Options& o_;
+  Writer& writer_;
+  tweetkeeper::worker::Progress& progress_;
+  std::uint64_t bytes_ = 0, read_ids_ = 0, bad_ = 0, repeated_ = 0;
+  bool stopped_ = false;
+  Chunk chunk_;
+  std::unordered_set<std::int64_t> in_chunk_;
+  std::unordered_set<std::string> in_chunk_urls_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
+  const std::optional<std::uint64_t> total_bytes = TotalBytes(o.files);
+  if (!total_bytes) return kExitUsage;
+  std::unique_ptr<Writer> writer;
+  try {
+    writer = std::make_unique<Writer>(o.dsn, o.jobs);
+  } catch (const std::exception& e) {
+    std::cerr << "tweetkeeper-import: cannot connect to the database: "
+              << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
+    return kExitDatabase;
+  }
+  tweetkeeper::worker::Progress progress("tweetkeeper-import", "ids", "ids read", *total_bytes,
+                                         isatty(STDERR_FILENO) != 0, std::chrono::seconds(o.progress_every));
+  const auto started = Clock::now();
+  Import import(o, *writer, progress);
+  for (const std::string& f : o.files) {
+    if (const std::optional<int> exit_code = import.Read(f)) return *exit_code;
+    if (import.Over()) break;
+  }
+  return import.Finish(started);
 }
