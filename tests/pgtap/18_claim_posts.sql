@@ -252,7 +252,7 @@ SELECT pg_temp.claim(18, 20, 'mastodon');
 SELECT is((SELECT string_agg(endpoint || ' ' || cardinality(tweet_ids), ', ' ORDER BY n) FROM got WHERE n IN (17, 18)),
   'mastodon:c.social 20, mastodon:c.social 20', 'and from then on its batches go side by side');
 
--- A key the API refused outright (the worker took it out of the batch: batch/refusals.hpp).
+-- A key the API refused outright (the worker took it out of the batch: provider/refusals.hpp).
 SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 17),
   (SELECT jsonb_agg(jsonb_build_object('id', id, 'like_count', 1)) FROM got, unnest(tweet_ids[2:]) id WHERE n = 17),
   (SELECT jsonb_build_array(jsonb_build_object('id', tweet_ids[1], 'type', 'invalid-key',
