@@ -100,6 +100,8 @@ bench: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/release_ab.sh
+	# The claim's and completion's SQL against 0.3.0's, one library, backend CPU time.
+	tests/bench/sql_ab.sh
 	# Bluesky end to end with as many sessions as the floor's 4 clients (2 workers x 2), then with
 	# twice as many (2 x 4): all its claims count requests of one endpoint's window.
 	NETWORK=bluesky TWEETS=600000 FLOOR_SECONDS=15 CONCURRENCY=2 tests/bench/run.sh
