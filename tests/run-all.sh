@@ -14,8 +14,9 @@
 #    must not depend on what else the machine is doing;
 #  - cpu: suites that keep a core busy (ctest -j2, the fuzzer, pgTAP's passes) run one at a
 #    time, beside waiting suites only.
-# What sanitize, fuzz and citus need (one instrumented build, Citus from source) is built in the
-# background from the start, at the lowest priority, in the time the suites spend waiting.
+# What unit, sanitize, fuzz and citus need (the unit tests, one instrumented build, Citus from
+# source) is built in the background from the start, at the lowest priority, in the time the
+# suites spend waiting.
 #
 # Environment: TK_SKIP="citus spec": suites not to run (space-separated names as in the table);
 # they are listed as skipped on request. A suite that skips by itself (exit 77) fails make check.
@@ -45,16 +46,16 @@ suite() {
 suite wakeup alone - tests/integration/wakeup.sh     # claimed within 0.75 s of a NOTIFY or due time
 suite quota alone - tests/integration/quota.sh       # requests 0.67 s apart, never 0.3 s; 15 a window
 suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches back within 1 s (p99)
-suite housekeeping alone - tests/integration/housekeeping.sh # pg_cron's three jobs within their minute
 suite citus alone citus tests/citus/citus.sh         # 100,000 posts through three CPU-bound nodes,
                                                      # counted after a fixed 90 s
 # Then up to TK_JOBS at once, at most one of those that keep a core busy (cpu). Those that wait
 # have timing checks too, with room for a busy machine (a forecast within 10%, refreshes within
 # their delay + 3 s, counted in a run); they use a few CPU-seconds a minute each.
 suite pgtap cpu - tests/pgtap/run.sh                  # passes of every pgTAP file: a core
-suite unit cpu - unit                                 # ctest -j2
+suite unit cpu unit-build unit                        # ctest -j2, once built in the background
 suite sanitize cpu instrumented tests/sanitize/run.sh # ctest -j2, instrumented
 suite fuzz cpu instrumented tests/fuzz/run.sh         # a core for 20 s
+suite housekeeping wait - tests/integration/housekeeping.sh # pg_cron's jobs at the next minute (90 s allowed)
 suite integration wait - tests/integration/pipeline.sh
 suite forecast wait - tests/integration/forecast.sh
 suite api-faults wait - tests/faults/api_faults.sh
@@ -102,6 +103,9 @@ background() { # background NAME COMMAND...: in a process group of its own, stop
   bg_of[$!]=$1
 }
 asked_to_skip sanitize && asked_to_skip fuzz || background instrumented tests/lib/instrumented_build.sh
+# (make check builds only the programs the suites run before it calls this; after a full build
+# this is a second of "up to date".)
+asked_to_skip unit || background unit-build cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target worker_unit_tests mock_unit_tests extension_unit_tests
 asked_to_skip citus || background citus tests/citus/build.sh
 
 # The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.
