@@ -105,7 +105,7 @@ background() { # background NAME COMMAND...: in a process group of its own, stop
 asked_to_skip sanitize && asked_to_skip fuzz || background instrumented tests/lib/instrumented_build.sh
 # (make check builds only the programs the suites run before it calls this; after a full build
 # this is a second of "up to date".)
-asked_to_skip unit || background unit-build cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target worker_unit_tests mock_unit_tests extension_unit_tests
+asked_to_skip unit || background unit-build cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target unit_tests
 asked_to_skip citus || background citus tests/citus/build.sh
 
 # The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.

@@ -3,7 +3,7 @@
 # (the libFuzzer targets) share: build-instrumented/, clang-14, RelWithDebInfo, every object with
 # ASan, UBSan (stopping at the first report) and libFuzzer's coverage (-DTK_FUZZ=ON, see
 # CMakeLists.txt), so each source is compiled once for both suites.
-#   tests/lib/instrumented_build.sh [TARGET...]   (default: the unit tests and every fuzz target)
+#   tests/lib/instrumented_build.sh [TARGET...]   (default: instrumented, the unit tests and every fuzz target)
 # Configures (a second or two; a tree made before a target was added does not know it), then
 # builds those targets; one build at a time in the tree (flock), so that the two suites, or make
 # check's build ahead of them, never build it at once. Exit 0: built; 1: configure or build
@@ -15,10 +15,7 @@ BUILD=${TK_INSTRUMENTED_BUILD:-$ROOT/build-instrumented}
 CXX_FUZZ=${CXX_FUZZ:-clang++-14}
 CC_FUZZ=${CC_FUZZ:-clang-14}
 targets=("$@")
-if ((${#targets[@]} == 0)); then
-  targets=(worker_unit_tests mock_unit_tests extension_unit_tests)
-  for f in "$ROOT"/tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$f" .cpp)"); done
-fi
+((${#targets[@]})) || targets=(instrumented) # tests/fuzz/CMakeLists.txt: the unit tests and every fuzzer
 
 command -v "$CXX_FUZZ" >/dev/null || { echo "$CXX_FUZZ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)"; exit 2; }
 fuzzer_rt=$("$CXX_FUZZ" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
