@@ -154,6 +154,12 @@ void tk_maintenance_main(Datum) {
   pqsignal(SIGTERM, die);
   BackgroundWorkerUnblockSignals();
   BackgroundWorkerInitializeConnection(tweetkeeper::settings::database, nullptr, 0);
+  // This session is the bootstrap superuser: nothing it runs may resolve a name through a schema
+  // someone else controls (CVE-2018-1058's pattern: a database owner's public.*(numeric, integer)
+  // would run as superuser on the `* 1000` below). pg_catalog, then temporary tables only (pg_temp
+  // is never searched for functions or operators); over whatever ALTER DATABASE or ALTER ROLE
+  // set, and kept across configuration reloads.
+  SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
   tweetkeeper::wakeup::PublishMaintenancePid();
   elog(LOG, "tweetkeeper maintenance started in database \"%s\"", tweetkeeper::settings::database);
 

@@ -40,25 +40,30 @@ const config_enum_entry kDeletedPayloadsOptions[] = {
     {"erase", kDeletedErase, false}, {"keep", kDeletedKeep, false}, {nullptr, 0, false}};
 }  // namespace
 
+// What changes what the SECURITY DEFINER functions do (how long a lease lasts, when a partial
+// batch goes, when a post is asked for again or called missing, what is kept) is PGC_SUSET: a
+// superuser's to set (postgresql.conf, ALTER SYSTEM, ALTER DATABASE or ROLE ... SET), never the
+// calling session's, so that a worker cannot hold leases for a day or put posts off for a year.
+// Only max_ids_per_call, a limit callers set on themselves, stays PGC_USERSET.
 void Define(bool preloading) {
   DefineCustomIntVariable(
       "tweetkeeper.buffer_ttl",
       "How long the oldest due tweet may wait for a batch to fill up before a partial batch is sent.",
       "Batches of fewer than 100 tweets are handed out only after their oldest tweet has been "
       "due this long.",
-      &buffer_ttl_ms, 5000, 0, 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+      &buffer_ttl_ms, 5000, 0, 3600 * 1000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "tweetkeeper.lease_ttl",
       "How long a claimed batch belongs to its worker before it is handed out again.",
       "Must be longer than a worker's HTTP timeout.", &lease_ttl_ms, 120000, 1000,
-      24 * 3600 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+      24 * 3600 * 1000, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.max_ids_per_call",
                           "The most tweet ids one schedule_tweets call accepts.",
                           "Larger arrays are refused with an error; split them.", &max_ids_per_call,
                           10000000, 1, INT32_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.unavailable_recheck",
                           "How long until a tweet the API would not show (protected, suspended) is asked for again.",
-                          nullptr, &unavailable_recheck_s, 7 * 86400, 60, 365 * 86400, PGC_USERSET,
+                          nullptr, &unavailable_recheck_s, 7 * 86400, 60, 365 * 86400, PGC_SUSET,
                           GUC_UNIT_S, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.batch_retention",
                           "How long finished batches are kept in tweetkeeper.batches for the stats.",
@@ -137,7 +142,7 @@ void Define(bool preloading) {
       "After how many answers in a row that leave a tweet out (neither found nor an error) it is 'missing'.",
       "Each omission puts off the tweet's next refresh by its delay, doubled at each one in a row; "
       "a missing tweet is rechecked every tweetkeeper.unavailable_recheck.",
-      &missing_after, 3, 1, 100, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+      &missing_after, 3, 1, 100, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   // Only meaningful at server start; defined as a placeholder otherwise so SHOW works.
   DefineCustomStringVariable("tweetkeeper.database",
                              "The database in which the background worker runs.", nullptr,

@@ -57,6 +57,7 @@ suite sanitize cpu instrumented tests/sanitize/run.sh # ctest -j2, instrumented
 suite fuzz cpu instrumented tests/fuzz/run.sh         # a core for 20 s
 suite housekeeping wait - tests/integration/housekeeping.sh # pg_cron's jobs at the next minute (90 s allowed)
 suite integration wait - tests/integration/pipeline.sh
+suite hostile-schema wait - tests/integration/hostile_schema.sh
 suite forecast wait - tests/integration/forecast.sh
 suite api-faults wait - tests/faults/api_faults.sh
 suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh

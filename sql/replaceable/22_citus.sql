@@ -32,7 +32,7 @@ CREATE OR REPLACE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
 -- The shards a claim goes round on Citus, each with its buckets, in turn from the one after this
 -- session's last batch (tweetkeeper_claim.next_shard, which claim_batch() and claim_posts() set).
 CREATE OR REPLACE FUNCTION shards_in_turn(OUT shard integer, OUT buckets smallint[]) RETURNS SETOF record
-  LANGUAGE sql STABLE AS $$
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT b.shard, b.buckets
     FROM tweetkeeper.shard_buckets b, (SELECT count(*)::integer AS n FROM tweetkeeper.shard_buckets) c
    ORDER BY (b.shard + c.n - coalesce(nullif(current_setting('tweetkeeper_claim.next_shard', true), '')::integer,

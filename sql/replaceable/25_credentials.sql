@@ -5,7 +5,7 @@ CREATE OR REPLACE FUNCTION add_credential(name text, requests_per_window integer
                                window_length interval DEFAULT interval '15 minutes',
                                monthly_cap bigint DEFAULT NULL, provider text DEFAULT 'x-v2',
                                price_per_read numeric DEFAULT 0.005)
-  RETURNS void LANGUAGE sql AS $$
+  RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
   INSERT INTO tweetkeeper.credentials (name, provider, requests_per_window, window_length,
                                        monthly_cap, remaining, price_per_read)
   VALUES (name, provider, requests_per_window, window_length, monthly_cap, requests_per_window,
@@ -16,7 +16,8 @@ COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text, numeri
   'window length, optional monthly cap (billed reads), provider (x-v2 or x-v1.1) and price per '
   'billed read (X pay-per-use: 0.005 USD; 0 for a flat-rate plan).';
 
-CREATE OR REPLACE FUNCTION reset_credential(name text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION reset_credential(name text) RETURNS void LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   UPDATE tweetkeeper.credentials c
      SET status = 'active', status_reason = NULL, status_until = NULL

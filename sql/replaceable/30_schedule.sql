@@ -9,7 +9,7 @@ COMMENT ON FUNCTION snowflake_time(bigint) IS
 
 -- Checks one tweet's input; raises the error a caller should see. Shared by every way in.
 CREATE OR REPLACE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
-  LANGUAGE plpgsql STABLE AS $$
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF tweet_id IS NULL THEN
     RAISE EXCEPTION 'tweet_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -34,7 +34,8 @@ BEGIN
 END $$;
 
 -- The delay before a new tweet's first refresh: the youngest bucket's (spec: delay I1).
-CREATE OR REPLACE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql STABLE AS $$
+CREATE OR REPLACE FUNCTION first_delay() RETURNS interval LANGUAGE plpgsql
+  STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   d interval := tweetkeeper.next_delay(now());
 BEGIN
@@ -81,7 +82,7 @@ CREATE OR REPLACE FUNCTION after(t timestamptz, delay interval) RETURNS timestam
 -- Ids from before Snowflake (November 2010) encode no time: their derived time falls within a
 -- day of Twitter's epoch, where no Snowflake id exists.
 CREATE OR REPLACE FUNCTION derived_created_at(tweet_id bigint) RETURNS timestamptz
-  LANGUAGE plpgsql STABLE AS $$
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF tweet_id IS NOT NULL AND tweet_id > 0 AND (tweet_id >> 22) < 86400000 THEN
     RAISE EXCEPTION 'tweet id % predates Snowflake ids and encodes no creation time', tweet_id
@@ -191,7 +192,8 @@ COMMENT ON FUNCTION schedule_tweets(bigint[]) IS
 
 -- For a trigger on the user's own table: AFTER INSERT ... FOR EACH ROW EXECUTE FUNCTION
 -- tweetkeeper.schedule_from_trigger('id_column'[, 'created_at_column']).
-CREATE OR REPLACE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION schedule_from_trigger() RETURNS trigger LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   row jsonb := to_jsonb(NEW);
   id_column text := coalesce(TG_ARGV[0], 'tweet_id');

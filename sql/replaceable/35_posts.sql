@@ -34,7 +34,7 @@ CREATE OR REPLACE FUNCTION post_id(identity text, seed integer) RETURNS bigint
 -- deleted the tweets row).
 CREATE OR REPLACE FUNCTION post_ref_id(network text, host text, author text, post_key text,
                             OUT tweet_id bigint, OUT known boolean, OUT tracked boolean)
-  LANGUAGE plpgsql STABLE AS $$
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   identity text := tweetkeeper.post_identity(network, host, author, post_key);
   other text;
@@ -120,7 +120,7 @@ COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
 CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
   RETURNS TABLE (i bigint, url text, network text, host text, author text, post_key text, canonical text,
                  created_at timestamptz, identity text, id0 bigint)
-  LANGUAGE sql STABLE AS $$
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
     FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
                  coalesce(least(p.created_at, now()), now()) AS created_at,
@@ -136,7 +136,7 @@ CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
 -- coordinator. post_refs is read again after the insert: it says whose each id is. Returns how
 -- many posts were added, and the URLs whose seed-0 id another post holds (rest).
 CREATE OR REPLACE FUNCTION schedule_posts_distributed(urls text[], OUT added bigint, OUT rest text[])
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   ids bigint[];
 BEGIN

@@ -74,7 +74,7 @@ COMMENT ON FUNCTION delay_heads() IS
 -- should have moved), and by key any that was not there.
 CREATE OR REPLACE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz,
                            buckets smallint[] DEFAULT NULL) RETURNS void
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_leased bigint;
 BEGIN
@@ -119,7 +119,7 @@ END $$;
 CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, buckets smallint[], by_due boolean,
                                OUT held bigint[], OUT held_due timestamptz[], OUT held_ctid tid[],
                                OUT held_hash bytea[], OUT read_today text[], OUT skipped bigint)
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   today date := (now() AT TIME ZONE 'UTC')::date;
   got bigint[];
@@ -356,7 +356,7 @@ CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, 
                                at_now timestamptz, ages interval[], delays interval[],
                                OUT n_observed integer, OUT n_billed integer, OUT edited bigint[],
                                OUT newest bigint[])
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   today date := (at_now AT TIME ZONE 'UTC')::date;
 BEGIN
@@ -455,7 +455,7 @@ END $$;
 -- Each edited post's newest version is tracked from now on, on its own age schedule (each
 -- version has its own counts); the old one is done, linked to it.
 CREATE OR REPLACE FUNCTION link_edits(edited bigint[], newest bigint[], at_now timestamptz, buckets smallint[])
-  RETURNS void LANGUAGE plpgsql AS $$
+  RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at, bucket)
   SELECT e.id, e.newest, at_now, CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(e.id) END
@@ -471,7 +471,7 @@ END $$;
 CREATE OR REPLACE FUNCTION store_problems(lease bigint, problems jsonb, batch_ids bigint[], buckets smallint[],
                                erase boolean, recheck interval, at_now timestamptz, ages interval[],
                                delays interval[])
-  RETURNS integer LANGUAGE plpgsql AS $$
+  RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_problems integer;
 BEGIN
@@ -539,7 +539,7 @@ END $$;
 CREATE OR REPLACE FUNCTION put_off_omitted(lease bigint, batch_ids bigint[], buckets smallint[],
                                missing_after integer, recheck interval, at_now timestamptz,
                                ages interval[], delays interval[])
-  RETURNS integer LANGUAGE plpgsql AS $$
+  RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_omitted integer;
 BEGIN
@@ -569,6 +569,35 @@ BEGIN
    WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n_omitted = ROW_COUNT;
   RETURN n_omitted;
+END $$;
+
+-- Whether this session holds batch b, to complete or release it. A lease belongs to the session
+-- that claimed it (its pid and start time, as the claim recorded them): another session's call is
+-- refused (42501) while that one lives, so that no worker can store into, release, or spend the
+-- credential of another's batch. A claimer that is gone (a worker that lost its connection and
+-- calls again from a new one) finds its batch handed back here, as maintenance() would at its
+-- next tick: false, and nothing more happens. Batches claimed before 0.2.0 name no session; with
+-- tweetkeeper.reclaim_abandoned off (a connection pooler in transaction mode, where sessions are
+-- not workers) the lease id alone fences, as before.
+CREATE OR REPLACE FUNCTION lease_holder(b tweetkeeper.batches, buckets smallint[]) RETURNS boolean
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF b.claimer_pid IS NULL OR (b.claimer_pid = pg_backend_pid() AND b.claimer_started = tweetkeeper.backend_start())
+     OR NOT current_setting('tweetkeeper.reclaim_abandoned')::boolean THEN
+    RETURN true;
+  END IF;
+  IF tweetkeeper.backend_alive(b.claimer_pid, b.claimer_started) THEN
+    RAISE EXCEPTION 'lease % belongs to another database session (pid %)', b.lease_id, b.claimer_pid
+      USING ERRCODE = 'insufficient_privilege',
+            HINT = 'A batch is completed or released by the session that claimed it.';
+  END IF;
+  IF b.outcome IS NULL THEN
+    UPDATE tweetkeeper.batches x SET outcome = 'abandoned', finished_at = now(), stored = 0
+     WHERE x.lease_id = b.lease_id AND x.outcome IS NULL AND (buckets IS NULL OR x.bucket = ANY (buckets));
+    UPDATE tweetkeeper.tweets t SET due_at = b.oldest_due_at, lease_id = NULL
+     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = b.lease_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+  END IF;
+  RETURN false;
 END $$;
 
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
@@ -625,12 +654,17 @@ BEGIN
   IF NOT FOUND THEN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
+  IF NOT tweetkeeper.lease_holder(b, buckets) THEN
+    RETURN 0;  -- its session is gone: handed back, as maintenance() would have
+  END IF;
 
   -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
   PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
-  IF b.outcome = 'completed' THEN
-    -- Completed already: a repeat (a worker whose connection broke as its first call committed
-    -- calls again). What was stored, billed and counted then stays as it is.
+  IF b.outcome IN ('completed', 'released', 'abandoned') THEN
+    -- Finished already: a repeat (a worker whose connection broke as its first call committed
+    -- calls again), or a batch handed back. What was stored, billed and counted then stays as it
+    -- is. (An expired lease still stores what no other claim has taken since: the reads are paid.)
+    RAISE NOTICE 'lease % was % already: nothing stored', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
     RETURN 0;
   END IF;
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
@@ -673,7 +707,7 @@ CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL,
                               rate jsonb DEFAULT NULL) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  b record;
+  b tweetkeeper.batches;
   n integer;
   buckets smallint[] := tweetkeeper.lease_buckets(lease);
 BEGIN
@@ -689,22 +723,25 @@ BEGIN
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches
    WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
-  IF NOT FOUND THEN
+  IF NOT FOUND OR NOT tweetkeeper.lease_holder(b, buckets) THEN
+    RETURN 0;
+  END IF;
+  IF b.outcome IS NOT NULL THEN
+    -- Released once: a batch already completed, released, handed back or expired keeps its
+    -- record, and what the call says of the credential is not applied (it was, or its lease ended).
+    RAISE NOTICE 'lease % was % already: nothing released', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
     RETURN 0;
   END IF;
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
    WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
   GET DIAGNOSTICS n = ROW_COUNT;
   UPDATE tweetkeeper.batches
-     SET finished_at = now(), outcome = coalesce(outcome, 'released'), stored = 0,
-         reason = release_batch.reason, billed = 0
+     SET finished_at = now(), outcome = 'released', stored = 0, reason = release_batch.reason, billed = 0
    WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   -- A refused or failed request returned no posts, so it is billed nothing: give back the reads
-  -- the claim reserved (once: a batch already finished has nothing reserved any more).
-  IF b.outcome IS NULL THEN
-    UPDATE tweetkeeper.credentials c SET month_used = greatest(c.month_used - coalesce(b.billable, 0), 0)
-     WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
-  END IF;
+  -- the claim reserved.
+  UPDATE tweetkeeper.credentials c SET month_used = greatest(c.month_used - coalesce(b.billable, 0), 0)
+   WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
   PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
   -- An answer came if it said something of the window or refused us; not if the request failed.
   PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason,

@@ -10,7 +10,9 @@ CREATE OR REPLACE FUNCTION endpoint_batch_max(endpoint text, single_status boole
 
 -- The keys the API knows the posts ids by, in their order: at:// URIs (Bluesky), status ids
 -- (Mastodon).
-CREATE OR REPLACE FUNCTION post_keys_of(ids bigint[], buckets smallint[]) RETURNS text[] LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION post_keys_of(ids bigint[], buckets smallint[]) RETURNS text[]
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
   -- as a hash of all of post_refs, spilled to disk on every claim. On Citus one query routed
@@ -37,7 +39,7 @@ END $$;
 CREATE OR REPLACE FUNCTION lock_endpoint_posts(ep text, n integer, buckets smallint[], OUT ids bigint[],
                                                OUT dues timestamptz[], OUT oldest timestamptz,
                                                OUT ctids tid[], OUT hashes text[])
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   SELECT array_agg(c.tweet_id ORDER BY c.w, c.due_at, c.tweet_id), array_agg(c.due_at ORDER BY c.w, c.due_at, c.tweet_id),
          min(c.due_at), array_agg(c.ctid),
@@ -267,7 +269,7 @@ CREATE OR REPLACE FUNCTION post_author(network text, author text) RETURNS text
 CREATE OR REPLACE FUNCTION complete_handles(lease bigint, resolutions jsonb) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  b record;
+  b tweetkeeper.batches;
   p record;
   r record;
   settled integer := 0;
@@ -284,8 +286,10 @@ BEGIN
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches
    WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
-  -- Not such a batch, or completed already (a repeated call): nothing to settle.
-  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR b.outcome = 'completed' THEN
+  -- Not such a batch, another session's (refused), or completed already (a repeated call):
+  -- nothing to settle.
+  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR NOT tweetkeeper.lease_holder(b, buckets)
+     OR b.outcome = 'completed' THEN
     RETURN 0;
   END IF;
   INSERT INTO tweetkeeper.bluesky_handles AS h (handle, did, problem, resolved_at)

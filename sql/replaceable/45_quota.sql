@@ -14,7 +14,7 @@
 -- of its monthly cap spent on it; NULL when none has.
 CREATE OR REPLACE FUNCTION choose_credential(provider text, credentials text[], n_posts integer,
                                              read_today text[], burst boolean)
-  RETURNS text LANGUAGE plpgsql AS $$
+  RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   cred text;
   turned text[];           -- credentials whose window has ended, when it began and ended,
@@ -97,7 +97,7 @@ END $$;
 -- capped, and the answer says until when the first one is free again and why each is not.
 CREATE OR REPLACE FUNCTION quota_wait(provider text, credentials text[], n_posts integer, read_today text[],
                                       OUT until timestamptz, OUT why text)
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   res_names text[];        -- credentials with reads reserved by batches in flight, and how many
   res_counts bigint[];
@@ -156,7 +156,7 @@ END $$;
 -- Applies what the API said about a credential's quota: the x-rate-limit-* headers, and what
 -- kind of refusal, if any. {"limit":15,"remaining":3,"reset":1700000000}
 CREATE OR REPLACE FUNCTION record_quota(credential text, rate jsonb, refusal text, detail text)
-  RETURNS void LANGUAGE plpgsql AS $$
+  RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   api_remaining integer := (rate ->> 'remaining')::integer;
   api_limit integer := (rate ->> 'limit')::integer;
@@ -180,13 +180,18 @@ BEGIN
                           WHEN api_reset IS NOT NULL AND c.window_reset_at IS NOT NULL
                                AND api_reset <= c.window_reset_at - c.window_length THEN c.remaining
                           ELSE least(c.remaining, api_remaining) END,
-         window_reset_at = greatest(c.window_reset_at, api_reset)
+         window_reset_at = greatest(c.window_reset_at, CASE WHEN api_reset > now() + c.window_length
+                                                            THEN now() + c.window_length ELSE api_reset END)
    WHERE c.name = credential;
+  -- (A reset is at most one window away: a later one, from a confused or hostile answer, would
+  -- park the credential for as long as it said.)
   IF refusal = 'rate-limited' THEN
     UPDATE tweetkeeper.credentials c
        SET status = 'waiting', remaining = 0,
-           status_until = coalesce(api_reset, c.window_reset_at, now() + c.window_length),
-           window_reset_at = coalesce(api_reset, c.window_reset_at, now() + c.window_length),
+           status_until = coalesce(CASE WHEN api_reset > now() + c.window_length THEN now() + c.window_length ELSE api_reset END,
+                                   c.window_reset_at, now() + c.window_length),
+           window_reset_at = coalesce(CASE WHEN api_reset > now() + c.window_length THEN now() + c.window_length ELSE api_reset END,
+                                      c.window_reset_at, now() + c.window_length),
            status_reason = coalesce(detail, 'Too Many Requests')
      WHERE c.name = credential;
   ELSIF refusal = 'usage-capped' THEN
@@ -205,7 +210,8 @@ END $$;
 -- claims after the one that calls it (claim_posts(), holding the endpoint's row lock): all of it
 -- without a stated window; else a 64th (the 8 lanes together hold at most an eighth of what is
 -- left), at least 1; none while the window's end is unknown (after a reset, until an answer says).
-CREATE OR REPLACE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   lanes constant integer := 8;  -- more than claims of one endpoint at once, on this machine
   x record;
@@ -239,11 +245,15 @@ END $$;
 -- for the reset), rejected (401: the server wants a token; no request until one is given).
 CREATE OR REPLACE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
                                       answered boolean)
-  RETURNS void LANGUAGE plpgsql AS $$
+  RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   api_remaining integer := (rate ->> 'remaining')::integer;
   api_limit integer := (rate ->> 'limit')::integer;
-  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+  -- (At most an hour away: both networks' read windows are 5 minutes; a later reset, from a
+  -- confused or hostile server, would park the endpoint for as long as it said.)
+  api_reset timestamptz := CASE WHEN to_timestamp((rate ->> 'reset')::double precision) > now() + interval '1 hour'
+                                THEN now() + interval '1 hour'
+                                ELSE to_timestamp((rate ->> 'reset')::double precision) END;
   cur record;
   held integer;  -- requests of the current window the lanes hold
 BEGIN
@@ -312,7 +322,7 @@ END $$;
 CREATE OR REPLACE FUNCTION settle_batch(b tweetkeeper.batches, buckets smallint[], n_observed integer,
                                n_problems integer, n_billed integer, n_omitted integer, rate jsonb,
                                at_now timestamptz)
-  RETURNS integer LANGUAGE plpgsql AS $$
+  RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   lease bigint := b.lease_id;
 BEGIN
@@ -349,7 +359,7 @@ END $$;
 -- when only another worker can ask it: one holding its token).
 CREATE OR REPLACE FUNCTION endpoint_hold(ep text, tokens text[], OUT answered_at timestamptz,
                                          OUT single_status boolean, OUT why text, OUT until timestamptz)
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   q record;
 BEGIN
@@ -401,7 +411,7 @@ END $$;
 -- its lock; false when the window was taken meanwhile or the endpoint refused (a 429 or 401
 -- recorded meanwhile).
 CREATE OR REPLACE FUNCTION count_endpoint_request(ep text, tokens text[], answered_at timestamptz)
-  RETURNS boolean LANGUAGE plpgsql AS $$
+  RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   was_answered timestamptz;
 BEGIN

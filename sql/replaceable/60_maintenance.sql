@@ -6,7 +6,8 @@
 -- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
 -- scheduled. When a batch is claimable now, it notifies the idle workers on the channel
 -- tweetkeeper_due (a hint: workers poll as well, slowly).
-CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
   reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;

@@ -26,12 +26,15 @@ COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
 -- views of the most viewed post, it is no count: not stored, and `invalid` says so, with what the
 -- worker found wrong itself), a post of another network's creation time from its answer, the
 -- payload's content hash, and whether an X post was edited since. A SQL function the planner
--- inlines into complete_batch()'s statement: no call, no plan of its own.
+-- inlines into complete_batch()'s statement: no call, no plan of its own. (A body in SQL's own
+-- form, BEGIN ATOMIC: its names are resolved once, when the extension's script creates it, so it
+-- needs no SET search_path, which would keep it from being inlined.)
 CREATE OR REPLACE FUNCTION observations_in(observations jsonb, batch_ids bigint[], keep_payloads text)
   RETURNS TABLE (id bigint, retweet_count bigint, reply_count bigint, like_count bigint, quote_count bigint,
                  bookmark_count bigint, impression_count bigint, created_at timestamptz, invalid text,
                  payload jsonb, author jsonb, content_hash bytea, edited boolean, newest_id bigint)
-  LANGUAGE sql STABLE AS $$
+  LANGUAGE sql STABLE
+BEGIN ATOMIC
   SELECT r.id,
          CASE WHEN r.retweet_count BETWEEN 0 AND 1e12 THEN r.retweet_count END AS retweet_count,
          CASE WHEN r.reply_count BETWEEN 0 AND 1e12 THEN r.reply_count END AS reply_count,
@@ -68,5 +71,5 @@ CREATE OR REPLACE FUNCTION observations_in(observations jsonb, batch_ids bigint[
                    reply_count bigint, like_count bigint, quote_count bigint, bookmark_count bigint,
                    impression_count bigint, invalid text, created_at timestamptz, payload jsonb,
                    author jsonb, newest_id bigint, content_hash text)
-           WHERE o.id = ANY (batch_ids)) r
-$$;
+           WHERE o.id = ANY (batch_ids)) r;
+END;

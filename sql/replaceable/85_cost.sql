@@ -8,7 +8,7 @@
 CREATE OR REPLACE FUNCTION tweet_cost(price_per_read numeric DEFAULT 0.005, OUT refreshes integer,
                            OUT requests numeric, OUT billed_reads numeric, OUT cost numeric,
                            OUT tracked_for interval)
-  LANGUAGE plpgsql STABLE AS $$
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   age interval := tweetkeeper.first_delay();
   d interval;
@@ -47,7 +47,7 @@ COMMENT ON FUNCTION tweet_cost(numeric) IS
 -- request, and are not in this forecast.
 CREATE OR REPLACE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
                          OUT billed_reads numeric)
-  LANGUAGE plpgsql STABLE AS $$
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
   t0 timestamptz := now();

@@ -107,9 +107,13 @@ void Queue::Connect() {
   auto connection = std::make_unique<pqxx::connection>(dsn_);
   bool claims_hashes = false;
   {
-    // Lets operators tell our sessions apart in pg_stat_activity.
+    // Lets operators tell our sessions apart in pg_stat_activity. And pins the session's
+    // search_path: the worker's own SQL (the claim's `extract(...) * 1000`, the check below)
+    // must not resolve an operator or function through a schema someone else can write to, such
+    // as public on a database whose owner is not the worker's (tests/integration/hostile_schema.sh).
     pqxx::nontransaction tx(*connection);
-    tx.exec_params("SELECT set_config('application_name', $1, false)",
+    tx.exec_params("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),"
+                   "       pg_catalog.set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
     claims_hashes = CheckUsable(tx, keyed_);
   }

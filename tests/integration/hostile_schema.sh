@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Nothing tweetkeeper runs as a superuser resolves a name through a schema someone else controls
+# (CVE-2018-1058's pattern; the extension advisories CVE-2020-14350 and TimescaleDB's
+# CVE-2022-24128). A database owned by a role that is no superuser, who, as PostgreSQL 15 lets a
+# database owner, puts into `public` operators and functions that match common calls better
+# than pg_catalog's (numeric * integer, bigint >= numeric, text || bigint, format(text, text),
+# jsonb_build_object(text, integer), ...). Each records who ran it and, when that is a
+# superuser, makes the owner one. Then the background worker ticks and runs every housekeeping
+# task, a worker claims and completes through the SECURITY DEFINER functions (owned by the
+# superuser who created the extension), and a superuser whose search_path has `public` calls the
+# upkeep and reads the stats. Checks: the trap works (the owner sets it off on purpose), all of
+# that ran after it was set, no superuser ever ran it, and the owner is no superuser. Also, read
+# from pg_proc: every function of the extension pins its search_path, or is C, or has a body in
+# SQL's own form (BEGIN ATOMIC / RETURN: names resolved when the extension's script ran).
+# Prints "hostile-schema: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+tk_workdir hostile
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.housekeeping_interval=1h || exit 1
+tk_mock_start "$dir/mock.log" || exit 1
+tk_psql >/dev/null <<SQL || exit 1
+CREATE ROLE db_owner LOGIN;
+ALTER DATABASE tweetkeeper OWNER TO db_owner;
+CREATE EXTENSION tweetkeeper;
+CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
+$(tk_fast_policy_sql '10 minutes' '2 seconds')
+SQL
+
+# The trap, set by the database owner in the schema PostgreSQL 15 gives it (public is owned by
+# pg_database_owner).
+PGUSER=db_owner tk_psql >/dev/null <<'SQL' || exit 1
+CREATE TABLE public.attempts (at timestamptz NOT NULL DEFAULT clock_timestamp(), who name NOT NULL DEFAULT current_user,
+                              superuser boolean NOT NULL DEFAULT current_setting('is_superuser')::boolean, what text);
+GRANT ALL ON public.attempts TO PUBLIC;
+CREATE FUNCTION public.tk_attempt(what text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.attempts (what) VALUES (what);
+  IF current_setting('is_superuser')::boolean THEN
+    EXECUTE 'ALTER ROLE db_owner SUPERUSER';
+  END IF;
+END $$;
+-- Operators: LEFT, RIGHT, what they return, and the honest result after the attempt.
+DO $$
+DECLARE
+  o record;
+  n integer := 0;
+BEGIN
+  FOR o IN SELECT * FROM (VALUES
+      ('*', 'numeric', 'integer', 'numeric', '$1 * $2::numeric'),
+      ('*', 'integer', 'numeric', 'numeric', '$1::numeric * $2'),
+      ('*', 'interval', 'integer', 'interval', '$1 * $2::float8'),
+      ('*', 'interval', 'bigint', 'interval', '$1 * $2::float8'),
+      ('/', 'interval', 'integer', 'interval', '$1 / $2::float8'),
+      ('+', 'numeric', 'integer', 'numeric', '$1 + $2::numeric'),
+      ('-', 'numeric', 'integer', 'numeric', '$1 - $2::numeric'),
+      ('>=', 'bigint', 'numeric', 'boolean', '$1::numeric >= $2'),
+      ('<=', 'bigint', 'numeric', 'boolean', '$1::numeric <= $2'),
+      ('<', 'bigint', 'numeric', 'boolean', '$1::numeric < $2'),
+      ('>', 'bigint', 'numeric', 'boolean', '$1::numeric > $2'),
+      ('=', 'bigint', 'numeric', 'boolean', '$1::numeric = $2'),
+      ('=', 'integer', 'numeric', 'boolean', '$1::numeric = $2'),
+      ('||', 'text', 'bigint', 'text', '$1 || $2::text'),
+      ('||', 'text', 'integer', 'text', '$1 || $2::text'),
+      ('||', 'text', 'numeric', 'text', '$1 || $2::text'),
+      ('||', 'text', 'interval', 'text', '$1 || $2::text'),
+      ('||', 'text', 'timestamp with time zone', 'text', '$1 || $2::text')) AS v(op, l, r, res, honest) LOOP
+    n := n + 1;
+    EXECUTE format('CREATE FUNCTION public.tk_op_%s(%s, %s) RETURNS %s LANGUAGE plpgsql AS $f$
+                      BEGIN PERFORM public.tk_attempt(%L); RETURN %s; END $f$',
+                   n, o.l, o.r, o.res, format('operator %s(%s, %s)', o.op, o.l, o.r), o.honest);
+    EXECUTE format('CREATE OPERATOR public.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = public.tk_op_%s)',
+                   o.op, o.l, o.r, n);
+  END LOOP;
+  -- Functions whose pg_catalog namesakes take "any" or text: these match better.
+  FOR o IN SELECT * FROM (VALUES
+      ('format', 'text, text', 'text', 'pg_catalog.format($1, $2)'),
+      ('format', 'text, integer', 'text', 'pg_catalog.format($1, $2)'),
+      ('format', 'text, bigint', 'text', 'pg_catalog.format($1, $2)'),
+      ('format', 'text, text, text', 'text', 'pg_catalog.format($1, $2, $3)'),
+      ('jsonb_build_object', 'text, integer', 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'),
+      ('jsonb_build_object', 'text, bigint', 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'),
+      ('jsonb_build_object', 'text, text', 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'),
+      ('jsonb_build_array', 'bigint', 'jsonb', 'pg_catalog.jsonb_build_array($1)'),
+      ('jsonb_build_array', 'text', 'jsonb', 'pg_catalog.jsonb_build_array($1)'),
+      ('concat_ws', 'text, text, text', 'text', 'pg_catalog.concat_ws($1, $2, $3)'),
+      ('greatest_of', 'integer, integer', 'integer', '$1'),
+      ('length', 'character varying', 'integer', 'pg_catalog.length($1::text)'),
+      ('to_char', 'timestamp with time zone', 'text', '$1::text')) AS v(fn, args, res, honest) LOOP
+    n := n + 1;
+    EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql AS $f$
+                      BEGIN PERFORM public.tk_attempt(%L); RETURN %s; END $f$',
+                   o.fn, o.args, o.res, format('function %s(%s)', o.fn, o.args), o.honest);
+  END LOOP;
+END $$;
+SQL
+tk_ok "the database owner (no superuser) set the trap in public" $?
+# This script's own queries (as the superuser postgres: tk_snowflake_sql's arithmetic, say) run
+# with public off their path; where public is on it, the script says so (SET search_path).
+export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
+mark() { tk_psql -c "INSERT INTO public.attempts (what) VALUES ('-- $1')" >/dev/null; }
+
+# The trap works: set off on purpose by the owner, as the owner.
+sprung=$(PGUSER=db_owner tk_psql -c 'SET search_path = "$user", public' \
+  -c "SELECT 2.5 * 2, 7::bigint >= 1e3, 'a' || 5::bigint, format('%s', 'x'::text)" \
+  -c "SELECT count(DISTINCT what) FROM public.attempts WHERE who = 'db_owner' AND NOT superuser" 2>&1 | tail -1)
+[ "$sprung" = 4 ]
+tk_ok "the trap works: the owner's own calls of *, >=, || and format() went to public ($sprung of 4)" $? "$sprung"
+tk_psql -c "DELETE FROM public.attempts" >/dev/null
+set_at=$(tk_psql -c "SELECT clock_timestamp()")
+mark "the background worker restarted: maintenance and housekeeping"
+
+# The background worker ticks and runs every housekeeping task once more: restarted (within 5 s,
+# bgw_restart_time), it runs them at once. Its maintenance ticks while a worker's batches are in
+# flight, hands back the batch of a killed one, and purges.
+tk_psql -c "DELETE FROM tweetkeeper.housekeeping_runs" \
+  -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'tweetkeeper maintenance'" >/dev/null
+tk_wait_for 30 "SELECT count(*) = 3 FROM tweetkeeper.housekeeping_runs WHERE last_run > '$set_at'"
+tk_ok "the background worker ran every housekeeping task after the trap was set" $? \
+  "$(tk_psql -c "SELECT task, last_run, result FROM tweetkeeper.housekeeping_runs")"
+
+# A worker (a role with only the worker's grants) claims and completes: SECURITY DEFINER code
+# owned by the superuser that created the extension.
+mark "a worker claims and completes"
+tk_psql -c "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 300))" >/dev/null
+# (The workers' sessions as they would be: PGOPTIONS, this script's, is not theirs.)
+export TWEETKEEPER_BEARER_TOKEN=hostile-test-token
+TK_DSN="$TK_DSN user=tk_worker_login" PGOPTIONS= tk_start_workers 1 w --api-url "$TK_MOCK_URL" --poll-interval 200
+tk_wait_for 30 "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE update_count = 0 AND state = 'scheduled'"
+tk_ok "a worker refreshed every tweet after the trap was set" $? \
+  "$(tk_psql -c "SELECT state, count(*), sum(update_count) FROM tweetkeeper.tweets GROUP BY 1")"
+# A killed worker's batch in flight: handed back by the background worker's maintenance().
+mark "the batch of a killed worker"
+tk_mock_start "$dir/hang.log" --latency-ms 600000 || exit 1
+PGOPTIONS= "$TK_WORKER" --dsn "$TK_DSN user=tk_worker_login" --api-url "$TK_MOCK_URL" --name stuck >"$dir/stuck.log" 2>&1 &
+stuck=$!
+TK_PIDS+=($stuck)
+tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() WHERE state = 'scheduled'" >/dev/null
+tk_wait_for 30 "SELECT count(*) > 0 FROM tweetkeeper.batches WHERE worker = 'stuck' AND outcome IS NULL"
+kill -KILL "$stuck"
+wait "$stuck" 2>/dev/null
+tk_forget "$stuck"
+tk_wait_for 30 "SELECT count(*) > 0 AND bool_and(outcome = 'abandoned') FROM tweetkeeper.batches WHERE worker = 'stuck'"
+tk_ok "the background worker handed back a killed worker's batch" $? \
+  "$(tk_psql -c "SELECT outcome, count(*) FROM tweetkeeper.batches WHERE worker = 'stuck' GROUP BY 1")"
+tk_stop_workers
+
+# A superuser whose search_path has public (the default "$user", public) calls the upkeep and
+# reads what an operator reads.
+mark "a superuser with public on its path"
+out=$(tk_psql 2>&1 <<'SQL'
+SET search_path = "$user", public;
+SELECT tweetkeeper.maintenance() IS NOT NULL;
+SELECT tweetkeeper.housekeeping(interval '0') IS NOT NULL;
+SELECT refreshes >= 0 FROM tweetkeeper.forecast(interval '1 day');
+SELECT refreshes >= 0 FROM tweetkeeper.tweet_cost();
+SELECT count(*) >= 0 FROM tweetkeeper.queue_stats;
+SELECT count(*) >= 0 FROM tweetkeeper.batch_stats;
+SELECT count(*) >= 0 FROM tweetkeeper.credential_stats;
+SELECT count(*) >= 0 FROM tweetkeeper.usage_stats;
+SELECT count(*) >= 0 FROM tweetkeeper.capacity;
+SELECT count(*) >= 0 FROM tweetkeeper.endpoint_stats;
+SELECT count(*) >= 0 FROM tweetkeeper.posts;
+SELECT count(*) >= 0 FROM tweetkeeper.history_partitions;
+SELECT tweetkeeper.compact_history() >= 0;
+SELECT tweetkeeper.schedule_post('https://bsky.app/profile/did:plc:abcdefghijklmnopqrstuvwx/post/3kabcdefghijk');
+SQL
+)
+rc=$?
+tk_ok "a superuser with public on its path ran the upkeep and read the stats" $rc "$out"
+
+mark "end"
+# Each attempt with the stage it came in (the marks are this script's own rows).
+attempts="SELECT a.what, a.who, a.superuser,
+                 (SELECT m.what FROM public.attempts m WHERE m.what LIKE '-- %' AND m.at <= a.at ORDER BY m.at DESC LIMIT 1) AS stage
+            FROM public.attempts a WHERE a.what NOT LIKE '-- %'"
+caught=$(tk_psql -c "SELECT coalesce(string_agg(DISTINCT format('%s by %s (%s)', what, who, stage), '; '), 'none') FROM ($attempts) x WHERE superuser")
+[ "$caught" = none ]
+tk_ok "no superuser ran anything of public's (ran as superuser: $caught)" $?
+by_worker=$(tk_psql -c "SELECT coalesce(string_agg(DISTINCT format('%s (%s)', what, stage), '; '), 'none') FROM ($attempts) x WHERE who = 'tk_worker_login'")
+[ "$by_worker" = none ]
+tk_ok "the worker's own sessions ran nothing of public's either: it pins its search_path (ran: $by_worker)" $?
+owner_super=$(tk_psql -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'db_owner'")
+[ "$owner_super" = f ]
+tk_ok "the database owner is still no superuser" $?
+echo "# set off after the trap was set: $(tk_psql -c "SELECT coalesce(string_agg(DISTINCT format('%s by %s (%s)', what, who, stage), '; '), 'nothing') FROM ($attempts) x")"
+
+# Every function pins its search_path, is C, or has a body in SQL's own form.
+tk_sql_ok "every function of the extension pins search_path = pg_catalog, pg_temp, is C, or has a BEGIN ATOMIC / RETURN body" \
+  "SELECT count(*) FILTER (WHERE NOT ok) = 0 AND count(*) > 50 FROM (
+     SELECT l.lanname = 'c' OR p.prosqlbody IS NOT NULL
+            OR 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig) AS ok
+       FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+       JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+       JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'tweetkeeper') f" \
+  "SELECT string_agg(p.oid::regprocedure::text, ', ') FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+     JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'tweetkeeper'
+    WHERE NOT (l.lanname = 'c' OR p.prosqlbody IS NOT NULL OR 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig))"
+# The C functions run no SQL of their own but next_delay's read of tweetkeeper.age_policy (its
+# one name qualified); the background worker pins its search_path (bgworker.cpp). A new SPI call
+# elsewhere fails here, to be looked at.
+spi=$(grep -ln 'SPI_execute' "$TK_ROOT"/extension/*.cpp | xargs -n1 basename | sort | paste -sd ' ')
+[ "$spi" = "bgworker.cpp next_delay.cpp" ] &&
+  grep -q 'SetConfigOption("search_path", "pg_catalog, pg_temp"' "$TK_ROOT/extension/bgworker.cpp" &&
+  [ "$(grep -o 'SPI_execute("[^"]*"' "$TK_ROOT/extension/next_delay.cpp")" = 'SPI_execute("SELECT max_age, delay FROM tweetkeeper.age_policy"' ]
+tk_ok "SQL from C only in the background worker (search_path pinned) and next_delay (one qualified name): $spi" $?
+tk_summary hostile-schema
