@@ -61,7 +61,7 @@ TEST(ImportJson, TweetsPagesAndErrors) {
   EXPECT_EQ(x.tweets.at(0).id, kId + 2);
   EXPECT_EQ(r.Parse(R"({"text":"x"})", kNow).error, "no \"id\", \"url\" or \"uri\" field");
   EXPECT_EQ(r.Parse(R"({"id":"x1"})", kNow).error, "\"id\" is not a tweet id or post URL");
-  EXPECT_EQ(r.Parse("{oops", kNow).error, "not JSON");
+  EXPECT_EQ(r.Parse("{oops", kNow).error, "not JSON (Missing a name for object member. at offset 1)");
   EXPECT_EQ(r.Parse(R"({"data":[{"id":"1"}]})", kNow).error, "tweet id 1 predates Snowflake ids and has no created_at");
   EXPECT_EQ(r.Parse(R"({"id":"20","created_at":"yesterday"})", kNow).error,
             "\"created_at\" is not a time like 2020-02-14T19:00:55.000Z");

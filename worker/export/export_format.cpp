@@ -1,4 +1,5 @@
 #include "export/export_format.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/encodings.h>
@@ -45,8 +46,7 @@ PageResult Twarc2Page(const std::vector<StoredPost>& posts, const PageSource& so
   std::vector<std::int64_t> ids;
   for (const StoredPost& post : posts) {
     rapidjson::Document tweet;
-    tweet.Parse(post.payload.c_str(), post.payload.size());
-    if (tweet.HasParseError() || !tweet.IsObject()) {
+    if (!json::Parse(tweet, post.payload).empty() || !tweet.IsObject()) {
       result.unreadable.push_back(post.id);
       continue;
     }
@@ -54,8 +54,7 @@ PageResult Twarc2Page(const std::vector<StoredPost>& posts, const PageSource& so
     ids.push_back(post.id);
     if (post.author.empty()) continue;
     rapidjson::Document user;
-    user.Parse(post.author.c_str(), post.author.size());
-    if (user.HasParseError() || !user.IsObject()) continue;  // the tweet stands without it
+    if (!json::Parse(user, post.author).empty() || !user.IsObject()) continue;  // the tweet stands without it
     auto id = user.FindMember("id");
     const std::string key = id != user.MemberEnd() && id->value.IsString() ? id->value.GetString() : post.author;
     if (user_ids.insert(key).second) users.push_back(std::move(user));

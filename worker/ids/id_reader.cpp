@@ -1,4 +1,5 @@
 #include "ids/id_reader.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 
@@ -172,8 +173,8 @@ LineResult IdReader::ParseCsv(std::string_view line, std::int64_t now_ms) {
 
 LineResult IdReader::ParseJson(std::string_view line, std::int64_t now_ms) {
   rapidjson::Document doc;
-  doc.Parse(line.data(), line.size());
-  if (doc.HasParseError()) return Bad("not JSON");
+  const std::string parse_error = json::Parse(doc, line);
+  if (!parse_error.empty()) return Bad("not JSON (" + parse_error + ")");
   LineResult r;
   std::string error;
   if (doc.IsObject() && doc.HasMember("data") && doc["data"].IsArray()) {  // a response page

@@ -1,4 +1,5 @@
 #include "provider/answer_status.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 
@@ -110,9 +111,8 @@ RateLimit ParseRateLimit(const Headers& headers) {
 
 FailureKind ClassifyFailure(long status, std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  const bool json = !doc.HasParseError() && doc.IsObject();
-  return Classify(status, json ? &doc : nullptr);
+  const bool is_json = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body).empty() && doc.IsObject();
+  return Classify(status, is_json ? &doc : nullptr);
 }
 
 BatchResult Failed(FailureKind kind, std::string reason) {
@@ -133,11 +133,10 @@ BatchResult FailedAnswer(const HttpResponse& response) {
     return result;
   }
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(response.body.data(),
-                                                                                    response.body.size());
-  const bool json = !doc.HasParseError() && doc.IsObject();
-  const std::string text = json ? DescribeErrorBody(doc) : Snippet(response.body);
-  result.failure = Classify(response.status, json ? &doc : nullptr);
+  const bool is_json =
+      json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, response.body).empty() && doc.IsObject();
+  const std::string text = is_json ? DescribeErrorBody(doc) : Snippet(response.body);
+  result.failure = Classify(response.status, is_json ? &doc : nullptr);
   result.reason = "HTTP " + std::to_string(response.status);
   if (!text.empty()) result.reason += " " + text;
   return result;

@@ -1,4 +1,5 @@
 #include "provider/bluesky.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -121,10 +122,11 @@ std::vector<std::string> BlueskyProvider::NamesToResolve(const PostKeys& keys) c
 Resolution BlueskyProvider::ParseResolveHandle(const HttpResponse& response) {
   Resolution r;
   rapidjson::Document doc;
+  bool parsed = false;
   if (response.status == 200 || response.status == 400) {
-    doc.Parse<rapidjson::kParseValidateEncodingFlag>(response.body.data(), response.body.size());
+    parsed = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, response.body).empty();
   }
-  const bool object = (response.status == 200 || response.status == 400) && !doc.HasParseError() && doc.IsObject();
+  const bool object = parsed && doc.IsObject();
   if (response.status == 200) {
     const std::string_view did = object ? StringMember(doc, "did") : std::string_view();
     if (did.rfind("did:", 0) == 0 && did.size() <= 2048) {
@@ -175,8 +177,10 @@ BatchResult BlueskyProvider::ParseAnswer(const HttpResponse& response, const std
 std::optional<std::size_t> BlueskyProvider::RefusedKey(const HttpResponse& response) const {
   if (response.status != 400) return std::nullopt;
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(response.body.data(), response.body.size());
-  if (doc.HasParseError() || !doc.IsObject() || StringMember(doc, "error") != "InvalidRequest") return std::nullopt;
+  if (!json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, response.body).empty() || !doc.IsObject() ||
+      StringMember(doc, "error") != "InvalidRequest") {
+    return std::nullopt;
+  }
   // The lexicon's validation error names the parameter and index: "Error: uris/3 must be ...".
   const std::string_view message = StringMember(doc, "message");
   const std::size_t at = message.find("uris/");
@@ -194,11 +198,9 @@ std::optional<std::size_t> BlueskyProvider::RefusedKey(const HttpResponse& respo
 BatchResult BlueskyProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
                                      const PostKeys& keys) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
-    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) +
-                         " bytes): " + rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
-                         std::to_string(doc.GetErrorOffset());
+  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
+  if (!parse_error.empty()) {
+    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) + " bytes): " + parse_error;
     const auto first = body.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && body[first] != '{') reason += ": " + Snippet(body);
     return Failed(FailureKind::kUnparsable, std::move(reason));

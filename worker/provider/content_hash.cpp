@@ -1,4 +1,5 @@
 #include "provider/content_hash.hpp"
+#include "json/bounded.hpp"
 
 #include <openssl/evp.h>
 #include <rapidjson/document.h>
@@ -153,11 +154,9 @@ std::optional<std::string> Md5Hex(const std::optional<std::string>& content) {
 
 std::optional<std::string> PayloadContent(std::string_view payload, std::string_view author) {
   rapidjson::Document p, a;
-  p.Parse<rapidjson::kParseIterativeFlag>(payload.data(), payload.size());
-  if (p.HasParseError()) return std::nullopt;
+  if (!json::Parse(p, payload).empty()) return std::nullopt;
   if (!author.empty()) {
-    a.Parse<rapidjson::kParseIterativeFlag>(author.data(), author.size());
-    if (a.HasParseError()) return std::nullopt;
+    if (!json::Parse(a, author).empty()) return std::nullopt;
   }
   return Content(p, author.empty() ? nullptr : &a);
 }

@@ -1,4 +1,5 @@
 #include "provider/mastodon.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -94,8 +95,7 @@ std::optional<Diagnosis> MastodonProvider::Diagnose(const HttpResponse& answer) 
 std::optional<std::string> MastodonProvider::OldServer(const HttpResponse& instance) {
   if (instance.status != 200) return std::nullopt;
   rapidjson::Document doc;
-  doc.Parse(instance.body.data(), instance.body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  if (!json::Parse(doc, instance.body).empty() || !doc.IsObject()) return std::nullopt;
   const std::string_view version = StringMember(doc, "version");
   int major = 0, minor = 0;
   const char* p = version.data();
@@ -112,10 +112,9 @@ std::optional<std::string> MastodonProvider::OldServer(const HttpResponse& insta
 BatchResult MastodonProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
                                       const PostKeys& keys) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
-    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) +
-                         " bytes): " + rapidjson::GetParseError_En(doc.GetParseError());
+  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
+  if (!parse_error.empty()) {
+    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) + " bytes): " + parse_error;
     const auto first = body.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && body[first] != '[') reason += ": " + Snippet(body);
     return Failed(FailureKind::kUnparsable, std::move(reason));

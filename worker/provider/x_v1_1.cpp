@@ -1,4 +1,5 @@
 #include "provider/x_v1_1.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -100,15 +101,15 @@ BatchResult XV11Provider::ParseAnswer(const HttpResponse& response, const std::v
 
   const std::string& body = response.body;
   rapidjson::Document doc;
-  // Iterative: deeply nested garbage must not overflow the stack; invalid UTF-8 is refused.
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
+  // Iterative and bounded in depth: deeply nested garbage must not overflow the stack; invalid
+  // UTF-8 is refused.
+  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
+  if (!parse_error.empty()) {
     auto content_type = response.headers.find("content-type");
     std::string reason =
         "unparsable 200 body (" +
         (content_type == response.headers.end() ? std::string("no content type") : CleanText(content_type->second)) +
-        ", " + std::to_string(body.size()) + " bytes): " + rapidjson::GetParseError_En(doc.GetParseError()) +
-        " at offset " + std::to_string(doc.GetErrorOffset());
+        ", " + std::to_string(body.size()) + " bytes): " + parse_error;
     const auto first = body.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && body[first] != '{' && body[first] != '[') reason += ": " + Snippet(body);
     return fail(std::move(reason));

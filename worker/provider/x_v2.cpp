@@ -1,4 +1,5 @@
 #include "provider/x_v2.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -89,16 +90,15 @@ BatchResult XV2Provider::ParseAnswer(const HttpResponse& response, const std::ve
 BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content_type,
                                  const std::vector<std::int64_t>& ids, const PostKeys& keys) {
   rapidjson::Document doc;
-  // Iterative: deeply nested garbage must not overflow the stack. Invalid UTF-8 would later be
-  // refused by jsonb, so it is refused here.
-  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
+  // Iterative and bounded in depth: deeply nested garbage must not overflow the stack. Invalid
+  // UTF-8 would later be refused by jsonb, so it is refused here.
+  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
+  if (!parse_error.empty()) {
     // Type and size tell a cut-off answer (error at its end) from an HTML page; for the latter
     // its first words say what sent it (a proxy, a captive portal, a maintenance page).
     std::string reason = "unparsable 200 body (" +
                          (content_type.empty() ? "no content type" : CleanText(content_type)) + ", " +
-                         std::to_string(body.size()) + " bytes): " + rapidjson::GetParseError_En(doc.GetParseError()) +
-                         " at offset " + std::to_string(doc.GetErrorOffset());
+                         std::to_string(body.size()) + " bytes): " + parse_error;
     const auto first = body.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && body[first] != '{' && body[first] != '[') reason += ": " + Snippet(body);
     return Failed(FailureKind::kUnparsable, std::move(reason));

@@ -1,4 +1,5 @@
 #include "queue/payload.hpp"
+#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -140,8 +141,7 @@ std::string HandlesJson(const std::vector<HandleResolution>& resolutions) {
 
 std::optional<std::vector<std::string>> ParseStringArrayJson(std::string_view text) {
   rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError() || !doc.IsArray()) return std::nullopt;
+  if (!json::Parse(doc, text).empty() || !doc.IsArray()) return std::nullopt;
   std::vector<std::string> out;
   for (const auto& v : doc.GetArray()) {
     if (!v.IsString()) return std::nullopt;
