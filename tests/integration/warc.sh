@@ -186,9 +186,80 @@ if [ ! -f "$npm_prefix/node_modules/warcio/package.json" ]; then
   npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error warcio@2.4.11 >"$dir/npm.log" 2>&1
 fi
 js=$(node "$TK_ROOT/tests/integration/warcio_check.cjs" "$npm_prefix" "$warc"/*.warc.gz 2>&1)
-read -r js_files js_records js_responses js_problems <<<"$(echo "$js" | head -1)"
+read -r js_files js_records js_responses js_problems js_dropped <<<"$(echo "$js" | head -1)"
 [ "$js_files" = "$n_files" ] && [ "$js_responses" = "$responses" ] && [ "$js_problems" = 0 ] &&
   [ "$js_records" -ge $((2 * responses + n_files)) ]
 tk_ok "warcio.js reads every file too: ${js_records:-no} records, ${js_responses:-no} responses, block digests recomputed, each request paired" $? \
   "$js $(tail -5 "$dir/npm.log" 2>/dev/null)"
+
+# A gateway that echoes the Authorization header in its error page, gzip-compressed and chunked,
+# or chunked with the token cut across two chunks: the recorder cannot replace it in the bytes
+# as they came, so the response goes unrecorded and a metadata record says so. No file may hold
+# the token in any form: raw, in a decompressed member, or in a body de-chunked and decoded.
+tk_mock_start "$dir/echo.log" --token "$TOKEN" --echo-authorization || exit 1
+echo_warc=$dir/warc-echo
+mkdir -p "$echo_warc"
+tk_psql -c "UPDATE tweetkeeper.tweets SET due_at = now() WHERE state = 'scheduled'" >/dev/null
+"$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --batch-size 20 --concurrency 2 --name warc-echo \
+  --poll-interval 200 --warc-dir "$echo_warc" >"$dir/worker-echo.log" 2>&1 &
+we=$!
+TK_PIDS+=($we)
+tk_wait_for 40 "SELECT count(*) >= 4 FROM tweetkeeper.batches WHERE worker = 'warc-echo' AND outcome = 'released'"
+kill -TERM "$we"
+tk_wait_exit "$we" 30
+tk_forget "$we"
+echoed=$(curl -s "$TK_MOCK_URL/mock/stats" | jq '.requests')
+raw=$(grep -laF -- "$TOKEN" "$echo_warc"/* 2>/dev/null | wc -l)
+unzipped=$(for f in "$echo_warc"/*.warc.gz; do zcat "$f"; done | grep -caF -- "$TOKEN")
+decoded=$(python3 - "$TOKEN" "$echo_warc"/*.warc.gz <<'PY'
+import gzip, sys, zlib
+token = sys.argv[1].encode()
+found = responses = dropped = kinds = 0
+seen = set()
+for path in sys.argv[2:]:
+    data = gzip.open(path).read()
+    at = 0
+    while at < len(data):
+        head_end = data.index(b"\r\n\r\n", at)
+        head = data[at:head_end].decode("latin1")
+        fields = dict(l.split(": ", 1) for l in head.split("\r\n")[1:])
+        block = data[head_end + 4:head_end + 4 + int(fields["Content-Length"])]
+        at = head_end + 4 + int(fields["Content-Length"]) + 4
+        if block.startswith(b"tweetkeeper-response-dropped: "):
+            dropped += 1
+        if fields["WARC-Type"] != "response":
+            found += token in block
+            continue
+        responses += 1
+        h_end = block.index(b"\r\n\r\n")
+        h = block[:h_end].decode("latin1").lower()
+        body = block[h_end + 4:]
+        if "transfer-encoding: chunked" in h:
+            out, i = b"", 0
+            while True:
+                j = body.index(b"\r\n", i)
+                n = int(body[i:j].split(b";")[0], 16)
+                if n == 0: break
+                out += body[j + 2:j + 2 + n]
+                i = j + 2 + n + 2
+            body = out
+        if "content-encoding: gzip" in h:
+            body = zlib.decompress(body, 47)
+        found += token in body
+print(found, responses, dropped)
+PY
+)
+read -r in_bodies echo_responses echo_dropped <<<"$decoded"
+[ "${echoed:-0}" -ge 4 ] && [ "$raw" = 0 ] && [ "$unzipped" = 0 ] && [ "$in_bodies" = 0 ] && [ "$echo_dropped" -ge 4 ]
+tk_ok "a gateway echoing the token (gzip and chunked, or cut across chunks): in no file, raw, unzipped or decoded; $echo_dropped responses dropped, each said in a metadata record ($echoed echoed)" $? \
+  "raw $raw, unzipped $unzipped, in decoded bodies $in_bodies; responses $echo_responses, dropped $echo_dropped; $(tail -3 "$dir/worker-echo.log")"
+bsd=0
+for f in "$echo_warc"/*.warc.gz; do bsdtar -tf "$f" >/dev/null 2>&1 || bsd=1; done
+js=$(node "$TK_ROOT/tests/integration/warcio_check.cjs" "$npm_prefix" "$echo_warc"/*.warc.gz 2>&1)
+read -r js_files js_records js_responses js_problems js_dropped <<<"$(echo "$js" | head -1)"
+[ "$bsd" = 0 ] && [ "$js_problems" = 0 ] && [ "$js_dropped" = "$echo_dropped" ]
+tk_ok "bsdtar and warcio.js read those files: each request paired with the metadata record in its response's place ($js_dropped)" $? "$js"
+files_mode=$(stat -c %a "$echo_warc"/*.warc.gz "$warc"/*.warc.gz | sort -u | paste -sd ' ')
+[ "$files_mode" = 600 ]
+tk_ok "WARC files are the worker's user's alone (mode $files_mode)" $?
 tk_summary warc

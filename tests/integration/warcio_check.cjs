@@ -1,8 +1,9 @@
 // Reads WARC files with warcio.js (webrecorder's parser, npm `warcio`), the second reader of
 // tests/integration/warc.sh, and checks what it does not check itself: each record's block
 // digest, recomputed from the raw block it hands back (readFully(false)), and each request
-// linked to a response of the same target. Prints one line: "FILES RECORDS RESPONSES PROBLEMS",
-// then the first problems.
+// linked to a response of the same target, or to the metadata record that stands for a response
+// the recorder dropped (it held a token). Prints one line: "FILES RECORDS RESPONSES PROBLEMS
+// DROPPED", then the first problems.
 // Usage: node warcio_check.cjs NPM_PREFIX FILE.warc.gz...
 const path = require('path');
 const fs = require('fs');
@@ -27,7 +28,7 @@ function sha1Base32(bytes) {
 
 (async () => {
   const problems = [];
-  let records = 0, responses = 0;
+  let records = 0, responses = 0, dropped = 0;
   const files = process.argv.slice(3);
   for (const file of files) {
     const byId = new Map();
@@ -39,7 +40,9 @@ function sha1Base32(bytes) {
       if (record.warcHeader('WARC-Block-Digest') !== sha1Base32(block)) problems.push(`${file}: ${type} block digest`);
       if (Number(record.warcHeader('Content-Length')) !== block.length) problems.push(`${file}: ${type} length`);
       if (type === 'response') responses++;
-      if (type === 'request' || type === 'response')
+      const stands_in = type === 'metadata' && Buffer.from(block).toString('latin1').startsWith('tweetkeeper-response-dropped: ');
+      if (stands_in) dropped++;
+      if (type === 'request' || type === 'response' || stands_in)
         byId.set(record.warcHeader('WARC-Record-ID'),
                  [type, record.warcHeader('WARC-Concurrent-To'), record.warcTargetURI]);
     }
@@ -48,8 +51,8 @@ function sha1Base32(bytes) {
       if (!pair || pair[1] !== id || pair[0] === type || pair[2] !== uri) problems.push(`${file}: ${type} ${id} unpaired`);
     }
   }
-  console.log(`${files.length} ${records} ${responses} ${problems.length}`);
+  console.log(`${files.length} ${records} ${responses} ${problems.length} ${dropped}`);
   for (const p of problems.slice(0, 10)) console.log('# ' + p);
 })().catch((e) => {
-  console.log(`0 0 0 1\n# warcio.js failed: ${e && e.stack || e}`);
+  console.log(`0 0 0 1 0\n# warcio.js failed: ${e && e.stack || e}`);
 });

@@ -200,6 +200,7 @@ struct EdgeOptions {
   std::vector<std::string> tokens;
   std::string fault_kinds = "all";
   int64_t gzip_every = 0;
+  bool echo_authorization = false;
   std::string request_log_path;
   std::string answer_log_path;
   std::string log_level = "info";
@@ -276,6 +277,10 @@ void AddDeliveryOptions(CLI::App& app, MockConfig& config, EdgeOptions& edge) {
                  "as real APIs' front ends send them (0: none; the WARC tests need both kinds)")
       ->capture_default_str()
       ->check(kWholeNumber);
+  app.add_flag("--echo-authorization", edge.echo_authorization,
+               "Answer every request 502 with an HTML page that echoes its Authorization header, as a "
+               "misbehaving gateway might: every other one gzip-compressed and chunked, the others chunked "
+               "with the token cut across two chunks (the WARC tests: no token may reach a file)");
   app.add_option("--latency-ms", config.faults.latency_ms, "Delay added to every /2/tweets request")
       ->capture_default_str()
       ->check(kWholeNumber)
@@ -388,8 +393,9 @@ class LineLog {
 // sent as it says (late, compressed, or not at all).
 class Edge {
  public:
-  Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, LineLog& answer_log)
-      : api_(api), stop_(stop), gzip_every_(gzip_every), answer_log_(answer_log) {}
+  Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, bool echo_authorization, LineLog& answer_log)
+      : api_(api), stop_(stop), gzip_every_(gzip_every), echo_authorization_(echo_authorization),
+        answer_log_(answer_log) {}
 
   httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
@@ -428,7 +434,29 @@ class Edge {
     }
   }
 
+  // --echo-authorization: a gateway's error page that quotes the request's Authorization header,
+  // gzip-compressed and chunked, or chunked with the header's value cut across the two chunks.
+  void SendEcho(const httplib::Request& req, httplib::Response& res) {
+    const std::string authorization = req.get_header_value("Authorization");
+    const std::string page = "<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1>"
+                             "<p>The upstream refused the request with Authorization: " + authorization +
+                             "</p></body></html>";
+    const bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos &&
+                      echoes_.fetch_add(1) % 2 == 0;
+    auto body = std::make_shared<const std::string>(gzip ? worker::warc::Gzip(page) : page);
+    const size_t cut = gzip ? body->size() / 2 : page.find(authorization) + authorization.size() / 2;
+    res.status = 502;
+    if (gzip) res.set_header("Content-Encoding", "gzip");
+    res.set_chunked_content_provider("text/html", [body, cut](size_t offset, httplib::DataSink& sink) {
+      if (offset == 0 && cut > 0) return sink.write(body->data(), cut);
+      if (offset < body->size()) return sink.write(body->data() + offset, body->size() - offset);
+      sink.done();
+      return true;
+    });
+  }
+
   void Send(const httplib::Request& req, httplib::Response& res, const HttpReply& reply) {
+    if (echo_authorization_ && req.path.rfind("/mock/", 0) != 0) return SendEcho(req, res);  // (its own routes answer)
     res.status = reply.status;
     for (const auto& [name, value] : reply.headers) res.set_header(name, value);
     if (gzip_every_ > 0 && reply.status == 200 &&
@@ -458,8 +486,10 @@ class Edge {
   MockApi& api_;
   StopFlag& stop_;
   const int64_t gzip_every_;
+  const bool echo_authorization_;
   LineLog& answer_log_;
   std::atomic<int64_t> answers_to_gzip_{0};
+  std::atomic<int64_t> echoes_{0};
 };
 
 void ConfigureServer(httplib::Server& server, int threads) {
@@ -555,7 +585,7 @@ int Run(int argc, char** argv) {
 
   httplib::Server server;
   ConfigureServer(server, edge.threads);
-  Edge answers(api, stop, edge.gzip_every, answer_log);
+  Edge answers(api, stop, edge.gzip_every, edge.echo_authorization, answer_log);
   RouteToEdge(server, answers);
   return Listen(server, edge, stop, stop_signals);
 }

@@ -3,6 +3,7 @@
 #include "archive/warc.hpp"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -322,4 +323,82 @@ TEST(WarcRecover, AKilledWritersFileIsCutToItsCompleteRecordsAndNamed) {
     for (const auto& m : Members(data)) EXPECT_TRUE(Parse(m).well_formed);
   }
   EXPECT_EQ(warc::Writer::Recover(dir), 0) << "nothing left to recover";
+}
+
+// A gateway's error page that quotes the token, gzip-compressed and chunked, or chunked with the
+// token cut across two chunks: its bytes cannot be redacted in place, so the response is not
+// recorded and a metadata record stands in its place, paired with the request. A plain body is
+// redacted in place as before. Files are 0600.
+TEST(WarcWriter, AResponseWhoseDecodedBodyHoldsATokenIsNotRecorded) {
+  std::string dir = TempDir();
+  const std::string token = "AAAA-bearer-token-0123456789";
+  const std::string page = "<p>refused with Authorization: Bearer " + token + "</p>";
+  const std::string gz = warc::Gzip(page);
+  auto hex = [](std::size_t n) {
+    std::ostringstream o;
+    o << std::hex << n;
+    return o.str();
+  };
+  warc::Exchange zipped = SampleExchange(token);
+  zipped.response = "HTTP/1.1 502 Bad Gateway\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                    hex(gz.size() / 2) + "\r\n" + gz.substr(0, gz.size() / 2) + "\r\n" + hex(gz.size() - gz.size() / 2) +
+                    "\r\n" + gz.substr(gz.size() / 2) + "\r\n0\r\n\r\n";
+  warc::Exchange cut = SampleExchange(token);
+  const std::size_t half = page.find(token) + token.size() / 2;
+  cut.response = "HTTP/1.1 502 Bad Gateway\r\nTransfer-Encoding: chunked\r\n\r\n" + hex(half) + "\r\n" +
+                 page.substr(0, half) + "\r\n" + hex(page.size() - half) + "\r\n" + page.substr(half) + "\r\n0\r\n\r\n";
+  warc::Exchange plain = SampleExchange(token);
+  plain.response = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: " + std::to_string(page.size()) + "\r\n\r\n" + page;
+  {
+    warc::WriterOptions o = Options(dir);
+    o.secrets = {token};
+    warc::Writer w(o);
+    w.Write(zipped);
+    w.Write(cut);
+    w.Write(plain);
+  }
+  auto files = Files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  struct stat st {};
+  ASSERT_EQ(stat((dir + "/" + files[0]).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto members = Members(ReadFile(dir + "/" + files[0]));
+  ASSERT_EQ(members.size(), 7u);
+  std::vector<Parsed> r;
+  for (const auto& m : members) {
+    r.push_back(Parse(m));
+    ASSERT_TRUE(r.back().well_formed) << m;
+    EXPECT_EQ(m.find(token), std::string::npos);
+    EXPECT_EQ(m.find(token.substr(0, token.size() / 2)), std::string::npos) << "not even half of it";
+  }
+  for (int i : {2, 4}) {
+    EXPECT_EQ(r[i].fields["WARC-Type"], "metadata");
+    EXPECT_EQ(r[i].fields["Content-Type"], "application/warc-fields");
+    EXPECT_EQ(r[i].fields["WARC-Concurrent-To"], r[i - 1].fields["WARC-Record-ID"]);
+    EXPECT_EQ(r[i].block.rfind("tweetkeeper-response-dropped: ", 0), 0u) << r[i].block;
+    EXPECT_NE(r[i].block.find("tweetkeeper-response-status: HTTP/1.1 502 Bad Gateway"), std::string::npos);
+  }
+  EXPECT_EQ(r[6].fields["WARC-Type"], "response") << "a plain body is redacted in place";
+  EXPECT_EQ(r[6].block.size(), plain.response.size());
+}
+
+// A planted symlink named like a killed writer's file: recovery leaves it and its target alone.
+TEST(WarcRecover, NeverThroughASymlink) {
+  std::string dir = TempDir();
+  const std::string target = TempDir() + "/precious";
+  std::ofstream(target) << "do not truncate me";
+  const std::string link = dir + "/tweetkeeper-20260101000000000-00000-999999~" + [] {
+    char h[256] = {};
+    gethostname(h, sizeof h - 1);
+    std::string host(h);
+    for (char& c : host)
+      if (c == '/' || c == '~' || c == '-') c = '_';  // as the writer names its files
+    return host;
+  }() + ".warc.gz.open";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_EQ(warc::Writer::Recover(dir), 0);
+  EXPECT_EQ(ReadFile(target), "do not truncate me");
+  struct stat st {};
+  EXPECT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "left as it was";
 }

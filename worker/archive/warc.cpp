@@ -234,6 +234,67 @@ std::string Gzip(std::string_view data) {
   return out;
 }
 
+namespace {
+
+// The body of an HTTP response as its reader gets it: de-chunked (HttpPayload), then inflated when
+// its Content-Encoding is gzip or deflate. nullopt when that cannot be done (another encoding, a
+// corrupt stream, more than 64 MiB): then nobody can say it holds no token.
+std::optional<std::string> DecodedBody(std::string_view message) {
+  std::optional<std::string> payload = HttpPayload(message);
+  if (!payload) return std::nullopt;
+  const std::size_t head_end = message.find("\r\n\r\n");
+  std::string head(message.substr(0, head_end));
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string encoding;
+  for (std::size_t at = head.find("\r\ncontent-encoding:"); at != std::string::npos;
+       at = head.find("\r\ncontent-encoding:", at + 1)) {
+    const std::size_t from = at + 19, to = head.find("\r\n", from);
+    encoding += head.substr(from, to == std::string::npos ? std::string::npos : to - from) + ",";
+  }
+  encoding.erase(std::remove_if(encoding.begin(), encoding.end(), [](char c) { return c == ' ' || c == '\t'; }),
+                 encoding.end());
+  if (encoding.empty() || encoding == "identity,") return payload;
+  if (encoding != "gzip," && encoding != "x-gzip," && encoding != "deflate,") return std::nullopt;
+  constexpr std::size_t kMaxInflated = 64u << 20;
+  std::string out;
+  std::string chunk(64 * 1024, '\0');
+  std::size_t at = 0;
+  while (at < payload->size()) {  // (gzip may hold several members, one after the other)
+    z_stream z{};
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return std::nullopt;  // gzip or zlib, by its header
+    z.next_in = reinterpret_cast<Bytef*>(payload->data() + at);
+    z.avail_in = static_cast<uInt>(payload->size() - at);
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+      z.avail_out = static_cast<uInt>(chunk.size());
+      rc = inflate(&z, Z_NO_FLUSH);
+      out.append(chunk.data(), chunk.size() - z.avail_out);
+      if (out.size() > kMaxInflated) rc = Z_MEM_ERROR;
+    }
+    const std::size_t used = payload->size() - at - z.avail_in;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END || used == 0) return std::nullopt;
+    at += used;
+  }
+  return out;
+}
+
+// Whether a response's body, as its reader decodes it, holds a secret (4 bytes or more), or cannot
+// be decoded to tell.
+bool CarriesSecret(std::string_view response, const std::vector<std::string>& secrets) {
+  bool any = false;
+  for (const std::string& s : secrets) any = any || s.size() >= 4;
+  if (!any) return false;
+  const std::optional<std::string> body = DecodedBody(response);
+  if (!body) return true;
+  for (const std::string& s : secrets)
+    if (s.size() >= 4 && body->find(s) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
 std::pair<std::size_t, int> CompleteMembers(std::string_view data) {
   std::size_t at = 0;
   int members = 0;
@@ -288,7 +349,9 @@ void Writer::Open(std::chrono::system_clock::time_point now) {
   name_ = options_.prefix + "-" + stamp + millis + "-" + serial + "-" + std::to_string(getpid()) + "~" + Hostname() +
           ".warc.gz";
   std::string path = options_.dir + "/" + name_ + std::string(kOpenSuffix);
-  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  // 0600: a WARC file holds what the APIs answered, for its owner to hand on, not for every user
+  // of the machine; O_EXCL and O_NOFOLLOW: never through a planted file or link.
+  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     std::string text = ErrnoText("cannot create WARC file", path);
     name_.clear();
@@ -347,7 +410,19 @@ void Writer::Write(const Exchange& exchange) {
     return f;
   };
   auto request_fields = fields("request", request_id, response_id, request, "application/http;msgtype=request");
-  auto response_fields = fields("response", response_id, request_id, response, "application/http;msgtype=response");
+  // A token in a compressed or chunked body (a gateway that echoes the Authorization header in an
+  // error page, say) cannot be replaced in the bytes as they came: the response is not recorded,
+  // and a metadata record in its place says why (and its status line).
+  const bool dropped = CarriesSecret(response, options_.secrets);
+  if (dropped) {
+    std::string status_line = response.substr(0, response.find("\r\n"));
+    if (status_line.size() > 200) status_line.resize(200);
+    response = "tweetkeeper-response-dropped: its body, as decoded, holds a credential's token, which cannot be "
+               "replaced in the compressed or chunked bytes as they came\r\n"
+               "tweetkeeper-response-status: " + Redact(status_line, options_.secrets) + "\r\n";
+  }
+  auto response_fields = dropped ? fields("metadata", response_id, request_id, response, "application/warc-fields")
+                                 : fields("response", response_id, request_id, response, "application/http;msgtype=response");
 
   auto now = std::chrono::system_clock::now();
   if (fd_ >= 0 && now - opened_ >= options_.rollover) Close();
@@ -441,8 +516,19 @@ int Writer::Recover(const std::string& dir) {
     long pid = std::strtol(base.substr(dash + 1, tilde - dash - 1).c_str(), nullptr, 10);
     if (pid <= 0 || pid == getpid() || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     std::string path = dir + "/" + n;
-    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) continue;
+    // Never through a symlink (a planted one would have us truncate whatever it points to), and
+    // only a regular file of this user: anything else is left as it is, and said.
+    int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      spdlog::warn("WARC: {} left as it is: {}", n, errno == ELOOP ? "a symbolic link" : std::strerror(errno));
+      continue;
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+      spdlog::warn("WARC: {} left as it is: not a regular file of this user", n);
+      close(fd);
+      continue;
+    }
     std::string data;
     char buf[1 << 16];
     for (ssize_t r; (r = read(fd, buf, sizeof buf)) > 0;) data.append(buf, static_cast<std::size_t>(r));

@@ -100,7 +100,9 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, header_list);
   curl_easy_setopt(curl_, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(curl_, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl_, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate if the server offers
+  // gzip or deflate if the server offers: encodings the WARC recorder can decode to check that a
+  // body holds no token (curl's "" would offer br and zstd too).
+  curl_easy_setopt(curl_, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
   curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);         // required with threads
   curl_easy_setopt(curl_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
