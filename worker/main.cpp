@@ -138,6 +138,11 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a peer closing a socket must not kill the worker
 
+  // X's workers send a bearer token with every request (Bluesky's and Mastodon's send none or
+  // their servers' own, to https:// hosts of post URLs).
+  if (o.provider.rfind("x-", 0) == 0)
+    if (auto warning = tk::CleartextWarning(o.api)) spdlog::warn("{}", *warning);
+
   try {
     tk::CurlGlobal curl;
     tk::RunnerOptions ro;

@@ -153,9 +153,18 @@ TEST(CredentialsEnv, DefaultName) {
 
   setenv("TWEETKEEPER_BEARER_TOKEN", "FROMENV", 1);
   CredentialsOrError env = CredentialsFromEnv();
+  EXPECT_EQ(std::getenv("TWEETKEEPER_BEARER_TOKEN"), nullptr) << "read once, then cleared from the environment";
   unsetenv("TWEETKEEPER_BEARER_TOKEN");
   ASSERT_TRUE(env.ok()) << env.error;
   EXPECT_EQ(env.credentials->at("default"), "FROMENV");
+}
+
+TEST(CredentialsFile, OwnedByTheWorkersUserOnly) {
+  EXPECT_FALSE(CredentialsOwnerError(1000, 1000, "f").has_value());
+  const auto error = CredentialsOwnerError(0, 1000, "/etc/tk/creds");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("belongs to uid 0, not to this worker's (1000)"), std::string::npos) << *error;
+  EXPECT_NE(error->find("chown"), std::string::npos) << *error;
 }
 
 }  // namespace

@@ -270,6 +270,17 @@ TEST(Dsn, RedactsPasswordsAndJoinsLines) {
   EXPECT_EQ(RedactDsnSecrets("nothing secret", "host=h"), "nothing secret");
 }
 
+TEST(ApiUrlCleartext, WarnedForHttpBeyondLoopback) {
+  auto warn = [](const char* url) { return CleartextWarning(*ParseApiUrl(url)); };
+  EXPECT_FALSE(warn("https://api.x.com").has_value());
+  EXPECT_FALSE(warn("http://127.0.0.1:8080/mock").has_value());
+  EXPECT_FALSE(warn("http://localhost:9").has_value());
+  EXPECT_FALSE(warn("http://[::1]:9").has_value());
+  const auto w = warn("http://proxy.example:8080");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NE(w->find("http:// to proxy.example: the bearer token goes over the network in clear"), std::string::npos) << *w;
+}
+
 }  // namespace
 TEST(CommandLine, UsageErrorIsOneLineWithoutPasswords) {
   // A pasted newline in a value must not split the one stderr line.

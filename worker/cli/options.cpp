@@ -71,6 +71,16 @@ bool ValidMetricsAddress(const std::string& address) {
 
 }  // namespace
 
+std::optional<std::string> CleartextWarning(const ApiUrl& api) {
+  std::string scheme = api.base.substr(0, 7);
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (scheme != "http://") return std::nullopt;
+  std::string host = api.host;
+  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0) return std::nullopt;
+  return "--api-url is http:// to " + api.host + ": the bearer token goes over the network in clear; use https://";
+}
+
 std::optional<ApiUrl> ParseApiUrl(std::string_view url) {
   std::string lower(url.substr(0, 8));
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -17,6 +17,10 @@ struct ApiUrl {
   std::string host;
 };
 
+// A warning when an API URL would carry a bearer token in clear: http:// to a host that is not
+// this machine's loopback (localhost, 127.0.0.0/8, ::1). nullopt for https:// or loopback.
+std::optional<std::string> CleartextWarning(const ApiUrl& api);
+
 struct Options {
   std::string dsn;
   std::string api_url = "https://api.x.com";

@@ -117,6 +117,12 @@ std::optional<std::string> CredentialsModeError(mode_t mode, const std::string& 
   return std::nullopt;
 }
 
+std::optional<std::string> CredentialsOwnerError(uid_t owner, uid_t user, const std::string& path) {
+  if (owner == user) return std::nullopt;
+  return "credentials file " + Shown(path) + " belongs to uid " + std::to_string(owner) + ", not to this worker's (" +
+         std::to_string(user) + "): whoever owns it can change the tokens; chown it to the worker's user";
+}
+
 CredentialsOrError LoadCredentials(const std::string& path) {
   if (path.empty()) return Error("the credentials file name is empty");
   // O_NONBLOCK: opening a FIFO must not hang; the mode check below refuses it anyway. The
@@ -130,6 +136,7 @@ CredentialsOrError LoadCredentials(const std::string& path) {
     return Error("cannot stat credentials file " + Shown(path) + ": " + std::strerror(errno));
   }
   if (auto error = CredentialsModeError(st.st_mode, path)) return Error(*error);
+  if (auto error = CredentialsOwnerError(st.st_uid, geteuid(), path)) return Error(*error);
   if (static_cast<std::size_t>(st.st_size) > kMaxFileBytes) {
     return Error("credentials file " + Shown(path) + " is larger than 1 MiB; is it the right file?");
   }
@@ -163,6 +170,12 @@ CredentialsOrError CredentialsFromEnvValue(const char* token) {
   return result;
 }
 
-CredentialsOrError CredentialsFromEnv() { return CredentialsFromEnvValue(std::getenv(kTokenEnvVar)); }
+CredentialsOrError CredentialsFromEnv() {
+  CredentialsOrError result = CredentialsFromEnvValue(std::getenv(kTokenEnvVar));
+  // Read once, then gone from this process's environment: not left in /proc/PID/environ for as
+  // long as the worker runs, nor handed to anything it starts. (Called before any thread exists.)
+  unsetenv(kTokenEnvVar);
+  return result;
+}
 
 }  // namespace tweetkeeper::worker

@@ -45,6 +45,10 @@ CredentialsOrError ParseCredentials(std::string_view text, const std::string& so
 // The mode check alone: an error naming the file, its mode and the fix, or nullopt.
 std::optional<std::string> CredentialsModeError(mode_t mode, const std::string& path);
 
+// The owner check alone: the file must be the worker's user's (owner == user), or an error naming
+// both.
+std::optional<std::string> CredentialsOwnerError(uid_t owner, uid_t user, const std::string& path);
+
 // The environment variable's value as a credential set (nullptr: unset).
 CredentialsOrError CredentialsFromEnvValue(const char* token);
 
