@@ -591,13 +591,26 @@ BEGIN
       USING ERRCODE = 'insufficient_privilege',
             HINT = 'A batch is completed or released by the session that claimed it.';
   END IF;
-  IF b.outcome IS NULL THEN
-    UPDATE tweetkeeper.batches x SET outcome = 'abandoned', finished_at = now(), stored = 0
-     WHERE x.lease_id = b.lease_id AND x.outcome IS NULL AND (buckets IS NULL OR x.bucket = ANY (buckets));
-    UPDATE tweetkeeper.tweets t SET due_at = b.oldest_due_at, lease_id = NULL
-     WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = b.lease_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
-  END IF;
+  PERFORM tweetkeeper.abandon_batch(b.lease_id, buckets);
   RETURN false;
+END $$;
+
+-- Hands back a batch whose claimer is gone (lease_holder(), maintenance()): the batch is
+-- `abandoned`, and its tweets are due again at their place in the queue, since the oldest of them
+-- was. Nothing happens to a batch that is finished already.
+CREATE OR REPLACE FUNCTION abandon_batch(lease bigint, buckets smallint[]) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  ids bigint[];
+  oldest timestamptz;
+BEGIN
+  UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
+   WHERE b.lease_id = lease AND b.outcome IS NULL AND (buckets IS NULL OR b.bucket = ANY (buckets))
+  RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
+  IF FOUND THEN
+    UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
+  END IF;
 END $$;
 
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
@@ -654,7 +667,10 @@ BEGIN
   IF NOT FOUND THEN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
-  IF NOT tweetkeeper.lease_holder(b, buckets) THEN
+  -- (The claimer is nearly always this session: the test of that is inline, lease_holder() is
+  -- called only when it fails.)
+  IF (b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
+     AND NOT tweetkeeper.lease_holder(b, buckets) THEN
     RETURN 0;  -- its session is gone: handed back, as maintenance() would have
   END IF;
 
@@ -723,7 +739,8 @@ BEGIN
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches
    WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
-  IF NOT FOUND OR NOT tweetkeeper.lease_holder(b, buckets) THEN
+  IF NOT FOUND OR ((b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
+                    AND NOT tweetkeeper.lease_holder(b, buckets)) THEN
     RETURN 0;
   END IF;
   IF b.outcome IS NOT NULL THEN

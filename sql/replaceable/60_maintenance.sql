@@ -20,8 +20,6 @@ DECLARE
   heads timestamptz[];
   gone record;
   shard record;
-  buckets smallint[];
-  ids bigint[];
   purged jsonb;
 BEGIN
   IF tweetkeeper.citus_worker_node() THEN
@@ -45,12 +43,7 @@ BEGIN
                   SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
                    WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
                 SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
-      buckets := tweetkeeper.lease_buckets(gone.lease_id);
-      UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
-       WHERE b.lease_id = gone.lease_id AND b.outcome IS NULL AND (buckets IS NULL OR b.bucket = ANY (buckets))
-      RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
-      UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
-       WHERE t.tweet_id = ANY (ids) AND t.lease_id = gone.lease_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+      PERFORM tweetkeeper.abandon_batch(gone.lease_id, tweetkeeper.lease_buckets(gone.lease_id));
     END LOOP;
   END IF;
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
