@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -236,6 +237,30 @@ std::string Gzip(std::string_view data) {
 
 namespace {
 
+// Inflates the one compressed member at the start of `in` (window_bits as for inflateInit2: 15 + 16
+// gzip, 15 + 32 gzip or zlib by its header), handing its output to keep(data, size) piece by
+// piece; keep returns false to stop (too much). Returns the member's length in `in`, or 0 when
+// the member is cut short or corrupt, or keep stopped. (DecodedBody keeps what it inflates;
+// CompleteMembers only walks the members of a file.)
+template <typename Keep>
+std::size_t InflateMember(std::string_view in, int window_bits, Keep&& keep) {
+  z_stream z{};
+  if (inflateInit2(&z, window_bits) != Z_OK) return 0;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(std::min<std::size_t>(in.size(), std::numeric_limits<uInt>::max()));
+  std::string chunk(64 * 1024, '\0');
+  int rc = Z_OK;
+  while (rc == Z_OK) {  // (Z_BUF_ERROR, no progress with room to write: the input ends too soon)
+    z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    z.avail_out = static_cast<uInt>(chunk.size());
+    rc = inflate(&z, Z_NO_FLUSH);
+    if ((rc == Z_OK || rc == Z_STREAM_END) && !keep(chunk.data(), chunk.size() - z.avail_out)) rc = Z_MEM_ERROR;
+  }
+  const std::size_t used = z.total_in;
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? used : 0;
+}
+
 // The body of an HTTP response as its reader gets it: de-chunked (HttpPayload), then inflated when
 // its Content-Encoding is gzip or deflate. nullopt when that cannot be done (another encoding, a
 // corrupt stream, more than 64 MiB): then nobody can say it holds no token.
@@ -257,24 +282,13 @@ std::optional<std::string> DecodedBody(std::string_view message) {
   if (encoding != "gzip," && encoding != "x-gzip," && encoding != "deflate,") return std::nullopt;
   constexpr std::size_t kMaxInflated = 64u << 20;
   std::string out;
-  std::string chunk(64 * 1024, '\0');
-  std::size_t at = 0;
-  while (at < payload->size()) {  // (gzip may hold several members, one after the other)
-    z_stream z{};
-    if (inflateInit2(&z, 15 + 32) != Z_OK) return std::nullopt;  // gzip or zlib, by its header
-    z.next_in = reinterpret_cast<Bytef*>(payload->data() + at);
-    z.avail_in = static_cast<uInt>(payload->size() - at);
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-      z.next_out = reinterpret_cast<Bytef*>(chunk.data());
-      z.avail_out = static_cast<uInt>(chunk.size());
-      rc = inflate(&z, Z_NO_FLUSH);
-      out.append(chunk.data(), chunk.size() - z.avail_out);
-      if (out.size() > kMaxInflated) rc = Z_MEM_ERROR;
-    }
-    const std::size_t used = payload->size() - at - z.avail_in;
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END || used == 0) return std::nullopt;
+  const std::string_view in(*payload);
+  for (std::size_t at = 0; at < in.size();) {  // (gzip may hold several members, one after the other)
+    const std::size_t used = InflateMember(in.substr(at), 15 + 32, [&](const char* data, std::size_t size) {
+      out.append(data, size);
+      return out.size() <= kMaxInflated;
+    });
+    if (used == 0) return std::nullopt;
     at += used;
   }
   return out;
@@ -298,23 +312,9 @@ bool CarriesSecret(std::string_view response, const std::vector<std::string>& se
 std::pair<std::size_t, int> CompleteMembers(std::string_view data) {
   std::size_t at = 0;
   int members = 0;
-  std::string sink(64 * 1024, '\0');
   while (at < data.size()) {
-    z_stream z{};
-    if (inflateInit2(&z, 15 + 16) != Z_OK) break;
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + at));
-    z.avail_in = static_cast<uInt>(data.size() - at);
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-      z.next_out = reinterpret_cast<Bytef*>(sink.data());
-      z.avail_out = static_cast<uInt>(sink.size());
-      rc = inflate(&z, Z_NO_FLUSH);
-      if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // cut short
-      if (rc == Z_BUF_ERROR) rc = Z_OK;                  // output full: go on
-    }
-    std::size_t used = z.total_in;
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END) break;
+    const std::size_t used = InflateMember(data.substr(at), 15 + 16, [](const char*, std::size_t) { return true; });
+    if (used == 0) break;  // cut short (or not gzip): the file ends before it
     at += used;
     ++members;
   }
