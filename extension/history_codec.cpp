@@ -65,6 +65,9 @@ class Reader {
 }  // namespace
 
 std::string PackHistory(const std::vector<HistoryRow>& rows) {
+  if (rows.size() > kMaxHistoryRows)
+    throw std::invalid_argument(std::to_string(rows.size()) + " observations in one packed span; at most " +
+                                std::to_string(kMaxHistoryRows));
   std::string out;
   out.reserve(2 + rows.size() * 12);
   out.push_back(static_cast<char>(kVersion));
@@ -99,6 +102,9 @@ std::vector<HistoryRow> UnpackHistory(std::string_view packed) {
   const std::uint64_t n = in.Varint();
   // Each row takes at least 3 bytes: a count beyond that is corrupt, not a reason to allocate.
   if (n > packed.size() / 3) throw HistoryCodecError("packed history is truncated");
+  if (n > kMaxHistoryRows)
+    throw HistoryCodecError("packed history holds " + std::to_string(n) + " observations; at most " +
+                            std::to_string(kMaxHistoryRows));
   std::vector<HistoryRow> rows;
   rows.reserve(n);
   HistoryRow prev;

@@ -44,6 +44,12 @@ class HistoryCodecError : public std::runtime_error {
 };
 
 // rows in (observed_at, lease_id) order; throws std::invalid_argument otherwise.
+// At most this many observations in one packed value (one post's week: a watch every minute is
+// 10,080). A bound both ways, so that everything packed reads back, and a hostile or corrupt value
+// cannot make unpacking allocate more than about 100 MiB.
+constexpr std::size_t kMaxHistoryRows = 1'000'000;
+
+// Throws std::invalid_argument for rows out of order, or more than kMaxHistoryRows of them.
 std::string PackHistory(const std::vector<HistoryRow>& rows);
 std::vector<HistoryRow> UnpackHistory(std::string_view packed);
 // The rows of both, in order; a row that both hold (same observed_at and lease_id) once, as the

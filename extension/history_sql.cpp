@@ -74,6 +74,10 @@ TK_FUNCTION(tk_pack_history) {
   const Column leases = ArrayArg(fcinfo, 1, INT8OID);
   std::vector<Column> counts;
   for (int c = 0; c < kHistoryCounts; ++c) counts.push_back(ArrayArg(fcinfo, 2 + c, INT8OID));
+  if (static_cast<std::size_t>(times.n) > kMaxHistoryRows)  // (before rows are allocated for them)
+    throw SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, "pack_history: " + std::to_string(times.n) +
+                                                       " observations in one packed span; at most " +
+                                                       std::to_string(kMaxHistoryRows));
   std::vector<HistoryRow> rows(times.n);
   for (int i = 0; i < 2 + kHistoryCounts; ++i) {
     const Column& col = i == 0 ? times : i == 1 ? leases : counts[i - 2];
@@ -127,6 +131,8 @@ TK_FUNCTION(tk_merge_history) {
     return ByteaResult(MergeHistory(a, b));
   } catch (const HistoryCodecError& e) {
     throw SqlError(ERRCODE_DATA_CORRUPTED, e.what());
+  } catch (const std::invalid_argument& e) {  // (more than kMaxHistoryRows together)
+    throw SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, std::string("merge_history: ") + e.what());
   }
 }
 

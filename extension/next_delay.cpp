@@ -6,6 +6,7 @@
 #include "policy.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -106,6 +107,15 @@ void LoadPolicy(bool read_only) {
 
 using namespace tweetkeeper;
 
+namespace {
+// An interval for SQL, in the caller's memory context (palloc, which may fail, inside PgCall).
+Datum IntervalResult(const Interval& value) {
+  Interval* result = pg::PgCall([] { return static_cast<Interval*>(palloc(sizeof(Interval))); });
+  *result = value;
+  return IntervalPGetDatum(result);
+}
+}  // namespace
+
 // next_delay(created_at timestamptz) -> interval, NULL once the tweet is past the last bucket.
 TK_FUNCTION(tk_next_delay) {
   TimestampTz created_at = PG_GETARG_TIMESTAMPTZ(0);
@@ -117,9 +127,7 @@ TK_FUNCTION(tk_next_delay) {
     throw SqlError(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE, "created_at is out of range");
   std::optional<PolicyRow> row = cache.policy.ForAge(age);
   if (!row) PG_RETURN_NULL();
-  Interval* result = static_cast<Interval*>(palloc(sizeof(Interval)));
-  *result = cache.delays[row->payload];
-  PG_RETURN_INTERVAL_P(result);
+  return IntervalResult(cache.delays[row->payload]);
 }
 
 // Statement trigger on tweetkeeper.age_policy: drop every backend's cached policy at commit.
@@ -196,6 +204,11 @@ void LoadGivenPolicy(ArrayType* ages, ArrayType* delays) {
 }  // namespace
 }  // namespace tweetkeeper
 
+namespace {
+// An interval array of kMaxPolicyRows elements (16 bytes each, with its header and null bitmap).
+constexpr Size kMaxPolicyArrayBytes = 64 + kMaxPolicyRows * (sizeof(Interval) + 1);
+}  // namespace
+
 TK_FUNCTION(tk_policy_delay) {
   TimestampTz created_at = PG_GETARG_TIMESTAMPTZ(0);
   TimestampTz at = PG_GETARG_TIMESTAMPTZ(1);
@@ -204,6 +217,11 @@ TK_FUNCTION(tk_policy_delay) {
   ArrayType* ages = nullptr;
   ArrayType* delays = nullptr;
   pg::PgCall([&] {
+    // (An age policy has a few rows: arrays of more are refused before they are read.)
+    for (int arg = 2; arg <= 3; ++arg)
+      if (toast_raw_datum_size(PG_GETARG_DATUM(arg)) > kMaxPolicyArrayBytes)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("policy_delay: max_ages and delays have at most %d elements", static_cast<int>(kMaxPolicyRows))));
     ages = PG_GETARG_ARRAYTYPE_P(2);
     delays = PG_GETARG_ARRAYTYPE_P(3);
   });
@@ -213,7 +231,5 @@ TK_FUNCTION(tk_policy_delay) {
     throw SqlError(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE, "created_at is out of range");
   std::optional<PolicyRow> row = given.policy.ForAge(age);
   if (!row) PG_RETURN_NULL();
-  Interval* result = static_cast<Interval*>(palloc(sizeof(Interval)));
-  *result = given.delays[row->payload];
-  PG_RETURN_INTERVAL_P(result);
+  return IntervalResult(given.delays[row->payload]);
 }

@@ -7,6 +7,9 @@
 namespace tweetkeeper {
 
 AgePolicy::AgePolicy(std::vector<PolicyRow> rows) : rows_(std::move(rows)) {
+  if (rows_.size() > kMaxPolicyRows)
+    throw PolicyError("age_policy has " + std::to_string(rows_.size()) + " rows; at most " +
+                      std::to_string(kMaxPolicyRows));
   std::sort(rows_.begin(), rows_.end(),
             [](const PolicyRow& a, const PolicyRow& b) { return a.max_age_usec < b.max_age_usec; });
   for (size_t i = 0; i < rows_.size(); ++i) {

@@ -26,10 +26,15 @@ class PolicyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An age policy has at most this many rows (the default has 7): more is a mistake, and the
+// coordinator of a Citus cluster passes the whole policy along with every completion.
+constexpr size_t kMaxPolicyRows = 1000;
+
 class AgePolicy {
  public:
   AgePolicy() = default;
-  // Validates and sorts the rows; throws PolicyError for a policy that makes no sense.
+  // Validates and sorts the rows; throws PolicyError for a policy that makes no sense (or has
+  // more than kMaxPolicyRows rows).
   explicit AgePolicy(std::vector<PolicyRow> rows);
 
   // The row whose bucket holds a tweet of this age, or nothing once the tweet is older than the

@@ -278,6 +278,8 @@ const char* NetworkName(Network network) {
 }
 
 PostRef ParsePostUrl(std::string_view raw) {
+  if (raw.size() > kMaxPostUrlBytes)
+    Fail(raw, "it is longer than " + std::to_string(kMaxPostUrlBytes) + " bytes, the most a post URL has");
   if (!ValidUtf8(raw)) throw PostUrlError("not a post URL: the value is not valid UTF-8");
   std::string_view url = raw;
   while (!url.empty() && (url.front() == ' ' || url.front() == '\t' || url.front() == '\r' || url.front() == '\n'))

@@ -43,6 +43,11 @@ class PostUrlError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// The longest post URL read, in bytes (real ones have a few hundred at most; 2,048 is what
+// browsers and servers commonly accept). A caller may pass only the first kMaxPostUrlBytes + 1
+// bytes of a longer value: the error is the same.
+constexpr std::size_t kMaxPostUrlBytes = 2048;
+
 // Reads a post URL (surrounding blanks ignored). Throws PostUrlError with a message that quotes
 // the value (cut to 200 characters) and says what is wrong with it.
 PostRef ParsePostUrl(std::string_view url);

@@ -4,6 +4,7 @@
 #include "post_url.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "datatype/timestamp.h"
 #include "funcapi.h"
@@ -11,15 +12,22 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-#include <string>
+#include <string_view>
 
 using namespace tweetkeeper;
 
 // -> (network, host, author, post_key, created_at, canonical); 22023 naming the value and what
 // is wrong with it when it is not a post URL. host and created_at are NULL where the URL has none.
 TK_FUNCTION(tk_parse_post_url) {
-  text* arg = pg::PgCall([&] { return PG_GETARG_TEXT_PP(0); });
-  const std::string url(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg));
+  // A value far longer than any post URL is refused by its first bytes, before the whole of it is
+  // read (detoasted) or copied.
+  text* arg = pg::PgCall([&] {
+    const Datum d = PG_GETARG_DATUM(0);
+    return toast_raw_datum_size(d) > VARHDRSZ + kMaxPostUrlBytes
+               ? DatumGetTextPSlice(d, 0, static_cast<int32>(kMaxPostUrlBytes + 1))
+               : PG_GETARG_TEXT_PP(0);
+  });
+  const std::string_view url(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg));
   PostRef ref;
   try {
     ref = ParsePostUrl(url);

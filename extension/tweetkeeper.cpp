@@ -28,13 +28,6 @@ void _PG_init(void) {
   }
 }
 
-namespace {
-Interval* MsToInterval(int64 ms) {
-  auto* iv = static_cast<Interval*>(palloc0(sizeof(Interval)));
-  iv->time = ms * 1000;
-  return iv;
-}
-}  // namespace
 
 // settings() -> (buffer_ttl, lease_ttl, batch_retention, unavailable_recheck, history_partition,
 // history_retention, history_rollup, history_keep_unchanged, housekeeping_interval,
@@ -43,13 +36,20 @@ Interval* MsToInterval(int64 ms) {
 // lease_settings() is its 0.1.0 name with the first four columns only, kept for databases (and
 // queries) made with 0.1.0: the record is filled up to the caller's number of columns.
 namespace {
+// (Everything here allocates with palloc, which may fail: all of it inside PgCall.)
 Datum SettingsRecord(FunctionCallInfo fcinfo) {
+  return pg::PgCall([&] {
   TupleDesc tupdesc;
   if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
-    throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "settings must return a record");
-  auto seconds = [](int s) { return IntervalPGetDatum(MsToInterval(int64{s} * 1000)); };
-  Datum values[] = {IntervalPGetDatum(MsToInterval(settings::buffer_ttl_ms)),
-                    IntervalPGetDatum(MsToInterval(settings::lease_ttl_ms)),
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("settings must return a record")));
+  auto ms = [](int64 ms) {
+    auto* iv = static_cast<Interval*>(palloc0(sizeof(Interval)));
+    iv->time = ms * 1000;
+    return IntervalPGetDatum(iv);
+  };
+  auto seconds = [&](int s) { return ms(int64{s} * 1000); };
+  Datum values[] = {ms(settings::buffer_ttl_ms),
+                    ms(settings::lease_ttl_ms),
                     seconds(settings::batch_retention_s),
                     seconds(settings::unavailable_recheck_s),
                     seconds(settings::history_partition_s),
@@ -60,10 +60,11 @@ Datum SettingsRecord(FunctionCallInfo fcinfo) {
                     Int32GetDatum(settings::missing_after)};
   constexpr int kColumns = sizeof(values) / sizeof(values[0]);
   if (tupdesc->natts > kColumns)
-    throw SqlError(ERRCODE_FEATURE_NOT_SUPPORTED, "settings has more columns than this library knows");
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("settings has more columns than this library knows")));
   bool nulls[kColumns] = {};
-  HeapTuple tuple = pg::PgCall([&] { return heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls); });
-  PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
+  return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+  });
 }
 }  // namespace
 

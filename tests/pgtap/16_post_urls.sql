@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(26);
+SELECT plan(29);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(author, '-'), post_key, canonical)
@@ -69,6 +69,18 @@ SELECT throws_like($$SELECT tweetkeeper.parse_post_url('1460323737035677698')$$,
 SELECT throws_like($$SELECT tweetkeeper.parse_post_url('')$$, 'not a post URL "": it is empty', 'an empty one');
 SELECT throws_like($$SELECT tweetkeeper.parse_post_url(repeat('https://x.com/', 100))$$,
   'not a post URL "https://x.com/https://x.com/%...": %', 'a long value is cut in the message');
+-- A value far longer than any URL: a clear error, from its first bytes (also when stored, where
+-- only a slice is read), never the whole of it copied.
+SELECT throws_ok(format('SELECT tweetkeeper.parse_post_url(%L || repeat(''a'', 10000000))', 'https://x.com/jack/status/20?'),
+  '22023', 'not a post URL "https://x.com/jack/status/20?' || repeat('a', 171)
+           || '...": it is longer than 2048 bytes, the most a post URL has', 'a URL of 10 MB');
+CREATE TEMP TABLE long_urls AS SELECT 'https://x.com/jack/status/20?' || repeat('a', 2019) AS url
+  UNION ALL SELECT 'https://x.com/jack/status/20?' || repeat(md5(i::text), 312500) FROM generate_series(1, 1) i;
+SELECT results_eq($$SELECT (SELECT p.post_key FROM tweetkeeper.parse_post_url(u.url) p) FROM long_urls u WHERE length(u.url) = 2048$$,
+  $$VALUES ('20')$$, 'a URL of 2048 bytes is read');
+SELECT throws_like($$SELECT tweetkeeper.parse_post_url(u.url) FROM long_urls u WHERE length(u.url) > 2048$$,
+  'not a post URL "https://x.com/jack/status/20?%...": it is longer than 2048 bytes, the most a post URL has',
+  'a stored URL of 10 MB (toasted: a slice of it is read)');
 SELECT ok((tweetkeeper.parse_post_url(NULL)).network IS NULL, 'NULL in, NULL out (STRICT)');
 
 -- Immutable and parallel safe: usable in an index or a generated column.

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(32);
+SELECT plan(34);
 
 -- Observations of three posts over the last 20 days, every 5 hours (written straight in, as a
 -- long-running system would have them: they land in the default partition, and
@@ -112,6 +112,13 @@ SELECT throws_ok($$SELECT * FROM tweetkeeper.unpack_history('\x0201'::bytea)$$, 
   'packed history it cannot read is an error, never wrong rows');
 SELECT throws_ok($$SELECT tweetkeeper.pack_history(ARRAY[now()], ARRAY[1, 2]::bigint[], NULL, NULL, NULL, NULL, NULL, NULL)$$,
   '22023', NULL, 'arrays of different lengths are refused');
+-- Bounded both ways (a post's week has about 10,000 observations at the very most): a 10 MB value
+-- whose header says it holds more is refused by its header; so is packing more.
+SELECT throws_ok($$SELECT count(*) FROM tweetkeeper.unpack_history('\x01c1843d'::bytea || convert_to(repeat(' ', 10485760), 'UTF8'))$$,
+  'XX001', 'packed history holds 1000001 observations; at most 1000000', 'a packed history of 10 MB saying it holds more than a million');
+SELECT throws_ok($$SELECT tweetkeeper.pack_history((SELECT array_agg(now() + i * interval '1 second') FROM generate_series(1, 1000001) i),
+                                                   NULL, NULL, NULL, NULL, NULL, NULL, NULL)$$,
+  '54000', 'pack_history: 1000001 observations in one packed span; at most 1000000', 'packing more than a million observations');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -107,6 +107,29 @@ TEST(HistoryCodec, MergeInterleavesAndKeepsEachObservationOnce) {
   EXPECT_THROW(MergeHistory("", PackHistory(a)), HistoryCodecError);
 }
 
+TEST(HistoryCodec, AtMostAMillionObservationsEitherWay) {
+  // Packing: as many as the bound, not one more (what is packed must read back).
+  std::vector<HistoryRow> rows(kMaxHistoryRows + 1);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = Row(static_cast<std::int64_t>(i), 1, {1});
+  EXPECT_THROW(PackHistory(rows), std::invalid_argument);
+  rows.pop_back();
+  const std::string packed = PackHistory(rows);
+  EXPECT_EQ(UnpackHistory(packed).size(), kMaxHistoryRows);
+  // Unpacking: a value of 10 MB that says it holds more than the bound is refused by its header,
+  // before rows are allocated for it.
+  std::string hostile("\x01", 1);
+  std::uint64_t n = kMaxHistoryRows + 1;  // (a varint: 7 bits a byte, the lowest first)
+  for (; n >= 0x80; n >>= 7) hostile.push_back(static_cast<char>(0x80 | (n & 0x7f)));
+  hostile.push_back(static_cast<char>(n));
+  hostile.resize(10 << 20, '\0');
+  try {
+    UnpackHistory(hostile);
+    ADD_FAILURE() << "a packed value of more than the bound was read";
+  } catch (const HistoryCodecError& e) {
+    EXPECT_EQ(std::string(e.what()), "packed history holds 1000001 observations; at most 1000000");
+  }
+}
+
 TEST(HistoryCodec, WithoutTakesOutOneObservation) {
   const std::vector<HistoryRow> rows = {Row(1, 10, {1}), Row(5, 50, {5}), Row(5, 51, {6})};
   EXPECT_EQ(UnpackHistory(HistoryWithout(PackHistory(rows), 5, 50)),

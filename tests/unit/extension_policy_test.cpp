@@ -46,6 +46,12 @@ TEST(AgePolicy, RefusesNonsense) {
   EXPECT_THROW(AgePolicy({{0, kMinute, 0}}), PolicyError);
   EXPECT_THROW(AgePolicy({{kDay, 0, 0}}), PolicyError);
   EXPECT_THROW(AgePolicy({{kDay, -kMinute, 0}}), PolicyError);
+  // At most kMaxPolicyRows rows (the coordinator passes the whole policy with every completion).
+  std::vector<PolicyRow> rows;
+  for (size_t i = 1; i <= kMaxPolicyRows; ++i) rows.push_back({static_cast<int64_t>(i) * kMinute, kMinute, i});
+  EXPECT_NO_THROW(AgePolicy{rows});
+  rows.push_back({static_cast<int64_t>(kMaxPolicyRows + 1) * kMinute, kMinute, 0});
+  EXPECT_THROW(AgePolicy{rows}, PolicyError);
   EXPECT_THROW(AgePolicy({{kDay, kMinute, 0}, {kDay, 2 * kMinute, 1}}), PolicyError);
   EXPECT_NO_THROW(AgePolicy({{kDay, kMinute, 0}, {2 * kDay, kMinute, 1}}));
 }

@@ -151,5 +151,23 @@ TEST(PostUrl, MessagesQuoteSafely) {
   EXPECT_THROW(ParsePostUrl("https://mastodon.social/@b\xc3\xa9/1"), PostUrlError);  // valid UTF-8, not a user
 }
 
+TEST(PostUrl, AtMost2048Bytes) {
+  // The longest URL accepted, padded with a query string (which says nothing about the post).
+  std::string url = "https://x.com/jack/status/20?";
+  url.resize(kMaxPostUrlBytes, 'a');
+  EXPECT_EQ(ParsePostUrl(url).key, "20");
+  for (const std::size_t size : {kMaxPostUrlBytes + 1, std::size_t{10} << 20}) {
+    url.resize(size, 'a');
+    try {
+      ParsePostUrl(url);
+      ADD_FAILURE() << "accepted a URL of " << size << " bytes";
+    } catch (const PostUrlError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.substr(what.find(": it is")), ": it is longer than 2048 bytes, the most a post URL has");
+      EXPECT_LT(what.size(), 400u) << "the message quotes a prefix only";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tweetkeeper
