@@ -49,7 +49,10 @@ CREATE TABLE tweets (
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),
   CONSTRAINT tweets_watch_complete CHECK ((watch_every IS NULL) = (watch_until IS NULL)),
-  CONSTRAINT tweets_key_network CHECK ((tweet_id > 0) = (endpoint IS NULL))
+  CONSTRAINT tweets_key_network CHECK ((tweet_id > 0) = (endpoint IS NULL)),
+  -- (The worker sends a Mastodon post's requests to its host: only a DNS name as post URLs have it.)
+  CONSTRAINT tweets_endpoint_known CHECK (endpoint IN ('bluesky', 'bluesky-handle')
+    OR endpoint ~ '^mastodon:(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$')
 ) WITH (fillfactor = 70, vacuum_truncate = false);
 SELECT pg_catalog.pg_extension_config_dump('tweets', '');
 -- Every claim and every completion rewrites due_at, so no update is HOT; the spare room per page

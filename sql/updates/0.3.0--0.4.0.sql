@@ -1,3 +1,19 @@
 -- 0.3.0 -> 0.4.0, what runs once before 0.4.0's replaceable definitions (scripts/build-sql.sh
--- appends them). 0.4.0 changes no table, type or index: its changes are all in functions,
--- views, triggers and grants, which the replaceable part re-declares.
+-- appends them). The rest of 0.4.0's changes are in functions, views, triggers and grants, which
+-- the replaceable part re-declares.
+
+-- tweets.endpoint names who answers for a post, and for Mastodon the host the worker sends its
+-- requests to: only the values the scheduling functions write (a Mastodon host as parse_post_url()
+-- reads it: a lower-case DNS name). Rows written by 0.3.0's functions all pass; the check refuses
+-- a row written by hand with anything else (a path, a port, user info, an address).
+-- (In a DO block: on Citus the ALTER TABLE goes to every shard as the text of its statement, and
+-- a statement of an extension's script has the whole script as its text. On a Citus worker node
+-- the coordinator's ALTER TABLE has added it already, before this script runs there.)
+DO $do$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_catalog.pg_constraint
+                  WHERE conrelid = 'tweetkeeper.tweets'::pg_catalog.regclass AND conname = 'tweets_endpoint_known') THEN
+    EXECUTE $q$ALTER TABLE tweetkeeper.tweets ADD CONSTRAINT tweets_endpoint_known CHECK (endpoint IN ('bluesky', 'bluesky-handle')
+    OR endpoint ~ '^mastodon:(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$')$q$;
+  END IF;
+END $do$;

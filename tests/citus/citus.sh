@@ -128,6 +128,12 @@ tk_sql_ok "the shards of tweets are on both worker nodes" \
 # The update of a distributed cluster (its triggers stay: on Citus a trigger on a distributed
 # table cannot be declared again).
 update_to "$TK_VERSION" "of the distributed cluster"
+# A constraint the update adds to a distributed table reaches every shard of it.
+tk_sql_ok "the update's CHECK on tweets.endpoint is on every shard of tweets" \
+  "SELECT count(*) > 0 AND bool_and(success AND result = '1') FROM run_command_on_shards('tweetkeeper.tweets',
+     \$q\$SELECT count(*) FROM pg_constraint WHERE conrelid = '%s'::regclass AND conname ~ '^tweets_endpoint_known'\$q\$)" \
+  "SELECT * FROM run_command_on_shards('tweetkeeper.tweets',
+     \$q\$SELECT count(*) FROM pg_constraint WHERE conrelid = '%s'::regclass AND conname ~ '^tweets_endpoint_known'\$q\$)"
 out=$(on c -c "SELECT tweetkeeper.distribute()" 2>&1)
 echo "$out" | grep -q "^0 tables distributed now"
 tk_ok "distribute() again changes nothing" $? "$out"

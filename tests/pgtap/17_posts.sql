@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(45);
+SELECT plan(50);
 
 \set x_url 'https://x.com/XDevelopers/status/1460323737035677698'
 \set did 'did:plc:z72i7hdynmk6r22z27h6tvur'
@@ -136,6 +136,12 @@ SELECT results_eq($$SELECT r.post_key, r.tweet_id = tweetkeeper.post_id(tweetkee
 DELETE FROM tweetkeeper.post_refs WHERE author = 'somebody' AND post_key = '2';
 SELECT throws_ok($$INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay) VALUES (-5, now(), now(), '1 minute')$$,
   '23514', NULL, 'a negative id needs an endpoint');
+-- The worker sends a Mastodon post's requests to its endpoint's host: only a DNS name, as post
+-- URLs have it, whoever writes the row.
+SELECT throws_ok(format($$INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+                          VALUES (-5, now(), now(), '1 minute', %L)$$, e),
+  '23514', 'new row for relation "tweets" violates check constraint "tweets_endpoint_known"', 'endpoint ' || e || ' is refused')
+  FROM unnest(ARRAY['mastodon:127.0.0.1:8080/x', 'mastodon:user@example.social', 'mastodon:127.0.0.1', 'mastodon:Example.social', 'mastodon:localhost']) e;
 
 -- The view: every post, as people name them.
 SELECT results_eq($$SELECT network, count(*) FROM tweetkeeper.posts GROUP BY 1 ORDER BY 1$$,
