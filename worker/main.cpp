@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       spdlog::info("WARC: recording every API exchange in {} (a new file every {} s or {} MB)", o.warc_dir,
                    o.warc_rollover_s, o.warc_max_mb);
     }
-    tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances));
+    tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));
     if (!o.metrics_address.empty()) {
       try {
         const int port = runner.telemetry().Serve(o.metrics_address);

@@ -7,7 +7,8 @@
 # (a backdated post) moves a post to its true age's delay, that posts the AppView leaves out are
 # put off, not refreshed, that Bluesky reads bill nothing, and that nothing is lost or left leased,
 # also when a Bluesky and a Mastodon worker are SIGKILLed with a batch in flight (the mock answers
-# after 500 ms, so there is one to catch).
+# after 500 ms, so there is one to catch). Last, a Mastodon post on a host that resolves to
+# loopback: not connected to unless --allow-private-hosts, the post kept.
 # Prints "ok"/"not ok" lines and "networks: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -244,4 +245,40 @@ tk_sql_ok "X tweets were refreshed too" \
   "SELECT min(update_count) >= 3 FROM tweetkeeper.tweets WHERE tweet_id > 0 AND state = 'scheduled'"
 tk_sql_ok "the Bluesky endpoint's window is recorded from the RateLimit headers" \
   "SELECT requests_per_window = 3000 AND requests > 0 FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'"
+
+# A post URL's host that resolves into this network (libcurl resolves *.localhost to loopback
+# itself, without DNS): no --instance maps it, so the Mastodon worker connects nowhere (SSRF),
+# says why once, and hands each batch back: the post stays tracked. With --allow-private-hosts it
+# connects (to https://evil.localhost:443, where nothing listens: a connection failure instead).
+evil_url=$(tk_psql -c "SELECT format('https://evil.localhost/@u/%s', (extract(epoch FROM now() - interval '1 minute') * 1000)::bigint << 16)")
+tk_psql -c "SELECT tweetkeeper.schedule_posts(ARRAY['$evil_url'])" >/dev/null
+echo "evil.localhost=networks-evil-token" >"$dir/evil-tokens"
+chmod 600 "$dir/evil-tokens"
+start_evil() { # NAME [OPTION...]
+  local name=$1
+  shift
+  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon "${instances[@]}" --credentials "$dir/evil-tokens" "$@" \
+    --dsn "$TK_DSN user=tk_worker_login" --concurrency 2 --name "$name" --poll-interval 200 >"$dir/$name.log" 2>&1 &
+  e_pid=$!
+  TK_PIDS+=($e_pid)
+  tk_wait_for 20 "SELECT count(*) >= 2 FROM tweetkeeper.batches WHERE endpoint = 'mastodon:evil.localhost' AND worker = '$name' AND outcome IS NOT NULL"
+  kill -TERM "$e_pid"
+  tk_wait_exit "$e_pid" 30
+}
+start_evil masto-evil
+evil_batches="SELECT lease_id, worker, outcome, reason FROM tweetkeeper.batches WHERE endpoint = 'mastodon:evil.localhost' ORDER BY lease_id"
+tk_sql_ok "a post on a host that resolves to loopback, not mapped: each batch released, nothing connected (the reason says so)" \
+  "SELECT count(*) >= 2 AND bool_and(outcome = 'released' AND reason LIKE 'not connected: evil.localhost resolves to a private or loopback address (%)')
+     FROM tweetkeeper.batches WHERE endpoint = 'mastodon:evil.localhost'" "$evil_batches"
+refusals=$(grep -c 'mastodon: refusing evil.localhost: it resolves to a private or loopback address (.*); map it with --instance or pass --allow-private-hosts' "$dir/masto-evil.log")
+tk_ok_if "the worker said why once, for all those batches ($refusals lines)" "[ '$refusals' = 1 ]"
+tk_ok_if "and never its token" "! grep -q networks-evil-token '$dir/masto-evil.log'"
+tk_sql_ok "the post is still tracked: scheduled, not leased, due, never observed" \
+  "SELECT count(*) = 1 AND bool_and(state = 'scheduled' AND NOT in_flight AND due_at IS NOT NULL AND update_count = 0)
+     FROM tweetkeeper.posts WHERE url = '$evil_url'" \
+  "SELECT * FROM tweetkeeper.posts WHERE url = '$evil_url'"
+start_evil masto-allow --allow-private-hosts
+tk_sql_ok "with --allow-private-hosts the worker connects there (and finds nothing on port 443)" \
+  "SELECT count(*) >= 1 AND bool_and(outcome = 'released' AND reason NOT LIKE '%private or loopback%' AND reason LIKE '%evil.localhost port 443%')
+     FROM tweetkeeper.batches WHERE endpoint = 'mastodon:evil.localhost' AND worker = 'masto-allow'" "$evil_batches"
 tk_summary networks

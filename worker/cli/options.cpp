@@ -185,6 +185,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
   app.add_option("--instance", instances,
                  "mastodon: send server HOST's requests to URL instead of https://HOST (repeatable; tests, proxies)")
       ->type_name("HOST=URL");
+  app.add_flag("--allow-private-hosts", o.allow_private_hosts,
+               "mastodon: let a server named in a post's URL resolve to a loopback, private or link-local address "
+               "(refused by default: anyone who can schedule a post picks that host)");
   app.add_option("--metrics-address", o.metrics_address,
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (IPv4 or a host name; port 0 picks a free one)")
       ->type_name("HOST:PORT");

@@ -41,6 +41,9 @@ struct Options {
   ApiUrl api;  // api_url, validated
   // --instance HOST=URL (mastodon): where a server's requests go instead of https://HOST.
   std::map<std::string, std::string> instances;
+  // --allow-private-hosts (mastodon): a host taken from a post's URL may resolve to a loopback or
+  // private address too (by default such a connection is refused).
+  bool allow_private_hosts = false;
 };
 
 struct ParsedCommandLine {

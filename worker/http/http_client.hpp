@@ -35,7 +35,16 @@ class CurlGlobal {
   CurlGlobal& operator=(const CurlGlobal&) = delete;
 };
 
-// One per thread; reuses its connection (keep-alive) across requests.
+// Where a request may connect. kAny: wherever its host resolves (URLs the operator gave:
+// --api-url, --instance, or any with --allow-private-hosts). kPublicOnly: public addresses only
+// (a host taken from a post's URL), each address libcurl is about to connect to checked by
+// IsPublicAddress (address_policy.hpp); a refused one fails the request with `refused_address`
+// set, nothing sent.
+enum class Reach { kAny, kPublicOnly };
+
+// One per thread; reuses its connections (keep-alive) across requests. kPublicOnly requests go
+// through a handle of their own, so they never reuse a connection another request opened
+// unchecked.
 class HttpClient {
  public:
   explicit HttpClient(HttpOptions options);
@@ -46,11 +55,13 @@ class HttpClient {
   // Never throws for network trouble: a failed request has status 0 and `error` set.
   // The token goes only into the Authorization header, never into `error`.
   // `abort`, when set to true by another thread, cuts the transfer short (fast shutdown).
-  HttpResponse Get(const std::string& url, const std::string& bearer_token, const std::atomic<bool>* abort = nullptr);
+  HttpResponse Get(const std::string& url, const std::string& bearer_token, const std::atomic<bool>* abort = nullptr,
+                   Reach reach = Reach::kAny);
 
  private:
   HttpOptions options_;
   CURL* curl_;
+  CURL* public_curl_ = nullptr;  // kPublicOnly's handle, made at its first request
 };
 
 }  // namespace tweetkeeper::worker

@@ -15,6 +15,10 @@ struct HttpResponse {
   std::string body;
   std::string error;  // transport failure (DNS, connect, timeout, abort); empty on success
   bool timed_out = false;  // the failure was --http-timeout running out
+  // Not connected (Reach::kPublicOnly): the URL's host resolves to this address, which is not
+  // public (loopback, private, link-local, ...). Empty otherwise.
+  std::string refused_host;
+  std::string refused_address;
   double elapsed_ms = 0;
 };
 

@@ -38,7 +38,8 @@ RateLimit ParseMastodonRateLimit(const Headers& headers) {
   return rate;
 }
 
-MastodonProvider::MastodonProvider(std::map<std::string, std::string> instances) : instances_(std::move(instances)) {
+MastodonProvider::MastodonProvider(std::map<std::string, std::string> instances, bool allow_private_hosts)
+    : instances_(std::move(instances)), allow_private_hosts_(allow_private_hosts) {
   for (auto& [host, url] : instances_) {
     while (!url.empty() && url.back() == '/') url.pop_back();
   }
@@ -52,6 +53,10 @@ std::string MastodonProvider::HostOf(const std::string& endpoint) {
 std::string MastodonProvider::BaseUrl(const std::string& host) const {
   const auto it = instances_.find(host);
   return it != instances_.end() ? it->second : "https://" + host;
+}
+
+bool MastodonProvider::PublicAddressesOnly(const std::string& endpoint) const {
+  return !allow_private_hosts_ && instances_.find(HostOf(endpoint)) == instances_.end();
 }
 
 std::string MastodonProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {

@@ -23,7 +23,9 @@ namespace tweetkeeper::worker {
 class MastodonProvider final : public KeyedProvider {
  public:
   // `instances`: host -> base URL for the servers not reached at https://<host> (--instance).
-  explicit MastodonProvider(std::map<std::string, std::string> instances = {});
+  // `allow_private_hosts` (--allow-private-hosts): an unmapped host may resolve to a loopback or
+  // private address too; otherwise its requests connect to public addresses only.
+  explicit MastodonProvider(std::map<std::string, std::string> instances = {}, bool allow_private_hosts = false);
 
   std::string Name() const override { return "mastodon"; }
   int MaxBatch() const override { return 20; }
@@ -44,11 +46,15 @@ class MastodonProvider final : public KeyedProvider {
   // Through the Provider interface: each server's token is its host's; a 404 to a batch of more
   // than one status asks /api/v2/instance, and an old server's answer says single-status.
   std::optional<std::string> EndpointToken(const std::string& endpoint) const override { return HostOf(endpoint); }
+  // A host taken from a post's URL, not mapped with --instance: public addresses only (unless
+  // --allow-private-hosts).
+  bool PublicAddressesOnly(const std::string& endpoint) const override;
   std::string DiagnosisUrl(const PostKeys& keys, std::size_t ids, const HttpResponse& failed) const override;
   std::optional<Diagnosis> Diagnose(const HttpResponse& answer) const override;
 
  private:
   std::map<std::string, std::string> instances_;
+  bool allow_private_hosts_;
 };
 
 // X-RateLimit-Limit / -Remaining / -Reset (ISO 8601, as Mastodon sends it) as RateLimit.

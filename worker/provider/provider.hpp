@@ -87,6 +87,12 @@ class Provider {
   // the claim's credential's (X), or the file's only token.
   virtual std::optional<std::string> EndpointToken(const std::string& /*endpoint*/) const { return std::nullopt; }
 
+  // Whether an endpoint's requests may connect to public addresses only (HttpClient's
+  // Reach::kPublicOnly): true where its host was taken from a post's URL, which anyone who can
+  // schedule a post picks (Mastodon, unless mapped with --instance or --allow-private-hosts is
+  // given). An --api-url is the operator's: false.
+  virtual bool PublicAddressesOnly(const std::string& /*endpoint*/) const { return false; }
+
   // A failed answer that one more request can explain (Mastodon: a 404 to a batch may be a server
   // older than 4.3, which its /api/v2/instance tells): the URL to ask, or empty; and what that
   // answer says, if anything.

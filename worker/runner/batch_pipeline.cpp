@@ -101,7 +101,7 @@ Runner::Exchange Runner::Ask(Slot& slot, const Lease& lease, const std::vector<s
     exchange.url = provider_->RequestUrl(part, part_keys);
     spdlog::trace("{}: lease {}: GET {} ({})", slot.label, lease.id, exchange.url, token.name);
     HttpResponse& response = exchange.response;
-    response = slot.http.Get(exchange.url, token.token, stop_.abort_flag());
+    response = slot.http.Get(exchange.url, token.token, stop_.abort_flag(), ReachOf(lease));
     RedactToken(response.body, token.token);  // before anything quotes the body
     ++counters_.batches;                      // counted when answered, so an interval's numbers add up
     counters_.tweets += part.size();
@@ -138,7 +138,7 @@ void Runner::Judge(Slot& slot, const Lease& lease, const PostKeys& keys, const B
     // One more request explains the failure (a Mastodon server older than 4.3: one status per
     // request from then on).
     if (std::optional<Diagnosis> d =
-            provider_->Diagnose(slot.http.Get(diagnosis_url, token.token, stop_.abort_flag()))) {
+            provider_->Diagnose(slot.http.Get(diagnosis_url, token.token, stop_.abort_flag(), ReachOf(lease)))) {
       exchange.quota.refusal = d->refusal;
       exchange.reason = d->reason;
     }
@@ -157,7 +157,7 @@ Millis Runner::Fail(Slot& slot, const Lease& lease, const Exchange& exchange) {
   ++counters_.errors;
   const Millis wait = exchange.paused ? Millis{0} : slot.Failed();
   const bool ours = result.failure == FailureKind::kOurRequestInvalid;  // a 400 is a bug on our side
-  const auto level = result.failure == FailureKind::kRejected || ours ? spdlog::level::err : spdlog::level::warn;
+  auto level = result.failure == FailureKind::kRejected || ours ? spdlog::level::err : spdlog::level::warn;
   if (ours) {
     spdlog::error(
         "{}: lease {}: the API called our request invalid (HTTP 400), a bug in tweetkeeper: GET {}; "
@@ -166,6 +166,18 @@ Millis Runner::Fail(Slot& slot, const Lease& lease, const Exchange& exchange) {
   }
   const std::string next =
       stop_.stopping() ? "" : fmt::format(", next try in {:.1f} s", Secs(exchange.paused ? *exchange.paused : wait));
+  if (const HttpResponse& r = exchange.response; !r.refused_address.empty()) {
+    // A host from a post's URL that resolves into this network: nothing was sent. Said once per
+    // host every kRefusedLogEvery (anyone can schedule posts there); each batch at debug.
+    if (FirstRefusalIn(r.refused_host)) {
+      spdlog::warn(
+          "{}: {}: refusing {}: it resolves to a private or loopback address ({}); map it with --instance or pass "
+          "--allow-private-hosts; its posts are handed back and tried again (said once per host every {} min)",
+          slot.label, provider_->Name(), r.refused_host, r.refused_address,
+          std::chrono::duration_cast<std::chrono::minutes>(kRefusedLogEvery).count());
+    }
+    level = spdlog::level::debug;
+  }
   spdlog::log(level, "{}: lease {}: API request for {} ids failed ({}): {}; batch released{}", slot.label, lease.id,
               exchange.asked, FailureKindName(result.failure), result.reason, next);
   return wait;
@@ -214,6 +226,26 @@ Millis Runner::Store(Slot& slot, const Lease& lease, const Exchange& exchange,
                 result.ignored, stored, ms, exchange.response.elapsed_ms);
   slot.failures = 0;
   return Millis{0};
+}
+
+Reach Runner::ReachOf(const Lease& lease) const {
+  return provider_->PublicAddressesOnly(lease.endpoint) ? Reach::kPublicOnly : Reach::kAny;
+}
+
+bool Runner::FirstRefusalIn(const std::string& host) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(refused_log_mutex_);
+  if (refused_logged_.size() >= 1024) {  // hosts whose interval is over are forgotten
+    for (auto e = refused_logged_.begin(); e != refused_logged_.end();) {
+      e = now - e->second >= kRefusedLogEvery ? refused_logged_.erase(e) : std::next(e);
+    }
+  }
+  const auto [it, first] = refused_logged_.try_emplace(host, now);
+  if (first || now - it->second >= kRefusedLogEvery) {
+    it->second = now;
+    return true;
+  }
+  return false;
 }
 
 void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota) {

@@ -79,6 +79,12 @@ class Runner {
   Millis Fail(Slot& slot, const Lease& lease, const Exchange& exchange);
   Millis Store(Slot& slot, const Lease& lease, const Exchange& exchange, std::chrono::steady_clock::time_point started);
   void Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota = {});
+  // Where a lease's requests may connect (the provider's word on its endpoint), and whether a
+  // refused host (one that resolves into this network) is to be logged now: once per host every
+  // kRefusedLogEvery.
+  Reach ReachOf(const Lease& lease) const;
+  bool FirstRefusalIn(const std::string& host);
+  static constexpr std::chrono::minutes kRefusedLogEvery{10};
 
   // handle_resolution.cpp: a batch of names to resolve (Bluesky: posts known by handle): resolve
   // each, store the keys (complete_handles).
@@ -102,6 +108,8 @@ class Runner {
   std::mutex quota_log_mutex_;
   std::string last_quota_reason_;
   std::atomic<bool> idle_stop_logged_{false};
+  std::mutex refused_log_mutex_;
+  std::map<std::string, std::chrono::steady_clock::time_point> refused_logged_;  // host -> when last logged
   std::atomic<bool> no_payloads_logged_{false};  // payloads on, and this provider keeps none
   std::atomic<int> exit_code_{0};
   std::atomic<int> busy_{0};  // slots between a claimed lease and its completion or release
