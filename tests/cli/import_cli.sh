@@ -102,6 +102,18 @@ rc=$?
   grep -q "400,000 ids read: $(thousands $((400000 - partial))) new, $(thousands "$partial") already tracked" "$dir/err"
 tk_ok "killed after $partial of 400,000, a re-run imports the rest and says so" $? "$(tail -1 "$dir/err")"
 
+# Hostile lines: one of 20 MB (no line is read into memory beyond 16 MiB), one that would write
+# escape sequences to the terminal: each a bad line, shown escaped; the lines around them imported.
+before=$(count)
+{ ids 5 2000000; head -c 20000000 /dev/zero | tr '\0' 7; echo; printf '\033[2J\033[31mred\n'; ids 1 2000010; } >"$dir/hostile.txt"
+"$IMPORT" --dsn "$dsn" "$dir/hostile.txt" >/dev/null 2>"$dir/err"
+rc=$?
+[ $rc -eq 3 ] && [ "$(count)" = $((before + 6)) ] &&
+  grep -qF "hostile.txt:6: the line is longer than 16777216 bytes: skipped" "$dir/err" &&
+  grep -qF "hostile.txt:7: not a tweet id or post URL: '\x1b[2J\x1b[31mred'" "$dir/err" &&
+  ! grep -q $'\033' "$dir/err"
+tk_ok "a 20 MB line and one of escape sequences: bad lines, shown escaped, the others imported (rc $rc)" $? "$(cat -v "$dir/err")"
+
 # What stops it.
 out=$("$IMPORT" --dsn "$dsn" "$dir/missing.txt" 2>&1)
 rc=$?

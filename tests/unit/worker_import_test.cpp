@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "ids/id_reader.hpp"
 
 namespace tweetkeeper::importer {
@@ -26,6 +28,26 @@ TEST(ImportLines, IdsBlanksAndBadLines) {
   // An id whose time is next year.
   const std::int64_t future = ((kNow + 365LL * 86400000 - 1288834974657) << 22);
   EXPECT_NE(r.Parse(std::to_string(future), kNow).error.find("created in the future"), std::string::npos);
+}
+
+TEST(ImportLines, ReadLineStopsAtItsBuffer) {
+  std::istringstream in("1\r\n" + std::string(9, 'a') + "\n" + std::string(10, 'b') + "\n" + std::string(25, 'c') +
+                        "\n\nlast");
+  std::vector<char> buffer(10);  // lines of at most 9 bytes
+  std::string_view line;
+  std::vector<std::string> got;
+  for (LineRead r; (r = ReadLine(in, buffer, &line)) != LineRead::kEnd;)
+    got.push_back(r == LineRead::kTooLong ? "<too long>" : std::string(line));
+  EXPECT_EQ(got, (std::vector<std::string>{"1", std::string(9, 'a'), "<too long>", "<too long>", "", "last"}));
+  std::istringstream empty("");
+  EXPECT_EQ(ReadLine(empty, buffer, &line), LineRead::kEnd);
+}
+
+TEST(ImportLines, BadLinesAreShownEscaped) {
+  IdReader r(Format::kLines);
+  EXPECT_EQ(r.Parse("\x1b[2J\x1b[31mred", kNow).error, "not a tweet id or post URL: '\\x1b[2J\\x1b[31mred'");
+  EXPECT_EQ(Shown("caf\xc3\xa9 \xff\\ \xe2\x82"), "caf\xc3\xa9 \\xff\\\\ \\xe2\\x82");
+  EXPECT_EQ(Shown(std::string(50, 'x')), std::string(40, 'x') + "...");
 }
 
 TEST(ImportCsv, NamedColumnQuotesAndCreatedAt) {

@@ -73,10 +73,15 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
   std::uint64_t bad = 0, number = 0;
-  std::string line;
-  while (std::getline(file, line)) {
+  std::string_view line;
+  std::vector<char> buffer(8 * 1024 + 1);  // an id or a post URL a line (2,048 bytes at most)
+  for (im::LineRead got; (got = im::ReadLine(file, buffer, &line)) != im::LineRead::kEnd;) {
     ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (got == im::LineRead::kTooLong) {
+      ++bad;
+      std::cerr << path << ":" << number << ": the line is longer than " << buffer.size() - 1 << " bytes: skipped\n";
+      continue;
+    }
     im::LineResult r = reader.Parse(line, now_ms);
     if (!r.error.empty()) {
       ++bad;

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <ctime>
+#include <limits>
 
 #include "post_url.hpp"
 
@@ -31,9 +32,6 @@ std::optional<std::int64_t> ParseId(std::string_view s) {
   return v;
 }
 
-std::string Shorten(std::string_view s) {
-  return s.size() > 40 ? std::string(s.substr(0, 40)) + "..." : std::string(s);
-}
 
 // An id, or a post's URL read by the extension's own parser (what parse_post_url() accepts): an
 // X post's id, or a Bluesky or Mastodon post's canonical URL (id 0). Empty with `why` set when
@@ -107,6 +105,46 @@ std::optional<Tweet> TweetOf(const rapidjson::Value& v, std::string& error) {
 
 }  // namespace
 
+LineRead ReadLine(std::istream& in, std::vector<char>& buffer, std::string_view* line) {
+  // (istream::getline into a buffer: libstdc++ scans it for the newline in bulk, unlike a loop
+  // over characters, and it stops at the buffer's size.)
+  in.getline(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  const auto n = static_cast<std::size_t>(in.gcount());
+  if (in.fail() && !in.eof() && n + 1 == buffer.size()) {  // the buffer filled before the newline
+    in.clear();
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    *line = {};
+    return LineRead::kTooLong;
+  }
+  if (n == 0 && in.fail()) return LineRead::kEnd;  // nothing left (an empty line counts 1: its '\n')
+  std::size_t size = in.eof() ? n : n - 1;  // (gcount counts the '\n' it took, not stored)
+  if (size > 0 && buffer[size - 1] == '\r') --size;
+  *line = std::string_view(buffer.data(), size);
+  return LineRead::kLine;
+}
+
+std::string Shown(std::string_view s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    if (++chars > 40) return out + "...";
+    const auto c = static_cast<unsigned char>(s[i]);
+    // The length of a well-formed UTF-8 sequence starting here (1 for ASCII), or 0.
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xc2 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e && c <= 0xf4 ? 4 : 0;
+    for (std::size_t k = 1; k < len; ++k)
+      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) len = 0;
+    if (len == 0 || c < 0x20 || c == 0x7f || c == '\\') {
+      out += c == '\\' ? "\\\\" : std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
 std::optional<std::int64_t> SnowflakeMs(std::int64_t id) {
   if (id <= 0 || (id >> 22) < kSnowflakeMinTimestamp) return std::nullopt;
   return (id >> 22) + kTwitterEpochMs;
@@ -136,7 +174,7 @@ LineResult IdReader::Parse(std::string_view line, std::int64_t now_ms) {
   if (format_ == Format::kJsonl) return ParseJson(line, now_ms);
   std::string why;
   const std::optional<Tweet> t = IdOrPostUrl(line, &why);
-  if (!t) return Bad(why.empty() ? "not a tweet id or post URL: '" + Shorten(Trim(line)) + "'" : why);
+  if (!t) return Bad(why.empty() ? "not a tweet id or post URL: '" + Shown(Trim(line)) + "'" : why);
   return One(*t, now_ms);
 }
 
@@ -161,7 +199,7 @@ LineResult IdReader::ParseCsv(std::string_view line, std::int64_t now_ms) {
   const std::optional<Tweet> parsed = IdOrPostUrl((*fields)[column_index_], &why);
   if (!parsed)
     return Bad(why.empty()
-                   ? "'" + csv_column_ + "' is not a tweet id or post URL: '" + Shorten((*fields)[column_index_]) + "'"
+                   ? "'" + csv_column_ + "' is not a tweet id or post URL: '" + Shown((*fields)[column_index_]) + "'"
                    : why);
   Tweet t = *parsed;
   if (created_index_ < fields->size() && !Trim((*fields)[created_index_]).empty()) {

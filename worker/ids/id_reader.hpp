@@ -5,6 +5,7 @@
 // {"data": [tweets...]} per line). Each line gives tweets, or the reason it is bad.
 
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,21 @@ struct LineResult {
   std::vector<Tweet> tweets;  // zero or more (a JSON page holds many; a blank line none)
   std::string error;          // why the line is bad; empty when it is good
 };
+
+// The longest line read (bytes, without its newline): an API answer page per line, as twarc2
+// writes them, is at most the 16 MiB the worker takes from an API.
+constexpr std::size_t kMaxLineBytes = 16u << 20;
+
+enum class LineRead { kLine, kTooLong, kEnd };
+
+// Reads the next line of `in` into `line` (a view into `buffer`, valid until the next call), its
+// '\n' and any '\r' before it left out. A line longer than buffer.size() - 1 bytes is skipped to
+// its end and kTooLong returned: nothing reads more than that into memory. kEnd: no more lines.
+LineRead ReadLine(std::istream& in, std::vector<char>& buffer, std::string_view* line);
+
+// A piece of a line for a message: at most 40 characters, control characters and bytes that are
+// not UTF-8 as \xNN, so that a bad line cannot write to the terminal what it wants.
+std::string Shown(std::string_view s);
 
 // Snowflake ids encode their creation time from 2010-11-04; smaller ones do not.
 std::optional<std::int64_t> SnowflakeMs(std::int64_t id);

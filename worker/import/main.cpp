@@ -252,11 +252,16 @@ class Import {
     std::istream& in = f == "-" ? std::cin : file;
     const std::string name = f == "-" ? "stdin" : f;
     im::IdReader reader(FormatOf(o_.format, f), o_.column);
-    std::string line;
+    std::string_view line;
     std::uint64_t number = 0;
     const std::int64_t now_ms = NowMs();
-    while (!stopped_ && std::getline(in, line)) {
+    for (im::LineRead got; !stopped_ && (got = im::ReadLine(in, buffer_, &line)) != im::LineRead::kEnd;) {
       ++number;
+      if (got == im::LineRead::kTooLong) {
+        bytes_ += buffer_.size();
+        Bad(name, number, "the line is longer than " + std::to_string(buffer_.size() - 1) + " bytes: skipped");
+        continue;
+      }
       bytes_ += line.size() + 1;
       const im::LineResult r = reader.Parse(line, now_ms);
       if (!reader.usable()) {
@@ -306,6 +311,8 @@ class Import {
   }
 
  private:
+  std::vector<char> buffer_ = std::vector<char>(im::kMaxLineBytes + 1);  // a line and its '\0'
+
   void Bad(const std::string& name, std::uint64_t number, const std::string& error) {
     ++bad_;
     std::cerr << "tweetkeeper-import: " << name << ":" << number << ": " << error << std::endl;
