@@ -123,8 +123,11 @@ int main(int argc, char** argv) {
                                  : o.provider == "mastodon"    ? tk::CredentialsOrError{tk::Credentials{}, ""}
                                                                : tk::CredentialsFromEnv();
   if (!creds.ok()) return Fail(tk::kExitUsage, creds.error);  // one line, never a token
-  if (auto error = tk::DsnError(o.dsn))
-    return Fail(tk::kExitUsage, "--dsn is not a valid libpq connection string or URI: " + *error);
+  std::string dsn_error;
+  if (auto dsn = tk::ChosenDsn(o.dsn, o.dsn_given, o.dsn_file, &dsn_error))
+    o.dsn = *dsn;
+  else
+    return Fail(tk::kExitUsage, dsn_error);
   if (o.name.empty()) o.name = DefaultName();
 
   auto logger = spdlog::stderr_color_mt("tweetkeeper-worker");

@@ -127,4 +127,28 @@ out=$("$IMPORT" --dsn "host=$PGHOST dbname=tweetkeeper password=s3cret bogus" "$
 rc=$?
 [ $rc -eq 2 ] && [[ "$out" != *s3cret* ]]
 tk_ok "a bad --dsn: exit 2, and the password is not shown (rc $rc)" $? "$out"
+
+# The connection string from a file only its owner may read, or from libpq's environment.
+ids 3 2100000 >"$dir/more.txt"
+printf '# the queue\n%s password=s3cret\n' "$dsn" >"$dir/dsn"
+chmod 644 "$dir/dsn"
+out=$("$IMPORT" --dsn-file "$dir/dsn" "$dir/more.txt" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && [[ "$out" == *"--dsn-file $dir/dsn: group or others may read it"*"chmod 600"* ]] && [[ "$out" != *s3cret* ]]
+tk_ok "--dsn-file that others may read: exit 2, saying so, the password not shown (rc $rc)" $? "$out"
+chmod 600 "$dir/dsn"
+before=$(count)
+out=$("$IMPORT" --dsn-file "$dir/dsn" "$dir/more.txt" 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [ "$(count)" = $((before + 3)) ]
+tk_ok "--dsn-file of mode 600: imported (rc $rc)" $? "$out"
+out=$("$IMPORT" --dsn "$dsn" --dsn-file "$dir/dsn" "$dir/more.txt" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && [[ "$out" == *"--dsn and --dsn-file are both given"* ]]
+tk_ok "--dsn and --dsn-file: exit 2 (rc $rc)" $? "$out"
+ids 2 2200000 >"$dir/more.txt"
+out=$(PGUSER=tk_admin "$IMPORT" "$dir/more.txt" 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [ "$(count)" = $((before + 5)) ]
+tk_ok "neither: libpq's environment (PGHOST, PGPORT, PGDATABASE, PGUSER) (rc $rc)" $? "$out"
 tk_summary import

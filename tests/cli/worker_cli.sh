@@ -60,7 +60,8 @@ expect() {
 D="host=/nonexistent dbname=tweetkeeper password=$PASSWORD" # valid syntax; never reached
 
 # --- usage errors: exit 2 ---------------------------------------------------------------------
-expect "no --dsn" 2 "--dsn" "$T" -- --api-url "$CLOSED_URL"
+expect "--dsn-file that does not exist" 2 "--dsn-file /nonexistent/dsn: cannot open it" "$T" -- --dsn-file /nonexistent/dsn
+expect "--dsn and --dsn-file" 2 "--dsn and --dsn-file are both given" "$T" -- --dsn "$D" --dsn-file /nonexistent/dsn
 expect "empty --dsn" 2 "--dsn" "$T" -- --dsn ""
 expect "malformed --dsn (unknown keyword)" 2 "bogus" "$T" -- --dsn "host=db bogus=1 password=$PASSWORD"
 expect "malformed --dsn (unterminated quote)" 2 "--dsn" "$T" -- --dsn "host=db password='$PASSWORD"

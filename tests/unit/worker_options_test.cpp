@@ -1,6 +1,10 @@
 // Command line, API URL and token validation, and password redaction of database messages.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <string>
 #include <tuple>
@@ -65,6 +69,11 @@ TEST(CommandLine, BlueskyHasItsOwnEndpointAndBatch) {
   p = Parse({"--dsn", "x", "--provider", "mastodon", "--instance", "a.social"});
   EXPECT_FALSE(p.options);
   EXPECT_EQ(p.err, "tweetkeeper-worker: --instance 'a.social' is not HOST=http(s)://host[:port][/path]");
+  // Never echoed with its user info (a password, perhaps), and on one line.
+  p = Parse({"--dsn", "x", "--provider", "mastodon", "--instance", "a.social=ftp://me:s3cret@proxy"});
+  EXPECT_EQ(p.err, "tweetkeeper-worker: --instance is not HOST=http(s)://host[:port][/path]");
+  p = Parse({"--dsn", "x", "--provider", "mastodon", "--instance", "a\x1b[2J.social"});
+  EXPECT_EQ(p.err, "tweetkeeper-worker: --instance 'a\\x1b[2J.social' is not HOST=http(s)://host[:port][/path]");
   p = Parse({"--dsn", "x", "--provider", "mastodon", "--batch-size", "21"});
   EXPECT_FALSE(p.options);
   EXPECT_EQ(p.exit_code, kExitUsage);
@@ -146,7 +155,7 @@ TEST(CommandLine, HelpMentionsTheTokenVariable) {
 
 TEST(CommandLine, UsageErrorsExit2WithOneLine) {
   const std::vector<std::vector<const char*>> bad = {
-      {},
+      {"--dsn-file"},
       {"--dsn", ""},
       {"--dsn", "x", "--concurrency", "0"},
       {"--dsn", "x", "--concurrency", "65"},
@@ -173,7 +182,9 @@ TEST(CommandLine, UsageErrorsExit2WithOneLine) {
     EXPECT_EQ(p.err.find('\n'), std::string::npos) << p.err;
     EXPECT_EQ(p.err.rfind("tweetkeeper-worker: ", 0), 0u) << p.err;
   }
-  EXPECT_NE(Parse({}).err.find("--dsn"), std::string::npos);
+  EXPECT_NE(Parse({"--dsn-file"}).err.find("--dsn-file"), std::string::npos);
+  // No --dsn: libpq's environment (PGHOST, PGSERVICE, ...), as psql does.
+  EXPECT_TRUE(Parse({}).options);
   EXPECT_NE(Parse({"--dsn", "x", "--api-url", "ftp://h"}).err.find("'ftp://h'"), std::string::npos);
   // User info may hold a password: not echoed.
   EXPECT_EQ(Parse({"--dsn", "x", "--api-url", "https://u:pw@h"}).err.find("pw"), std::string::npos);
@@ -296,6 +307,42 @@ TEST(CommandLine, UsageErrorIsOneLineWithoutPasswords) {
   ASSERT_FALSE(p.options);
   EXPECT_NE(p.err.find("not expected"), std::string::npos) << p.err;
   EXPECT_EQ(p.err.find("s3cretPw"), std::string::npos) << p.err;
+}
+
+// --dsn-file: the connection string from a file only its owner may read, never from both options.
+TEST(ConnectionString, FromTheCommandLineAFileOrTheEnvironment) {
+  std::string error;
+  EXPECT_EQ(ChosenDsn("host=a", true, "", &error), "host=a");
+  EXPECT_EQ(ChosenDsn("", false, "", &error), "");  // libpq's environment
+  char path[] = "/tmp/tk-dsn-XXXXXX";
+  const int fd = mkstemp(path);  // mode 600, ours
+  ASSERT_GE(fd, 0);
+  const std::string text = "# the queue's database\n\n  host=db dbname=tk password=s3cret \n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  EXPECT_EQ(ChosenDsn("", false, path, &error), "host=db dbname=tk password=s3cret") << error;
+  EXPECT_FALSE(ChosenDsn("host=a", true, path, &error));
+  EXPECT_EQ(error, "--dsn and --dsn-file are both given: the connection string comes from one of them");
+  chmod(path, 0640);
+  error.clear();
+  EXPECT_FALSE(ChosenDsn("", false, path, &error));
+  EXPECT_EQ(error, std::string("--dsn-file ") + path + ": group or others may read it (it may hold a password); run chmod 600 " + path);
+  EXPECT_EQ(error.find("s3cret"), std::string::npos);
+  chmod(path, 0600);
+  FILE* f = fopen(path, "w");
+  ASSERT_NE(f, nullptr);
+  fputs("# nothing\n", f);
+  fclose(f);
+  error.clear();
+  EXPECT_FALSE(ChosenDsn("", false, path, &error));
+  EXPECT_NE(error.find("holds no connection string"), std::string::npos) << error;
+  unlink(path);
+  error.clear();
+  EXPECT_FALSE(ChosenDsn("", false, "/nonexistent/dsn", &error));
+  EXPECT_EQ(error, "--dsn-file /nonexistent/dsn: cannot open it: No such file or directory");
+  error.clear();
+  EXPECT_FALSE(ChosenDsn("", false, "/tmp", &error));
+  EXPECT_EQ(error, "--dsn-file /tmp: not a regular file");
 }
 
 }  // namespace tweetkeeper::worker

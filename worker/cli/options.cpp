@@ -139,9 +139,12 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
                "tweetkeeper-worker"};
   app.footer(kFooter);
   app.get_formatter()->column_width(34);
-  app.add_option("--dsn", o.dsn, "PostgreSQL connection: libpq conninfo or URI (required)")
-      ->required()
+  app.add_option("--dsn", o.dsn,
+                 "PostgreSQL connection: libpq conninfo or URI (without it and --dsn-file: libpq's PGHOST, "
+                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass)")
       ->type_name("DSN");
+  app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours), not the command line")
+      ->type_name("FILE");
   app.add_option("--api-url", o.api_url, "API base URL, http(s)://host[:port][/path]")
       ->capture_default_str()
       ->type_name("URL");
@@ -246,7 +249,9 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
     const auto url = eq == std::string::npos ? std::nullopt : ParseApiUrl(item.substr(eq + 1));
     if (host.empty() || !url || host.find_first_of("/:@ ") != std::string::npos) {
       parsed.exit_code = kExitUsage;
-      parsed.err = "tweetkeeper-worker: --instance '" + item + "' is not HOST=http(s)://host[:port][/path]";
+      // Not echoed when it has user info (a password, perhaps); control characters escaped.
+      const std::string shown = item.find('@') == std::string::npos ? " '" + item + "'" : "";
+      parsed.err = UsageLine("--instance" + shown + " is not HOST=http(s)://host[:port][/path]", argc, argv);
       return parsed;
     }
     std::string lower = host;
@@ -262,7 +267,8 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
     return parsed;
   }
   o.api = *api;
-  if (o.dsn.empty()) {
+  o.dsn_given = app.count("--dsn") > 0;
+  if (o.dsn_given && o.dsn.empty()) {
     parsed.exit_code = kExitUsage;
     parsed.err = "tweetkeeper-worker: --dsn is empty (see --help)";
     return parsed;

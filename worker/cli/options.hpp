@@ -22,7 +22,9 @@ struct ApiUrl {
 std::optional<std::string> CleartextWarning(const ApiUrl& api);
 
 struct Options {
-  std::string dsn;
+  std::string dsn;       // --dsn; main reads --dsn-file's (dsn/ChosenDsn); neither: libpq's environment
+  bool dsn_given = false;
+  std::string dsn_file;
   std::string api_url = "https://api.x.com";
   int concurrency = 2;
   int batch_size = 100;

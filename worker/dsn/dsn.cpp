@@ -2,7 +2,13 @@
 
 #include <libpq-fe.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 namespace tweetkeeper::worker {
@@ -69,6 +75,76 @@ void ReplaceAll(std::string& s, const std::string& what, const std::string& with
 }
 
 }  // namespace
+
+std::optional<std::string> ChosenDsn(const std::string& dsn, bool dsn_given, const std::string& dsn_file,
+                                     std::string* error) {
+  if (dsn_file.empty()) {  // ("" when not given: the environment)
+    if (auto bad = DsnError(dsn)) {
+      *error = "--dsn is not a valid libpq connection string or URI: " + *bad;
+      return std::nullopt;
+    }
+    return dsn;
+  }
+  if (dsn_given) {
+    *error = "--dsn and --dsn-file are both given: the connection string comes from one of them";
+    return std::nullopt;
+  }
+  const std::string name = "--dsn-file " + dsn_file;
+  // O_NONBLOCK: a FIFO must not hang the open (the checks refuse it); fstat on the descriptor
+  // read, so the file checked is the file read.
+  const int fd = open(dsn_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    *error = name + ": cannot open it: " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::string text;
+  if (fstat(fd, &st) != 0) {
+    *error = name + ": cannot stat it: " + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    *error = name + ": not a regular file";
+  } else if (st.st_uid != geteuid()) {
+    *error = name + ": belongs to uid " + std::to_string(st.st_uid) + ", not to this user (" +
+             std::to_string(geteuid()) + "): whoever owns it chooses the database; chown it";
+  } else if ((st.st_mode & 077) != 0) {
+    *error = name + ": group or others may read it (it may hold a password); run chmod 600 " + dsn_file;
+  } else {
+    char buf[8192];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *error = name + ": cannot read it: " + std::strerror(errno);
+        break;
+      }
+      text.append(buf, static_cast<std::size_t>(n));
+      if (text.size() > 64 * 1024) {
+        *error = name + ": larger than 64 KiB; is it the right file?";
+        break;
+      }
+    }
+  }
+  close(fd);
+  if (!error->empty()) return std::nullopt;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
+    while (!line.empty() && blank(line.back())) line.pop_back();
+    std::size_t first = 0;
+    while (first < line.size() && blank(line[first])) ++first;
+    line.erase(0, first);
+    if (line.empty() || line[0] == '#') continue;
+    if (auto bad = DsnError(line)) {
+      *error = name + ": not a valid libpq connection string or URI: " + *bad;
+      return std::nullopt;
+    }
+    return line;
+  }
+  *error = name + ": holds no connection string (one line: a libpq conninfo or URI)";
+  return std::nullopt;
+}
 
 std::optional<std::string> DsnError(const std::string& dsn) {
   char* error = nullptr;

@@ -7,6 +7,16 @@
 
 namespace tweetkeeper::worker {
 
+// The connection string a program uses: --dsn's (`dsn`, given: `dsn_given`), or the first line of
+// --dsn-file's file that is neither blank nor a comment (#), trimmed, or "" when neither is given
+// (libpq then takes everything from the environment: PGHOST, PGDATABASE, PGSERVICE and its
+// service file, ~/.pgpass). The file may hold a password, so, as libpq asks of ~/.pgpass, it must
+// be a regular file of this user's that no one else may read (at most 64 KiB). Sets *error (one
+// line, naming the option and the fix, never a password) and returns nullopt when it cannot be
+// used, when libpq cannot parse it (DsnError), or when both options are given.
+std::optional<std::string> ChosenDsn(const std::string& dsn, bool dsn_given, const std::string& dsn_file,
+                                     std::string* error);
+
 // Why libpq cannot parse `dsn` (already redacted), or nullopt when it can.
 std::optional<std::string> DsnError(const std::string& dsn);
 

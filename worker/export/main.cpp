@@ -110,7 +110,7 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
 }
 
 struct Options {
-  std::string dsn, format, network, since, until, ids_file, output = "-";
+  std::string dsn, dsn_file, format, network, since, until, ids_file, output = "-";
   bool history = false;
   int progress_every = 5;
 
@@ -128,8 +128,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       "per observation. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
-  app.add_option("--dsn", o.dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_reader")
-      ->required();
+  app.add_option("--dsn", o.dsn,
+                 "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
+                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_reader");
+  app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours)");
   app.add_option("--format", o.format, "twarc2 or csv")->required()->check(CLI::IsMember({"twarc2", "csv"}));
   app.add_flag("--history", o.history, "csv: one row per observation instead of one per post");
   app.add_option("--network", o.network, "Only this network's posts: x, bluesky or mastodon")
@@ -149,10 +151,13 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
     app.exit(e);
     return kExitUsage;
   }
-  if (auto error = tweetkeeper::worker::DsnError(o.dsn)) {
-    std::cerr << "tweetkeeper-export: --dsn: " << *error << std::endl;
+  std::string dsn_error;
+  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
+  if (!dsn) {
+    std::cerr << "tweetkeeper-export: " << dsn_error << std::endl;
     return kExitUsage;
   }
+  o.dsn = *dsn;
   if (o.history && o.format != "csv") {
     std::cerr << "tweetkeeper-export: --history needs --format csv (twarc2 pages hold payloads, not observations)"
               << std::endl;

@@ -163,7 +163,7 @@ class Writer {
 };
 
 struct Options {
-  std::string dsn, format = "auto", column = "id";
+  std::string dsn, dsn_file, format = "auto", column = "id";
   std::vector<std::string> files;
   std::size_t chunk_size = 50'000;
   std::uint64_t max_errors = 0;
@@ -183,8 +183,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       ".jsonl/.ndjson/"
       ".json, else lines. A re-run skips what is tracked. Exit: 0 all imported, 1 database error, 2 bad usage or "
       "unreadable input, 3 some lines were bad (the others imported).");
-  app.add_option("--dsn", o.dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_admin")
-      ->required();
+  app.add_option("--dsn", o.dsn,
+                 "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
+                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_admin");
+  app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours)");
   app.add_option("--format", o.format, "lines, csv, jsonl or auto")
       ->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
       ->capture_default_str();
@@ -208,10 +210,13 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
     std::cerr << "tweetkeeper-import: " << e.what() << " (see --help)" << std::endl;
     return kExitUsage;
   }
-  if (auto error = tweetkeeper::worker::DsnError(o.dsn)) {
-    std::cerr << "tweetkeeper-import: --dsn is not a valid libpq connection string or URI: " << *error << std::endl;
+  std::string dsn_error;
+  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
+  if (!dsn) {
+    std::cerr << "tweetkeeper-import: " << dsn_error << std::endl;
     return kExitUsage;
   }
+  o.dsn = *dsn;
   if (o.files.empty()) o.files.push_back("-");
   return std::nullopt;
 }
