@@ -695,7 +695,10 @@ BEGIN
   observed := tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, buckets, keep_payloads,
                                       keep_all, at_now, ages, delays);
   IF observed.edited IS NOT NULL THEN
+    -- (At most one per post of this lease, and only a newer id: observations_in(). Counted on
+    -- the batch, as each is a read more per refresh from now on.)
     PERFORM tweetkeeper.link_edits(observed.edited, observed.newest, at_now, buckets);
+    b.edits_followed := cardinality(observed.edited);
   END IF;
 
   n_problems := CASE WHEN jsonb_array_length(problems) = 0 THEN 0

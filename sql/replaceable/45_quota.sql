@@ -340,7 +340,8 @@ BEGIN
          stored = CASE WHEN outcome = 'abandoned' THEN stored ELSE n_observed + n_problems END,
          billed = n_billed,
          tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
-         omitted = n_omitted
+         omitted = n_omitted,
+         edits_followed = b.edits_followed
    WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
   IF b.credential IS NOT NULL THEN
     -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.

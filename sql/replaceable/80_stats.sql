@@ -54,7 +54,10 @@ SELECT w.window_name,
        count(b.lease_id) FILTER (WHERE b.outcome IS NULL) AS in_flight,
        count(b.lease_id) FILTER (WHERE b.outcome = 'abandoned') AS abandoned,
        coalesce(sum(b.omitted), 0) AS ids_left_out,
-       n.network
+       n.network,
+       -- X posts found edited, each one's newest version tracked from then on: a read more per
+       -- refresh (at most one per post of a batch).
+       coalesce(sum(b.edits_followed), 0) AS edits_followed
   FROM (VALUES ('last minute', interval '1 minute'), ('last hour', interval '1 hour'))
          AS w(window_name, span)
  CROSS JOIN (SELECT 'x' AS network UNION SELECT b.network FROM b) n
@@ -64,8 +67,9 @@ SELECT w.window_name,
  ORDER BY n.network <> 'x', n.network, w.span;
 COMMENT ON VIEW batch_stats IS
   'Throughput of the last minute and hour per network: batches, posts stored per second, batch '
-  'sizes, batches released by workers, expired, or abandoned (their worker''s session ended), and '
-  'ids the answers left out (neither found nor an error).';
+  'sizes, batches released by workers, expired, or abandoned (their worker''s session ended), '
+  'ids the answers left out (neither found nor an error), and edited X posts whose newest '
+  'version the answers made tracked.';
 
 
 CREATE OR REPLACE VIEW credential_stats AS

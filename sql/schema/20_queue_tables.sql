@@ -198,6 +198,8 @@ CREATE TABLE batches (
   omitted integer,               -- ids its answer left out (neither found nor an error)
   endpoint text,                 -- Bluesky and Mastodon: the endpoint it was sent to (tweets.endpoint)
   bucket smallint,               -- a bucket of its tweets' shard (Citus: the batch lives beside them)
+  edits_followed integer,        -- X posts its answer showed edited: each one's newest version is
+                                 --   tracked from then on (at most one per post of the batch)
   CONSTRAINT batches_pkey PRIMARY KEY (lease_id),
   CONSTRAINT batches_outcome_known
     CHECK (outcome IN ('completed', 'released', 'expired', 'abandoned'))

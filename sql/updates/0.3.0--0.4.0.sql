@@ -17,3 +17,14 @@ BEGIN
     OR endpoint ~ '^mastodon:(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$')$q$;
   END IF;
 END $do$;
+
+-- batches.edits_followed: how many of a batch's X posts its answer showed edited, each one's
+-- newest version tracked from then on (batch_stats counts them: each is a read more per refresh).
+-- (In a DO block, and only where the coordinator's propagation has not added it, as above.)
+DO $do$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute
+                  WHERE attrelid = 'tweetkeeper.batches'::pg_catalog.regclass AND attname = 'edits_followed') THEN
+    EXECUTE 'ALTER TABLE tweetkeeper.batches ADD COLUMN edits_followed integer';
+  END IF;
+END $do$;

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(42);
+SELECT plan(44);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(5000 + g, now() - interval '2 hours') FROM generate_series(1, 4) g;
@@ -152,6 +152,10 @@ SELECT is((SELECT format('%s %s %s', state, problem_type, due_at IS NULL) FROM t
 SELECT is((SELECT newest_id FROM tweetkeeper.edits WHERE tweet_id = 5003), (SELECT id FROM v), 'linked to its newest version');
 SELECT is((SELECT state::text FROM tweetkeeper.tweets WHERE tweet_id = (SELECT id FROM v)), 'scheduled',
   'which is tracked from now on');
+SELECT is((SELECT array_agg(edits_followed ORDER BY lease_id) FILTER (WHERE edits_followed IS NOT NULL) FROM tweetkeeper.batches),
+  ARRAY[1], 'the batch counts the one edit it followed');
+SELECT is((SELECT edits_followed FROM tweetkeeper.batch_stats WHERE network = 'x' AND window_name = 'last hour'),
+  1::bigint, 'and batch_stats shows it');
 
 -- Retention: old versions go, each post's newest stays.
 UPDATE tweetkeeper.payloads SET seen_at = seen_at - interval '10 days' * (10 - (lease_id - (SELECT min(lease_id) FROM tweetkeeper.payloads)));

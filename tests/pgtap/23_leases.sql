@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(24);
+SELECT plan(27);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 SET LOCAL tweetkeeper.spending = 'burst';  -- claims one after the other, not one every 2 s
@@ -83,6 +83,22 @@ SELECT set_eq($$SELECT * FROM tweetkeeper.batches WHERE lease_id = (SELECT lease
               $$SELECT * FROM before_c$$, 'its record (outcome, stored, billed, reason) is as completed');
 SELECT set_eq($$SELECT * FROM tweetkeeper.credentials$$, $$SELECT * FROM cred_c$$,
               'the late release''s refusal did not reach the credential');
+
+-- An edit's newest id is followed only for a post of the lease, and only when newer than it.
+CREATE TEMP TABLE newer AS SELECT (((extract(epoch FROM now() - interval '90 minutes') * 1000)::bigint - 1288834974657) << 22) AS id;
+GRANT SELECT ON newer TO PUBLIC;
+SET LOCAL ROLE tweetkeeper_worker;
+INSERT INTO got SELECT 'e', lease_id, cardinality(tweet_ids), tweet_ids FROM tweetkeeper.claim_batch('w', 2, 'x-v2', ARRAY['c1']);
+INSERT INTO got SELECT 'e-complete', NULL, tweetkeeper.complete_batch((SELECT lease FROM got WHERE what = 'e'), jsonb_build_array(
+  jsonb_build_object('id', (SELECT ids[1] FROM got WHERE what = 'e'), 'like_count', 1, 'newest_id', 1000),
+  jsonb_build_object('id', (SELECT ids[2] FROM got WHERE what = 'e'), 'like_count', 1, 'newest_id', (SELECT id FROM newer)),
+  jsonb_build_object('id', 777, 'like_count', 1, 'newest_id', (SELECT id + 1 FROM newer))));
+RESET ROLE;
+SELECT is((SELECT n FROM got WHERE what = 'e-complete'), 2, 'the worker completes its batch (the id not of it left out)');
+SELECT is((SELECT array_agg(tweet_id ORDER BY tweet_id) FROM tweetkeeper.tweets WHERE tweet_id > 1000000 OR tweet_id IN (777, 1000)),
+          ARRAY[(SELECT id FROM newer)], 'only the newer id of a post of the lease is tracked (not an older one, not one of a post not in it)');
+SELECT is((SELECT edits_followed FROM tweetkeeper.batches WHERE lease_id = (SELECT lease FROM got WHERE what = 'e')), 1,
+          'and the batch counts that one');
 
 -- A rate-limited release of the worker's own batch, with a reset years away: parked one window
 -- at most.
