@@ -107,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (parsed.options) {
     const tk::Options& o = *parsed.options;
     TK_FUZZ_CHECK(parsed.exit_code == 0 && parsed.err.empty() && parsed.out.empty());
-    TK_FUZZ_CHECK(!o.dsn.empty());
+    TK_FUZZ_CHECK(!o.dsn_given || !o.dsn.empty());  // (none given: libpq's environment)
     TK_FUZZ_CHECK(o.concurrency >= 1 && o.concurrency <= 64);
     TK_FUZZ_CHECK(o.batch_size >= 1 && o.batch_size <= 100);
     TK_FUZZ_CHECK(o.http_timeout_s >= 1 && o.http_timeout_s <= 600);

@@ -1,0 +1,65 @@
+-- Who may call what: for every function of the extension and every role (the worker, the
+-- reader, the admin, and a role with no grant of the extension's), whether it may EXECUTE it, set
+-- against the contract below (README's Roles, SECURITY.md). A function added or granted without
+-- this list saying so fails here, as does a grant that goes missing.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION tweetkeeper;
+SELECT plan(6);
+SET LOCAL search_path = public, pg_catalog;  -- (names below schema-qualified: tweetkeeper.f(...))
+CREATE ROLE tk_test_anyone NOLOGIN;
+
+CREATE TEMP TABLE contract (role text, fn text);
+-- The worker: claim, complete, release, its handles; nothing else.
+INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unnest(ARRAY[
+  'tweetkeeper.claim_batch(text, integer, text, text[])', 'tweetkeeper.complete_batch(bigint, jsonb, jsonb, jsonb)',
+  'tweetkeeper.release_batch(bigint, text, text, jsonb)', 'tweetkeeper.claim_posts(text, integer, text, text[])',
+  'tweetkeeper.complete_handles(bigint, jsonb)']) f;
+-- The reader: what the views and their queries need.
+INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unnest(ARRAY[
+  'tweetkeeper.next_delay(timestamptz)', 'tweetkeeper.snowflake_time(bigint)', 'tweetkeeper.settings()',
+  'tweetkeeper.lease_settings()', 'tweetkeeper.preloaded()', 'tweetkeeper.backend_alive(integer, timestamptz)',
+  'tweetkeeper.tweet_cost(numeric)', 'tweetkeeper.forecast(interval)', 'tweetkeeper.next_month_utc()',
+  'tweetkeeper.unpack_history(bytea)', 'tweetkeeper.history_span(timestamptz)', 'tweetkeeper.first_delay()',
+  'tweetkeeper.parse_post_url(text)', 'tweetkeeper.payload_content(jsonb, jsonb)']) f;
+-- The admin: the reader's, and scheduling, watching, credentials, upkeep.
+INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';
+INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unnest(ARRAY[
+  'tweetkeeper.watch(bigint[], interval, interval)', 'tweetkeeper.unwatch(bigint[])', 'tweetkeeper.stop_watching(bigint[])',
+  'tweetkeeper.age_delay(timestamptz)', 'tweetkeeper.refresh_delay(timestamptz, interval, timestamptz)',
+  'tweetkeeper.schedule_tweet(bigint, timestamptz)', 'tweetkeeper.schedule_tweets(bigint[])',
+  'tweetkeeper.schedule_from_trigger()', 'tweetkeeper.maintenance()', 'tweetkeeper.check_tweet(bigint, timestamptz)',
+  'tweetkeeper.derived_created_at(bigint)', 'tweetkeeper.add_credential(text, integer, interval, bigint, text, numeric)',
+  'tweetkeeper.reset_credential(text)', 'tweetkeeper.create_partitions()', 'tweetkeeper.apply_retention()',
+  'tweetkeeper.housekeeping(interval)', 'tweetkeeper.schedule_housekeeping(text, text, text)',
+  'tweetkeeper.unschedule_housekeeping()', 'tweetkeeper.compact_history(integer)',
+  'tweetkeeper.schedule_post(text, timestamptz)', 'tweetkeeper.schedule_posts(text[])',
+  'tweetkeeper.watch_posts(text[], interval, interval)', 'tweetkeeper.unwatch_posts(text[])',
+  'tweetkeeper.delay_heads()']) f;
+
+CREATE TEMP VIEW may AS
+  SELECT r.role, p.oid::regprocedure::text AS fn
+    FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+   CROSS JOIN unnest(ARRAY['tweetkeeper_worker', 'tweetkeeper_reader', 'tweetkeeper_admin', 'tk_test_anyone']) r(role)
+   WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tweetkeeper')
+     AND has_function_privilege(r.role, p.oid, 'EXECUTE');
+
+SELECT cmp_ok((SELECT count(*) FROM pg_depend WHERE classid = 'pg_proc'::regclass AND deptype = 'e'
+                  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tweetkeeper')), '>', 50::bigint,
+              'the extension''s functions are all looked at (more than 50)');
+SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_worker'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_worker'$$,
+              'the worker may call exactly its five functions');
+SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_reader'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_reader'$$,
+              'the reader may call exactly what its views and queries need');
+SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_admin'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_admin'$$,
+              'the admin may call exactly the reader''s and its own');
+SELECT is_empty($$SELECT fn FROM may WHERE role = 'tk_test_anyone'$$,
+                'a role without the extension''s grants may call none of its functions (nothing granted to PUBLIC)');
+-- And what the contract withholds is withheld in fact: a call as each role, refused (42501).
+SET LOCAL ROLE tk_test_anyone;
+SELECT throws_ok($$SELECT tweetkeeper.settings()$$, '42501', NULL, 'a call without the grant is refused (42501)');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;
