@@ -1,5 +1,7 @@
 #include "mock_api/bluesky_endpoint.hpp"
 
+#include <openssl/evp.h>
+#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -7,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <set>
 #include <vector>
 
@@ -24,6 +27,88 @@ constexpr const char* kCollection = "/app.bsky.feed.post/";
 int SortableValue(char c) {
   const char* p = c ? std::char_traits<char>::find(kSortable, 32, c) : nullptr;
   return p ? static_cast<int>(p - kSortable) : -1;
+}
+
+// A record in DAG-CBOR, the bytes a repository stores and its CID names (atproto's data model):
+// maps with their keys sorted by length, then bytewise; integers and lengths in their shortest
+// form; no floats. Records here hold strings, integers, booleans, maps and arrays only.
+void CborHead(std::string* out, unsigned major, uint64_t n) {
+  const auto put = [&](int bytes) {
+    for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  };
+  const char m = static_cast<char>(major << 5);
+  if (n < 24) {
+    out->push_back(static_cast<char>(m | n));
+  } else if (n < 0x100) {
+    out->push_back(static_cast<char>(m | 24));
+    put(1);
+  } else if (n < 0x10000) {
+    out->push_back(static_cast<char>(m | 25));
+    put(2);
+  } else if (n < 0x100000000ULL) {
+    out->push_back(static_cast<char>(m | 26));
+    put(4);
+  } else {
+    out->push_back(static_cast<char>(m | 27));
+    put(8);
+  }
+}
+
+void DagCbor(const rapidjson::Value& v, std::string* out) {
+  if (v.IsObject()) {
+    std::vector<const rapidjson::Value::Member*> members;
+    for (const auto& m : v.GetObject()) members.push_back(&m);
+    std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
+      const std::string_view x(a->name.GetString(), a->name.GetStringLength());
+      const std::string_view y(b->name.GetString(), b->name.GetStringLength());
+      return x.size() != y.size() ? x.size() < y.size() : x < y;
+    });
+    CborHead(out, 5, members.size());
+    for (const auto* m : members) {
+      DagCbor(m->name, out);
+      DagCbor(m->value, out);
+    }
+  } else if (v.IsArray()) {
+    CborHead(out, 4, v.Size());
+    for (const auto& e : v.GetArray()) DagCbor(e, out);
+  } else if (v.IsString()) {
+    CborHead(out, 3, v.GetStringLength());
+    out->append(v.GetString(), v.GetStringLength());
+  } else if (v.IsUint64()) {
+    CborHead(out, 0, v.GetUint64());
+  } else if (v.IsInt64()) {
+    CborHead(out, 1, static_cast<uint64_t>(-1 - v.GetInt64()));
+  } else if (v.IsBool()) {
+    out->push_back(v.GetBool() ? '\xf5' : '\xf4');
+  } else {
+    out->push_back('\xf6');  // null (a record of the mock has no float)
+  }
+}
+
+// The record's CID as the AppView gives it: CID v1, codec dag-cbor (0x71), a sha2-256 multihash
+// of its DAG-CBOR bytes, in multibase base32 (lower case, no padding, prefix 'b'): 59 characters.
+std::string RecordCid(const rapidjson::Value& record) {
+  std::string cbor;
+  DagCbor(record, &cbor);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(cbor.data(), cbor.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string bytes = {'\x01', '\x71', '\x12', '\x20'};
+  bytes.append(reinterpret_cast<const char*>(digest), size);
+  static constexpr char kBase32[] = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string out = "b";
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    buffer = (buffer << 8) | c;
+    bits += 8;
+    while (bits >= 5) {
+      out.push_back(kBase32[(buffer >> (bits - 5)) & 31]);
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out.push_back(kBase32[(buffer << (5 - bits)) & 31]);
+  return out;
 }
 
 // FNV-1a: a stable hash of a URI or handle (std::hash may differ between builds).
@@ -186,11 +271,16 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     const int64_t created_ms = *tid_ms - (clock % 17 == 3 ? 10LL * 86'400'000 : 0);
     const int64_t indexed_ms = *tid_ms + static_cast<int64_t>(h % 5000);
     const PublicMetrics m = MetricsAt(h, std::max<int64_t>(0, (now_ms - created_ms) / 1000));
+    rapidjson::Document record(rapidjson::kObjectType);
+    auto& a = record.GetAllocator();
+    record.AddMember("$type", "app.bsky.feed.post", a);
+    record.AddMember("createdAt", rapidjson::Value(IsoMillis(created_ms).c_str(), a), a);
+    record.AddMember("text", rapidjson::Value(("Mock post " + p.rkey).c_str(), a), a);
     w.StartObject();
     w.Key("uri");
     w.String(uri.c_str());
     w.Key("cid");
-    w.String(("bafyreig" + std::string(MockDid(uri).substr(8))).c_str());
+    w.String(RecordCid(record).c_str());
     w.Key("author");
     w.StartObject();
     w.Key("did");
@@ -199,14 +289,7 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     w.String(("user" + std::to_string(h % 100000) + ".bsky.social").c_str());
     w.EndObject();
     w.Key("record");
-    w.StartObject();
-    w.Key("$type");
-    w.String("app.bsky.feed.post");
-    w.Key("createdAt");
-    w.String(IsoMillis(created_ms).c_str());
-    w.Key("text");
-    w.String(("Mock post " + p.rkey).c_str());
-    w.EndObject();
+    record.Accept(w);
     WriteCounts(w, {{"bookmarkCount", m.bookmark_count},
                     {"replyCount", m.reply_count},
                     {"repostCount", m.retweet_count},

@@ -8,12 +8,29 @@
 # makes of Bluesky's lexicons: an atproto checkout's lexicons/ (TK_ATPROTO_LEXICONS) when one is
 # at hand, else those of the npm package @atproto/api of that commit (ATPROTO_API_VERSION,
 # installed once per build directory into build/npm-atproto). Neither source is skipped: a
-# spec that cannot be read fails its check.
+# spec that cannot be read fails its check. Then Bluesky's official client, @atproto/api, reads
+# the mock's getPosts answers (bluesky/client_check.mjs), and each post's CID is recomputed from
+# its record.
 # Prints "spec: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../../lib/common.sh"
 here="$TK_ROOT/tests/mock_api/spec"
 tk_workdir spec
+# tally FILE RC WHAT: counts FILE's "ok - " and "not ok - " lines (printed first) into the suite's;
+# a checker that exited non-zero without a "not ok" line failed too (it did not run to the end).
+tally() {
+  local line before=$TK_FAILED
+  cat "$1"
+  while IFS= read -r line; do
+    case "$line" in
+      "ok - "*) TK_PASSED=$((TK_PASSED + 1)) ;;
+      "not ok - "*) TK_FAILED=$((TK_FAILED + 1)) ;;
+    esac
+  done <"$1"
+  if [ "$2" -ne 0 ] && [ "$TK_FAILED" -eq "$before" ]; then
+    tk_fail "$3 ran to the end" "$(tail -5 "$1")"
+  fi
+}
 openapi=${TK_OPENAPI:-$TK_ROOT/../shared/x-api/openapi.json}
 if [ -f "$openapi" ]; then
   if out=$(/usr/bin/python3 "$here/extract_spec.py" --check "$here/x-api-tweets-2.159.json" "$openapi" 2>&1); then
@@ -26,27 +43,22 @@ else
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 || exit 1
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
-rc=$?
-cat "$dir/out"
-while IFS= read -r line; do
-  case "$line" in
-    "ok - "*) TK_PASSED=$((TK_PASSED + 1)) ;;
-    "not ok - "*) TK_FAILED=$((TK_FAILED + 1)) ;;
-  esac
-done <"$dir/out"
-if [ $rc -ne 0 ] && [ "$TK_FAILED" -eq 0 ]; then
-  tk_fail "validate_answers.py ran to the end" "$(tail -5 "$dir/out")"
+tally "$dir/out" $? validate_answers.py
+# The npm packages the Bluesky checks read: @atproto/api's release at atproto commit d6296a1c
+# (packages/api/package.json there), the client whose answers' validation client_check.mjs
+# exercises, and @ipld/dag-cbor, the data model's encoder, to recompute each record's CID.
+# (A prefix of its own: warc.sh may install into build/npm at the same time.)
+ATPROTO_API_VERSION=0.20.41
+DAG_CBOR_VERSION=9.2.7
+npm_prefix=$TK_BUILD/npm-atproto
+if [ "$(jq -r .version "$npm_prefix/node_modules/@atproto/api/package.json" 2>/dev/null)" != "$ATPROTO_API_VERSION" ] ||
+   [ "$(jq -r .version "$npm_prefix/node_modules/@ipld/dag-cbor/package.json" 2>/dev/null)" != "$DAG_CBOR_VERSION" ]; then
+  mkdir -p "$npm_prefix"
+  npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error "@atproto/api@$ATPROTO_API_VERSION" \
+    "@ipld/dag-cbor@$DAG_CBOR_VERSION" >"$dir/npm.log" 2>&1
 fi
 lexicons=${TK_ATPROTO_LEXICONS:-}
 if [ -z "$lexicons" ]; then
-  # @atproto/api's release at atproto commit d6296a1c (packages/api/package.json there).
-  ATPROTO_API_VERSION=0.20.41
-  # (A prefix of its own: warc.sh may install into build/npm at the same time.)
-  npm_prefix=$TK_BUILD/npm-atproto
-  if [ "$(jq -r .version "$npm_prefix/node_modules/@atproto/api/package.json" 2>/dev/null)" != "$ATPROTO_API_VERSION" ]; then
-    mkdir -p "$npm_prefix"
-    npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error "@atproto/api@$ATPROTO_API_VERSION" >"$dir/npm.log" 2>&1
-  fi
   lexicons=$dir/lexicons
   node "$here/bluesky/lexicons_from_npm.cjs" "$npm_prefix" "$lexicons" >"$dir/lexicons.log" 2>&1 ||
     cat "$dir/npm.log" "$dir/lexicons.log" 2>/dev/null | tail -5 | sed 's/^/# /'
@@ -60,16 +72,10 @@ else
   tk_fail "the lexicon extract is exactly what the lexicons of $lexicons_from give" "$out"
 fi
 /usr/bin/python3 "$here/bluesky/validate_bluesky.py" "$here/bluesky/lexicons-d6296a1c.json" "$TK_MOCK_URL" >"$dir/bsky" 2>&1
-rc=$?
-cat "$dir/bsky"
-before=$TK_FAILED
-while IFS= read -r line; do
-  case "$line" in
-    "ok - "*) TK_PASSED=$((TK_PASSED + 1)) ;;
-    "not ok - "*) TK_FAILED=$((TK_FAILED + 1)) ;;
-  esac
-done <"$dir/bsky"
-if [ $rc -ne 0 ] && [ "$TK_FAILED" -eq "$before" ]; then
-  tk_fail "validate_bluesky.py ran to the end" "$(tail -5 "$dir/bsky")"
-fi
+tally "$dir/bsky" $? validate_bluesky.py
+# Bluesky's own client reads every answer (and checks it against the lexicons); the CIDs are the
+# records'.
+node "$here/bluesky/client_check.mjs" "$npm_prefix" "$TK_MOCK_URL" >"$dir/client" 2>&1 ||
+  { rc=$?; tail -3 "$dir/npm.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/client"; (exit $rc); }
+tally "$dir/client" $? client_check.mjs
 tk_summary spec

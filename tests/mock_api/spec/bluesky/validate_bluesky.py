@@ -26,7 +26,9 @@ FORMATS = {
     "did": re.compile(r"^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$"),
     "handle": re.compile(r"^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$"),
     "datetime": re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"),
-    "cid": re.compile(r"^[A-Za-z0-9+/=]{8,}$"),
+    # (A CID v1 in base32, as the AppView writes record CIDs: 'b' and 58 characters.
+    # client_check.mjs parses it with multiformats and recomputes it from the record.)
+    "cid": re.compile(r"^b[a-z2-7]{58}$"),
     "uri": re.compile(r"^[a-z][a-z0-9+.-]*:\S+$"),
     "language": re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]+)*$"),
 }

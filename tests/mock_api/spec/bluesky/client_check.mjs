@@ -1,0 +1,70 @@
+// The mock's getPosts answers as Bluesky's official client reads them: @atproto/api validates
+// every answer against the lexicons (an answer that does not validate is an
+// XRPCInvalidResponseError), and each post's cid must name its record: a CID v1 (multiformats'
+// CID.parse) of codec dag-cbor whose sha2-256 digest is that of the record's DAG-CBOR bytes as
+// @ipld/dag-cbor encodes them.
+//     node client_check.mjs NPM_PREFIX MOCK_URL
+// Prints "ok - ..." / "not ok - ..." lines; exits 1 on a failure, 2 on bad usage.
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [prefix, mock] = process.argv.slice(2);
+if (!prefix || !mock) {
+  console.error('usage: node client_check.mjs NPM_PREFIX MOCK_URL');
+  process.exit(2);
+}
+const from = (p) => import(pathToFileURL(path.join(prefix, 'node_modules', p)).href);
+const { AtpAgent } = await from('@atproto/api/dist/index.js');
+const { CID } = await from('multiformats/dist/src/cid.js');
+const dagCbor = await from('@ipld/dag-cbor/src/index.js');
+
+let failed = 0;
+const report = (ok, what, why) => {
+  console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
+  if (!ok) {
+    failed++;
+    if (why) console.log(`#   ${String(why).split('\n').join('\n#   ')}`);
+  }
+};
+
+const agent = new AtpAgent({ service: mock });
+const did = 'did:plc:z72i7hdynmk6r22z27h6tvur';
+const chars = '234567abcdefghijklmnopqrstuvwxyz';
+// Record keys with clock ids 0..24 (the mock's fates: some deleted, taken down, left out), and
+// 25 more of other posting times.
+const uris = [];
+for (let k = 0; k < 25; k++) uris.push(`at://${did}/app.bsky.feed.post/3l6oveex3ia${chars[k >> 5]}${chars[k % 32]}`);
+const later = [];
+for (let k = 0; k < 25; k++) later.push(`at://${did}/app.bsky.feed.post/3l7${chars[k % 32]}bcdefgh${chars[(k * 7) % 32]}2`);
+
+const posts = [];
+for (const batch of [uris, later]) {
+  try {
+    const res = await agent.app.bsky.feed.getPosts({ uris: batch });
+    posts.push(...res.data.posts);
+  } catch (e) {
+    report(false, '@atproto/api reads a getPosts answer of 25 URIs', `${e.name}: ${e.message}`);
+  }
+}
+report(failed === 0 && posts.length > 20,
+       `@atproto/api ${agent.constructor.name} reads every getPosts answer, validated against the lexicons (${posts.length} posts)`);
+
+let badCid = null;
+for (const p of posts) {
+  try {
+    const cid = CID.parse(p.cid);
+    const digest = createHash('sha256').update(dagCbor.encode(p.record)).digest();
+    if (cid.version !== 1 || cid.code !== dagCbor.code || cid.multihash.code !== 0x12 ||
+        Buffer.compare(Buffer.from(cid.multihash.digest), digest) !== 0) {
+      badCid = `${p.uri}: ${p.cid} is not the CID of its record`;
+      break;
+    }
+  } catch (e) {
+    badCid = `${p.uri}: ${p.cid}: ${e.message}`;
+    break;
+  }
+}
+report(posts.length > 0 && badCid === null,
+       "each post's cid is a CID v1 of its record's DAG-CBOR bytes (dag-cbor, sha2-256)", badCid);
+process.exit(failed ? 1 : 0);
