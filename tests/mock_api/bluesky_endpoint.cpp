@@ -85,15 +85,13 @@ void DagCbor(const rapidjson::Value& v, std::string* out) {
   }
 }
 
-// The record's CID as the AppView gives it: CID v1, codec dag-cbor (0x71), a sha2-256 multihash
-// of its DAG-CBOR bytes, in multibase base32 (lower case, no padding, prefix 'b'): 59 characters.
-std::string RecordCid(const rapidjson::Value& record) {
-  std::string cbor;
-  DagCbor(record, &cbor);
+// A CID v1 of `bytes` with this codec (0x71 dag-cbor: a record; 0x55 raw: a blob, an image), a
+// sha2-256 multihash, in multibase base32 (lower case, no padding, prefix 'b'): 59 characters.
+std::string Cid(unsigned char codec, const std::string& bytes_in) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
-  EVP_Digest(cbor.data(), cbor.size(), digest, &size, EVP_sha256(), nullptr);
-  std::string bytes = {'\x01', '\x71', '\x12', '\x20'};
+  EVP_Digest(bytes_in.data(), bytes_in.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string bytes = {'\x01', static_cast<char>(codec), '\x12', '\x20'};
   bytes.append(reinterpret_cast<const char*>(digest), size);
   static constexpr char kBase32[] = "abcdefghijklmnopqrstuvwxyz234567";
   std::string out = "b";
@@ -109,6 +107,13 @@ std::string RecordCid(const rapidjson::Value& record) {
   }
   if (bits > 0) out.push_back(kBase32[(buffer << (5 - bits)) & 31]);
   return out;
+}
+
+// The record's CID as the AppView gives it: of its DAG-CBOR bytes.
+std::string RecordCid(const rapidjson::Value& record) {
+  std::string cbor;
+  DagCbor(record, &cbor);
+  return Cid(0x71, cbor);
 }
 
 // FNV-1a: a stable hash of a URI or handle (std::hash may differ between builds).
@@ -276,6 +281,21 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     record.AddMember("$type", "app.bsky.feed.post", a);
     record.AddMember("createdAt", rapidjson::Value(IsoMillis(created_ms).c_str(), a), a);
     record.AddMember("text", rapidjson::Value(("Mock post " + p.rkey).c_str(), a), a);
+    // One post in five links to a page (app.bsky.embed.external, no thumbnail), as its card.
+    const bool links = h % 10 < 2;
+    const std::string page = "https://example.com/articles/" + p.rkey;
+    if (links) {
+      rapidjson::Value external(rapidjson::kObjectType);
+      external.AddMember("uri", rapidjson::Value(page.c_str(), a), a);
+      external.AddMember("title", "A page the post links to", a);
+      external.AddMember("description", "What the page's card says of it", a);
+      rapidjson::Value embed(rapidjson::kObjectType);
+      embed.AddMember("$type", "app.bsky.embed.external", a);
+      embed.AddMember("external", external, a);
+      record.AddMember("embed", embed, a);
+    }
+    // The author as profileViewBasic: most have an avatar (a blob on the CDN, named by its CID).
+    const uint64_t who = Fnv(p.authority);
     w.StartObject();
     w.Key("uri");
     w.String(uri.c_str());
@@ -287,9 +307,38 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     w.String(p.authority.c_str());
     w.Key("handle");
     w.String(("user" + std::to_string(h % 100000) + ".bsky.social").c_str());
+    w.Key("displayName");
+    w.String(("Mock User " + std::to_string(who % 100000)).c_str());
+    if (who % 5 != 0) {
+      w.Key("avatar");
+      w.String(("https://cdn.bsky.app/img/avatar/plain/" + p.authority + "/" + Cid(0x55, "avatar " + p.authority) +
+                "@jpeg")
+                   .c_str());
+    }
+    w.Key("labels");
+    w.StartArray();
+    w.EndArray();
+    w.Key("createdAt");  // the account's: 2023-04-01 and up to 400 days after
+    w.String(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000).c_str());
     w.EndObject();
     w.Key("record");
     record.Accept(w);
+    if (links) {
+      w.Key("embed");
+      w.StartObject();
+      w.Key("$type");
+      w.String("app.bsky.embed.external#view");
+      w.Key("external");
+      w.StartObject();
+      w.Key("uri");
+      w.String(page.c_str());
+      w.Key("title");
+      w.String("A page the post links to");
+      w.Key("description");
+      w.String("What the page's card says of it");
+      w.EndObject();
+      w.EndObject();
+    }
     WriteCounts(w, {{"bookmarkCount", m.bookmark_count},
                     {"replyCount", m.reply_count},
                     {"repostCount", m.retweet_count},

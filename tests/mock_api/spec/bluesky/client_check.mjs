@@ -2,7 +2,8 @@
 // every answer against the lexicons (an answer that does not validate is an
 // XRPCInvalidResponseError), and each post's cid must name its record: a CID v1 (multiformats'
 // CID.parse) of codec dag-cbor whose sha2-256 digest is that of the record's DAG-CBOR bytes as
-// @ipld/dag-cbor encodes them.
+// @ipld/dag-cbor encodes them. Authors carry the members the AppView sends, and some posts embed a
+// link card.
 //     node client_check.mjs NPM_PREFIX MOCK_URL
 // Prints "ok - ..." / "not ok - ..." lines; exits 1 on a failure, 2 on bad usage.
 import { createHash } from 'node:crypto';
@@ -32,11 +33,13 @@ const agent = new AtpAgent({ service: mock });
 const did = 'did:plc:z72i7hdynmk6r22z27h6tvur';
 const chars = '234567abcdefghijklmnopqrstuvwxyz';
 // Record keys with clock ids 0..24 (the mock's fates: some deleted, taken down, left out), and
-// 25 more of other posting times.
+// 25 more of other posting times and authors.
 const uris = [];
 for (let k = 0; k < 25; k++) uris.push(`at://${did}/app.bsky.feed.post/3l6oveex3ia${chars[k >> 5]}${chars[k % 32]}`);
 const later = [];
-for (let k = 0; k < 25; k++) later.push(`at://${did}/app.bsky.feed.post/3l7${chars[k % 32]}bcdefgh${chars[(k * 7) % 32]}2`);
+for (let k = 0; k < 25; k++) {  // (of 25 authors)
+  later.push(`at://did:plc:z72i7hdynmk6r22z27h6tvu${chars[k]}/app.bsky.feed.post/3l7${chars[k % 32]}bcdefgh${chars[(k * 7) % 32]}2`);
+}
 
 const posts = [];
 for (const batch of [uris, later]) {
@@ -67,4 +70,17 @@ for (const p of posts) {
 }
 report(posts.length > 0 && badCid === null,
        "each post's cid is a CID v1 of its record's DAG-CBOR bytes (dag-cbor, sha2-256)", badCid);
+// What the AppView sends beyond the required members: the author as profileViewBasic, and embeds.
+const authors = posts.map((p) => p.author);
+report(authors.length > 0 && authors.every((a) => a.displayName && Array.isArray(a.labels) && a.createdAt) &&
+         authors.some((a) => a.avatar) && authors.some((a) => !a.avatar),
+       'authors come with displayName, labels and createdAt, most with an avatar',
+       JSON.stringify(authors.slice(0, 2)));
+const linked = posts.filter((p) => p.embed);
+report(linked.length > 0 && linked.length < posts.length &&
+         linked.every((p) => p.embed.$type === 'app.bsky.embed.external#view' &&
+                             p.record.embed?.$type === 'app.bsky.embed.external' &&
+                             p.embed.external.uri === p.record.embed.external.uri),
+       `some posts link to a page: the record's app.bsky.embed.external and its view (${linked.length} of ${posts.length})`,
+       JSON.stringify(linked[0] ?? posts[0]));
 process.exit(failed ? 1 : 0);
