@@ -161,22 +161,56 @@ struct PostUri {
   std::string rkey;
 };
 
-// at://<did or handle>/app.bsky.feed.post/<rkey>: the at-uri format the lexicon asks for (the
-// AppView's validator refuses anything else, whatever collection it names).
+bool IsRkeyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+         c == '_' || c == ':' || c == '~';
+}
+
+// What the lexicon's at-uri format takes (what getPosts' validator lets through):
+// at://<DID or handle>[/<collection, an NSID>[/<record key>]]. Anything else is refused whole.
+bool IsAtUri(const std::string& uri) {
+  if (uri.rfind("at://", 0) != 0 || uri.size() > 8192) return false;
+  std::vector<std::string> parts;
+  for (size_t at = 5;;) {
+    const size_t slash = uri.find('/', at);
+    parts.push_back(uri.substr(at, slash == std::string::npos ? std::string::npos : slash - at));
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  if (parts.size() > 3 || !(ValidDid(parts[0]) || ValidHandle(parts[0]))) return false;
+  if (parts.size() >= 2) {  // an NSID: three or more segments of letters, digits and inner hyphens
+    size_t segments = 0;
+    for (size_t at = 0; at <= parts[1].size(); ++segments) {
+      size_t dot = parts[1].find('.', at);
+      if (dot == std::string::npos) dot = parts[1].size();
+      const std::string seg = parts[1].substr(at, dot - at);
+      if (seg.empty() || seg.size() > 63 || seg.front() == '-' || seg.back() == '-') return false;
+      for (char c : seg)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+      at = dot + 1;
+    }
+    if (segments < 3) return false;
+  }
+  if (parts.size() == 3) {
+    const std::string& rkey = parts[2];
+    if (rkey.empty() || rkey.size() > 512 || rkey == "." || rkey == "..") return false;
+    if (!std::all_of(rkey.begin(), rkey.end(), IsRkeyChar)) return false;
+  }
+  return true;
+}
+
+// at://<did or handle>/app.bsky.feed.post/<rkey>: a post's URI. An at-uri of anything else
+// (another collection, a repository, a collection without a key) names no post: the AppView
+// leaves it out of its answer.
 std::optional<PostUri> ParseAtUri(const std::string& uri) {
-  if (uri.rfind("at://", 0) != 0) return std::nullopt;
+  if (!IsAtUri(uri)) return std::nullopt;
   const size_t slash = uri.find('/', 5);
   if (slash == std::string::npos) return std::nullopt;
   PostUri p{uri.substr(5, slash - 5), ""};
   if (!(ValidDid(p.authority) || ValidHandle(p.authority))) return std::nullopt;
   if (uri.compare(slash, std::char_traits<char>::length(kCollection), kCollection) != 0) return std::nullopt;
   p.rkey = uri.substr(slash + std::char_traits<char>::length(kCollection));
-  if (p.rkey.empty() || p.rkey.size() > 512 || p.rkey == "." || p.rkey == "..") return std::nullopt;
-  for (char c : p.rkey) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-          c == '_' || c == ':' || c == '~'))
-      return std::nullopt;
-  }
+  if (p.rkey.empty()) return std::nullopt;  // (IsAtUri checked its characters)
   return p;
 }
 
@@ -244,10 +278,11 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
   std::set<std::string> seen;
   for (size_t i = 0; i < uris.size(); ++i) {
     std::optional<PostUri> p = ParseAtUri(uris[i]);
-    if (!p || (config.bluesky_refused_every != 0 && TidMillis(p->rkey) &&
-               TidClock(p->rkey) % config.bluesky_refused_every == 5)) {
+    if (!IsAtUri(uris[i]) || (p && config.bluesky_refused_every != 0 && TidMillis(p->rkey) &&
+                              TidClock(p->rkey) % config.bluesky_refused_every == 5)) {
       return XrpcError(400, "InvalidRequest", "Error: uris/" + std::to_string(i) + " must be a valid at-uri");
     }
+    if (!p) continue;  // an at-uri of no post: left out
     if (seen.insert(uris[i]).second) posts.emplace_back(uris[i], std::move(*p));  // dedupeStrs
   }
   EndpointReply reply;

@@ -102,6 +102,22 @@ TEST(MockBlueskyPosts, RefusesTheWholeBatchAsTheAppViewDoes) {
   EXPECT_NE(reply.body.find("Params must have the property"), std::string::npos);
 }
 
+TEST(MockBlueskyPosts, AtUrisOfNoPostAreLeftOut) {
+  // The lexicon's at-uri format takes a repository, a collection, another collection's record:
+  // the AppView answers, leaving them out. A collection that is no NSID is no at-uri: refused.
+  const std::string post = Uri("3l6oveex3ii2m");
+  const std::string repo = post.substr(0, post.find("/app.bsky.feed.post/"));
+  auto reply = Get({post, repo + "/app.bsky.feed.like/3l6oveex3ii2m", repo + "/app.bsky.feed.post", repo}, NoFates());
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  rapidjson::Document d;
+  d.Parse(reply.body.c_str());
+  ASSERT_TRUE(d.IsObject() && d.HasMember("posts"));
+  ASSERT_EQ(d["posts"].Size(), 1u);
+  EXPECT_EQ(std::string(d["posts"][0]["uri"].GetString()), post);
+  EXPECT_EQ(Get({repo + "/app.bsky/3l6oveex3ii2m"}, NoFates()).status, 400) << "a collection of two segments";
+  EXPECT_EQ(Get({repo + "/app.bsky.feed.post/"}, NoFates()).status, 400) << "an empty record key";
+}
+
 TEST(MockBlueskyPosts, RefusesAUriByItsClockIdWhenAsked) {
   MockConfig c = NoFates();
   c.bluesky_refused_every = 12;  // 3l6oveex3ii2l's clock id is 17: 17 % 12 == 5

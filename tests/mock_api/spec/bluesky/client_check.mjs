@@ -70,6 +70,20 @@ for (const p of posts) {
 }
 report(posts.length > 0 && badCid === null,
        "each post's cid is a CID v1 of its record's DAG-CBOR bytes (dag-cbor, sha2-256)", badCid);
+// At-uris of no post (another collection, a collection without a key, a repository): the lexicon
+// takes them, and the AppView leaves them out of its answer rather than refusing the request.
+try {
+  const res = await agent.app.bsky.feed.getPosts({
+    uris: [uris[0], `at://${did}/app.bsky.feed.like/3l6oveex3ia22`, `at://${did}/app.bsky.feed.post`, `at://${did}`],
+  });
+  report(res.data.posts.length === 1 && res.data.posts[0].uri === uris[0],
+         'at-uris of no post (a like, a collection, a repository) are left out, the post beside them answered',
+         JSON.stringify(res.data.posts.map((p) => p.uri)));
+} catch (e) {
+  report(false, 'at-uris of no post (a like, a collection, a repository) are left out, the post beside them answered',
+         `${e.name}: ${e.message}`);
+}
+
 // What the AppView sends beyond the required members: the author as profileViewBasic, and embeds.
 const authors = posts.map((p) => p.author);
 report(authors.length > 0 && authors.every((a) => a.displayName && Array.isArray(a.labels) && a.createdAt) &&
