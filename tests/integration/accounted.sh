@@ -66,5 +66,6 @@ requests=$(( $(curl -s "$TK_MOCK_URL/mock/stats" | jq .requests) - before ))
 tk_sql_ok "a batch of only left-out ids: each missing after exactly 3 omissions" \
   "SELECT bool_and(state = 'missing' AND omissions = 3) FROM tweetkeeper.tweets WHERE tweet_id % 20 = 13"
 tk_sql_ok "in 3 requests of $omitted ids each, none released ($requests requests)" \
-  "SELECT $requests = 3 AND count(*) FILTER (WHERE outcome = 'released') = 0 FROM tweetkeeper.batches"
+  "SELECT $requests = 3 AND count(*) FILTER (WHERE outcome = 'released') = 0 FROM tweetkeeper.batches" \
+  "SELECT outcome, size, reason, claimed_at FROM tweetkeeper.batches ORDER BY claimed_at DESC LIMIT 6"
 tk_summary accounted
