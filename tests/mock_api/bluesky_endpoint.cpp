@@ -15,6 +15,7 @@
 
 #include "mock_api/json_fields.hpp"
 #include "mock_api/mix.hpp"
+#include "mock_api/post_text.hpp"
 #include "mock_api/tweet_model.hpp"
 
 namespace tweetkeeper::mock {
@@ -29,9 +30,61 @@ int SortableValue(char c) {
   return p ? static_cast<int>(p - kSortable) : -1;
 }
 
+// A CID v1 of `bytes` with this codec (0x71 dag-cbor: a record; 0x55 raw: a blob, an image), a
+// sha2-256 multihash: its binary form (36 bytes) and its string, in multibase base32 (lower case,
+// no padding, prefix 'b'): 59 characters.
+std::string CidBytes(unsigned char codec, const std::string& bytes_in) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes_in.data(), bytes_in.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string bytes = {'\x01', static_cast<char>(codec), '\x12', '\x20'};
+  bytes.append(reinterpret_cast<const char*>(digest), size);
+  return bytes;
+}
+
+constexpr char kBase32[] = "abcdefghijklmnopqrstuvwxyz234567";
+
+std::string CidString(const std::string& bytes) {
+  std::string out = "b";
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    buffer = (buffer << 8) | c;
+    bits += 8;
+    while (bits >= 5) {
+      out.push_back(kBase32[(buffer >> (bits - 5)) & 31]);
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out.push_back(kBase32[(buffer << (5 - bits)) & 31]);
+  return out;
+}
+
+// The binary form of a CID string this file wrote ("" for anything else).
+std::string CidStringBytes(std::string_view s) {
+  if (s.empty() || s[0] != 'b') return "";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : s.substr(1)) {
+    const char* at = std::char_traits<char>::find(kBase32, 32, c);
+    if (c == '\0' || at == nullptr) return "";
+    buffer = (buffer << 5) | static_cast<uint32_t>(at - kBase32);
+    bits += 5;
+    if (bits >= 8) {
+      out.push_back(static_cast<char>((buffer >> (bits - 8)) & 0xff));
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+std::string Cid(unsigned char codec, const std::string& bytes) { return CidString(CidBytes(codec, bytes)); }
+
 // A record in DAG-CBOR, the bytes a repository stores and its CID names (atproto's data model):
 // maps with their keys sorted by length, then bytewise; integers and lengths in their shortest
-// form; no floats. Records here hold strings, integers, booleans, maps and arrays only.
+// form; no floats; a link ({"$link": CID}, as JSON writes it) as tag 42. Records here hold
+// strings, integers, booleans, maps, arrays and links only.
 void CborHead(std::string* out, unsigned major, uint64_t n) {
   const auto put = [&](int bytes) {
     for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
@@ -55,7 +108,14 @@ void CborHead(std::string* out, unsigned major, uint64_t n) {
 }
 
 void DagCbor(const rapidjson::Value& v, std::string* out) {
-  if (v.IsObject()) {
+  if (v.IsObject() && v.MemberCount() == 1 && v.HasMember("$link") && v["$link"].IsString()) {
+    // A link (a blob's ref): the CID as tag 42 of a byte string, its binary form after a 0x00.
+    const std::string cid = CidStringBytes({v["$link"].GetString(), v["$link"].GetStringLength()});
+    CborHead(out, 6, 42);
+    CborHead(out, 2, cid.size() + 1);
+    out->push_back('\0');
+    out->append(cid);
+  } else if (v.IsObject()) {
     std::vector<const rapidjson::Value::Member*> members;
     for (const auto& m : v.GetObject()) members.push_back(&m);
     std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
@@ -83,30 +143,6 @@ void DagCbor(const rapidjson::Value& v, std::string* out) {
   } else {
     out->push_back('\xf6');  // null (a record of the mock has no float)
   }
-}
-
-// A CID v1 of `bytes` with this codec (0x71 dag-cbor: a record; 0x55 raw: a blob, an image), a
-// sha2-256 multihash, in multibase base32 (lower case, no padding, prefix 'b'): 59 characters.
-std::string Cid(unsigned char codec, const std::string& bytes_in) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(bytes_in.data(), bytes_in.size(), digest, &size, EVP_sha256(), nullptr);
-  std::string bytes = {'\x01', static_cast<char>(codec), '\x12', '\x20'};
-  bytes.append(reinterpret_cast<const char*>(digest), size);
-  static constexpr char kBase32[] = "abcdefghijklmnopqrstuvwxyz234567";
-  std::string out = "b";
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char c : bytes) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 5) {
-      out.push_back(kBase32[(buffer >> (bits - 5)) & 31]);
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out.push_back(kBase32[(buffer << (5 - bits)) & 31]);
-  return out;
 }
 
 // The record's CID as the AppView gives it: of its DAG-CBOR bytes.
@@ -237,6 +273,352 @@ std::string IsoMillis(int64_t unix_ms) {
   return s.replace(s.size() - 5, 4, frac);
 }
 
+// A TID (a record key): microseconds since the epoch << 10 | a clock id, in 13 base32-sortable
+// characters.
+std::string Tid(int64_t unix_ms, uint64_t clock) {
+  const uint64_t v = (static_cast<uint64_t>(unix_ms) * 1000 << 10) | (clock & 0x3FF);
+  std::string out(13, '2');
+  for (int i = 12; i >= 0; --i) out[static_cast<size_t>(12 - i)] = kSortable[(v >> (5 * i)) & 31];
+  return out;
+}
+
+using Alloc = rapidjson::Document::AllocatorType;
+
+rapidjson::Value Str(const std::string& s, Alloc& a) {
+  return rapidjson::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+
+// What a post embeds, from a hash of its URI: most nothing, one in five a link card, one in ten
+// images, one in ten a quote, one in ten a quote with images. A quarter of posts are replies.
+enum class Embed { kNone, kExternal, kImages, kQuote, kQuoteWithImages };
+
+Embed EmbedOf(uint64_t h) {
+  switch (h % 10) {
+    case 0:
+    case 1: return Embed::kExternal;
+    case 2: return Embed::kImages;
+    case 3: return Embed::kQuote;
+    case 4: return Embed::kQuoteWithImages;
+    default: return Embed::kNone;
+  }
+}
+
+bool IsReply(uint64_t h) { return (h >> 8) % 4 == 0; }
+
+// A post the mock knows (whether or not it shows it): at://<did>/app.bsky.feed.post/<TID>.
+struct MockPost {
+  std::string uri;
+  std::string did;
+  std::string rkey;
+  uint64_t h = 0;       // of the URI: what the post holds and its counts
+  uint64_t clock = 0;   // the TID's clock id: its fate, which a test chooses
+  int64_t tid_ms = 0;   // when it was posted
+  int64_t created_ms = 0;
+  int64_t indexed_ms = 0;
+};
+
+MockPost Describe(const std::string& uri, const std::string& did, const std::string& rkey, int64_t tid_ms) {
+  MockPost m{uri, did, rkey, Fnv(uri), TidClock(rkey), tid_ms, 0, 0};
+  // Most clients stamp createdAt at posting, as the TID; one post in 17 (clock id % 17 == 3)
+  // is backdated by ten days (an import), which only its answer reveals. The AppView indexes
+  // it seconds later.
+  m.created_ms = tid_ms - (m.clock % 17 == 3 ? 10LL * 86'400'000 : 0);
+  m.indexed_ms = tid_ms + static_cast<int64_t>(m.h % 5000);
+  return m;
+}
+
+// The post a reply answers or a quote quotes: an earlier post (a minute to two days) of one of
+// 5,000 accounts, itself neither a reply nor a quote, so that what refers to it stays shallow.
+MockPost Referenced(const MockPost& from, uint64_t salt) {
+  MockPost r;
+  for (uint64_t k = 0; k < 64; ++k) {
+    const uint64_t x = Mix(from.h ^ Mix(salt + k));
+    const std::string did = MockDid("user" + std::to_string(x % 5000) + ".bsky.social");
+    const int64_t ms = from.tid_ms - 60'000 - static_cast<int64_t>((x >> 13) % (2 * 86'400'000LL));
+    const std::string rkey = Tid(ms, (x >> 50) & 0x3FF);
+    r = Describe("at://" + did + kCollection + rkey, did, rkey, ms);
+    if (!IsReply(r.h) && (EmbedOf(r.h) == Embed::kNone || EmbedOf(r.h) == Embed::kExternal)) break;
+  }
+  return r;
+}
+
+// Whether the AppView shows the post now: posted, not deleted, taken down or left out.
+bool Shown(const MockPost& m, const MockConfig& config, int64_t now_ms) {
+  if (m.tid_ms > now_ms) return false;
+  if (config.omitted_every != 0 && m.clock % config.omitted_every == 13) return false;
+  if (config.deleted_every != 0 && m.clock % config.deleted_every == 7) return false;     // deleted
+  if (config.protected_every != 0 && m.clock % config.protected_every == 11) return false;  // taken down
+  return true;
+}
+
+std::string PageOf(const MockPost& m) { return "https://example.com/articles/" + m.rkey; }
+
+// A blob (an image): its CID names its bytes, which the mock does not have.
+rapidjson::Value Blob(const MockPost& m, int i, Alloc& a) {
+  rapidjson::Value link(rapidjson::kObjectType);
+  link.AddMember("$link", Str(Cid(0x55, "image " + m.uri + " " + std::to_string(i)), a), a);
+  rapidjson::Value blob(rapidjson::kObjectType);
+  blob.AddMember("$type", "blob", a);
+  blob.AddMember("ref", link, a);
+  blob.AddMember("mimeType", "image/jpeg", a);
+  blob.AddMember("size", static_cast<uint64_t>(40'000 + Mix(m.h + static_cast<uint64_t>(i)) % 900'000), a);
+  return blob;
+}
+
+constexpr const char* kAlts[] = {"", "A harbour at dusk, boats tied up along the quay",
+                                 "Chart: monthly readings, rising since spring", "", "A cat asleep on a stack of books",
+                                 "Screenshot of the release notes"};
+
+struct Picture {
+  std::string alt;
+  int width;
+  int height;
+};
+
+std::vector<Picture> PicturesOf(const MockPost& m) {
+  std::vector<Picture> out;
+  const int n = 1 + static_cast<int>((m.h >> 12) % 4);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t x = Mix(m.h + static_cast<uint64_t>(i) * 7919);
+    const bool wide = x % 3 != 0;
+    out.push_back({kAlts[x % std::size(kAlts)], wide ? 2000 : 1536, wide ? 1125 : 2048});
+  }
+  return out;
+}
+
+rapidjson::Value AspectRatio(const Picture& p, Alloc& a) {
+  rapidjson::Value r(rapidjson::kObjectType);
+  r.AddMember("height", p.height, a);
+  r.AddMember("width", p.width, a);
+  return r;
+}
+
+rapidjson::Value ImagesRecord(const MockPost& m, Alloc& a) {
+  rapidjson::Value images(rapidjson::kArrayType);
+  int i = 0;
+  for (const Picture& p : PicturesOf(m)) {
+    rapidjson::Value image(rapidjson::kObjectType);
+    image.AddMember("alt", Str(p.alt, a), a);
+    image.AddMember("aspectRatio", AspectRatio(p, a), a);
+    image.AddMember("image", Blob(m, i++, a), a);
+    images.PushBack(image, a);
+  }
+  rapidjson::Value embed(rapidjson::kObjectType);
+  embed.AddMember("$type", "app.bsky.embed.images", a);
+  embed.AddMember("images", images, a);
+  return embed;
+}
+
+// As the AppView's image URI builder names them: https://cdn.bsky.app/img/<preset>/plain/<did>/<cid>@jpeg
+rapidjson::Value ImagesView(const MockPost& m, Alloc& a) {
+  rapidjson::Value images(rapidjson::kArrayType);
+  int i = 0;
+  for (const Picture& p : PicturesOf(m)) {
+    const std::string cid = Cid(0x55, "image " + m.uri + " " + std::to_string(i++));
+    rapidjson::Value view(rapidjson::kObjectType);
+    view.AddMember("thumb", Str("https://cdn.bsky.app/img/feed_thumbnail/plain/" + m.did + "/" + cid + "@jpeg", a), a);
+    view.AddMember("fullsize", Str("https://cdn.bsky.app/img/feed_fullsize/plain/" + m.did + "/" + cid + "@jpeg", a), a);
+    view.AddMember("alt", Str(p.alt, a), a);
+    view.AddMember("aspectRatio", AspectRatio(p, a), a);
+    images.PushBack(view, a);
+  }
+  rapidjson::Value embed(rapidjson::kObjectType);
+  embed.AddMember("$type", "app.bsky.embed.images#view", a);
+  embed.AddMember("images", images, a);
+  return embed;
+}
+
+rapidjson::Value ExternalCard(const MockPost& m, Alloc& a) {
+  rapidjson::Value external(rapidjson::kObjectType);
+  external.AddMember("uri", Str(PageOf(m), a), a);
+  external.AddMember("title", "A page the post links to", a);
+  external.AddMember("description", "What the page's card says of it", a);
+  return external;
+}
+
+rapidjson::Value Record(const MockPost& m, Alloc& a, int depth = 0);
+
+rapidjson::Value StrongRef(const MockPost& m, Alloc& a, int depth) {
+  rapidjson::Document scratch;
+  const std::string cid = RecordCid(Record(m, scratch.GetAllocator(), depth + 1));
+  rapidjson::Value ref(rapidjson::kObjectType);
+  ref.AddMember("cid", Str(cid, a), a);
+  ref.AddMember("uri", Str(m.uri, a), a);
+  return ref;
+}
+
+// The post's record as its author's repository holds it (app.bsky.feed.post): text with facets
+// for its mention and hashtag, langs, and a reply or embed when it has one. Records referred to
+// past depth 2 are written plain (Referenced() makes them plain anyway).
+rapidjson::Value Record(const MockPost& m, Alloc& a, int depth) {
+  const PostText said = MockPostText(m.h);
+  std::string text = said.text;
+  rapidjson::Value facets(rapidjson::kArrayType);
+  const auto facet = [&](size_t start, size_t end, rapidjson::Value feature) {
+    rapidjson::Value index(rapidjson::kObjectType);
+    index.AddMember("byteEnd", static_cast<uint64_t>(end), a);
+    index.AddMember("byteStart", static_cast<uint64_t>(start), a);
+    rapidjson::Value features(rapidjson::kArrayType);
+    features.PushBack(feature, a);
+    rapidjson::Value f(rapidjson::kObjectType);
+    f.AddMember("features", features, a);
+    f.AddMember("index", index, a);
+    facets.PushBack(f, a);
+  };
+  if (!said.mention.empty()) {  // "@ana_lima ..." as a Bluesky handle: "@ana-lima.bsky.social ..."
+    std::string handle = said.mention;
+    std::replace(handle.begin(), handle.end(), '_', '-');
+    std::replace(handle.begin(), handle.end(), '.', '-');
+    handle += ".bsky.social";
+    text = "@" + handle + text.substr(1 + said.mention.size());
+    rapidjson::Value mention(rapidjson::kObjectType);
+    mention.AddMember("$type", "app.bsky.richtext.facet#mention", a);
+    mention.AddMember("did", Str(MockDid(handle), a), a);
+    facet(0, 1 + handle.size(), std::move(mention));
+  }
+  if (!said.hashtag.empty()) {  // at the end: " #tag"
+    rapidjson::Value tag(rapidjson::kObjectType);
+    tag.AddMember("$type", "app.bsky.richtext.facet#tag", a);
+    tag.AddMember("tag", Str(said.hashtag, a), a);
+    facet(text.size() - 1 - said.hashtag.size(), text.size(), std::move(tag));
+  }
+  rapidjson::Value record(rapidjson::kObjectType);
+  record.AddMember("$type", "app.bsky.feed.post", a);
+  record.AddMember("createdAt", Str(IsoMillis(m.created_ms), a), a);
+  record.AddMember("text", Str(text, a), a);
+  rapidjson::Value langs(rapidjson::kArrayType);
+  langs.PushBack(Str(said.lang, a), a);
+  record.AddMember("langs", langs, a);
+  if (!facets.Empty()) record.AddMember("facets", facets, a);
+  const bool plain = depth >= 2;
+  if (!plain && IsReply(m.h)) {  // a reply to a post that starts its thread: root and parent
+    const MockPost parent = Referenced(m, 1);
+    rapidjson::Value reply(rapidjson::kObjectType);
+    reply.AddMember("parent", StrongRef(parent, a, depth), a);
+    reply.AddMember("root", StrongRef(parent, a, depth), a);
+    record.AddMember("reply", reply, a);
+  }
+  const Embed kind = plain ? Embed::kNone : EmbedOf(m.h);
+  if (kind == Embed::kNone) return record;
+  rapidjson::Value embed(rapidjson::kObjectType);
+  if (kind == Embed::kExternal) {
+    embed.AddMember("$type", "app.bsky.embed.external", a);
+    embed.AddMember("external", ExternalCard(m, a), a);
+  } else if (kind == Embed::kImages) {
+    embed = ImagesRecord(m, a);
+  } else {
+    rapidjson::Value quote(rapidjson::kObjectType);
+    quote.AddMember("$type", "app.bsky.embed.record", a);
+    quote.AddMember("record", StrongRef(Referenced(m, 2), a, depth), a);
+    if (kind == Embed::kQuote) {
+      embed = std::move(quote);
+    } else {
+      embed.AddMember("$type", "app.bsky.embed.recordWithMedia", a);
+      embed.AddMember("media", ImagesRecord(m, a), a);
+      embed.AddMember("record", quote, a);
+    }
+  }
+  record.AddMember("embed", embed, a);
+  return record;
+}
+
+// The author as profileViewBasic: the same for every post of a DID; most have an avatar (a blob
+// on the CDN, named by its CID).
+rapidjson::Value Author(const std::string& did, Alloc& a) {
+  const uint64_t who = Fnv(did);
+  rapidjson::Value author(rapidjson::kObjectType);
+  author.AddMember("did", Str(did, a), a);
+  author.AddMember("handle", Str("user" + std::to_string(who % 100000) + ".bsky.social", a), a);
+  author.AddMember("displayName", Str(MockDisplayName(who), a), a);
+  if (who % 5 != 0) {
+    author.AddMember(
+        "avatar", Str("https://cdn.bsky.app/img/avatar/plain/" + did + "/" + Cid(0x55, "avatar " + did) + "@jpeg", a),
+        a);
+  }
+  author.AddMember("labels", rapidjson::Value(rapidjson::kArrayType), a);
+  // The account's creation: 2023-04-01 and up to 400 days after.
+  author.AddMember("createdAt", Str(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000), a), a);
+  return author;
+}
+
+void AddCounts(rapidjson::Value& view, const MockPost& m, int64_t now_ms, bool bookmarks, Alloc& a) {
+  const PublicMetrics c = MetricsAt(m.h, std::max<int64_t>(0, (now_ms - m.created_ms) / 1000));
+  if (bookmarks) view.AddMember("bookmarkCount", c.bookmark_count, a);
+  view.AddMember("replyCount", c.reply_count, a);
+  view.AddMember("repostCount", c.retweet_count, a);
+  view.AddMember("likeCount", c.like_count, a);
+  view.AddMember("quoteCount", c.quote_count, a);
+}
+
+rapidjson::Value EmbedView(const MockPost& m, const MockConfig& config, int64_t now_ms, int depth, Alloc& a);
+
+// A quoted post as the AppView embeds it: app.bsky.embed.record#viewRecord (its record, author and
+// counts, as its own answer gives them), or #viewNotFound when the AppView does not show it.
+rapidjson::Value QuotedView(const MockPost& q, const MockConfig& config, int64_t now_ms, int depth, Alloc& a) {
+  rapidjson::Value view(rapidjson::kObjectType);
+  if (!Shown(q, config, now_ms)) {
+    view.AddMember("$type", "app.bsky.embed.record#viewNotFound", a);
+    view.AddMember("uri", Str(q.uri, a), a);
+    view.AddMember("notFound", true, a);
+    return view;
+  }
+  rapidjson::Value value = Record(q, a, depth);
+  view.AddMember("$type", "app.bsky.embed.record#viewRecord", a);
+  view.AddMember("uri", Str(q.uri, a), a);
+  view.AddMember("cid", Str(RecordCid(value), a), a);
+  view.AddMember("author", Author(q.did, a), a);
+  view.AddMember("value", value, a);
+  view.AddMember("labels", rapidjson::Value(rapidjson::kArrayType), a);
+  AddCounts(view, q, now_ms, false, a);
+  view.AddMember("indexedAt", Str(IsoMillis(q.indexed_ms), a), a);
+  if (depth <= 1) {  // the quoted post's own embed, one level down
+    rapidjson::Value embeds(rapidjson::kArrayType);
+    if (depth < 2 && EmbedOf(q.h) != Embed::kNone) embeds.PushBack(EmbedView(q, config, now_ms, depth + 1, a), a);
+    view.AddMember("embeds", embeds, a);
+  }
+  return view;
+}
+
+// The embed's view, as the AppView hydrates it (views/index.ts: embed()).
+rapidjson::Value EmbedView(const MockPost& m, const MockConfig& config, int64_t now_ms, int depth, Alloc& a) {
+  rapidjson::Value view(rapidjson::kObjectType);
+  switch (EmbedOf(m.h)) {
+    case Embed::kNone: break;
+    case Embed::kExternal:
+      view.AddMember("$type", "app.bsky.embed.external#view", a);
+      view.AddMember("external", ExternalCard(m, a), a);
+      break;
+    case Embed::kImages: view = ImagesView(m, a); break;
+    case Embed::kQuote:
+      view.AddMember("$type", "app.bsky.embed.record#view", a);
+      view.AddMember("record", QuotedView(Referenced(m, 2), config, now_ms, depth, a), a);
+      break;
+    case Embed::kQuoteWithImages: {
+      rapidjson::Value record(rapidjson::kObjectType);  // (the inner record view has no $type)
+      record.AddMember("record", QuotedView(Referenced(m, 2), config, now_ms, depth, a), a);
+      view.AddMember("$type", "app.bsky.embed.recordWithMedia#view", a);
+      view.AddMember("media", ImagesView(m, a), a);
+      view.AddMember("record", record, a);
+      break;
+    }
+  }
+  return view;
+}
+
+rapidjson::Value PostView(const MockPost& m, const MockConfig& config, int64_t now_ms, Alloc& a) {
+  rapidjson::Value record = Record(m, a);
+  rapidjson::Value view(rapidjson::kObjectType);
+  view.AddMember("uri", Str(m.uri, a), a);
+  view.AddMember("cid", Str(RecordCid(record), a), a);
+  view.AddMember("author", Author(m.did, a), a);
+  view.AddMember("record", record, a);
+  if (EmbedOf(m.h) != Embed::kNone) view.AddMember("embed", EmbedView(m, config, now_ms, 1, a), a);
+  AddCounts(view, m, now_ms, true, a);
+  view.AddMember("indexedAt", Str(IsoMillis(m.indexed_ms), a), a);
+  view.AddMember("labels", rapidjson::Value(rapidjson::kArrayType), a);
+  return view;
+}
+
 }  // namespace
 
 std::optional<int64_t> TidMillis(const std::string& rkey) {
@@ -285,12 +667,9 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     if (!p) continue;  // an at-uri of no post: left out
     if (seen.insert(uris[i]).second) posts.emplace_back(uris[i], std::move(*p));  // dedupeStrs
   }
-  EndpointReply reply;
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  w.Key("posts");
-  w.StartArray();
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  rapidjson::Value views(rapidjson::kArrayType);
   // Not the request's order: clients must match posts by uri (FACTS.md 1.2).
   for (auto it = posts.rbegin(); it != posts.rend(); ++it) {
     const std::string& uri = it->first;
@@ -298,96 +677,16 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     // An at:// URI with a handle finds nothing (the AppView looks posts up by the exact URI).
     if (!ValidDid(p.authority)) continue;
     const std::optional<int64_t> tid_ms = TidMillis(p.rkey);
-    const uint64_t h = Fnv(uri);
-    if (!tid_ms || *tid_ms > now_ms) continue;  // not a post's key, or not posted yet: not found
+    if (!tid_ms) continue;  // not a post's key: not found
     // A post's fate follows its record key's clock id (its last 10 bits), which a test chooses.
-    const uint64_t clock = TidClock(p.rkey);
-    if (config.omitted_every != 0 && clock % config.omitted_every == 13) continue;
-    if (config.deleted_every != 0 && clock % config.deleted_every == 7) continue;      // deleted: omitted
-    if (config.protected_every != 0 && clock % config.protected_every == 11) continue;  // taken down: omitted
-    // Most clients stamp createdAt at posting, as the TID; one post in 17 (clock id % 17 == 3)
-    // is backdated by ten days (an import), which only its answer reveals. The AppView indexes
-    // it seconds later.
-    const int64_t created_ms = *tid_ms - (clock % 17 == 3 ? 10LL * 86'400'000 : 0);
-    const int64_t indexed_ms = *tid_ms + static_cast<int64_t>(h % 5000);
-    const PublicMetrics m = MetricsAt(h, std::max<int64_t>(0, (now_ms - created_ms) / 1000));
-    rapidjson::Document record(rapidjson::kObjectType);
-    auto& a = record.GetAllocator();
-    record.AddMember("$type", "app.bsky.feed.post", a);
-    record.AddMember("createdAt", rapidjson::Value(IsoMillis(created_ms).c_str(), a), a);
-    record.AddMember("text", rapidjson::Value(("Mock post " + p.rkey).c_str(), a), a);
-    // One post in five links to a page (app.bsky.embed.external, no thumbnail), as its card.
-    const bool links = h % 10 < 2;
-    const std::string page = "https://example.com/articles/" + p.rkey;
-    if (links) {
-      rapidjson::Value external(rapidjson::kObjectType);
-      external.AddMember("uri", rapidjson::Value(page.c_str(), a), a);
-      external.AddMember("title", "A page the post links to", a);
-      external.AddMember("description", "What the page's card says of it", a);
-      rapidjson::Value embed(rapidjson::kObjectType);
-      embed.AddMember("$type", "app.bsky.embed.external", a);
-      embed.AddMember("external", external, a);
-      record.AddMember("embed", embed, a);
-    }
-    // The author as profileViewBasic: most have an avatar (a blob on the CDN, named by its CID).
-    const uint64_t who = Fnv(p.authority);
-    w.StartObject();
-    w.Key("uri");
-    w.String(uri.c_str());
-    w.Key("cid");
-    w.String(RecordCid(record).c_str());
-    w.Key("author");
-    w.StartObject();
-    w.Key("did");
-    w.String(p.authority.c_str());
-    w.Key("handle");
-    w.String(("user" + std::to_string(h % 100000) + ".bsky.social").c_str());
-    w.Key("displayName");
-    w.String(("Mock User " + std::to_string(who % 100000)).c_str());
-    if (who % 5 != 0) {
-      w.Key("avatar");
-      w.String(("https://cdn.bsky.app/img/avatar/plain/" + p.authority + "/" + Cid(0x55, "avatar " + p.authority) +
-                "@jpeg")
-                   .c_str());
-    }
-    w.Key("labels");
-    w.StartArray();
-    w.EndArray();
-    w.Key("createdAt");  // the account's: 2023-04-01 and up to 400 days after
-    w.String(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000).c_str());
-    w.EndObject();
-    w.Key("record");
-    record.Accept(w);
-    if (links) {
-      w.Key("embed");
-      w.StartObject();
-      w.Key("$type");
-      w.String("app.bsky.embed.external#view");
-      w.Key("external");
-      w.StartObject();
-      w.Key("uri");
-      w.String(page.c_str());
-      w.Key("title");
-      w.String("A page the post links to");
-      w.Key("description");
-      w.String("What the page's card says of it");
-      w.EndObject();
-      w.EndObject();
-    }
-    WriteCounts(w, {{"bookmarkCount", m.bookmark_count},
-                    {"replyCount", m.reply_count},
-                    {"repostCount", m.retweet_count},
-                    {"likeCount", m.like_count},
-                    {"quoteCount", m.quote_count}});
-    w.Key("indexedAt");
-    w.String(IsoMillis(indexed_ms).c_str());
-    w.Key("labels");
-    w.StartArray();
-    w.EndArray();
-    w.EndObject();
+    const MockPost m = Describe(uri, p.authority, p.rkey, *tid_ms);
+    if (Shown(m, config, now_ms)) views.PushBack(PostView(m, config, now_ms, a), a);
   }
-  w.EndArray();
-  w.EndObject();
+  doc.AddMember("posts", views, a);
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  doc.Accept(w);
+  EndpointReply reply;
   reply.body = buf.GetString();
   return reply;
 }

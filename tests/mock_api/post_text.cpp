@@ -88,8 +88,12 @@ PostText MockPostText(uint64_t seed) {
   PostText out;
   out.lang = std::string(l.tag);
   out.text = std::string(Pick(l.openers, s));
-  out.text += ' ';
-  out.text += Pick(l.closers, s);
+  const std::string_view closer = Pick(l.closers, s);
+  // "... erosion. Worth a read", "... erosion and honestly ...", "... erosion 🙌", "... 楽しかった！"
+  const auto first = static_cast<unsigned char>(closer[0]);
+  const bool joins = l.tag == "ja" || (first >= 'a' && first <= 'z') || first >= 0xE2;
+  out.text += joins ? " " : ". ";
+  out.text += closer;
   s = Mix(s);
   if (s % 4 == 0) {  // one post in four mentions someone
     out.mention = std::string(Pick(kMentions, s));

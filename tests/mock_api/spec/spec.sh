@@ -3,14 +3,13 @@
 # GET /2/tweets and /2/tweets/{id} validated by validate_answers.py against the extract
 # x-api-tweets-2.159.json, which is first checked to be exactly what extract_spec.py makes of
 # ../shared/x-api/openapi.json (TK_OPENAPI), when that file is at hand. The same for Bluesky: the
-# mock's AppView answers validated by bluesky/validate_bluesky.py against the lexicon extract
-# bluesky/lexicons-d6296a1c.json, which is first checked to be exactly what extract_lexicons.py
-# makes of Bluesky's lexicons: an atproto checkout's lexicons/ (TK_ATPROTO_LEXICONS) when one is
-# at hand, else those of the npm package @atproto/api of that commit (ATPROTO_API_VERSION,
-# installed once per build directory into build/npm-atproto). Neither source is skipped: a
-# spec that cannot be read fails its check. Then Bluesky's official client, @atproto/api, reads
-# the mock's getPosts answers (bluesky/client_check.mjs), and each post's CID is recomputed from
-# its record.
+# mock's AppView answers validated with Bluesky's own validator, @atproto/lexicon
+# (bluesky/validate_bluesky.mjs), against the lexicon documents vendored in bluesky/lexicons/,
+# which are first checked to be exactly Bluesky's: an atproto checkout's lexicons/
+# (TK_ATPROTO_LEXICONS) when one is at hand, else those of the npm package @atproto/api of that
+# commit. Neither source is skipped: a spec that cannot be read fails its check. Then Bluesky's
+# official client, @atproto/api, reads the mock's getPosts answers (bluesky/client_check.mjs), and
+# each post's CID is recomputed from its record.
 # Prints "spec: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../../lib/common.sh"
@@ -44,35 +43,37 @@ fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 || exit 1
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
 tally "$dir/out" $? validate_answers.py
-# The npm packages the Bluesky checks read: @atproto/api's release at atproto commit d6296a1c
-# (packages/api/package.json there), the client whose answers' validation client_check.mjs
-# exercises, and @ipld/dag-cbor, the data model's encoder, to recompute each record's CID.
-# (A prefix of its own: warc.sh may install into build/npm at the same time.)
-ATPROTO_API_VERSION=0.20.41
-DAG_CBOR_VERSION=9.2.7
+# The npm packages the Bluesky checks read, pinned whole by bluesky/package-lock.json (npm ci,
+# once per build directory, into build/npm-atproto: warc.sh may install into build/npm at the
+# same time): Bluesky's client @atproto/api 0.20.41, the lexicon validator it validates with,
+# @atproto/lexicon 0.7.19, and @ipld/dag-cbor, the data model's encoder, to recompute each
+# record's CID.
 npm_prefix=$TK_BUILD/npm-atproto
-if [ "$(jq -r .version "$npm_prefix/node_modules/@atproto/api/package.json" 2>/dev/null)" != "$ATPROTO_API_VERSION" ] ||
-   [ "$(jq -r .version "$npm_prefix/node_modules/@ipld/dag-cbor/package.json" 2>/dev/null)" != "$DAG_CBOR_VERSION" ]; then
-  mkdir -p "$npm_prefix"
-  npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error "@atproto/api@$ATPROTO_API_VERSION" \
-    "@ipld/dag-cbor@$DAG_CBOR_VERSION" >"$dir/npm.log" 2>&1
+if ! cmp -s "$here/bluesky/package-lock.json" "$npm_prefix/package-lock.json" || [ ! -d "$npm_prefix/node_modules" ]; then
+  rm -rf "$npm_prefix" && mkdir -p "$npm_prefix" &&
+    cp "$here/bluesky/package.json" "$here/bluesky/package-lock.json" "$npm_prefix/" &&
+    (cd "$npm_prefix" && npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm.log" 2>&1
 fi
+# The vendored lexicons (bluesky/lexicons/, atproto 24abd96c, the commit @atproto/api 0.20.41 was
+# released from) are those of an atproto checkout byte for byte (TK_ATPROTO_LEXICONS) when one is
+# at hand, else @atproto/api's own copies of them.
 lexicons=${TK_ATPROTO_LEXICONS:-}
 if [ -z "$lexicons" ]; then
   lexicons=$dir/lexicons
   node "$here/bluesky/lexicons_from_npm.cjs" "$npm_prefix" "$lexicons" >"$dir/lexicons.log" 2>&1 ||
     cat "$dir/npm.log" "$dir/lexicons.log" 2>/dev/null | tail -5 | sed 's/^/# /'
-  lexicons_from="@atproto/api $ATPROTO_API_VERSION (npm)"
+  lexicons_from="@atproto/api 0.20.41 (npm)" exact=
 else
-  lexicons_from=$lexicons
+  lexicons_from=$lexicons exact=--exact
 fi
-if out=$(/usr/bin/python3 "$here/bluesky/extract_lexicons.py" --check "$here/bluesky/lexicons-d6296a1c.json" "$lexicons" 2>&1); then
-  tk_pass "the lexicon extract is exactly what the lexicons of $lexicons_from give"
+if out=$(/usr/bin/python3 "$here/bluesky/vendor_lexicons.py" --check "$here/bluesky/lexicons" "$lexicons" $exact 2>&1); then
+  tk_pass "the vendored lexicons are exactly those of $lexicons_from ($out)"
 else
-  tk_fail "the lexicon extract is exactly what the lexicons of $lexicons_from give" "$out"
+  tk_fail "the vendored lexicons are exactly those of $lexicons_from" "$out"
 fi
-/usr/bin/python3 "$here/bluesky/validate_bluesky.py" "$here/bluesky/lexicons-d6296a1c.json" "$TK_MOCK_URL" >"$dir/bsky" 2>&1
-tally "$dir/bsky" $? validate_bluesky.py
+# Every answer through Bluesky's lexicon validator, and the AppView's ways no schema says.
+node "$here/bluesky/validate_bluesky.mjs" "$npm_prefix" "$here/bluesky/lexicons" "$TK_MOCK_URL" >"$dir/bsky" 2>&1
+tally "$dir/bsky" $? validate_bluesky.mjs
 # Bluesky's own client reads every answer (and checks it against the lexicons); the CIDs are the
 # records'.
 node "$here/bluesky/client_check.mjs" "$npm_prefix" "$TK_MOCK_URL" >"$dir/client" 2>&1 ||

@@ -2,13 +2,15 @@
 // every answer against the lexicons (an answer that does not validate is an
 // XRPCInvalidResponseError), and each post's cid must name its record: a CID v1 (multiformats'
 // CID.parse) of codec dag-cbor whose sha2-256 digest is that of the record's DAG-CBOR bytes as
-// @ipld/dag-cbor encodes them. Authors carry the members the AppView sends, and some posts embed a
-// link card.
+// @ipld/dag-cbor encodes them (blobs' refs as links). Authors carry the members the AppView sends,
+// and posts embed link cards, images and quotes.
 //     node client_check.mjs NPM_PREFIX MOCK_URL
 // Prints "ok - ..." / "not ok - ..." lines; exits 1 on a failure, 2 on bad usage.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+import { exit, failed, report } from '../tap.mjs';
 
 const [prefix, mock] = process.argv.slice(2);
 if (!prefix || !mock) {
@@ -19,15 +21,8 @@ const from = (p) => import(pathToFileURL(path.join(prefix, 'node_modules', p)).h
 const { AtpAgent } = await from('@atproto/api/dist/index.js');
 const { CID } = await from('multiformats/dist/src/cid.js');
 const dagCbor = await from('@ipld/dag-cbor/src/index.js');
+const { lexToIpld } = await from('@atproto/lexicon/dist/index.js');
 
-let failed = 0;
-const report = (ok, what, why) => {
-  console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
-  if (!ok) {
-    failed++;
-    if (why) console.log(`#   ${String(why).split('\n').join('\n#   ')}`);
-  }
-};
 
 const agent = new AtpAgent({ service: mock });
 const did = 'did:plc:z72i7hdynmk6r22z27h6tvur';
@@ -50,14 +45,16 @@ for (const batch of [uris, later]) {
     report(false, '@atproto/api reads a getPosts answer of 25 URIs', `${e.name}: ${e.message}`);
   }
 }
-report(failed === 0 && posts.length > 20,
+report(failed() === 0 && posts.length > 20,
        `@atproto/api ${agent.constructor.name} reads every getPosts answer, validated against the lexicons (${posts.length} posts)`);
 
 let badCid = null;
 for (const p of posts) {
   try {
     const cid = CID.parse(p.cid);
-    const digest = createHash('sha256').update(dagCbor.encode(p.record)).digest();
+    // (the client gives the record in its own form, blobs as BlobRef: lexToIpld makes it the data
+    // model's, links as CIDs, as a repository encodes it)
+    const digest = createHash('sha256').update(dagCbor.encode(lexToIpld(p.record))).digest();
     if (cid.version !== 1 || cid.code !== dagCbor.code || cid.multihash.code !== 0x12 ||
         Buffer.compare(Buffer.from(cid.multihash.digest), digest) !== 0) {
       badCid = `${p.uri}: ${p.cid} is not the CID of its record`;
@@ -90,11 +87,15 @@ report(authors.length > 0 && authors.every((a) => a.displayName && Array.isArray
          authors.some((a) => a.avatar) && authors.some((a) => !a.avatar),
        'authors come with displayName, labels and createdAt, most with an avatar',
        JSON.stringify(authors.slice(0, 2)));
-const linked = posts.filter((p) => p.embed);
+const linked = posts.filter((p) => p.embed?.$type === 'app.bsky.embed.external#view');
 report(linked.length > 0 && linked.length < posts.length &&
-         linked.every((p) => p.embed.$type === 'app.bsky.embed.external#view' &&
-                             p.record.embed?.$type === 'app.bsky.embed.external' &&
+         linked.every((p) => p.record.embed?.$type === 'app.bsky.embed.external' &&
                              p.embed.external.uri === p.record.embed.external.uri),
        `some posts link to a page: the record's app.bsky.embed.external and its view (${linked.length} of ${posts.length})`,
        JSON.stringify(linked[0] ?? posts[0]));
-process.exit(failed ? 1 : 0);
+const pictured = posts.filter((p) => p.embed?.$type === 'app.bsky.embed.images#view');
+report(pictured.length > 0 && pictured.every((p) => p.record.embed?.images?.length === p.embed.images.length &&
+         p.embed.images.every((v, i) => v.fullsize.includes(p.record.embed.images[i].image.ref.toString()))),
+       `some posts hold images: each view's URLs name its blob's CID (${pictured.length} of ${posts.length})`,
+       JSON.stringify(pictured[0]?.embed));
+exit();

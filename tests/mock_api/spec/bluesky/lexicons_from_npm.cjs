@@ -1,6 +1,6 @@
 // Writes Bluesky's lexicons as a lexicons/ folder (app/bsky/feed/getPosts.json, ...) from the
 // npm package @atproto/api, whose dist/client/lexicons.js carries every lexicon document of its
-// release (schemaDict), so that extract_lexicons.py --check can compare the committed extract
+// release (schemaDict), so that vendor_lexicons.py --check can compare the vendored lexicons
 // with them when no atproto checkout is at hand (spec.sh).
 //     node lexicons_from_npm.cjs NPM_PREFIX OUT_DIR      (prints how many documents it wrote)
 // The package's code generator writes every ref in full ("lex:app.bsky.actor.defs#viewerState");
