@@ -126,10 +126,15 @@ BatchResult MastodonProvider::ParseOk(std::string_view body, const std::vector<s
   }
   if (!doc.IsArray()) return Failed(FailureKind::kUnparsable, "unparsable 200 body: not a JSON array of statuses");
   return MatchKeyedAnswer(doc, "id", ids, keys, "statuses", [](const rapidjson::Value& status, Observation& obs) {
-    obs.metrics.like_count = CountMember(status, "favourites_count", &obs.invalid);
-    obs.metrics.retweet_count = CountMember(status, "reblogs_count", &obs.invalid);
-    obs.metrics.reply_count = CountMember(status, "replies_count", &obs.invalid);
-    obs.metrics.quote_count = CountMember(status, "quotes_count", &obs.invalid);
+    // A reblog (boost) is a status whose own counts are 0; the original it shares is in `reblog`,
+    // with the counts that belong to it. Those are what a tracked reblog shows (docs/workers.md,
+    // "Replies, quotes, reposts and reblogs"); its time stays its own.
+    const auto reblog = status.FindMember("reblog");
+    const rapidjson::Value& counted = reblog != status.MemberEnd() && reblog->value.IsObject() ? reblog->value : status;
+    obs.metrics.like_count = CountMember(counted, "favourites_count", &obs.invalid);
+    obs.metrics.retweet_count = CountMember(counted, "reblogs_count", &obs.invalid);
+    obs.metrics.reply_count = CountMember(counted, "replies_count", &obs.invalid);
+    obs.metrics.quote_count = CountMember(counted, "quotes_count", &obs.invalid);
     obs.created_ms = ParseRfc3339Millis(StringMember(status, "created_at"));
   });
 }

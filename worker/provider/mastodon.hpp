@@ -5,7 +5,8 @@
 // server; the counts are that server's view). Statuses it will not show are left out, the order
 // is not the request's, so they are matched by `id`. Counts: favourites_count -> like_count,
 // reblogs_count -> retweet_count, replies_count -> reply_count, quotes_count (4.5+) ->
-// quote_count; no bookmarks or views (NULL). The creation time is `created_at`. The window is
+// quote_count; no bookmarks or views (NULL); a reblog's are its original's (in `reblog`: its own
+// are always 0). The creation time is `created_at`. The window is
 // X-RateLimit-Limit/-Remaining/-Reset (an ISO 8601 time); a 401 means the server wants a token
 // (authorized fetch, or no unauthenticated API): the endpoint then waits for a worker with one.
 
