@@ -108,6 +108,8 @@ TEST(PostUrl, RefusedWithAReason) {
       {"https://bsky.app/profile/did:key:z6Mk/post/3l6oveex3ii2l", "did:plc or did:web"},
       {"https://bsky.app/profile/alice/post/3l6oveex3ii2l", "neither a handle"},
       {"at://alice.bsky.social/app.bsky.feed.like/3l6oveex3ii2l", "an at:// post URI is"},
+      // A repost is an app.bsky.feed.repost record, not a post (docs/workers.md, reposts).
+      {"at://did:plc:ec4f2dbb3bb4aad555acdafb/app.bsky.feed.repost/3l6cmz4wju22b", "an at:// post URI is"},
       {"at://alice.bsky.social/app.bsky.feed.post/3l6oveex3ii2l/x", "an at:// post URI is"},
       {"https://mastodon.social/@Gargron/abc", "a Mastodon status id is a positive number"},
       {"https://mastodon.social/@Gar gron/1", "a Mastodon user is"},
