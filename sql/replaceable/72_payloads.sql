@@ -2,19 +2,58 @@
 -- compared by, which tweetkeeper.payloads = changed and the workers' hashes rest on.
 
 -- A payload without what changes on every refresh: counts (the history keeps them), the reader's
--- own state (viewer, favourited, ...) and the author's counts. What tweetkeeper.payloads =
--- changed compares, so that a new version is stored when the text, edits, author's public
--- fields, entities or withheld state change, and not when a like comes in.
+-- own state (viewer, favourited, ...) and authors' counts, wherever they are in it: a quoted
+-- post's counts in a Bluesky embed, a boosted status's in a Mastodon reblog, a poll's votes. What
+-- tweetkeeper.payloads = changed compares, so that a new version is stored when the text, edits,
+-- author's public fields, entities or withheld state change, and not when a like comes in. A walk
+-- with a stack of its own (no recursion however deep the document); the worker's content_hash.cpp
+-- removes the same keys.
+CREATE OR REPLACE FUNCTION payload_without_counts(doc jsonb) RETURNS jsonb
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  counts CONSTANT text[] := ARRAY['public_metrics', 'non_public_metrics', 'organic_metrics', 'promoted_metrics',
+                                  'edit_controls', 'likeCount', 'repostCount', 'replyCount', 'quoteCount',
+                                  'bookmarkCount', 'viewer', 'favourites_count', 'reblogs_count', 'replies_count',
+                                  'quotes_count', 'favourited', 'reblogged', 'muted', 'bookmarked', 'pinned',
+                                  'followers_count', 'following_count', 'statuses_count', 'last_status_at',
+                                  'votes_count', 'voters_count'];
+  stack jsonb := '[[]]';  -- paths of the objects and arrays still to look into
+  path text[];
+  node jsonb;
+  k text;
+  v jsonb;
+  i integer;
+BEGIN
+  WHILE jsonb_array_length(stack) > 0 LOOP
+    path := ARRAY(SELECT jsonb_array_elements_text(stack -> -1));
+    stack := stack - -1;
+    node := doc #> path;
+    IF jsonb_typeof(node) = 'object' THEN
+      FOR k, v IN SELECT key, value FROM jsonb_each(node) LOOP
+        IF k = ANY (counts) THEN
+          doc := doc #- (path || k);
+        ELSIF jsonb_typeof(v) IN ('object', 'array') THEN
+          stack := stack || jsonb_build_array(to_jsonb(path || k));
+        END IF;
+      END LOOP;
+    ELSIF jsonb_typeof(node) = 'array' THEN
+      FOR i IN 0 .. jsonb_array_length(node) - 1 LOOP
+        IF jsonb_typeof(node -> i) IN ('object', 'array') THEN
+          stack := stack || jsonb_build_array(to_jsonb(path || i::text));
+        END IF;
+      END LOOP;
+    END IF;
+  END LOOP;
+  RETURN doc;
+END
+$$;
+COMMENT ON FUNCTION payload_without_counts(jsonb) IS
+  'A payload (or an author) without its counts and viewer state, at any depth: what '
+  'payload_content() compares.';
+
 CREATE OR REPLACE FUNCTION payload_content(payload jsonb, author jsonb) RETURNS jsonb
   LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT jsonb_build_array(
-    (payload - ARRAY['public_metrics', 'non_public_metrics', 'organic_metrics', 'promoted_metrics',
-                     'edit_controls', 'likeCount', 'repostCount', 'replyCount', 'quoteCount',
-                     'bookmarkCount', 'viewer', 'favourites_count', 'reblogs_count', 'replies_count',
-                     'quotes_count', 'favourited', 'reblogged', 'muted', 'bookmarked', 'pinned'])
-      #- '{author,viewer}' #- '{account,followers_count}' #- '{account,following_count}'
-      #- '{account,statuses_count}' #- '{account,last_status_at}',
-    author - ARRAY['public_metrics', 'followers_count', 'following_count', 'statuses_count'])
+  SELECT jsonb_build_array(tweetkeeper.payload_without_counts(payload), tweetkeeper.payload_without_counts(author))
 $$;
 COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
   'A payload (and its X author) without counts and viewer state: what tweetkeeper.payloads = '

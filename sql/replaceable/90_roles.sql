@@ -70,3 +70,5 @@ GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts
 GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
 GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
+-- Added in 0.4.0: what payload_content() calls.
+GRANT EXECUTE ON FUNCTION payload_without_counts(jsonb) TO tweetkeeper_reader;

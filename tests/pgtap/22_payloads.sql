@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(44);
+SELECT plan(47);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(5000 + g, now() - interval '2 hours') FROM generate_series(1, 4) g;
@@ -112,6 +112,15 @@ SELECT is(tweetkeeper.payload_content('{"uri":"at://x","record":{"text":"t"},"li
 SELECT is(tweetkeeper.payload_content('{"id":"1","content":"<p>t</p>","favourites_count":1,"favourited":true,"account":{"acct":"a","followers_count":5,"last_status_at":"2026-11-01"}}', NULL),
           tweetkeeper.payload_content('{"id":"1","content":"<p>t</p>","favourites_count":8,"account":{"acct":"a","followers_count":6}}', NULL),
   'a Mastodon Status: counts, viewer state and the account''s counts are no content');
+SELECT is(tweetkeeper.payload_content('{"uri":"at://x","embed":{"$type":"app.bsky.embed.recordWithMedia#view","record":{"record":{"uri":"at://q","likeCount":1,"quoteCount":0,"author":{"did":"d","viewer":{"muted":false}},"embeds":[{"record":{"likeCount":3}}]}}}}', NULL),
+          tweetkeeper.payload_content('{"uri":"at://x","embed":{"$type":"app.bsky.embed.recordWithMedia#view","record":{"record":{"uri":"at://q","likeCount":8,"quoteCount":2,"author":{"did":"d"},"embeds":[{"record":{"likeCount":4}}]}}}}', NULL),
+  'a quoted post''s counts, however deep in the embed, are no content');
+SELECT is(tweetkeeper.payload_content('{"id":"1","reblogs_count":0,"reblog":{"id":"2","favourites_count":5,"account":{"acct":"b","statuses_count":1},"poll":{"votes_count":3,"options":[{"title":"a","votes_count":3}]}}}', NULL),
+          tweetkeeper.payload_content('{"id":"1","reblogs_count":0,"reblog":{"id":"2","favourites_count":7,"account":{"acct":"b","statuses_count":2},"poll":{"votes_count":9,"options":[{"title":"a","votes_count":9}]}}}', NULL),
+  'a boosted status''s counts and its poll''s votes are no content');
+SELECT is(tweetkeeper.payload_without_counts((repeat('[', 3000) || '{"likeCount": 1, "text": "t"}' || repeat(']', 3000))::jsonb),
+          (repeat('[', 3000) || '{"text": "t"}' || repeat(']', 3000))::jsonb,
+  'a document 3,000 deep is walked to its bottom (a stack of its own, no recursion)');
 SELECT isnt(tweetkeeper.payload_content('{"id":"1","content":"<p>t</p>","account":{"acct":"a"}}', NULL),
             tweetkeeper.payload_content('{"id":"1","content":"<p>t!</p>","account":{"acct":"a"}}', NULL),
   'a Mastodon Status: its text is content');

@@ -29,6 +29,16 @@ TEST(ContentHash, CountsAndViewerStateAreNoContent) {
   EXPECT_NE(ContentHash(R"({"text":"t"})", R"({"name":"a"})"), ContentHash(R"({"text":"t"})", R"({"name":"b"})"));
 }
 
+// At any depth, as payload_without_counts() removes them: a quoted post's counts in a Bluesky
+// embed, a boosted status's in a Mastodon reblog, a poll's votes. Text still counts there.
+TEST(ContentHash, NestedCountsAreNoContent) {
+  EXPECT_EQ(PayloadContent(R"({"uri":"u","embed":{"record":{"record":{"likeCount":1,"author":{"viewer":{},"did":"d"}}}}})", ""),
+            R"([{"uri": "u", "embed": {"record": {"record": {"author": {"did": "d"}}}}}, null])");
+  EXPECT_EQ(ContentHash(R"({"id":"1","reblog":{"favourites_count":5,"poll":{"votes_count":3,"options":[{"votes_count":3}]}}})", ""),
+            ContentHash(R"({"id":"1","reblog":{"favourites_count":6,"poll":{"votes_count":4,"options":[{"votes_count":4}]}}})", ""));
+  EXPECT_NE(ContentHash(R"({"id":"1","reblog":{"content":"a"}})", ""), ContentHash(R"({"id":"1","reblog":{"content":"b"}})", ""));
+}
+
 TEST(ContentHash, OfParsedValuesAsOfText) {
   rapidjson::Document payload, author;
   payload.Parse(R"({"text":"t","id":"1","public_metrics":{"like_count":1}})");

@@ -18,20 +18,16 @@ namespace {
 
 using rapidjson::Value;
 using Keys = std::vector<std::string_view>;
-const Keys kNone;
 
-// Keys payload_content() removes: from the payload's top level, and from the author object.
-const Keys kPayloadCounts = {
-    "public_metrics", "non_public_metrics", "organic_metrics", "promoted_metrics", "edit_controls",
-    "likeCount",      "repostCount",        "replyCount",      "quoteCount",       "bookmarkCount",
-    "viewer",         "favourites_count",   "reblogs_count",   "replies_count",    "quotes_count",
-    "favourited",     "reblogged",          "muted",           "bookmarked",       "pinned"};
-const Keys kAuthorCounts = {"public_metrics", "followers_count",
-                                                                  "following_count", "statuses_count"};
-// And one level down: payload.author.viewer (Bluesky), payload.account's counts (Mastodon).
-const Keys kBlueskyAuthor = {"viewer"};
-const Keys kMastodonAccount = {"followers_count", "following_count",
-                                                                     "statuses_count", "last_status_at"};
+// Keys payload_content() removes (payload_without_counts()), at every depth of the payload and of
+// the author: counts, the reader's own state, authors' counts, a poll's votes.
+const Keys kCounts = {
+    "public_metrics",  "non_public_metrics", "organic_metrics", "promoted_metrics", "edit_controls",
+    "likeCount",       "repostCount",        "replyCount",      "quoteCount",       "bookmarkCount",
+    "viewer",          "favourites_count",   "reblogs_count",   "replies_count",    "quotes_count",
+    "favourited",      "reblogged",          "muted",           "bookmarked",       "pinned",
+    "followers_count", "following_count",    "statuses_count",  "last_status_at",   "votes_count",
+    "voters_count"};
 
 bool In(const Keys& set, std::string_view key) {
   return std::find(set.begin(), set.end(), key) != set.end();
@@ -65,14 +61,14 @@ void String(std::string& out, std::string_view s) {
   out += '"';
 }
 
-void Write(std::string& out, const Value& v, const Keys& skip = kNone, bool top = false);
+void Write(std::string& out, const Value& v);
 
-void Object(std::string& out, const Value& v, const Keys& skip, bool top) {
+void Object(std::string& out, const Value& v) {
   // jsonb keeps one value per key (the last) and orders keys by length, then by their bytes.
   std::vector<const Value::Member*> members;
   for (const auto& m : v.GetObject()) {
     const std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (In(skip, key)) continue;
+    if (In(kCounts, key)) continue;
     auto same = std::find_if(members.begin(), members.end(), [&](const Value::Member* o) {
       return std::string_view(o->name.GetString(), o->name.GetStringLength()) == key;
     });
@@ -90,15 +86,13 @@ void Object(std::string& out, const Value& v, const Keys& skip, bool top) {
     const std::string_view key(members[i]->name.GetString(), members[i]->name.GetStringLength());
     String(out, key);
     out += ": ";
-    if (top && key == "author") Write(out, members[i]->value, kBlueskyAuthor);
-    else if (top && key == "account") Write(out, members[i]->value, kMastodonAccount);
-    else Write(out, members[i]->value);
+    Write(out, members[i]->value);
   }
   out += '}';
 }
 
-void Write(std::string& out, const Value& v, const Keys& skip, bool top) {
-  if (v.IsObject()) return Object(out, v, skip, top);
+void Write(std::string& out, const Value& v) {
+  if (v.IsObject()) return Object(out, v);
   if (v.IsArray()) {
     out += '[';
     bool first = true;
@@ -127,9 +121,9 @@ std::optional<std::string> Content(const Value& payload, const Value* author) {
   std::string out;
   out.reserve(4096);
   out += '[';
-  Write(out, payload, kPayloadCounts, true);
+  Write(out, payload);
   out += ", ";
-  if (author) Write(out, *author, kAuthorCounts);
+  if (author) Write(out, *author);
   else out += "null";
   out += ']';
   return out;
