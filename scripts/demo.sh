@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: a throwaway PostgreSQL with tweetkeeper, the mock X API (or the real one), two
 # workers, a few hundred sample tweets, and a live view of them being refreshed; with the mock,
-# also Bluesky posts (scheduled by URL, some by handle) and a Bluesky worker on the same queue.
+# also Bluesky posts (scheduled by URL, some by handle) and Mastodon statuses of two servers, a
+# worker for each network on the same queue, and what the posts say (payloads kept, exported).
 #   DEMO_SECONDS   how long to watch (default 60)
 #   TWEETKEEPER_API_URL + TWEETKEEPER_BEARER_TOKEN   use a real API instead of the mock; then
 #   DEMO_TWEET_IDS (comma-separated real ids) says which tweets to track.
@@ -16,7 +17,7 @@ say() { printf '\n%s%s%s\n' "$bold" "$*" "$off"; }
 show() { printf '%s%s%s\n' "$dim" "$1" "$off"; tk_psql -c "$1"; }
 
 say "Starting a throwaway PostgreSQL 15 with shared_preload_libraries = 'tweetkeeper' ($dir)"
-tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=2s || exit 1
+tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=2s -c tweetkeeper.payloads=first || exit 1
 if [ -n "${TWEETKEEPER_API_URL:-}" ]; then
   : "${TWEETKEEPER_BEARER_TOKEN:?set TWEETKEEPER_BEARER_TOKEN for the real API}"
   : "${DEMO_TWEET_IDS:?set DEMO_TWEET_IDS to real tweet ids for the real API}"
@@ -43,14 +44,16 @@ else
     IFS=: read -r age n from <<<"$spec"
     show "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql "$age" "$n" "$from")) AS \"scheduled, $age old\""
   done
-  say "Scheduling Bluesky posts by their URLs (record keys made 3 minutes ago; a few by handle, resolved by the worker)"
-  tk_psql -c "CREATE FUNCTION pg_temp.tid(t timestamptz, clock int) RETURNS text LANGUAGE sql AS \$\$
-    SELECT string_agg(substr('234567abcdefghijklmnopqrstuvwxyz', ((v >> (5 * (12 - i))) & 31)::int + 1, 1), '' ORDER BY i)
-      FROM (SELECT ((extract(epoch FROM t) * 1000000)::bigint << 10) | clock AS v) x, generate_series(0, 12) i \$\$;
-    SELECT tweetkeeper.schedule_posts(ARRAY(
+  say "Scheduling Bluesky posts by their URLs (3 minutes, 2 hours and 5 days old; a few by handle, resolved by the worker)"
+  tk_psql -c "$(tk_tid_sql)" -c "SELECT tweetkeeper.schedule_posts(ARRAY(
       SELECT format('https://bsky.app/profile/%s/post/%s', CASE WHEN g <= 5 THEN 'alice.bsky.social' ELSE 'did:plc:z72i7hdynmk6r22z27h6tvur' END,
-                    pg_temp.tid(now() - interval '3 minutes' + g * interval '1 ms', g))
-        FROM generate_series(1, 60) g)) AS \"Bluesky posts scheduled\"" || exit 1
+                    public.tid(now() - age + g * interval '1 ms', g))
+        FROM generate_series(1, 30) g, unnest(ARRAY[interval '3 minutes', '2 hours', '5 days']) age)) AS \"Bluesky posts scheduled\"" || exit 1
+  say "Scheduling Mastodon statuses of two servers by their URLs (ids carry their time: milliseconds << 16)"
+  tk_psql -c "SELECT tweetkeeper.schedule_posts(ARRAY(
+      SELECT format('https://%s/@demo/%s', h, ((extract(epoch FROM now() - age) * 1000)::bigint << 16) + g)
+        FROM generate_series(1, 15) g, unnest(ARRAY['mastodon.social', 'fosstodon.org']) h,
+             unnest(ARRAY[interval '3 minutes', '2 hours', '5 days']) age)) AS \"Mastodon statuses scheduled\"" || exit 1
 fi
 
 say "Starting two workers (tweetkeeper-worker --concurrency 2)"
@@ -63,6 +66,11 @@ if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
   say "Starting a Bluesky worker (tweetkeeper-worker --provider bluesky: no token; the mock answers as the AppView)"
   env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN" --api-url "$api" --name demo-bluesky \
     >"$dir/worker-bluesky.log" 2>&1 &
+  TK_PIDS+=($!)
+  say "Starting a Mastodon worker (--provider mastodon: each status from its own server; the mock plays both)"
+  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --dsn "$TK_DSN" --name demo-mastodon \
+    --instance "mastodon.social=$api/mastodon/mastodon.social" --instance "fosstodon.org=$api/mastodon/fosstodon.org" \
+    >"$dir/worker-mastodon.log" 2>&1 &
   TK_PIDS+=($!)
 fi
 
@@ -79,14 +87,32 @@ while ((SECONDS < end)); do
   psql -X -c "$sample"
   psql -X -c "SELECT network, count(*) AS posts, sum(update_count) AS refreshes, max(updated_at)::time(0) AS last_update
                 FROM tweetkeeper.posts GROUP BY network ORDER BY network"
-  psql -X -c "SELECT url, state, update_count AS updates, like_count AS likes, retweet_count AS reposts
-                FROM tweetkeeper.posts WHERE network = 'bluesky' ORDER BY post_id LIMIT 3"
+  # How counts move: young posts gain fast, day-old ones slowly, old ones hardly at all.
+  psql -X -c "SELECT p.network, CASE WHEN now() - p.created_at < interval '1 hour' THEN '1. minutes old'
+                                     WHEN now() - p.created_at < interval '1 day' THEN '2. hours old'
+                                     ELSE '3. days old' END AS age,
+                     count(*) AS posts, round(avg(p.like_count)) AS avg_likes,
+                     round(sum(h.gained) / nullif(sum(h.minutes), 0), 1) AS likes_gained_per_minute
+                FROM tweetkeeper.posts p
+                LEFT JOIN LATERAL (SELECT max(like_count) - min(like_count) AS gained,
+                                          extract(epoch FROM max(observed_at) - min(observed_at)) / 60 AS minutes
+                                     FROM tweetkeeper.metric_history m WHERE m.tweet_id = p.post_id) h ON true
+               WHERE p.state = 'scheduled' GROUP BY 1, 2 ORDER BY 1, 2"
 done
 
 say "History of one tweet (a row each time a refresh found a count changed; tweets.updated_at says when it was last checked)"
 psql -X -c "SELECT observed_at, like_count, retweet_count, impression_count FROM tweetkeeper.metric_history
              WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count DESC LIMIT 1)
              ORDER BY lease_id"
+say "What the posts say: their first answers are kept (tweetkeeper.payloads = 'first'); tweetkeeper-export --format csv"
+"$TK_BUILD/worker/tweetkeeper-export" --dsn "$TK_DSN" --format csv -o "$dir/posts.csv" 2>&1
+psql -X -q -c "CREATE TEMP TABLE said (post_id bigint, network text, url text, created_at text, author text, text text,
+                 like_count bigint, retweet_count bigint, reply_count bigint, quote_count bigint, bookmark_count bigint,
+                 impression_count bigint, updated_at text, state text)" \
+  -c "\\copy said FROM '$dir/posts.csv' WITH (FORMAT csv, HEADER true)" \
+  -c "SELECT network, author, left(regexp_replace(text, '<[^>]+>', '', 'g'), 60) AS text, like_count AS likes
+        FROM (SELECT *, row_number() OVER (PARTITION BY network ORDER BY post_id % 7, post_id) AS n
+                FROM said WHERE text <> '') s WHERE n <= 4 ORDER BY network, n"
 say "What it cost: X bills a post once per UTC day, however often it is read"
 psql -X -c "SELECT provider, requests_today, tweets_read_today, billed_reads_today, cost_today FROM tweetkeeper.usage_stats"
 say "And what one tweet costs over its life under the default policy (tweetkeeper.tweet_cost())"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mock_api/problems.hpp"
+#include "mock_api/post_text.hpp"
 #include "mock_api/tweet_model.hpp"
 
 namespace tweetkeeper::mock {
@@ -45,7 +46,7 @@ void WriteTweet(JsonWriter& w, uint64_t id, int64_t now_ms) {
   w.Key("id_str");
   WriteString(w, id_str);
   w.Key("text");
-  WriteString(w, "Mock tweet " + id_str);
+  WriteString(w, MockPostText(id).text);
   WriteCounts(w, {{"retweet_count", m.retweet_count}, {"favorite_count", m.like_count}});
   w.EndObject();
 }

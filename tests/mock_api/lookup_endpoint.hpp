@@ -12,7 +12,7 @@ namespace tweetkeeper::mock {
 //   {"id":{"<id>":{tweet}|null,...}} in request order, otherwise a JSON array of the tweets
 //   found, in reverse request order (like /2/tweets). Deleted and protected tweets are null in the
 //   map and absent from the array. Other parameters (include_entities, trim_user, ...) are ignored.
-//   A tweet: {"created_at":"Tue Mar 21 20:50:14 +0000 2006","id":N,"id_str":"N","text":"Mock tweet N",
+//   A tweet: {"created_at":"Tue Mar 21 20:50:14 +0000 2006","id":N,"id_str":"N","text":"<its text>",
 //   "retweet_count":r,"favorite_count":l}, r and l equal to /2/tweets' retweet_count and like_count.
 //   Errors (400): no id {"errors":[{"code":38,"message":"id parameter is missing."}]}, more than 100
 //   code 18 "Too many terms specified in query.", an id not ^[0-9]{1,19}$ code 44 "id parameter is invalid.".

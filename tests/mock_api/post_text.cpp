@@ -64,7 +64,7 @@ constexpr std::array<Language, 6> kLanguages = {{
 
 constexpr std::array<std::string_view, 10> kHashtags = {"opendata", "science", "cycling", "photography", "news",
                                                         "books", "climate", "music", "caturday", "fediverse"};
-constexpr std::array<std::string_view, 10> kMentions = {"ana_lima", "j_weiss", "maria.s", "tom_okafor", "hanako",
+constexpr std::array<std::string_view, 10> kMentions = {"ana_lima", "j_weiss", "maria_s", "tom_okafor", "hanako",
                                                         "dev_rae", "luis_m", "chloe_b", "sam_k", "nora_p"};
 constexpr std::array<std::string_view, 12> kGiven = {"Ana", "Jürgen", "Maria", "Tom", "Chloé", "Luis",
                                                      "Nora", "Sam", "Aoife", "Mehmet", "Zoë", "Priya"};
@@ -105,6 +105,12 @@ PostText MockPostText(uint64_t seed) {
     out.text += " #" + out.hashtag;
   }
   return out;
+}
+
+size_t CodePoints(const std::string& utf8) {
+  size_t n = 0;
+  for (unsigned char c : utf8) n += (c & 0xC0) != 0x80;  // every byte but continuation bytes
+  return n;
 }
 
 std::string MockDisplayName(uint64_t seed) {

@@ -20,6 +20,9 @@ struct PostText {
 
 PostText MockPostText(uint64_t seed);
 
+// Unicode code points in UTF-8 text (X counts a tweet's length and its entities' offsets in them).
+size_t CodePoints(const std::string& utf8);
+
 // A person's name as profiles show it ("Ana Lima", "Jürgen Weiß", "佐藤 花子"), UTF-8.
 std::string MockDisplayName(uint64_t seed);
 

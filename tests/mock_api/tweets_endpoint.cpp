@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "mock_api/post_text.hpp"
 #include "mock_api/tweet_model.hpp"
 
 namespace tweetkeeper::mock {
@@ -63,13 +64,16 @@ void WriteString(JsonWriter& w, const std::string& s) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-// The tweet with the fields asked for. A mock tweet is plain text by its author: no media,
-// polls, places, mentions, references or edits, so the fields about those are absent, as the
-// API leaves out what does not apply; and the metrics only the author may see
-// (non_public_metrics, organic_metrics, promoted_metrics) are not given to app-only callers.
+// The tweet with the fields asked for. A mock tweet is text by its author (post_text.cpp: a
+// mention and a hashtag in some, their entities when asked): no media, polls, places, references
+// or edits, so the fields about those are absent, as the API leaves out what does not apply; and
+// the metrics only the author may see (non_public_metrics, organic_metrics, promoted_metrics) are
+// not given to app-only callers.
 void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const MockConfig& config, int64_t now_ms) {
   const std::string id_str = std::to_string(id);
-  const std::string text = "Mock tweet " + id_str;
+  const PostText said = MockPostText(id);
+  const std::string& text = said.text;
+  const auto length = static_cast<int>(CodePoints(text));
   const auto want = [&req](const char* field) { return req.tweet_fields.count(field) > 0; };
   w.StartObject();
   w.Key("id");
@@ -100,7 +104,39 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
   }
   if (want("lang")) {
     w.Key("lang");
-    WriteString(w, "en");
+    WriteString(w, said.lang);
+  }
+  // Offsets in code points, the end exclusive; the mention opens the text, the hashtag ends it.
+  if (want("entities") && (!said.hashtag.empty() || !said.mention.empty())) {
+    w.Key("entities");
+    w.StartObject();
+    if (!said.hashtag.empty()) {
+      w.Key("hashtags");
+      w.StartArray();
+      w.StartObject();
+      w.Key("start");
+      w.Int(length - 1 - static_cast<int>(CodePoints(said.hashtag)));
+      w.Key("end");
+      w.Int(length);
+      w.Key("tag");
+      WriteString(w, said.hashtag);
+      w.EndObject();
+      w.EndArray();
+    }
+    if (!said.mention.empty()) {
+      w.Key("mentions");
+      w.StartArray();
+      w.StartObject();
+      w.Key("start");
+      w.Int(0);
+      w.Key("end");
+      w.Int(1 + static_cast<int>(said.mention.size()));
+      w.Key("username");
+      WriteString(w, said.mention);
+      w.EndObject();
+      w.EndArray();
+    }
+    w.EndObject();
   }
   if (want("possibly_sensitive")) {
     w.Key("possibly_sensitive");
@@ -114,7 +150,7 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
     w.Key("display_text_range");
     w.StartArray();
     w.Int(0);
-    w.Int(static_cast<int>(text.size()));
+    w.Int(length);
     w.EndArray();
   }
   if (want("edit_controls") && !PredatesSnowflake(id)) {  // editable for an hour, as X's tweets are

@@ -1,4 +1,5 @@
 #include "mock_api/lookup_endpoint.hpp"
+#include "mock_api/post_text.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -40,7 +41,7 @@ TEST(MockLookupEndpoint, MapListsEveryIdWithNullForDeletedAndProtected) {
   const PublicMetrics m = MetricsAt(kVisible, AgeSeconds(kVisible, kNow));
   EXPECT_EQ(reply.body, R"({"id":{"1228393702244134912":{"created_at":"Fri Feb 14 19:00:55 +0000 2020",)"
                         R"("id":1228393702244134912,"id_str":"1228393702244134912",)"
-                        R"("text":"Mock tweet 1228393702244134912","retweet_count":)" +
+                        R"("text":")" + MockPostText(kVisible).text + R"(","retweet_count":)" +
                             std::to_string(m.retweet_count) + R"(,"favorite_count":)" + std::to_string(m.like_count) +
                             R"(},"60":null,"72":null}})");
   EXPECT_EQ(Lookup({{"id", "60"}, {"map", "1"}}).body, R"({"id":{"60":null}})");

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <set>
 #include <string>
 
 #include "mock_api/tweet_model.hpp"
+#include "mock_api/post_text.hpp"
 #include "mock_api/tweets_endpoint.hpp"
 
 namespace tweetkeeper::mock {
@@ -185,7 +187,7 @@ TEST(MockTweetsEndpoint, AnswersFoundTweetsInReverseAndMissingOnesAsErrors) {
   EXPECT_EQ(doc["data"][1]["id"].GetString(), S(kVisible));
 
   const auto& tweet = doc["data"][1];
-  EXPECT_EQ(tweet["text"].GetString(), "Mock tweet " + S(kVisible));
+  EXPECT_EQ(tweet["text"].GetString(), MockPostText(kVisible).text);
   EXPECT_EQ(tweet["edit_history_tweet_ids"][0].GetString(), S(kVisible));
   EXPECT_EQ(tweet["created_at"].GetString(), FormatCreatedAt(SnowflakeMillis(kVisible)));
   const PublicMetrics m = MetricsAt(kVisible, AgeSeconds(kVisible, kNow));
@@ -260,6 +262,54 @@ TEST(MockTweetsEndpoint, RepostAliasRenamesRetweetCount) {
   const auto& pm = doc["data"][0]["public_metrics"];
   EXPECT_FALSE(pm.HasMember("retweet_count"));
   EXPECT_EQ(pm["repost_count"].GetInt64(), MetricsAt(kVisible, AgeSeconds(kVisible, kNow)).retweet_count);
+}
+
+// Entities as X gives them: offsets in code points, the end exclusive, so that slicing the text's
+// code points at them gives "#tag" and "@username"; text in other languages and scripts too.
+TEST(MockTweetsEndpoint, EntitiesSliceTheirTextInCodePoints) {
+  std::string ids;
+  for (uint64_t k = 0; k < 100; ++k) ids += (k ? "," : "") + S(kVisible + (k << 22) * 1000);
+  const rapidjson::Document doc = Parse(Get(ids, "entities,lang,display_text_range").body);
+  ASSERT_TRUE(doc.HasMember("data"));
+  int hashtags = 0, mentions = 0;
+  std::set<std::string> langs;
+  const auto slice = [](const std::string& utf8, int start, int end) {
+    std::u32string cps;
+    for (size_t i = 0; i < utf8.size();) {  // decode (the mock writes valid UTF-8)
+      const auto c = static_cast<unsigned char>(utf8[i]);
+      const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      char32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3F);
+      cps.push_back(cp);
+      i += len;
+    }
+    std::string out;
+    for (int i = start; i < end && i < static_cast<int>(cps.size()); ++i) {
+      if (cps[static_cast<size_t>(i)] >= 0x80) return std::string("(not ASCII)");
+      out.push_back(static_cast<char>(cps[static_cast<size_t>(i)]));
+    }
+    return out;
+  };
+  for (const auto& t : doc["data"].GetArray()) {
+    const std::string text = t["text"].GetString();
+    langs.insert(t["lang"].GetString());
+    EXPECT_EQ(t["display_text_range"][1].GetInt(), static_cast<int>(CodePoints(text))) << text;
+    if (!t.HasMember("entities")) continue;
+    if (t["entities"].HasMember("hashtags")) {
+      const auto& h = t["entities"]["hashtags"][0];
+      ++hashtags;
+      EXPECT_EQ(slice(text, h["start"].GetInt(), h["end"].GetInt()), "#" + std::string(h["tag"].GetString())) << text;
+    }
+    if (t["entities"].HasMember("mentions")) {
+      const auto& m = t["entities"]["mentions"][0];
+      ++mentions;
+      EXPECT_EQ(slice(text, m["start"].GetInt(), m["end"].GetInt()), "@" + std::string(m["username"].GetString()))
+          << text;
+    }
+  }
+  EXPECT_GT(hashtags, 10);
+  EXPECT_GT(mentions, 10);
+  EXPECT_GT(langs.size(), 3u);
 }
 
 }  // namespace
