@@ -16,8 +16,9 @@ if [ "${1:-}" = citus ]; then
   packages=(build-essential postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev
             libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libcurl4-openssl-dev)
 fi
-# warcio.js (npm), the second WARC reader of tests/integration/warc.sh, and @atproto/api (npm),
-# whose lexicons tests/mock_api/spec/spec.sh checks its extract against: Node and npm from Debian,
+# warcio.js (npm), the second WARC reader of tests/integration/warc.sh, and the networks' own
+# clients and validators that tests/mock_api/spec/spec.sh reads the mock's answers with (npm, each
+# pinned by a package-lock.json): Node and npm from Debian,
 # unless a Node with its own npm is there already (NodeSource's nodejs conflicts with Debian's npm).
 if [ "${1:-}" != citus ]; then
   command -v node >/dev/null || packages+=(nodejs)
