@@ -52,6 +52,20 @@ tk_mock_start() {
   return 1
 }
 
+# tk_mock_mastodon_url LOGFILE HOST: the URL of Mastodon server HOST's own port, which the mock
+# started by tk_mock_start LOGFILE ... --mastodon-host HOST=PORT listens on (it prints every
+# listener's line at once, so they are there when tk_mock_start returns). Fails, saying why on
+# stderr, when there is none.
+tk_mock_mastodon_url() {
+  local url
+  url=$(sed -n "s/^tweetkeeper-mock-api mastodon ${2//./\\.} listening on \(http[^ ]*\).*/\1/p" "$1.out" | head -1)
+  if [ -z "$url" ]; then
+    echo "the mock of $1 listens for no Mastodon server $2 (start it with --mastodon-host $2=0)" >&2
+    return 1
+  fi
+  echo "$url"
+}
+
 # tk_cleanup: stop every background process we started (SIGTERM, then SIGCONT, as a stopped
 # process acts on SIGTERM only once continued).
 tk_cleanup() {

@@ -21,12 +21,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "archive/warc.hpp"  // Gzip(): the WARC writer's, one gzip member
+#include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/mock_api.hpp"
 
 namespace tweetkeeper::mock {
@@ -198,6 +200,8 @@ struct EdgeOptions {
   int port = 8089;
   int threads = 8;
   std::vector<std::string> tokens;
+  std::vector<std::string> mastodon_host_specs;               // --mastodon-host HOST=PORT, as given
+  std::vector<std::pair<std::string, int>> mastodon_servers;  // the same, read
   std::string fault_kinds = "all";
   int64_t gzip_every = 0;
   bool echo_authorization = false;
@@ -218,6 +222,10 @@ void AddServerOptions(CLI::App& app, EdgeOptions& edge) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--token", edge.tokens,
                  "Accepted bearer token; repeat for more. Without it any non-empty token is accepted");
+  app.add_option("--mastodon-host", edge.mastodon_host_specs,
+                 "HOST=PORT: also listen on PORT (same --host; 0 picks a free one) as Mastodon server HOST at "
+                 "its root (/api/v1/statuses, /api/v2/instance), as /mastodon/HOST/ is served; repeatable")
+      ->type_name("HOST=PORT");
 }
 
 // Which posts are edited, deleted, protected, left out or refused (the deterministic model).
@@ -353,6 +361,21 @@ std::optional<int> ParseCommandLine(int argc, char** argv, MockConfig& config, E
   }
   // Hangs hold server threads: half of them at most, so the rest keep answering (and /mock/stats).
   config.faults.max_hangs = std::max(1, edge.threads / 2);
+  for (const std::string& spec : edge.mastodon_host_specs) {
+    std::string error;
+    const auto server = ParseMastodonHost(spec, &error);
+    if (!server) {
+      std::cerr << "tweetkeeper-mock-api: " << error << std::endl;
+      return 2;
+    }
+    for (const auto& [host, port] : edge.mastodon_servers) {
+      if (host == server->first) {
+        std::cerr << "tweetkeeper-mock-api: --mastodon-host " << host << " is given twice" << std::endl;
+        return 2;
+      }
+    }
+    edge.mastodon_servers.push_back(*server);
+  }
   config.tokens.insert(edge.tokens.begin(), edge.tokens.end());
   if (config.tokens.count("") != 0) {
     std::cerr << "tweetkeeper-mock-api: --token must not be empty" << std::endl;
@@ -393,14 +416,17 @@ class LineLog {
 // sent as it says (late, compressed, or not at all).
 class Edge {
  public:
-  Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, bool echo_authorization, LineLog& answer_log)
+  // `mastodon_host`: this edge's port is that Mastodon server's root ("": the mock's own port).
+  Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, bool echo_authorization, LineLog& answer_log,
+       std::string mastodon_host = "")
       : api_(api), stop_(stop), gzip_every_(gzip_every), echo_authorization_(echo_authorization),
-        answer_log_(answer_log) {}
+        answer_log_(answer_log), mastodon_host_(std::move(mastodon_host)) {}
 
   httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
-    const HttpReply reply = api_.Handle(
-        {req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)}, start_ms);
+    const HttpCall call{req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)};
+    const HttpReply reply = mastodon_host_.empty() ? api_.Handle(call, start_ms)
+                                                   : api_.HandleMastodonServer(mastodon_host_, call, start_ms);
     const FaultKind fault = reply.faults.kind;
     if (reply.faults.delay_ms > 0) stop_.WaitFor(reply.faults.delay_ms);
     if (reply.status == 0) {
@@ -488,6 +514,7 @@ class Edge {
   const int64_t gzip_every_;
   const bool echo_authorization_;
   LineLog& answer_log_;
+  const std::string mastodon_host_;
   std::atomic<int64_t> answers_to_gzip_{0};
   std::atomic<int64_t> echoes_{0};
 };
@@ -519,35 +546,62 @@ void RouteToEdge(httplib::Server& server, Edge& edge) {
   server.Post(kLookupPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
 }
 
-// Serves until SIGTERM or SIGINT (blocked in every thread: `stop_signals`); the exit code.
-int Listen(httplib::Server& server, const EdgeOptions& edge, StopFlag& stop, const sigset_t& stop_signals) {
-  const int bound = edge.port == 0 ? server.bind_to_any_port(edge.host)
-                                   : (server.bind_to_port(edge.host, edge.port) ? edge.port : -1);
-  if (bound < 0) {
-    std::cerr << "tweetkeeper-mock-api: cannot listen on " << edge.host << ":" << edge.port << std::endl;
-    return 1;
-  }
-  std::cout << "tweetkeeper-mock-api listening on http://" << edge.host << ":" << bound << std::endl;
+// A port the mock listens on: its own, or a Mastodon server's root (--mastodon-host).
+struct Listener {
+  std::unique_ptr<httplib::Server> server;
+  std::unique_ptr<Edge> edge;
+  int port = 0;               // asked for; 0: any free one
+  std::string mastodon_host;  // "": the mock's own port
+};
 
+// Binds every listener (exit 1, said on stderr, if one cannot be), prints one "listening on"
+// line each, the mock's own first, and serves until SIGTERM or SIGINT (blocked in every thread:
+// `stop_signals`) or until one of them stops listening; the exit code.
+int Listen(std::vector<Listener>& listeners, const std::string& address, StopFlag& stop,
+           const sigset_t& stop_signals) {
+  std::string lines;
+  for (Listener& l : listeners) {
+    const int bound = l.port == 0 ? l.server->bind_to_any_port(address)
+                                  : (l.server->bind_to_port(address, l.port) ? l.port : -1);
+    const std::string what = l.mastodon_host.empty() ? "" : " mastodon " + l.mastodon_host;
+    if (bound < 0) {
+      std::cerr << "tweetkeeper-mock-api: cannot listen on " << address << ":" << l.port
+                << (what.empty() ? "" : " (--mastodon-host " + l.mastodon_host + ")") << std::endl;
+      return 1;
+    }
+    lines += "tweetkeeper-mock-api" + what + " listening on http://" + address + ":" + std::to_string(bound) + "\n";
+  }
+  // One write: whoever has read the first line can read them all.
+  std::cout << lines << std::flush;
+
+  std::atomic<size_t> listening{listeners.size()};
   std::atomic<bool> done{false};
   std::thread waiter([&] {
-    // Polls instead of blocking in sigwait so it can also end when listening fails; stop() does
-    // nothing until listen has started, so it is repeated until the loop is gone.
+    // Polls instead of blocking in sigwait so it can also end when a listener fails; stop() does
+    // nothing until listen has started, so it is repeated until every loop is gone.
     const timespec tick{0, 50 * 1000 * 1000};
     bool stopping = false;
     while (!done) {
-      stopping = stopping || sigtimedwait(&stop_signals, nullptr, &tick) > 0;
+      stopping = sigtimedwait(&stop_signals, nullptr, &tick) > 0 || stopping || listening < listeners.size();
       if (stopping) {
-        stop.Set();  // held connections let go, so stop() can join the server's threads
-        server.stop();
+        stop.Set();  // held connections let go, so stop() can join the servers' threads
+        for (Listener& l : listeners) l.server->stop();
       }
     }
   });
-  const bool clean = server.listen_after_bind();
+  std::vector<char> clean(listeners.size(), 0);
+  std::vector<std::thread> loops;
+  for (size_t i = 0; i < listeners.size(); ++i) {
+    loops.emplace_back([&, i] {
+      clean[i] = listeners[i].server->listen_after_bind();
+      --listening;
+    });
+  }
+  for (std::thread& t : loops) t.join();
   done = true;
   waiter.join();
   spdlog::debug("stopped");
-  return clean ? 0 : 1;
+  return std::all_of(clean.begin(), clean.end(), [](char c) { return c != 0; }) ? 0 : 1;
 }
 
 void LogFaults(const FaultConfig& faults) {
@@ -583,11 +637,27 @@ int Run(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);  // clients hang up mid-answer on purpose (huge, drop): not a reason to die
   StopFlag stop;
 
-  httplib::Server server;
-  ConfigureServer(server, edge.threads);
-  Edge answers(api, stop, edge.gzip_every, edge.echo_authorization, answer_log);
-  RouteToEdge(server, answers);
-  return Listen(server, edge, stop, stop_signals);
+  std::vector<Listener> listeners;
+  auto add = [&](const std::string& mastodon_host, int port) {
+    Listener l;
+    l.server = std::make_unique<httplib::Server>();
+    ConfigureServer(*l.server, edge.threads);
+    l.edge = std::make_unique<Edge>(api, stop, edge.gzip_every, edge.echo_authorization, answer_log, mastodon_host);
+    if (mastodon_host.empty()) {
+      RouteToEdge(*l.server, *l.edge);
+    } else {
+      // Every request is the server's, whatever its method: no route of the mock's own here.
+      Edge* answers = l.edge.get();
+      l.server->set_pre_routing_handler(
+          [answers](const httplib::Request& req, httplib::Response& res) { return answers->Answer(req, res); });
+    }
+    l.port = port;
+    l.mastodon_host = mastodon_host;
+    listeners.push_back(std::move(l));
+  };
+  add("", edge.port);
+  for (const auto& [host, port] : edge.mastodon_servers) add(host, port);
+  return Listen(listeners, edge.host, stop, stop_signals);
 }
 
 }  // namespace

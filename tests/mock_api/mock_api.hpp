@@ -58,6 +58,10 @@ class MockApi {
 
   HttpReply Handle(const HttpCall& call, int64_t now_ms);
 
+  // A request to Mastodon server `host` at the root of its own port (--mastodon-host): answered
+  // as /mastodon/<host><path> is, with the same window, faults and stats; other methods 404.
+  HttpReply HandleMastodonServer(const std::string& host, const HttpCall& call, int64_t now_ms);
+
   // The edge calls this when it lets go of a connection held for a hang fault.
   void HangEnded();
 
@@ -128,8 +132,8 @@ class MockApi {
   HttpReply XSingle(const HttpCall& call, int64_t now_ms);
   // Bluesky's XRPC methods: no token, one shared window with RateLimit-* headers.
   HttpReply Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
-  // Mastodon servers under /mastodon/<host>/: a window per server, X-RateLimit-* headers.
-  HttpReply Mastodon(const HttpCall& call, int64_t now_ms);
+  // Mastodon server `host`'s answer to `path`: a window per server, X-RateLimit-* headers.
+  HttpReply Mastodon(const std::string& host, const std::string& path, const HttpCall& call, int64_t now_ms);
   // The faults a request draws, applied to its reply (hang, drop, 5xx, corrupt bodies).
   FaultPlan DrawFaults();
   // What a request that a fault stops before the API gets: nothing (hang, drop) or a 5xx.

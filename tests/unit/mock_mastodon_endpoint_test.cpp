@@ -2,7 +2,7 @@
 // the single-status route, old (4.2) and locked (authorized fetch) servers, /api/v2/instance, and
 // the X-RateLimit-* headers through MockApi; the Status and Account entities as the documentation
 // (mastodon/documentation 2903485d, entities/*.md) lists them, reblogs, replies and the shares of
-// what statuses hold.
+// what statuses hold; a server at the root of its own port (--mastodon-host).
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -353,6 +353,48 @@ TEST(MockMastodonStatus, AnOldServerSendsWhat42Sent) {
   EXPECT_FALSE(old_account.HasMember("indexable"));
   EXPECT_FALSE(old_account.HasMember("hide_collections"));
   EXPECT_TRUE(new_status["account"].HasMember("indexable"));
+}
+
+TEST(MockMastodonHost, ReadsHostEqualsPortAndRefusesTheRest) {
+  std::string error;
+  auto ok = ParseMastodonHost("a.social=0", &error);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->first, "a.social");
+  EXPECT_EQ(ok->second, 0);
+  EXPECT_EQ(ParseMastodonHost("old.social=65535", &error)->second, 65535);
+  for (const char* bad : {"a.social", "=80", "a.social=", "a.social=x", "a.social=-1", "a.social=65536", "a social=1",
+                          "a/b=1", ".a=1", "a.social=1=2", "é.social=1", "a.social=99999999999999999999"}) {
+    error.clear();
+    EXPECT_FALSE(ParseMastodonHost(bad, &error)) << bad;
+    EXPECT_NE(error.find("--mastodon-host"), std::string::npos) << bad;
+  }
+}
+
+// At its own port's root a server answers as under /mastodon/<host>/, in the same window.
+TEST(MockMastodonHost, AtItsRootAServerIsTheOneUnderItsPrefix) {
+  MockConfig config = NoFates();
+  config.mastodon_rate_limit = 2;
+  MockApi api(config);
+  HttpCall root{"GET", "/api/v1/statuses", Ids(2), ""};
+  HttpReply reply = api.HandleMastodonServer("a.social", root, kNow);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, MastodonApi("a.social", "/api/v1/statuses", Ids(2), false, config, kNow).body);
+  bool limit_header = false;
+  for (const auto& [k, v] : reply.headers) limit_header = limit_header || (k == "X-RateLimit-Remaining" && v == "1");
+  EXPECT_TRUE(limit_header);
+  HttpCall prefixed{"GET", "/mastodon/a.social/api/v1/statuses", Ids(2), ""};
+  EXPECT_EQ(api.Handle(prefixed, kNow).status, 200);
+  EXPECT_EQ(api.HandleMastodonServer("a.social", root, kNow).status, 429);  // the window is the server's
+  EXPECT_EQ(api.HandleMastodonServer("b.social", root, kNow).status, 200);
+  for (HttpCall other : {HttpCall{"GET", "/2/tweets", Ids(1), "Bearer t"}, HttpCall{"POST", "/api/v1/statuses", {}, ""},
+                         HttpCall{"GET", "/healthz", {}, ""}}) {
+    reply = api.HandleMastodonServer("c.social", other, kNow);
+    EXPECT_EQ(reply.status, 404) << other.method << " " << other.path;
+    EXPECT_EQ(reply.body, R"({"error":"Record not found"})");
+  }
+  EXPECT_EQ(api.HandleMastodonServer("locked.social", root, kNow).status, 401);
+  root.authorization = "Bearer t";
+  EXPECT_EQ(api.HandleMastodonServer("locked.social", root, kNow).status, 200);
 }
 
 }  // namespace
