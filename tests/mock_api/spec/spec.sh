@@ -40,7 +40,8 @@ if [ -f "$openapi" ]; then
 else
   tk_fail "the extract is exactly what $(basename "$openapi") gives" "$openapi is not here (set TK_OPENAPI)"
 fi
-tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 || exit 1
+tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
+  --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 || exit 1
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
 tally "$dir/out" $? validate_answers.py
 # The npm packages the Bluesky checks read, pinned whole by bluesky/package-lock.json (npm ci,
@@ -79,4 +80,32 @@ tally "$dir/bsky" $? validate_bluesky.mjs
 node "$here/bluesky/client_check.mjs" "$npm_prefix" "$TK_MOCK_URL" >"$dir/client" 2>&1 ||
   { rc=$?; tail -3 "$dir/npm.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/client"; (exit $rc); }
 tally "$dir/client" $? client_check.mjs
+# Mastodon: masto, a Mastodon client library (8.0.0, pinned whole by mastodon/package-lock.json;
+# npm ci once per build directory into build/npm-mastodon), talks to three of the mock's servers
+# at the roots of their own ports (--mastodon-host: 4.5, 4.2 and one in authorized-fetch mode) and
+# checks every entity it reads against the attributes the documentation lists
+# (mastodon/entities-2903485d.json). That file is first checked to be what extract_entities.py
+# reads in a mastodon/documentation checkout (TK_MASTODON_DOCS), when one is at hand.
+masto_prefix=$TK_BUILD/npm-mastodon
+if ! cmp -s "$here/mastodon/package-lock.json" "$masto_prefix/package-lock.json" || [ ! -d "$masto_prefix/node_modules" ]; then
+  rm -rf "$masto_prefix" && mkdir -p "$masto_prefix" &&
+    cp "$here/mastodon/package.json" "$here/mastodon/package-lock.json" "$masto_prefix/" &&
+    (cd "$masto_prefix" && npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm-mastodon.log" 2>&1
+fi
+if [ -n "${TK_MASTODON_DOCS:-}" ]; then
+  if out=$(/usr/bin/python3 "$here/mastodon/extract_entities.py" --check "$here/mastodon/entities-2903485d.json" "$TK_MASTODON_DOCS" 2>&1); then
+    tk_pass "the Mastodon entity extract is exactly what $TK_MASTODON_DOCS gives"
+  else
+    tk_fail "the Mastodon entity extract is exactly what $TK_MASTODON_DOCS gives" "$out"
+  fi
+else
+  echo "# the Mastodon entity extract is not compared with the documentation: TK_MASTODON_DOCS names no checkout"
+fi
+masto_urls=()
+for host in a.social old.social locked.social; do
+  masto_urls+=("$(tk_mock_mastodon_url "$dir/mock.log" "$host")")
+done
+node "$here/mastodon/client_check.mjs" "$masto_prefix" "$here/mastodon/entities-2903485d.json" "${masto_urls[@]}" \
+  >"$dir/masto" 2>&1 || { rc=$?; tail -3 "$dir/npm-mastodon.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/masto"; (exit $rc); }
+tally "$dir/masto" $? mastodon/client_check.mjs
 tk_summary spec
