@@ -44,6 +44,27 @@ tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-
   --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 || exit 1
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
 tally "$dir/out" $? validate_answers.py
+# X's most-used JavaScript client, twitter-api-v2 1.29.1 (pinned whole by x/package-lock.json;
+# npm ci once per build directory into build/npm-x), reads every kind of answer from a mock of
+# its own (x/client_check.mjs names the options and tokens it needs: edited tweets, gzip-compressed
+# answers, a window of 4 requests, a monthly cap of 150 posts; each check its own token).
+x_npm=$TK_BUILD/npm-x
+if ! cmp -s "$here/x/package-lock.json" "$x_npm/package-lock.json" || [ ! -d "$x_npm/node_modules" ]; then
+  rm -rf "$x_npm" && mkdir -p "$x_npm" &&
+    cp "$here/x/package.json" "$here/x/package-lock.json" "$x_npm/" &&
+    (cd "$x_npm" && npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm-x.log" 2>&1
+fi
+main_mock=$TK_MOCK_URL main_mock_pid=$TK_MOCK_PID
+if tk_mock_start "$dir/mock-x.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --edited-every 43 \
+  --gzip-every 2 --rate-limit 4 --monthly-cap 150 --token tk-read --token tk-window --token tk-cap \
+  --token tk-revoked --token tk-bad; then
+  node "$here/x/client_check.mjs" "$x_npm" "$TK_MOCK_URL" >"$dir/x-client" 2>&1 ||
+    { rc=$?; tail -3 "$dir/npm-x.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/x-client"; (exit $rc); }
+  tally "$dir/x-client" $? x/client_check.mjs
+else
+  tk_fail "a second mock for twitter-api-v2 starts" "$(tail -5 "$dir/mock-x.log")"
+fi
+TK_MOCK_URL=$main_mock TK_MOCK_PID=$main_mock_pid
 # The npm packages the Bluesky checks read, pinned whole by bluesky/package-lock.json (npm ci,
 # once per build directory, into build/npm-atproto: warc.sh may install into build/npm at the
 # same time): Bluesky's client @atproto/api 0.20.41, the lexicon validator it validates with,
