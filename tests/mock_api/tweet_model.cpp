@@ -1,5 +1,7 @@
 #include "mock_api/tweet_model.hpp"
 
+#include "mock_api/post_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +30,26 @@ std::optional<std::string> CreatedAt(uint64_t id) {
 }
 
 uint64_t AuthorOf(uint64_t tweet_id) { return 100000 + Mix(tweet_id ^ 0x5eed) % 5000; }
+
+XUser XUserOf(uint64_t user) {
+  XUser u;
+  u.id = user;
+  u.name = MockDisplayName(user);
+  u.username = "mock_" + std::to_string(user);
+  u.description = MockBio(user);
+  u.created_ms = kTwitterEpochMs + static_cast<int64_t>(user % 1000) * 86'400'000;
+  u.followers = static_cast<int64_t>(user % 977) * 13;
+  u.following = static_cast<int64_t>(user % 331);
+  u.tweets = static_cast<int64_t>(user % 4999) + 1;
+  u.listed = static_cast<int64_t>(user % 17);
+  return u;
+}
+
+uint64_t MentionedUserId(const std::string& username) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : username) h = (h ^ c) * 1099511628211ULL;
+  return 200000 + Mix(h) % 800000;
+}
 
 std::string FormatCreatedAt(int64_t unix_ms) {
   const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);

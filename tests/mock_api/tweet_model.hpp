@@ -40,6 +40,23 @@ std::optional<std::string> CreatedAt(uint64_t id);
 // The mock's users: a tweet's author (a few thousand of them), and what the API says of one.
 uint64_t AuthorOf(uint64_t tweet_id);
 
+// What X says of a mock user, the same in v2's includes.users and v1.1's tweet.user.
+struct XUser {
+  uint64_t id = 0;
+  std::string name;      // a person's name (post_text.cpp)
+  std::string username;  // mock_<id>
+  std::string description;
+  int64_t created_ms = 0;
+  int64_t followers = 0;
+  int64_t following = 0;
+  int64_t tweets = 0;
+  int64_t listed = 0;
+};
+XUser XUserOf(uint64_t user_id);
+
+// The id X gives the user a mention names (a username of post_text.cpp's, not a mock author).
+uint64_t MentionedUserId(const std::string& username);
+
 // "2020-02-14T19:00:55.000Z": the API truncates created_at to whole seconds.
 std::string FormatCreatedAt(int64_t unix_ms);
 

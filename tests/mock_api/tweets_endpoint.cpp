@@ -133,6 +133,8 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
       w.Int(1 + static_cast<int>(said.mention.size()));
       w.Key("username");
       WriteString(w, said.mention);
+      w.Key("id");
+      WriteString(w, std::to_string(MentionedUserId(said.mention)));
       w.EndObject();
       w.EndArray();
     }
@@ -287,22 +289,22 @@ void WriteIncludes(JsonWriter& w, const std::vector<uint64_t>& tweets, const Twe
   w.StartObject();
   w.Key("users");
   w.StartArray();
-  for (uint64_t user : authors) {
-    const std::string n = std::to_string(user);
+  for (uint64_t id : authors) {
+    const XUser user = XUserOf(id);
     w.StartObject();
     w.Key("id");
-    WriteString(w, n);
+    WriteString(w, std::to_string(user.id));
     w.Key("name");
-    WriteString(w, "Mock User " + n);
+    WriteString(w, user.name);
     w.Key("username");
-    WriteString(w, "mock_" + n);
+    WriteString(w, user.username);
     if (want("created_at")) {
       w.Key("created_at");
-      WriteString(w, FormatCreatedAt(kTwitterEpochMs + static_cast<int64_t>(user % 1000) * 86'400'000));
+      WriteString(w, FormatCreatedAt(user.created_ms));
     }
     if (want("description")) {
       w.Key("description");
-      WriteString(w, "An account of tweetkeeper's mock API");
+      WriteString(w, user.description);
     }
     if (want("protected")) {
       w.Key("protected");
@@ -316,13 +318,13 @@ void WriteIncludes(JsonWriter& w, const std::vector<uint64_t>& tweets, const Twe
       w.Key("public_metrics");
       w.StartObject();
       w.Key("followers_count");
-      w.Int64(static_cast<int64_t>(user % 977) * 13);
+      w.Int64(user.followers);
       w.Key("following_count");
-      w.Int64(static_cast<int64_t>(user % 331));
+      w.Int64(user.following);
       w.Key("tweet_count");
-      w.Int64(static_cast<int64_t>(user % 4999) + 1);
+      w.Int64(user.tweets);
       w.Key("listed_count");
-      w.Int64(static_cast<int64_t>(user % 17));
+      w.Int64(user.listed);
       w.EndObject();
     }
     w.EndObject();

@@ -33,18 +33,86 @@ TEST(MockLookupEndpoint, RejectsMissingTooManyAndMalformedIds) {
   EXPECT_EQ(Lookup({{"id", "20,abc"}}).body, R"({"errors":[{"code":44,"message":"id parameter is invalid."}]})");
 }
 
+rapidjson::Document Parsed(const EndpointReply& reply) {
+  rapidjson::Document doc;
+  doc.Parse(reply.body.c_str());
+  return doc;
+}
+
 TEST(MockLookupEndpoint, MapListsEveryIdWithNullForDeletedAndProtected) {
   const EndpointReply reply =
       Lookup({{"id", std::to_string(kVisible) + "," + std::to_string(kDeleted) + "," + std::to_string(kProtected)},
               {"map", "true"}});
   ASSERT_EQ(reply.status, 200);
+  const rapidjson::Document doc = Parsed(reply);
+  ASSERT_TRUE(doc.IsObject() && doc["id"].IsObject()) << reply.body;
+  const auto& ids = doc["id"];
+  EXPECT_EQ(ids.MemberCount(), 3u);
+  EXPECT_TRUE(ids["60"].IsNull());
+  EXPECT_TRUE(ids["72"].IsNull());
+  const auto& t = ids["1228393702244134912"];
   const PublicMetrics m = MetricsAt(kVisible, AgeSeconds(kVisible, kNow));
-  EXPECT_EQ(reply.body, R"({"id":{"1228393702244134912":{"created_at":"Fri Feb 14 19:00:55 +0000 2020",)"
-                        R"("id":1228393702244134912,"id_str":"1228393702244134912",)"
-                        R"("text":")" + MockPostText(kVisible).text + R"(","retweet_count":)" +
-                            std::to_string(m.retweet_count) + R"(,"favorite_count":)" + std::to_string(m.like_count) +
-                            R"(},"60":null,"72":null}})");
+  EXPECT_STREQ(t["created_at"].GetString(), "Fri Feb 14 19:00:55 +0000 2020");
+  EXPECT_EQ(t["id"].GetUint64(), kVisible);
+  EXPECT_EQ(t["text"].GetString(), MockPostText(kVisible).text);
+  EXPECT_EQ(t["retweet_count"].GetInt64(), m.retweet_count);
+  EXPECT_EQ(t["favorite_count"].GetInt64(), m.like_count);
   EXPECT_EQ(Lookup({{"id", "60"}, {"map", "1"}}).body, R"({"id":{"60":null}})");
+}
+
+// The members X's Tweet object always has (its data dictionary; twitter-api-v2's TweetV1 requires
+// them), the author as v2's includes.users gives it, and the text as tweet_mode asks.
+TEST(MockLookupEndpoint, TweetsAsTheDataDictionaryShowsThem) {
+  const rapidjson::Document doc = Parsed(Lookup({{"id", std::to_string(kVisible)}}));
+  ASSERT_TRUE(doc.IsArray() && doc.Size() == 1u);
+  const auto& t = doc[0];
+  for (const char* key : {"created_at", "id", "id_str", "text", "truncated", "entities", "source", "in_reply_to_status_id",
+                          "in_reply_to_status_id_str", "in_reply_to_user_id", "in_reply_to_user_id_str",
+                          "in_reply_to_screen_name", "user", "geo", "coordinates", "place", "contributors",
+                          "is_quote_status", "retweet_count", "favorite_count", "favorited", "retweeted", "lang"}) {
+    EXPECT_TRUE(t.HasMember(key)) << key;
+  }
+  const XUser author = XUserOf(AuthorOf(kVisible));
+  EXPECT_EQ(t["user"]["id"].GetUint64(), author.id);
+  EXPECT_EQ(t["user"]["screen_name"].GetString(), author.username);
+  EXPECT_EQ(t["user"]["name"].GetString(), author.name);
+  EXPECT_EQ(t["user"]["followers_count"].GetInt64(), author.followers);
+  EXPECT_EQ(t["lang"].GetString(), MockPostText(kVisible).lang);
+  EXPECT_FALSE(t.HasMember("full_text"));
+
+  const rapidjson::Document ext = Parsed(Lookup({{"id", std::to_string(kVisible)}, {"tweet_mode", "extended"}}));
+  EXPECT_EQ(ext[0]["full_text"].GetString(), MockPostText(kVisible).text);
+  EXPECT_FALSE(ext[0].HasMember("text"));
+  EXPECT_EQ(ext[0]["display_text_range"][1].GetInt(), static_cast<int>(CodePoints(MockPostText(kVisible).text)));
+  const rapidjson::Document trimmed =
+      Parsed(Lookup({{"id", std::to_string(kVisible)}, {"trim_user", "true"}, {"include_entities", "false"}}));
+  EXPECT_EQ(trimmed[0]["user"].MemberCount(), 2u);  // id and id_str
+  EXPECT_FALSE(trimmed[0].HasMember("entities"));
+}
+
+// compat mode cuts a text of more than 140 characters, as X did: 115 of them, an ellipsis and a
+// link; truncated says so. Extended gives it whole.
+TEST(MockLookupEndpoint, CompatCutsLongTexts) {
+  int cut = 0, whole = 0;
+  for (uint64_t k = 0; k < 400; ++k) {
+    const uint64_t id = kVisible + (k << 22) * 1000;
+    const std::string text = MockPostText(id).text;
+    const rapidjson::Document doc = Parsed(Lookup({{"id", std::to_string(id)}}));
+    if (!doc.IsArray() || doc.Size() != 1u) continue;  // deleted or protected
+    const std::string sent = doc[0]["text"].GetString();
+    EXPECT_LE(CodePoints(sent), 140u) << sent;
+    EXPECT_EQ(doc[0]["truncated"].GetBool(), CodePoints(text) > 140) << text;
+    if (CodePoints(text) > 140) {
+      ++cut;
+      EXPECT_EQ(sent.rfind(text.substr(0, 20), 0), 0u) << sent;
+      EXPECT_NE(sent.find("\u2026 https://t.co/"), std::string::npos) << sent;
+    } else {
+      ++whole;
+      EXPECT_EQ(sent, text);
+    }
+  }
+  EXPECT_GT(whole, 100);
+  EXPECT_GT(cut + whole, 300);
 }
 
 TEST(MockLookupEndpoint, WithoutMapAnArrayOfFoundTweetsOnlyInReverse) {
@@ -60,8 +128,8 @@ TEST(MockLookupEndpoint, WithoutMapAnArrayOfFoundTweetsOnlyInReverse) {
   EXPECT_FALSE(doc[0].HasMember("reply_count"));
   EXPECT_FALSE(doc[0].HasMember("quote_count"));
   EXPECT_EQ(Lookup({{"id", std::to_string(kDeleted)}, {"map", "false"}}).body, "[]");
-  // Repeated id parameters are joined; other v1.1 parameters are ignored.
-  EXPECT_EQ(Lookup({{"id", "20"}, {"id", std::to_string(kVisible)}, {"include_entities", "false"}}).body,
+  // Repeated id parameters are joined.
+  EXPECT_EQ(Lookup({{"id", "20"}, {"id", std::to_string(kVisible)}}).body,
             Lookup({{"id", "20," + std::to_string(kVisible)}}).body);
 }
 
