@@ -24,7 +24,8 @@ if [ -n "${TWEETKEEPER_API_URL:-}" ]; then
   api=$TWEETKEEPER_API_URL
   say "Using the real API at $api"
 else
-  tk_mock_start "$dir/mock.log" || exit 1
+  # Each Mastodon server at the root of a port of its own, as a real server is at its own host.
+  tk_mock_start "$dir/mock.log" --mastodon-host mastodon.social=0 --mastodon-host fosstodon.org=0 || exit 1
   api=$TK_MOCK_URL
   export TWEETKEEPER_BEARER_TOKEN=demo-token
   say "Started the mock X API at $api (no real token given)"
@@ -46,7 +47,9 @@ else
   done
   say "Scheduling Bluesky posts by their URLs (3 minutes, 2 hours and 5 days old; a few by handle, resolved by the worker)"
   tk_psql -c "$(tk_tid_sql)" -c "SELECT tweetkeeper.schedule_posts(ARRAY(
-      SELECT format('https://bsky.app/profile/%s/post/%s', CASE WHEN g <= 5 THEN 'alice.bsky.social' ELSE 'did:plc:z72i7hdynmk6r22z27h6tvur' END,
+      SELECT format('https://bsky.app/profile/%s/post/%s', CASE WHEN g <= 5 THEN 'alice.bsky.social'
+                      -- a DID of one of seven authors (did:plc: and 24 base32 characters)
+                      ELSE 'did:plc:' || translate(substr(md5((g % 7)::text), 1, 24), '0189', 'wxyz') END,
                     public.tid(now() - age + g * interval '1 ms', g))
         FROM generate_series(1, 30) g, unnest(ARRAY[interval '3 minutes', '2 hours', '5 days']) age)) AS \"Bluesky posts scheduled\"" || exit 1
   say "Scheduling Mastodon statuses of two servers by their URLs (ids carry their time: milliseconds << 16)"
@@ -69,7 +72,8 @@ if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
   TK_PIDS+=($!)
   say "Starting a Mastodon worker (--provider mastodon: each status from its own server; the mock plays both)"
   env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --dsn "$TK_DSN" --name demo-mastodon \
-    --instance "mastodon.social=$api/mastodon/mastodon.social" --instance "fosstodon.org=$api/mastodon/fosstodon.org" \
+    --instance "mastodon.social=$(tk_mock_mastodon_url "$dir/mock.log" mastodon.social)" \
+    --instance "fosstodon.org=$(tk_mock_mastodon_url "$dir/mock.log" fosstodon.org)" \
     >"$dir/worker-mastodon.log" 2>&1 &
   TK_PIDS+=($!)
 fi
