@@ -9,7 +9,7 @@ packages=(
   libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev zlib1g-dev rapidjson-dev libgtest-dev libgmock-dev
   libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev
   prometheus prometheus-postgres-exporter systemd
-  curl jq python3-jsonschema faketime libarchive-tools
+  curl jq python3-jsonschema faketime libarchive-tools time
 )
 # `install-deps.sh citus`: what building Citus from source needs (tests/citus/build.sh).
 if [ "${1:-}" = citus ]; then

@@ -6,7 +6,9 @@
 # CMake. run.sh (floor and end to end, TWEETS X tweets, the same mock API for all) then runs
 # ROUNDS times for each, alternating. Prints a table of each version's floor and end to end
 # (means of the rounds; the machine's speed varies from day to day by a factor of two, so only
-# same-run ratios say anything) and this tree's ratios to each release. Target (issue 19): this
+# same-run ratios say anything), its CPU per refresh beside them (run.sh: PostgreSQL's for the
+# floor; PostgreSQL's and the workers' end to end), and this tree's ratios to each release. A
+# version whose floor drains its queue is run again by run.sh on twice the posts, and said so. Target (issue 19): this
 # tree's floor and end to end each at least 0.95 of 0.2.0's. Each round also runs graphile-worker
 # 0.18 with its own performance setup (graphile.sh; GRAPHILE=0 to leave it out) as a yardstick:
 # issue 20 asks for this tree's end to end at least twice its no-op jobs/s, at least 0.8 of this
@@ -43,7 +45,7 @@ for rel in $RELEASES; do
 done
 current=$TK_VERSION
 
-declare -A floor e2e
+declare -A floor e2e floor_cpu e2e_cpu
 for r in $(seq 1 "$ROUNDS"); do
   for v in current "${versions[@]}"; do
     if [ $v = current ]; then
@@ -56,9 +58,18 @@ for r in $(seq 1 "$ROUNDS"); do
     [ -n "$line" ] || { echo "$out" | tail -n 20; exit 1; }
     f=$(echo "$line" | sed -n 's/.*floor \([0-9]*\) .*/\1/p')
     e=$(echo "$line" | sed -n 's/.*end-to-end \([0-9]*\) .*/\1/p')
-    echo "round $r $v: floor $f, end to end $e tweet-updates/s"
+    # CPU per refresh (us; PostgreSQL's for the floor, PostgreSQL's and the workers' end to end)
+    cpu=$(echo "$out" | grep '^x: CPU per refresh:')
+    fc=$(echo "$cpu" | sed -n 's/.*floor \([0-9]*\) us.*/\1/p')
+    ec=$(echo "$cpu" | sed -n 's/.*end-to-end \([0-9]*\) us.*/\1/p')
+    [ -n "$fc" ] && [ -n "$ec" ] || { echo "$out" | tail -n 20; exit 1; }
+    # A floor that drained its queue ran again on more posts (run.sh says so): say it here too.
+    echo "$out" | grep '^floor: every one of' | sed "s/^/round $r $v: /"
+    echo "round $r $v: floor $f, end to end $e tweet-updates/s; CPU per refresh $fc us, $ec us"
     floor[$v]=$(( ${floor[$v]:-0} + f ))
     e2e[$v]=$(( ${e2e[$v]:-0} + e ))
+    floor_cpu[$v]=$(( ${floor_cpu[$v]:-0} + fc ))
+    e2e_cpu[$v]=$(( ${e2e_cpu[$v]:-0} + ec ))
   done
   # The yardstick, in the same round: graphile-worker's no-op jobs/s (graphile.sh).
   if [ "${GRAPHILE:-1}" = 1 ]; then
@@ -71,12 +82,16 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo "== result: X, tweet-updates/s, mean of $ROUNDS alternating rounds"
-printf '%-22s %10s %12s %16s %18s\n' version floor "end to end" "floor vs this" "end to end vs this"
-printf '%-22s %10d %12d %16s %18s\n' "this tree ($current)" $((floor[current] / ROUNDS)) $((e2e[current] / ROUNDS)) - -
+printf '%-22s %10s %12s %16s %18s %14s %14s\n' version floor "end to end" "floor vs this" "end to end vs this" \
+  "floor CPU/ref" "e2e CPU/ref"
+printf '%-22s %10d %12d %16s %18s %11d us %11d us\n' "this tree ($current)" $((floor[current] / ROUNDS)) \
+  $((e2e[current] / ROUNDS)) - - $((floor_cpu[current] / ROUNDS)) $((e2e_cpu[current] / ROUNDS))
 for v in "${versions[@]}"; do
-  printf '%-22s %10d %12d %16s %18s\n' "$v" $((floor[$v] / ROUNDS)) $((e2e[$v] / ROUNDS)) \
-    "$(ratio "${floor[current]}" "${floor[$v]}")" "$(ratio "${e2e[current]}" "${e2e[$v]}")"
+  printf '%-22s %10d %12d %16s %18s %11d us %11d us\n' "$v" $((floor[$v] / ROUNDS)) $((e2e[$v] / ROUNDS)) \
+    "$(ratio "${floor[current]}" "${floor[$v]}")" "$(ratio "${e2e[current]}" "${e2e[$v]}")" \
+    $((floor_cpu[$v] / ROUNDS)) $((e2e_cpu[$v] / ROUNDS))
 done
+echo "this tree: CPU per refresh end to end / floor $(ratio "${e2e_cpu[current]}" "${floor_cpu[current]}") (target <= 1.25)"
 if [ -n "${graphile:-}" ]; then
   printf '%-22s %10s %12d %16s %18s\n' "graphile-worker 0.18" - $((graphile / ROUNDS)) - "$(ratio "${e2e[current]}" "$graphile")"
   echo "this tree: end to end / floor $(ratio "${e2e[current]}" "${floor[current]}") (target >= 0.8), end to end / graphile-worker's jobs/s $(ratio "${e2e[current]}" "$graphile") (target >= 2)"
