@@ -2,7 +2,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(22);
+SELECT plan(24);
 
 SELECT results_eq(
   $$SELECT max_age, delay FROM tweetkeeper.age_policy ORDER BY max_age$$,
@@ -42,6 +42,12 @@ SELECT throws_ok($$INSERT INTO tweetkeeper.age_policy VALUES (interval '1 hour',
   '23505', NULL, 'a duplicate max_age is refused, even spelt differently (60 minutes = 1 hour)');
 SELECT throws_ok($$INSERT INTO tweetkeeper.age_policy VALUES (interval '1 hour', NULL)$$,
   '23502', NULL, 'a NULL delay is refused');
+-- The backend reads the policy whole on every edit: it holds at most 1,000 rows (SECURITY.md).
+SELECT lives_ok($$INSERT INTO tweetkeeper.age_policy SELECT interval '1000 days' + g * interval '1 day', interval '1 day'
+                   FROM generate_series(1, 995) g$$, 'a policy of 1,000 rows is taken');
+SELECT throws_ok($$INSERT INTO tweetkeeper.age_policy VALUES (interval '5000 days', interval '1 day')$$,
+  '22023', 'age_policy has 1001 rows; at most 1000', 'its 1,001st row is refused (22023), saying why');
+DELETE FROM tweetkeeper.age_policy WHERE max_age > interval '1000 days';
 SELECT is((SELECT count(*) FROM tweetkeeper.age_policy), 5::bigint, 'refused edits left the policy whole');
 
 TRUNCATE tweetkeeper.age_policy;
