@@ -5,7 +5,9 @@
 # (100) per mode. Tweets start spread over their delay, as in a steady state. Reported per
 # mode: young tweets' refresh gaps (p50, p99), the share of old tweets refreshed during the run,
 # 429 answers. Targets (issue 9): young p99 gap <= 1.5 x 5 s + 1 s = 8.5 s, >= 70% of old tweets
-# refreshed, 0 answers 429. Exits 1 when the new defaults miss a target.
+# refreshed, 0 answers 429. Exits 1 when the new defaults miss a target. HOG=N runs N busy loops
+# at nice 0 beside each mode (issue 37: the same targets with a CPU hog on both cores, HOG=2);
+# ALL_DUE=1 starts every tweet due at once instead of spread over its delay.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 RUN_S=${RUN_S:-100}
@@ -37,13 +39,20 @@ INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '5 seconds'), ('2 hours
 SELECT tweetkeeper.add_credential('short', $PER_WINDOW, interval '$WINDOW_S seconds');
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' "$YOUNG" 0));
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 hour' "$OLD" 100000));
--- A steady state: each tweet due at a random point of its delay.
-UPDATE tweetkeeper.tweets SET due_at = now() + random() * delay;
+-- A steady state: each tweet due at a random point of its delay (ALL_DUE=1: all due now).
+UPDATE tweetkeeper.tweets SET due_at = now() + CASE WHEN ${ALL_DUE:-0} = 1 THEN interval '0' ELSE random() * delay END;
 SQL
   curl -s -X POST "$TK_MOCK_URL/mock/reset" >/dev/null
+  local hogs=() h
+  for h in $(seq 1 "${HOG:-0}"); do
+    nice -n 0 bash -c 'while :; do :; done' &
+    hogs+=($!)
+    TK_PIDS+=($!)  # (stopped at exit whatever happens)
+  done
   tk_start_workers 2 "short-$order-$spending" --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" --concurrency 2
   sleep "$RUN_S"
   tk_stop_workers
+  [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null
   local n429
   n429=$(curl -s "$TK_MOCK_URL/mock/stats" | jq '.status_counts["429"] // 0')
   tk_psql -F ' ' -c "
@@ -60,7 +69,8 @@ SQL
 }
 
 echo "# $YOUNG tweets every 5 s + $OLD every 60 s = $(( (YOUNG / 5 + OLD / 60) )) tweets/s;" \
-  "quota $PER_WINDOW requests per ${WINDOW_S}s = $(( PER_WINDOW * 100 / WINDOW_S )) tweets/s; ${RUN_S}s per mode"
+  "quota $PER_WINDOW requests per ${WINDOW_S}s = $(( PER_WINDOW * 100 / WINDOW_S )) tweets/s; ${RUN_S}s per mode;" \
+  "${HOG:-0} CPU hogs beside;$([ "${ALL_DUE:-0}" = 1 ] && echo ' all due at the start;')"
 echo "order spending young_p50_s young_p99_s old_refreshed_% answers_429"
 run_mode due burst || exit 1
 run_mode lateness even || exit 1
