@@ -1,6 +1,7 @@
 #include "credentials/credentials.hpp"
 
-#include <fcntl.h>
+#include "private_file/private_file.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,14 +55,6 @@ std::string Octal(mode_t mode) {
   std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
   return buf;
 }
-
-// Closes the descriptor on every path out of LoadCredentials.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 }  // namespace
 
@@ -125,34 +118,22 @@ std::optional<std::string> CredentialsOwnerError(uid_t owner, uid_t user, const 
 
 CredentialsOrError LoadCredentials(const std::string& path) {
   if (path.empty()) return Error("the credentials file name is empty");
-  // O_NONBLOCK: opening a FIFO must not hang; the mode check below refuses it anyway. The
-  // checks use fstat on the open descriptor, so the file checked is the file read.
-  Fd file{open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
-  if (file.fd < 0) {
-    return Error("cannot open credentials file " + Shown(path) + ": " + std::strerror(errno));
+  const std::string file = "credentials file " + Shown(path);
+  PrivateFileRead read = ReadPrivateFile(path, kMaxFileBytes);
+  switch (read.problem) {
+    case PrivateFileProblem::kNone: break;
+    case PrivateFileProblem::kCannotOpen:
+      return Error("cannot open " + file + ": " + std::strerror(read.errno_value));
+    case PrivateFileProblem::kCannotStat:
+      return Error("cannot stat " + file + ": " + std::strerror(read.errno_value));
+    case PrivateFileProblem::kNotRegular:
+    case PrivateFileProblem::kOpenToOthers: return Error(*CredentialsModeError(read.mode, path));
+    case PrivateFileProblem::kOtherOwner: return Error(*CredentialsOwnerError(read.owner, geteuid(), path));
+    case PrivateFileProblem::kCannotRead:
+      return Error("cannot read " + file + ": " + std::strerror(read.errno_value));
+    case PrivateFileProblem::kTooLarge: return Error(file + " is larger than 1 MiB; is it the right file?");
   }
-  struct stat st {};
-  if (fstat(file.fd, &st) != 0) {
-    return Error("cannot stat credentials file " + Shown(path) + ": " + std::strerror(errno));
-  }
-  if (auto error = CredentialsModeError(st.st_mode, path)) return Error(*error);
-  if (auto error = CredentialsOwnerError(st.st_uid, geteuid(), path)) return Error(*error);
-  if (static_cast<std::size_t>(st.st_size) > kMaxFileBytes) {
-    return Error("credentials file " + Shown(path) + " is larger than 1 MiB; is it the right file?");
-  }
-  std::string text;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = read(file.fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error("cannot read credentials file " + Shown(path) + ": " + std::strerror(errno));
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxFileBytes) {
-      return Error("credentials file " + Shown(path) + " is larger than 1 MiB; is it the right file?");
-    }
-  }
-  return ParseCredentials(text, "credentials file " + Shown(path));
+  return ParseCredentials(read.text, file);
 }
 
 std::optional<std::string> TokenError(const char* token) {

@@ -1,9 +1,9 @@
 #include "dsn/dsn.hpp"
 
+#include "private_file/private_file.hpp"
+
 #include <libpq-fe.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -90,41 +90,24 @@ std::optional<std::string> ChosenDsn(const std::string& dsn, bool dsn_given, con
     return std::nullopt;
   }
   const std::string name = "--dsn-file " + dsn_file;
-  // O_NONBLOCK: a FIFO must not hang the open (the checks refuse it); fstat on the descriptor
-  // read, so the file checked is the file read.
-  const int fd = open(dsn_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    *error = name + ": cannot open it: " + std::strerror(errno);
-    return std::nullopt;
+  const PrivateFileRead read = ReadPrivateFile(dsn_file, 64 * 1024);
+  switch (read.problem) {
+    case PrivateFileProblem::kNone: break;
+    case PrivateFileProblem::kCannotOpen: *error = name + ": cannot open it: " + std::strerror(read.errno_value); break;
+    case PrivateFileProblem::kCannotStat: *error = name + ": cannot stat it: " + std::strerror(read.errno_value); break;
+    case PrivateFileProblem::kNotRegular: *error = name + ": not a regular file"; break;
+    case PrivateFileProblem::kOtherOwner:
+      *error = name + ": belongs to uid " + std::to_string(read.owner) + ", not to this user (" +
+               std::to_string(geteuid()) + "): whoever owns it chooses the database; chown it";
+      break;
+    case PrivateFileProblem::kOpenToOthers:
+      *error = name + ": group or others may read it (it may hold a password); run chmod 600 " + dsn_file;
+      break;
+    case PrivateFileProblem::kCannotRead: *error = name + ": cannot read it: " + std::strerror(read.errno_value); break;
+    case PrivateFileProblem::kTooLarge: *error = name + ": larger than 64 KiB; is it the right file?"; break;
   }
-  struct stat st {};
-  std::string text;
-  if (fstat(fd, &st) != 0) {
-    *error = name + ": cannot stat it: " + std::strerror(errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    *error = name + ": not a regular file";
-  } else if (st.st_uid != geteuid()) {
-    *error = name + ": belongs to uid " + std::to_string(st.st_uid) + ", not to this user (" +
-             std::to_string(geteuid()) + "): whoever owns it chooses the database; chown it";
-  } else if ((st.st_mode & 077) != 0) {
-    *error = name + ": group or others may read it (it may hold a password); run chmod 600 " + dsn_file;
-  } else {
-    char buf[8192];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        *error = name + ": cannot read it: " + std::strerror(errno);
-        break;
-      }
-      text.append(buf, static_cast<std::size_t>(n));
-      if (text.size() > 64 * 1024) {
-        *error = name + ": larger than 64 KiB; is it the right file?";
-        break;
-      }
-    }
-  }
-  close(fd);
   if (!error->empty()) return std::nullopt;
+  const std::string& text = read.text;
   for (std::size_t at = 0; at < text.size();) {
     std::size_t end = text.find('\n', at);
     if (end == std::string::npos) end = text.size();
