@@ -107,7 +107,12 @@ BEGIN
           tweetkeeper.post_endpoint(p.network, p.host, p.author),
           CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-  RETURN FOUND;
+  IF FOUND THEN
+    -- (the background worker, woken at commit, tells the network's workers when it is claimable)
+    PERFORM tweetkeeper.wake_maintenance();
+    RETURN true;
+  END IF;
+  RETURN false;
 END $$;
 COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
   'Starts tracking the post of a URL (see parse_post_url for the forms): an X post as '
@@ -270,6 +275,9 @@ BEGIN
       added := added + 1;
     END IF;
   END LOOP;
+  IF added > 0 THEN
+    PERFORM tweetkeeper.wake_maintenance();  -- (as schedule_post's)
+  END IF;
   RETURN added;
 END $$;
 COMMENT ON FUNCTION schedule_posts(text[]) IS

@@ -1,6 +1,115 @@
 -- The queue's upkeep, called by the background worker on every tick (maintenance()): expired and
 -- abandoned leases, purged batch records, ended watches, and how long it may sleep.
 
+-- When X's tweets are next claimable, by claim_batch()'s own test (a full batch, or a partial
+-- one past the buffer TTL), read as the claim reads them: each delay of the scheduled tweets
+-- from its head (delay_heads()), then its oldest due; on Citus per shard, as a claim takes them
+-- (full_delay_heads(): no memory of heads there). at: now() when a batch is claimable now
+-- (n_due: how many tweets of its shard, at most 100), else the moment the oldest due tweet has
+-- waited the buffer TTL or the next tweet falls due (a head in the future; one that is not
+-- belongs to a delay that has no tweet left); NULL when nothing is scheduled. maintenance()
+-- notifies by it; claim_wait() tells a worker whose claim found nothing.
+CREATE OR REPLACE FUNCTION x_claimable(OUT at timestamptz, OUT n_due integer) LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  shard record;
+  delays interval[];
+  heads timestamptz[];
+  n integer;
+  oldest timestamptz;
+BEGIN
+  FOR shard IN SELECT b.buckets FROM tweetkeeper.shard_buckets b
+               UNION ALL SELECT NULL WHERE tweetkeeper.shard_count() = 0 LOOP
+    IF shard.buckets IS NULL THEN
+      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
+    ELSE
+      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(shard.buckets) h;
+    END IF;
+    -- (EXECUTEd, so planned at every call: see maintenance().)
+    EXECUTE $q$
+      SELECT count(*), min(c.due_at)
+        FROM (SELECT c.due_at
+                FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
+                  SELECT t.due_at FROM tweetkeeper.tweets t
+                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                     AND (t.delay, t.due_at) >= (d.delay, d.head)
+                     AND (t.delay, t.due_at) <= (d.delay, now())
+                     AND ($3 IS NULL OR t.bucket = ANY ($3))
+                   ORDER BY t.delay, t.due_at LIMIT 100) c
+               ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n, oldest USING delays, heads, shard.buckets;
+    IF n >= 100 OR (n > 0 AND oldest <= now() - s.buffer_ttl) THEN
+      at := now();
+      n_due := n;
+      RETURN;
+    END IF;
+    at := least(at, CASE WHEN n > 0 THEN oldest + s.buffer_ttl
+                         ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END);
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION x_claimable() IS
+  'When X''s tweets are next claimable by claim_batch()''s test: now() (with how many), a moment '
+  'to come, or NULL when nothing is scheduled.';
+
+-- When a claim of `provider` may next find something, as far as the queue says now: now() when
+-- a batch is claimable, NULL when nothing is scheduled. A worker's claim asks it, in the same
+-- statement, when it claimed nothing, and the worker sleeps until then (at most its poll
+-- interval; a NOTIFY wakes it sooner): no fixed poll when the moment is known. X: x_claimable().
+-- Bluesky and Mastodon (maintenance() notifies their workers by it too): the first 100 posts of
+-- their endpoints in due order, per endpoint claimable now when a full batch of them is due,
+-- else once the oldest due has waited the buffer TTL (a partial batch), else when the next
+-- falls due; a server that asked us to wait, from the moment it said; one that wants a token
+-- left out (nothing changes for it until a token is given). A leased post's due time is its
+-- lease's expiry.
+CREATE OR REPLACE FUNCTION claim_wait(provider text) RETURNS timestamptz
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  s record := tweetkeeper.settings();
+  at timestamptz;
+  eps text[];
+  dues timestamptz[];
+BEGIN
+  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
+    SELECT c.at INTO at FROM tweetkeeper.x_claimable() c;
+    RETURN at;
+  END IF;
+  -- The sample: each a query of tweets alone (on Citus planned on its own, then read here),
+  -- along tweets_endpoint_due_idx per Bluesky endpoint, tweets_mastodon_due_idx for Mastodon.
+  -- (EXECUTEd, so planned at every call: see maintenance().)
+  IF provider = 'bluesky' THEN
+    EXECUTE $q$
+      SELECT array_agg(t.endpoint), array_agg(t.due_at)
+        FROM ((SELECT t.endpoint, t.due_at FROM tweetkeeper.tweets t
+                WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = 'bluesky'
+                ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 100)
+              UNION ALL
+              (SELECT t.endpoint, t.due_at FROM tweetkeeper.tweets t
+                WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = 'bluesky-handle'
+                ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 100)) AS t$q$ INTO eps, dues;
+  ELSE
+    EXECUTE $q$
+      SELECT array_agg(t.endpoint), array_agg(t.due_at)
+        FROM (SELECT t.endpoint, t.due_at FROM tweetkeeper.tweets t
+               WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND starts_with(t.endpoint, 'mastodon:')
+               ORDER BY t.due_at LIMIT 100) AS t$q$ INTO eps, dues;
+  END IF;
+  -- (claimable since a moment past: now)
+  SELECT CASE WHEN min(g.at) IS NOT NULL THEN greatest(min(g.at), now()) END INTO at FROM (
+    SELECT greatest(CASE WHEN count(*) FILTER (WHERE x.due_at <= now())
+                              >= tweetkeeper.endpoint_batch_max(x.endpoint, coalesce(bool_or(e.single_status), false))
+                         THEN now()
+                         ELSE min(CASE WHEN x.due_at <= now() THEN x.due_at + s.buffer_ttl ELSE x.due_at END) END,
+                    min(CASE WHEN e.status = 'waiting' THEN e.status_until END)) AS at
+      FROM unnest(eps, dues) AS x(endpoint, due_at)
+      LEFT JOIN tweetkeeper.endpoints e ON e.endpoint = x.endpoint
+     WHERE e.status IS DISTINCT FROM 'needs-token'
+     GROUP BY x.endpoint) g;
+  RETURN at;
+END $$;
+COMMENT ON FUNCTION claim_wait(text) IS
+  'When a claim of this provider that found nothing may next find something (NULL: nothing '
+  'scheduled): what a worker sleeps until, a NOTIFY waking it sooner.';
+
 -- Returns how long the background worker may sleep before anything can change: 0 for a tick
 -- (a batch is claimable now, or batches are in flight and their workers may die), otherwise
 -- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
@@ -12,14 +121,13 @@ DECLARE
   s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
   reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
   n_due integer;
-  oldest timestamptz;
   next_due timestamptz;
   next_expiry timestamptz;
   next_watch_end timestamptz;
-  delays interval[];
-  heads timestamptz[];
+  notified boolean := false;
+  network text;
+  posts_at timestamptz;
   gone record;
-  shard record;
   purged jsonb;
 BEGIN
   IF tweetkeeper.citus_worker_node() THEN
@@ -78,41 +186,32 @@ BEGIN
      SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
          billed_reads = u.billed_reads + excluded.billed_reads;
 
-  -- The same test as claim_batch: a full batch, or a partial one past the buffer TTL. (X's tweets:
-  -- posts of other networks wait for their own workers, which poll.) Read as the claim reads
-  -- them: each delay of X's scheduled tweets from its head (delay_heads()), then its oldest due;
-  -- on Citus per shard, as a claim takes them (full_delay_heads(): no memory of heads there).
-  FOR shard IN SELECT b.buckets FROM tweetkeeper.shard_buckets b
-               UNION ALL SELECT NULL WHERE tweetkeeper.shard_count() = 0 LOOP
-    IF shard.buckets IS NULL THEN
-      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
+  -- A batch claimable now (x_claimable(): claim_batch()'s own test; claim_wait() for Bluesky's
+  -- and Mastodon's posts): the idle workers of that network are told, X's with how many tweets,
+  -- the others with the network's name (each worker listens for its own).
+  SELECT c.at, c.n_due INTO next_due, n_due FROM tweetkeeper.x_claimable() c;
+  IF next_due <= now() THEN
+    PERFORM pg_notify('tweetkeeper_due', n_due::text);
+    notified := true;
+    next_due := NULL;
+  END IF;
+  FOREACH network IN ARRAY ARRAY['bluesky', 'mastodon'] LOOP
+    posts_at := tweetkeeper.claim_wait(network);
+    IF posts_at <= now() THEN
+      PERFORM pg_notify('tweetkeeper_due', network);
+      notified := true;
     ELSE
-      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(shard.buckets) h;
+      next_due := least(next_due, posts_at);
     END IF;
-    EXECUTE $q$
-      SELECT count(*), min(c.due_at)
-        FROM (SELECT c.due_at
-                FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
-                  SELECT t.due_at FROM tweetkeeper.tweets t
-                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                     AND (t.delay, t.due_at) >= (d.delay, d.head)
-                     AND (t.delay, t.due_at) <= (d.delay, now())
-                     AND ($3 IS NULL OR t.bucket = ANY ($3))
-                   ORDER BY t.delay, t.due_at LIMIT 100) c
-               ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n_due, oldest USING delays, heads, shard.buckets;
-    IF n_due >= 100 OR (n_due > 0 AND oldest <= now() - s.buffer_ttl) THEN
-      PERFORM pg_notify('tweetkeeper_due', n_due::text);
-      RETURN interval '0';
-    END IF;
-    next_due := least(next_due, CASE WHEN n_due > 0 THEN oldest + s.buffer_ttl
-                                     ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END);
   END LOOP;
+  IF notified THEN
+    RETURN interval '0';
+  END IF;
   SELECT min(b.expires_at) INTO next_expiry FROM tweetkeeper.batches b WHERE b.outcome IS NULL;
   IF next_expiry IS NOT NULL AND reclaim THEN
     RETURN interval '0';
   END IF;
-  -- (next_due, above: the oldest due tweet's buffer TTL, or each shard's next due time, a head
-  -- in the future; a head that is not belongs to a delay that has no tweet left.)
+  -- (next_due, above: when a batch of any network is next claimable.)
   SELECT min(t.watch_until) INTO next_watch_end FROM tweetkeeper.tweets t WHERE t.watch_until IS NOT NULL;
   RETURN least(next_due, next_expiry, next_watch_end) - now();
 END $$;

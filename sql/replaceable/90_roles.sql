@@ -70,5 +70,6 @@ GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts
 GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
 GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
--- Added in 0.4.0: what payload_content() calls.
+-- Added in 0.4.0: what payload_content() calls; when an empty claim may next find something.
 GRANT EXECUTE ON FUNCTION payload_without_counts(jsonb) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION claim_wait(text) TO tweetkeeper_worker;

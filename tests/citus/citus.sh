@@ -383,6 +383,12 @@ kill -TERM "$bsky" "$masto"
 tk_wait_exit "$bsky" 30; rc_b=$TK_RC
 tk_wait_exit "$masto" 30; rc_m=$TK_RC
 tk_ok "the Bluesky and the Mastodon worker exit 0 on SIGTERM" "$([ "$rc_b$rc_m" = 00 ]; echo $?)" "bluesky $rc_b, mastodon $rc_m"
+# What an empty claim asks, and the coordinator's maintenance, over distributed posts: when each
+# network's posts are next claimable (a moment for each: they are scheduled).
+out=$(on c -c "SELECT tweetkeeper.claim_wait('bluesky') IS NOT NULL, tweetkeeper.claim_wait('mastodon') IS NOT NULL,
+                      tweetkeeper.claim_wait('x-v2') IS NOT NULL, tweetkeeper.maintenance() IS NOT NULL" 2>&1)
+[ "$out" = "t|t|t|t" ]
+tk_ok "on Citus, claim_wait() says each network's next moment and maintenance() runs with posts" $? "$out"
 on c >/dev/null <<SQL
 CREATE TABLE public.post_batches AS
 SELECT b.lease_id, b.provider, b.endpoint, b.size, b.tweet_ids, b.outcome, b.claimed_at, b.oldest_due_at

@@ -3,7 +3,8 @@
 # transaction per second; idle workers are woken by NOTIFY when work becomes claimable (not by
 # polling: the measured worker's poll interval is 60 s), within a fraction of a second both when
 # tweets are scheduled and when they fall due; and the maintenance worker survives a config reload, comes back after being terminated, and does
-# nothing in a database without the extension. Prints "wakeup: N passed, M failed".
+# nothing in a database without the extension; Bluesky's workers are woken for their posts as X's
+# are for tweets. Prints "wakeup: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir wakeup
@@ -101,6 +102,29 @@ tk_psql -F ' ' -c "SELECT '# batch', lease_id, worker, size, outcome, claimed_at
 # Two slots woken by the same NOTIFY may split the partial batch (seen: 9 + 1 tweets); every
 # batch must still complete.
 tk_sql_ok "every batch was completed (at least three)" "SELECT count(*) >= 3 AND bool_and(outcome = 'completed') FROM tweetkeeper.batches"
+
+# Bluesky's posts: maintenance() notifies their workers too (payload 'bluesky', claim_wait()); a
+# Bluesky worker that polls once a minute claims a partial batch of them when it has waited the
+# buffer TTL (1 s), not a minute later.
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN user=tk_worker_login" \
+  --api-url "$TK_MOCK_URL" --concurrency 1 --name bwaker --poll-interval 60000 >"$dir/bworker.log" 2>&1 &
+bworker=$!
+TK_PIDS+=($bworker)
+tk_wait_for 20 "SELECT count(*) FILTER (WHERE query ILIKE 'LISTEN%tweetkeeper_due%') = 2
+                       AND count(*) FILTER (WHERE application_name = 'tweetkeeper-worker bwaker') = 1
+                  FROM pg_stat_activity WHERE usename = 'tk_worker_login'"
+tk_ok "a Bluesky worker listens too, its slot connected" $?
+tk_psql -c "$(tk_tid_sql)" -c "SELECT tweetkeeper.schedule_post(
+    format('https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/%s', public.tid(now() - interval '2 minutes' + interval '2 seconds' + g * interval '1 ms', g)),
+    now() - interval '2 minutes' + interval '2 seconds') FROM generate_series(1, 5) g" >/dev/null
+tk_wait_for 15 "SELECT count(*) = 1 AND bool_and(outcome = 'completed') FROM tweetkeeper.batches WHERE endpoint = 'bluesky'"
+blag=$(tk_psql -c "SELECT round(extract(epoch FROM b.claimed_at - b.oldest_due_at)::numeric, 3) FROM tweetkeeper.batches b WHERE endpoint = 'bluesky'")
+echo "# a partial batch of Bluesky posts was claimed ${blag:-never} s after it became due (buffer TTL 1 s)"
+tk_sql_ok "a partial Bluesky batch is claimed between 1 s and 1.75 s after it is due (was ${blag:-never} s; its worker polls once a minute)" \
+  "SELECT coalesce(bool_and(claimed_at - oldest_due_at BETWEEN interval '1 s' AND interval '1750 ms'), false) FROM tweetkeeper.batches WHERE endpoint = 'bluesky'"
+kill -TERM "$bworker"
+tk_wait_exit "$bworker" 20
+[ "$TK_RC" = 0 ]; tk_ok "the Bluesky worker exits 0 on SIGTERM" $?
 
 # SIGHUP: a reload keeps the maintenance worker (same pid) and applies the new tick.
 reload_at=$(tk_psql -c "SELECT clock_timestamp()")

@@ -10,11 +10,11 @@ SET LOCAL search_path = public, pg_catalog;  -- (names below schema-qualified: t
 CREATE ROLE tk_test_anyone NOLOGIN;
 
 CREATE TEMP TABLE contract (role text, fn text);
--- The worker: claim, complete, release, its handles; nothing else.
+-- The worker: claim, complete, release, its handles, when to claim again; nothing else.
 INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.claim_batch(text, integer, text, text[])', 'tweetkeeper.complete_batch(bigint, jsonb, jsonb, jsonb)',
   'tweetkeeper.release_batch(bigint, text, text, jsonb)', 'tweetkeeper.claim_posts(text, integer, text, text[])',
-  'tweetkeeper.complete_handles(bigint, jsonb)']) f;
+  'tweetkeeper.complete_handles(bigint, jsonb)', 'tweetkeeper.claim_wait(text)']) f;
 -- The reader: what the views and their queries need.
 INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.next_delay(timestamptz)', 'tweetkeeper.snowflake_time(bigint)', 'tweetkeeper.settings()',
@@ -50,7 +50,7 @@ SELECT cmp_ok((SELECT count(*) FROM pg_depend WHERE classid = 'pg_proc'::regclas
                   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tweetkeeper')), '>', 50::bigint,
               'the extension''s functions are all looked at (more than 50)');
 SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_worker'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_worker'$$,
-              'the worker may call exactly its five functions');
+              'the worker may call exactly its six functions');
 SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_reader'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_reader'$$,
               'the reader may call exactly what its views and queries need');
 SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_admin'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_admin'$$,

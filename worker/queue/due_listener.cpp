@@ -16,17 +16,23 @@ constexpr const char* kChannel = "tweetkeeper_due";
 
 class Receiver : public pqxx::notification_receiver {
  public:
-  Receiver(pqxx::connection_base& c, const std::function<void()>& on_due)
+  Receiver(pqxx::connection_base& c, const std::function<void(const std::string&)>& on_due)
       : pqxx::notification_receiver(c, kChannel), on_due_(on_due) {}
-  void operator()(const std::string&, int) override { on_due_(); }
+  void operator()(const std::string& payload, int) override { on_due_(payload); }
 
  private:
-  const std::function<void()>& on_due_;
+  const std::function<void(const std::string&)>& on_due_;
 };
 
 }  // namespace
 
-DueListener::DueListener(std::string dsn, std::function<void()> on_due)
+bool NotifyIsFor(const std::string& provider, const std::string& payload) {
+  const bool posts = payload == "bluesky" || payload == "mastodon";
+  if (provider == "bluesky" || provider == "mastodon") return payload == provider;
+  return !posts;
+}
+
+DueListener::DueListener(std::string dsn, std::function<void(const std::string&)> on_due)
     : dsn_(std::move(dsn)), on_due_(std::move(on_due)) {}
 
 DueListener::~DueListener() {

@@ -61,7 +61,7 @@ Queue::~Queue() = default;
 // What a worker needs of the database beyond a connection: it takes writes, the extension is
 // there, and this role may run the worker's functions (tweetkeeper_worker). The first can change
 // by waiting; the others cannot, and get a message that says what to do.
-bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
+Queue::Usable Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
   // claim_posts() came with 0.3.0: a Bluesky or Mastodon worker on an older extension is told so.
   const pqxx::result r = tx.exec(
       "SELECT pg_is_in_recovery(), current_user::text, current_database()::text, e.extversion,"
@@ -80,6 +80,10 @@ bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
       // it estimates, before any CASE, and for a role without USAGE on the schema it raises.)
       "         EXISTS (SELECT FROM pg_proc p WHERE p.pronamespace = e.extnamespace AND p.proname = 'claim_batch'"
       "                                         AND 'payload_hashes' = ANY (p.proargnames))"
+      "       END,"
+      // claim_wait() came with 0.4.0: an older extension's empty claim says no moment.
+      "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
+      "         EXISTS (SELECT FROM pg_proc p WHERE p.pronamespace = e.extnamespace AND p.proname = 'claim_wait')"
       "       END"
       "  FROM (SELECT) AS one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
   const auto row = r[0];
@@ -99,13 +103,13 @@ bool Queue::CheckUsable(pqxx::transaction_base& tx, bool keyed) {
                            row[3].as<std::string>() +
                            ", which tracks X only: ALTER EXTENSION tweetkeeper UPDATE (0.3.0 or later) for Bluesky");
   }
-  return row[6].as<bool>(false);
+  return Usable{row[6].as<bool>(false), row[7].as<bool>(false)};
 }
 
 void Queue::Connect() {
   connection_.reset();
   auto connection = std::make_unique<pqxx::connection>(dsn_);
-  bool claims_hashes = false;
+  Usable usable;
   {
     // Lets operators tell our sessions apart in pg_stat_activity. And pins the session's
     // search_path: the worker's own SQL (the claim's `extract(...) * 1000`, the check below)
@@ -115,7 +119,7 @@ void Queue::Connect() {
     tx.exec_params("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),"
                    "       pg_catalog.set_config('application_name', $1, false)",
                    Utf8Prefix("tweetkeeper-worker " + worker_name_, 63));
-    claims_hashes = CheckUsable(tx, keyed_);
+    usable = CheckUsable(tx, keyed_);
   }
   // Each claim also says tweetkeeper.payloads as this session sees it (ALTER DATABASE ... SET
   // reaches new sessions) and, when it is on, the content hash of each claimed post's last kept
@@ -124,21 +128,31 @@ void Queue::Connect() {
   const std::string settings =
       "coalesce(current_setting('tweetkeeper.payloads', true), 'none'), " +
       // (The v1.1 provider keeps no payloads: its claims need no hashes.)
-      std::string(claims_hashes && provider_ != "x-v1.1"
+      std::string(usable.claims_hashes && provider_ != "x-v1.1"
                       ? "CASE WHEN c.payload_hashes IS NOT NULL AND current_setting('tweetkeeper.payloads', true) <> 'none' "
                         "THEN (SELECT string_agg(h.id || ' ' || h.hash, ' ') "
                         "FROM unnest(c.tweet_ids, c.payload_hashes) AS h(id, hash) WHERE h.hash IS NOT NULL) END "
                       : "NULL::text ");
-  if (keyed_) {
-    connection->prepare(kClaim,
-                        "SELECT c.lease_id, c.tweet_ids, NULL::text, (extract(epoch FROM c.wait_until) * 1000)::bigint, "
-                        "c.wait_reason, array_to_json(c.post_keys)::text, c.endpoint, " + settings +
-                        "FROM tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[]) c");
+  // The claim: its row (a batch, or a quota wait); with claim_wait() (0.4.0), when it claimed
+  // nothing, a row saying until when nothing can be claimed ("idle:"), in the same statement.
+  const std::string call = keyed_ ? "tweetkeeper.claim_posts($1::text, $2::int, $3::text, $4::text[])"
+                                  : "tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[])";
+  const std::string columns =
+      keyed_ ? "c.lease_id, c.tweet_ids, NULL::text, (extract(epoch FROM c.wait_until) * 1000)::bigint, "
+               "c.wait_reason, array_to_json(c.post_keys)::text, c.endpoint, " + settings
+             : "c.lease_id, c.tweet_ids, c.credential, (extract(epoch FROM c.wait_until) * 1000)::bigint, "
+               "c.wait_reason, NULL::text, NULL::text, " + settings;
+  if (usable.claim_wait) {
+    connection->prepare(kClaim, "WITH c AS MATERIALIZED (SELECT * FROM " + call + ") SELECT " + columns +
+                                    "FROM c UNION ALL "
+                                    "SELECT NULL::bigint, NULL::bigint[], NULL::text, "
+                                    "(extract(epoch FROM w.at) * 1000)::bigint, 'idle: nothing claimable before then', "
+                                    "NULL::text, NULL::text, 'none', NULL::text "
+                                    // (a one-time filter: claim_wait() runs only when the claim gave no row)
+                                    "FROM (SELECT tweetkeeper.claim_wait($3::text) AS at WHERE NOT EXISTS (SELECT FROM c)) AS w "
+                                    "WHERE w.at IS NOT NULL");
   } else {
-    connection->prepare(kClaim,
-                        "SELECT c.lease_id, c.tweet_ids, c.credential, (extract(epoch FROM c.wait_until) * 1000)::bigint, "
-                        "c.wait_reason, NULL::text, NULL::text, " + settings +
-                        "FROM tweetkeeper.claim_batch($1::text, $2::int, $3::text, $4::text[]) c");
+    connection->prepare(kClaim, "SELECT " + columns + "FROM " + call + " c");
   }
   connection->prepare(kComplete, "SELECT tweetkeeper.complete_batch($1::bigint, $2::jsonb, $3::jsonb, $4::jsonb)");
   connection->prepare(kRelease, "SELECT tweetkeeper.release_batch($1::bigint, $2::text, $3::text, $4::jsonb)");

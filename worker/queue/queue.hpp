@@ -30,6 +30,9 @@ struct QuotaWait {
   std::int64_t until_epoch_ms = 0;
   std::string reason;
   bool Paced() const { return reason.rfind("paced:", 0) == 0; }
+  // Nothing claimable, and the database says when something may be (claim_wait()): an idle
+  // wait, which a NOTIFY cuts short, not a quota wait.
+  bool Idle() const { return reason.rfind("idle:", 0) == 0; }
 };
 
 struct Lease {
@@ -92,7 +95,11 @@ class Queue {
 
  private:
   // Returns whether the claims return payload_hashes (0.3.0 or later).
-  static bool CheckUsable(pqxx::transaction_base& tx, bool keyed);
+  struct Usable {
+    bool claims_hashes = false;  // the claim gives payload hashes (0.3.0 and later)
+    bool claim_wait = false;     // claim_wait() says when an empty claim may find something (0.4.0)
+  };
+  static Usable CheckUsable(pqxx::transaction_base& tx, bool keyed);
   template <typename Body>
   auto Call(const RetryPolicy& retry, Body&& body);
 

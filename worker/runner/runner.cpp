@@ -92,7 +92,9 @@ int Runner::Run() {
   const auto started = std::chrono::steady_clock::now();
   last_activity_ms_ = SteadyNowMs();
 
-  DueListener listener(options_.dsn, [this] { stop_.Wake(); });
+  DueListener listener(options_.dsn, [this](const std::string& payload) {
+    if (NotifyIsFor(options_.provider, payload)) stop_.Wake();
+  });
   listener.Start();
   std::vector<std::thread> threads;
   for (auto& slot : slots_) threads.emplace_back([this, &slot] { SlotLoop(*slot); });
@@ -139,16 +141,17 @@ void Runner::SlotLoop(Slot& slot) {
         --in_flight_;
         if (stop_.stopping()) break;
         wait = slot.Failed();
-      } else if (lease && lease->wait) {
+      } else if (lease && lease->wait && !lease->wait->Idle()) {
         // Tweets are due but no credential has quota: sleep until the earliest reset (a NOTIFY
         // would only say again that tweets are due).
         --in_flight_;
         WaitForQuota(slot, *lease->wait);
         continue;
-      } else if (!lease) {
+      } else if (!lease || lease->wait) {
+        // Nothing claimable: until the database said something may be (claim_wait()), or a NOTIFY.
         --in_flight_;
         CheckIdle();
-        IdleWait(wakes_seen);
+        IdleWait(wakes_seen, lease ? lease->wait->until_epoch_ms : 0);
         continue;
       } else {
         NoteActivity();

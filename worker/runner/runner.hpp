@@ -92,7 +92,8 @@ class Runner {
 
   // waits.cpp: a slot with nothing to send waits for quota, for a wake-up, or ends the worker.
   void WaitForQuota(Slot& slot, const QuotaWait& wait);
-  void IdleWait(std::uint64_t wakes_seen);
+  // until_epoch_ms: when the database says something may be claimable (claim_wait()); 0: not said.
+  void IdleWait(std::uint64_t wakes_seen, std::int64_t until_epoch_ms = 0);
   void NoteActivity();
   void CheckIdle();
 

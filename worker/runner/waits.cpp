@@ -36,13 +36,22 @@ void Runner::WaitForQuota(Slot& slot, const QuotaWait& wait) {
   stop_.SleepUnlessStopped(pause);
 }
 
-// Nothing claimable: wait for the database's NOTIFY. Polling is only the safety net, and one
-// poll per interval for the whole process is enough: a slot whose timer runs out while another
-// slot found nothing more recently goes back to sleep instead of asking again.
-void Runner::IdleWait(std::uint64_t wakes_seen) {
-  const std::int64_t interval = options_.poll_interval.count();
+// Nothing claimable: wait for the database's NOTIFY, or the moment it said something may be
+// claimable (claim_wait(): a partial batch's buffer TTL, the next post due), whichever comes
+// first. Polling is only the safety net, and one poll per interval for the whole process is
+// enough: a slot whose timer runs out while another slot found nothing more recently goes back
+// to sleep instead of asking again. A moment said is kept to within [250 ms, poll interval]: a
+// moment already past (the claim just found nothing there: its endpoint's lanes, locks) must not
+// turn into a stream of claims.
+void Runner::IdleWait(std::uint64_t wakes_seen, std::int64_t until_epoch_ms) {
+  std::int64_t interval = options_.poll_interval.count();
+  if (until_epoch_ms > 0) {
+    const std::int64_t now_ms =
+        std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
+    interval = std::clamp<std::int64_t>(until_epoch_ms - now_ms, 250, interval);
+  }
   last_poll_ms_ = SteadyNowMs();
-  Millis sleep = options_.poll_interval;
+  Millis sleep{interval};
   for (;;) {
     stop_.SleepUntilWoken(sleep, wakes_seen);
     if (stop_.stopping() || stop_.wakes() != wakes_seen) return;
