@@ -2,6 +2,12 @@
 -- appends them). The rest of 0.4.0's changes are in functions, views, triggers and grants, which
 -- the replaceable part re-declares.
 
+-- Held to the end of the update: the background worker takes it shared in each of its
+-- transactions before it touches a table (extension/bgworker.cpp), so it waits for the update
+-- instead of locking tables beside it in another order (a distributed deadlock on Citus, seen
+-- again in a clean-clone run when this script lacked it).
+SELECT pg_catalog.pg_advisory_xact_lock(8388903688909320804);
+
 -- tweets.endpoint names who answers for a post, and for Mastodon the host the worker sends its
 -- requests to: only the values the scheduling functions write (a Mastodon host as parse_post_url()
 -- reads it: a lower-case DNS name). Rows written by 0.3.0's functions all pass; the check refuses

@@ -47,6 +47,18 @@ previous=${released[-1]}
   cmp -s "$dir/upgrade.sql" "$TK_ROOT/sql/tweetkeeper--$previous--$current.sql" &&
   cmp -s "$dir/upgrade.sql" "$sharedir/tweetkeeper--$previous--$current.sql"
 tk_ok "tweetkeeper--$previous--$current.sql is sql/updates' delta and the replaceable definitions, as built and installed" $?
+# Every update script from 0.2.0 on first takes the update lock that the background worker takes
+# shared in each transaction (extension/bgworker.cpp's kUpdateLockKey), so the two never lock
+# tables in opposite orders: a distributed deadlock on Citus when 0.3.0--0.4.0 lacked it.
+key=$(sed -n 's/^constexpr int64 kUpdateLockKey = \([0-9]*\);.*/\1/p' "$TK_ROOT/extension/bgworker.cpp")
+lockless=$(for f in "$TK_ROOT"/sql/tweetkeeper--*--*.sql; do
+  case "$f" in *--0.1.0--0.2.0.sql) continue ;; esac
+  # (past the comments, blank lines and psql's \echo guard)
+  first=$(grep -v -e '^--' -e '^[[:space:]]*$' -e '^\\echo ' "$f" | head -1)
+  [ -n "$key" ] && [ "$first" = "SELECT pg_catalog.pg_advisory_xact_lock($key);" ] || basename "$f"
+done)
+[ -n "$key" ] && [ -z "$lockless" ]
+tk_ok "every update script from 0.2.0 on takes the background worker's update lock first (key ${key:-not found})" $? "$lockless"
 untitled=$(for f in "$TK_ROOT"/sql/schema/*.sql "$TK_ROOT"/sql/replaceable/*.sql "$TK_ROOT"/sql/updates/*.sql; do
   awk 'NF { exit !/^-- / }' "$f" || echo "${f#"$TK_ROOT"/}"
 done)
