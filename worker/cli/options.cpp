@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dsn/dsn.hpp"
+#include "text/one_line.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -42,19 +43,7 @@ error.)";
 std::string UsageLine(const std::string& message, int argc, const char* const argv[]) {
   std::string redacted = message;
   for (int i = 1; i < argc; ++i) redacted = RedactDsnSecrets(redacted, std::string(argv[0]) + " " + argv[i]);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "tweetkeeper-worker: ";
-  for (char c : redacted) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xF]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+  return "tweetkeeper-worker: " + OneLine(redacted);
 }
 
 bool HostChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; }

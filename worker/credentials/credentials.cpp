@@ -1,6 +1,7 @@
 #include "credentials/credentials.hpp"
 
 #include "private_file/private_file.hpp"
+#include "text/one_line.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,20 +36,7 @@ bool NameChar(char c) {
 }
 
 // A path as shown in a message: control characters escaped so the message stays one line.
-std::string Shown(const std::string& path) {
-  std::string out;
-  for (char c : path) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
+std::string Shown(const std::string& path) { return OneLine(path); }
 
 std::string Octal(mode_t mode) {
   char buf[8];
