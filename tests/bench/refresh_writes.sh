@@ -24,19 +24,9 @@ SELECT tweetkeeper.create_partitions();
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL
-cat >"$dir/refresh.pgbench" <<'PGB'
-SELECT coalesce(max(lease_id), 0) AS lease_id, coalesce(max(tweet_ids::text), '{}') AS tweet_ids
-  FROM tweetkeeper.claim_batch('pgbench', 100) \gset
-\if :lease_id > 0
-SELECT tweetkeeper.complete_batch(:lease_id,
-  (SELECT jsonb_agg(jsonb_build_object('id', id, 'retweet_count', 1, 'reply_count', 2,
-            'like_count', 3, 'quote_count', 4, 'bookmark_count', 5, 'impression_count', 6))
-     FROM unnest(':tweet_ids'::bigint[]) AS id));
-\endif
-PGB
 tk_psql -c "SELECT pg_stat_reset(), pg_stat_reset_shared('wal')" >/dev/null
 per_client=$((REFRESHES / 100 / CLIENTS))
-pgbench -n -c "$CLIENTS" -j 2 -t "$per_client" -f "$dir/refresh.pgbench" >"$dir/pgbench.log" 2>&1 ||
+pgbench -n -c "$CLIENTS" -j 2 -t "$per_client" -f "$TK_ROOT/tests/bench/claim_complete_x.pgbench" >"$dir/pgbench.log" 2>&1 ||
   { cat "$dir/pgbench.log"; exit 1; }
 # (pgbench's backends flush their counts as they exit; this session's own, forced)
 tk_wait_for 10 "SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'pgbench'" >/dev/null

@@ -25,7 +25,6 @@ tk_psql -c "CREATE EXTENSION tweetkeeper" || exit 1
 case $NETWORK in
   x)
     size=100
-    claim="tweetkeeper.claim_batch('pgbench', 100)"
     ;;
   bluesky)
     size=25
@@ -128,18 +127,7 @@ echo "scheduling $TWEETS posts + vacuum: $(awk "BEGIN { printf \"%.1f\", $t1 - $
 
 echo "== floor: pgbench, $FLOOR_CLIENTS clients, ${FLOOR_SECONDS}s"
 if [ "$NETWORK" = x ]; then
-  cat >"$dir/claim_complete.pgbench" <<PGB
--- The raw SQL floor: one claim and one completion with fake metrics, exactly the SQL a worker
--- runs, minus the HTTP request and the JSON parsing. (A claim that finds nothing due, once the
--- queue is drained, completes nothing.)
-SELECT coalesce(max(lease_id), 0) AS lease_id, coalesce(max(tweet_ids::text), '{}') AS tweet_ids FROM $claim \gset
-\if :lease_id > 0
-SELECT tweetkeeper.complete_batch(:lease_id,
-  (SELECT jsonb_agg(jsonb_build_object('id', id, 'retweet_count', 1, 'reply_count', 2,
-            'like_count', 3, 'quote_count', 4, 'bookmark_count', 5, 'impression_count', 6))
-     FROM unnest(':tweet_ids'::bigint[]) AS id));
-\endif
-PGB
+  cp "$TK_ROOT/tests/bench/claim_complete_x.pgbench" "$dir/claim_complete.pgbench"
 else
   # What a Bluesky worker sends for its batch: the four counts the AppView reports (bookmarks and
   # views null), the post's indexedAt as created_at, and no entry for the posts the answer left

@@ -30,6 +30,14 @@ tally() {
     tk_fail "$3 ran to the end" "$(tail -5 "$1")"
   fi
 }
+# npm_ci FOLDER PREFIX LOG: the npm packages FOLDER's package-lock.json pins, installed with npm ci
+# into PREFIX (once per build directory: again only when the lock file differs), npm's output in LOG.
+npm_ci() {
+  if ! cmp -s "$here/$1/package-lock.json" "$2/package-lock.json" || [ ! -d "$2/node_modules" ]; then
+    rm -rf "$2" && mkdir -p "$2" && cp "$here/$1/package.json" "$here/$1/package-lock.json" "$2/" &&
+      (cd "$2" && npm ci --no-audit --no-fund --loglevel=error) >"$3" 2>&1
+  fi
+}
 openapi=${TK_OPENAPI:-$TK_ROOT/../shared/x-api/openapi.json}
 if [ -f "$openapi" ]; then
   if out=$(/usr/bin/python3 "$here/extract_spec.py" --check "$here/x-api-tweets-2.159.json" "$openapi" 2>&1); then
@@ -49,11 +57,7 @@ tally "$dir/out" $? validate_answers.py
 # its own (x/client_check.mjs names the options and tokens it needs: edited tweets, gzip-compressed
 # answers, a window of 4 requests, a monthly cap of 150 posts; each check its own token).
 x_npm=$TK_BUILD/npm-x
-if ! cmp -s "$here/x/package-lock.json" "$x_npm/package-lock.json" || [ ! -d "$x_npm/node_modules" ]; then
-  rm -rf "$x_npm" && mkdir -p "$x_npm" &&
-    cp "$here/x/package.json" "$here/x/package-lock.json" "$x_npm/" &&
-    (cd "$x_npm" && npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm-x.log" 2>&1
-fi
+npm_ci x "$x_npm" "$dir/npm-x.log"
 main_mock=$TK_MOCK_URL main_mock_pid=$TK_MOCK_PID
 if tk_mock_start "$dir/mock-x.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --edited-every 43 \
   --gzip-every 2 --rate-limit 4 --monthly-cap 150 --token tk-read --token tk-window --token tk-cap \
@@ -71,11 +75,7 @@ TK_MOCK_URL=$main_mock TK_MOCK_PID=$main_mock_pid
 # @atproto/lexicon 0.7.19, and @ipld/dag-cbor, the data model's encoder, to recompute each
 # record's CID.
 npm_prefix=$TK_BUILD/npm-atproto
-if ! cmp -s "$here/bluesky/package-lock.json" "$npm_prefix/package-lock.json" || [ ! -d "$npm_prefix/node_modules" ]; then
-  rm -rf "$npm_prefix" && mkdir -p "$npm_prefix" &&
-    cp "$here/bluesky/package.json" "$here/bluesky/package-lock.json" "$npm_prefix/" &&
-    (cd "$npm_prefix" && npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm.log" 2>&1
-fi
+npm_ci bluesky "$npm_prefix" "$dir/npm.log"
 # The vendored lexicons (bluesky/lexicons/, atproto 24abd96c, the commit @atproto/api 0.20.41 was
 # released from) are those of an atproto checkout byte for byte (TK_ATPROTO_LEXICONS) when one is
 # at hand, else @atproto/api's own copies of them.
@@ -108,11 +108,7 @@ tally "$dir/client" $? client_check.mjs
 # (mastodon/entities-2903485d.json). That file is first checked to be what extract_entities.py
 # reads in a mastodon/documentation checkout (TK_MASTODON_DOCS), when one is at hand.
 masto_prefix=$TK_BUILD/npm-mastodon
-if ! cmp -s "$here/mastodon/package-lock.json" "$masto_prefix/package-lock.json" || [ ! -d "$masto_prefix/node_modules" ]; then
-  rm -rf "$masto_prefix" && mkdir -p "$masto_prefix" &&
-    cp "$here/mastodon/package.json" "$here/mastodon/package-lock.json" "$masto_prefix/" &&
-    (cd "$masto_prefix" && npm ci --no-audit --no-fund --loglevel=error) >"$dir/npm-mastodon.log" 2>&1
-fi
+npm_ci mastodon "$masto_prefix" "$dir/npm-mastodon.log"
 if [ -n "${TK_MASTODON_DOCS:-}" ]; then
   if out=$(/usr/bin/python3 "$here/mastodon/extract_entities.py" --check "$here/mastodon/entities-2903485d.json" "$TK_MASTODON_DOCS" 2>&1); then
     tk_pass "the Mastodon entity extract is exactly what $TK_MASTODON_DOCS gives"
