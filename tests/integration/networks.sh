@@ -98,6 +98,10 @@ kill_in_flight() { # NAME PID START: SIGKILL worker NAME while it holds a batch,
   for attempt in $(seq 1 20); do
     tk_wait_for 15 "SELECT count(*) > 0 FROM tweetkeeper.batches WHERE worker = '$1' AND outcome IS NULL" || return
     kill -STOP "$2"
+    # A completion the worker sent just before it stopped may still be running in its session:
+    # wait for its statements to end, so that the leases read are the ones it truly holds (seen:
+    # two batches read as held, completed a moment later).
+    tk_wait_for 10 "SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'tweetkeeper-worker $1' AND state = 'active'"
     leases=$(tk_psql -c "SELECT string_agg(lease_id::text, ' ') FROM tweetkeeper.batches WHERE worker = '$1' AND outcome IS NULL")
     if [ -n "$leases" ]; then
       kill -KILL "$2"
