@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The one instrumented build that tests/sanitize/run.sh (the unit tests) and tests/fuzz/run.sh
-# (the libFuzzer targets) share: build-instrumented/, clang-14, RelWithDebInfo, every object with
-# ASan, UBSan (stopping at the first report) and libFuzzer's coverage (-DTK_FUZZ=ON, see
-# CMakeLists.txt), so each source is compiled once for both suites.
+# (the libFuzzer targets) share: build-instrumented/, clang-14, every object with ASan, UBSan
+# (stopping at the first report) and libFuzzer's coverage (-DTK_FUZZ=ON, see CMakeLists.txt), so
+# each source is compiled once for both suites. Unoptimised (-O0 -g1, asserts on): clang spends
+# most of an instrumented object's time in the optimiser (-ftime-trace of cli/options.cpp: 22 s
+# at -O2, 11 s at -O0; -O1 is no faster than -O2), the whole tree takes 223 CPU-seconds against
+# 489 at -O2, and make check waits for it; the suites run for a fixed time or a fixed set of
+# tests, and a sanitizer sees more at -O0, where nothing is optimised away.
 #   tests/lib/instrumented_build.sh [TARGET...]   (default: instrumented, the unit tests and every fuzz target)
 # Configures (a second or two; a tree made before a target was added does not know it), then
 # builds those targets; one build at a time in the tree (flock), so that the two suites, or make
@@ -27,7 +31,8 @@ flock 9
 log=$(mktemp -d /tmp/tweetkeeper-instrumented.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 start=$SECONDS
-if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DTK_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+if ! CC=$CC_FUZZ CXX=$CXX_FUZZ cmake -S "$ROOT" -B "$BUILD" -DTK_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug \
+     -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
      >"$log/configure.log" 2>&1; then
   tail -20 "$log/configure.log"
   echo "cmake configure of $BUILD failed"
