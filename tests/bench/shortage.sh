@@ -7,7 +7,8 @@
 # 429 answers. Targets (issue 9): young p99 gap <= 1.5 x 5 s + 1 s = 8.5 s, >= 70% of old tweets
 # refreshed, 0 answers 429. Exits 1 when the new defaults miss a target. HOG=N runs N busy loops
 # at nice 0 beside each mode (issue 37: the same targets with a CPU hog on both cores, HOG=2);
-# ALL_DUE=1 starts every tweet due at once instead of spread over its delay.
+# ALL_DUE=1 starts every tweet due at once instead of spread over its delay; MODES="lateness:even"
+# runs only the modes named (ORDER:SPENDING; by default the old one and the new defaults).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 RUN_S=${RUN_S:-100}
@@ -72,8 +73,9 @@ echo "# $YOUNG tweets every 5 s + $OLD every 60 s = $(( (YOUNG / 5 + OLD / 60) )
   "quota $PER_WINDOW requests per ${WINDOW_S}s = $(( PER_WINDOW * 100 / WINDOW_S )) tweets/s; ${RUN_S}s per mode;" \
   "${HOG:-0} CPU hogs beside;$([ "${ALL_DUE:-0}" = 1 ] && echo ' all due at the start;')"
 echo "order spending young_p50_s young_p99_s old_refreshed_% answers_429"
-run_mode due burst || exit 1
-run_mode lateness even || exit 1
+for mode in ${MODES:-due:burst lateness:even}; do
+  run_mode "${mode%%:*}" "${mode#*:}" || exit 1
+done
 read -r _ _ _ p99 share n429 <"$dir/result-lateness-even"
 echo "== result"
 echo "lateness+even: young p99 gap ${p99} s (target <= 8.5), old refreshed ${share}% (target >= 70), 429s ${n429} (target 0)"
