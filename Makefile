@@ -48,7 +48,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check check-citus demo bench bench-shortage bench-scale bench-import soak fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check check-citus demo bench bench-shortage bench-citus bench-scale bench-import soak fuzz clean
 
 all: build
 
@@ -116,6 +116,7 @@ bench: deps
 	tests/bench/shortage.sh
 	tests/bench/archive.sh
 	tests/bench/export.sh
+	tests/bench/citus_cpu.sh
 
 # Each network's claim latency at 100,000 and 10,000,000 tracked posts of every network (about
 # 15 minutes, 6 GB of disk).
@@ -129,6 +130,13 @@ bench-shortage: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/shortage.sh
+
+# What the Citus coordinator spends per refresh against one node (about 3 minutes; Citus built as
+# make check-citus builds it).
+bench-citus: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/citus_cpu.sh
 
 # tweetkeeper-import of 1,000,000 and of 10,000,000 ids from a file (about 2 minutes).
 bench-import: deps

@@ -83,29 +83,8 @@ SQL
   fi
 }
 
-# CPU seconds PostgreSQL has used so far: the postmaster's own and its reaped children's (backends
-# that exited), and its live children's (backends, background workers, autovacuum).
-hz=$(getconf CLK_TCK)
 postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
-pg_cpu() {
-  local c i
-  # Read when no client is connected (only PostgreSQL's own processes run): a backend's CPU is in
-  # the postmaster's cutime only once it is reaped, and one that is exiting shows less than it
-  # used (measured: up to a backend's whole share missing right after pgbench returns). A
-  # zombie's cmdline is empty; a client backend's is "postgres: USER DATABASE ...". At most 10 s.
-  for i in $(seq 100); do
-    local busy=0
-    for c in $(pgrep -P "$postmaster"); do
-      case "$(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null)" in
-        "postgres: "*" tweetkeeper "* | "postgres: "*" postgres "* | "") busy=1; break ;;
-      esac
-    done
-    [ "$busy" = 0 ] && break
-    sleep 0.1
-  done
-  { cat "/proc/$postmaster/stat"; for c in $(pgrep -P "$postmaster"); do cat "/proc/$c/stat" 2>/dev/null; done; } |
-    awk -v hz="$hz" 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { printf "%.3f", s / hz }'
-}
+pg_cpu() { tk_pg_cpu "$postmaster"; }
 # settled: posts the completed batches settled (stored, or accounted for as left out of an answer:
 # batches.omitted came with 0.2.0, and release_ab.sh runs this on 0.1.0 too), and the seconds
 # from the first claim to the last completion.

@@ -27,36 +27,16 @@ case $? in
 esac
 
 tk_workdir citus
-# Three free TCP ports: Citus nodes reach each other by host and port.
-read -r p_c p_w1 p_w2 < <(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')
-nodes=(c w1 w2)
-declare -A port=([c]=$p_c [w1]=$p_w1 [w2]=$p_w2)
-stop_nodes() {
-  local n
-  for n in "${nodes[@]}"; do "$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/$n" fast; done
-}
-trap 'tk_cleanup; stop_nodes; [ -n "${KEEP:-}" ] && echo "# kept $dir" || rm -rf "$dir"' EXIT
-start_node() { # start_node NAME: the node's cluster, Citus first in shared_preload_libraries
-  "$TK_ROOT/scripts/pg-cluster.sh" start "$dir/$1" "${port[$1]}" -c listen_addresses=localhost \
-    -c shared_preload_libraries=citus,tweetkeeper -c max_prepared_transactions=50 \
-    -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=10s -c citus.shard_count=4 \
-    -c tweetkeeper.history_keep_unchanged=on
-}
-on() { # on NODE [psql args]: psql on that node's tweetkeeper database
-  local n=$1
-  shift
-  psql -X -q -v ON_ERROR_STOP=1 -At -h localhost -p "${port[$n]}" -U postgres -d tweetkeeper "$@"
-}
+source "$TK_ROOT/tests/lib/citus_cluster.sh"
+tk_citus_ports c w1 w2
+p_c=${port[c]} p_w1=${port[w1]} p_w2=${port[w2]}
+trap 'tk_cleanup; tk_citus_stop; [ -n "${KEEP:-}" ] && echo "# kept $dir" || rm -rf "$dir"' EXIT
 sqlstate() { # sqlstate NODE SQL: the SQLSTATE of the error SQL raises there (none: "no error")
   on "$1" -c "\\set VERBOSITY verbose" -c "$2" 2>&1 >/dev/null | sed -n 's/^ERROR: *\([0-9A-Z]\{5\}\):.*/\1/p' | head -1
 }
 for n in "${nodes[@]}"; do
-  start_node "$n" || exit 1
-  on "$n" -c "CREATE EXTENSION citus" || exit 1
+  tk_citus_start "$n" -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=10s -c citus.shard_count=4 \
+    -c tweetkeeper.history_keep_unchanged=on || exit 1
 done
 TK_DSN="host=localhost port=$p_c user=postgres dbname=tweetkeeper"
 

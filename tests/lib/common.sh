@@ -304,3 +304,26 @@ tk_finish() {
   tk_pg_stop "$dir" "${TK_STOP_MODE:-fast}"
   if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
 }
+
+# tk_pg_cpu POSTMASTER_PID: CPU seconds a PostgreSQL cluster has used so far: the postmaster's own
+# and its reaped children's (backends that exited), and its live children's (backends, background
+# workers, autovacuum). Read it when no client is connected (only PostgreSQL's own processes run):
+# a backend's CPU is in the postmaster's cutime only once it is reaped, and one that is exiting
+# shows less than it used (measured: up to a backend's whole share missing right after pgbench
+# returns). So it first waits, at most 10 s, until no client backend is left (a zombie's cmdline
+# is empty; a client backend's is "postgres: USER DATABASE ...").
+tk_pg_cpu() {
+  local postmaster=$1 c i busy
+  for i in $(seq 100); do
+    busy=0
+    for c in $(pgrep -P "$postmaster"); do
+      case "$(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null)" in
+        "postgres: "*" tweetkeeper "* | "postgres: "*" postgres "* | "") busy=1; break ;;
+      esac
+    done
+    [ "$busy" = 0 ] && break
+    sleep 0.1
+  done
+  { cat "/proc/$postmaster/stat"; for c in $(pgrep -P "$postmaster"); do cat "/proc/$c/stat" 2>/dev/null; done; } |
+    awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { printf "%.3f", s / hz }'
+}
