@@ -8,7 +8,8 @@
 # Mastodon with claim_posts, weights 3 and 1) for SECONDS_RUN with CLIENTS clients, logging every
 # transaction, and each network's claim latency (alone, and with its completion) is printed.
 # Targets: X's lateness claim p99 at 10M within 1.5x of 100k (issue 9); every network's claim p99
-# at 10M mixed posts within 1.2x of 100k (issue 19).
+# at 10M mixed posts within 1.2x of 100k (issue 19). Also the background worker's tick
+# (maintenance()) on each queue, p50 and max of 20.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 SIZES=${SIZES:-"100000 10000000"}
@@ -135,6 +136,15 @@ SQL
       p99all[$n-$order-$net]=$p99v
     done
   done
+  # The background worker's tick on this queue: maintenance() (expired leases, then whether each
+  # network has a batch claimable: x_claimable() and claim_wait() per network), 20 calls, each its
+  # own transaction as the background worker's, after the claims above left their dead entries
+  # at the heads.
+  echo "SELECT tweetkeeper.maintenance();" >"$dir/maintenance.sql"
+  (cd "$dir" && rm -f maint.* && pgbench -n -c 1 -t 20 -l --log-prefix=maint -f maintenance.sql >/dev/null 2>&1) ||
+    { echo "maintenance() failed"; exit 1; }
+  echo "$n maintenance() p50 / max ms over 20 ticks: $(cat "$dir"/maint.* | awk '{ print $3 / 1000 }' | sort -n |
+    awk '{ a[NR] = $1 } END { printf "%.2f / %.2f", a[int(NR * 0.5) + 1], a[NR] }')"
   for net in bluesky mastodon; do
     read -r c99 count < <(tk_psql -F ' ' -c "SELECT round((percentile_cont(0.99) WITHIN GROUP (ORDER BY seconds) * 1000)::numeric, 2),
         count(*) FROM public.claim_times WHERE network = '$net'")
