@@ -317,7 +317,7 @@ tk_pg_cpu() {
   for i in $(seq 100); do
     busy=0
     for c in $(pgrep -P "$postmaster"); do
-      case "$(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null)" in
+      case "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline")" in
         "postgres: "*" tweetkeeper "* | "postgres: "*" postgres "* | "") busy=1; break ;;
       esac
     done
