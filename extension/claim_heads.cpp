@@ -12,7 +12,9 @@
 // batch handed back, a delay shorter than the lease, a scheduled or updated tweet, an operator's
 // UPDATE) is caught by the triggers on tweets (heads_moved()): the transaction marks this session
 // (which then looks fully until the transaction ends) and, at commit, bumps an epoch in shared
-// memory, which sends every session's next claim to a full look. A transaction or subtransaction
+// memory, which sends every session's next claim to a full look. Unless the tweet is due a
+// max age (a second) or more after the transaction began: the full looks every session makes
+// anyway find it before it is due. A transaction or subtransaction
 // that rolls back forgets this session's heads (its own rows are back where they were). And a
 // full look is made at least every max_age (a second), whatever happened.
 //
@@ -24,6 +26,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "utils/datum.h"
 #include "utils/fmgrprotos.h"
@@ -42,6 +45,9 @@ TimestampTz looked_at = 0;
 uint64 epoch_before_look = 0;  // read by claim_heads() before a full look
 bool moved = false;            // this transaction may have put a tweet below a head
 bool callbacks_registered = false;
+// The longest a session keeps its heads without a full look: delay_heads() asks
+// claim_heads(interval '1 second'), and heads_moved() relies on it.
+constexpr TimestampTz kMaxAge = USECS_PER_SEC;
 
 void Forget() {
   if (delays != (Datum)0) pfree(DatumGetPointer(delays));
@@ -140,6 +146,25 @@ TK_FUNCTION(tk_heads_moved) {
       ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
                       errmsg("tweetkeeper.heads_moved() is a trigger function")));
     });
+  // A row whose new due time is at least kMaxAge after this transaction's start is not a reason
+  // for a full look: every session looks fully at least every kMaxAge, so each has looked again
+  // since this commit by the time the tweet is due (later only by as long as this transaction
+  // ran). A completion of a delay shorter than the lease is such a row (tweets_heads_moved's
+  // WHEN passes it: its due time comes before its lease's expiry), and before it sent every
+  // session's next claim to a full look, each walking the dead entries at the head of the claim
+  // index: on 1,000,000 tweets with 1-5 s delays, claim + complete went from 20 to 33 ms mean in
+  // 30 s as they piled up.
+  if (TRIGGER_FIRED_FOR_ROW(trigger->tg_event) && TRIGGER_FIRED_BY_UPDATE(trigger->tg_event)) {
+    const bool later = tweetkeeper::pg::PgCall([&] {
+      TupleDesc desc = RelationGetDescr(trigger->tg_relation);
+      const int attnum = SPI_fnumber(desc, "due_at");
+      if (attnum <= 0) return false;
+      bool isnull = true;
+      const Datum due = heap_getattr(trigger->tg_newtuple, attnum, desc, &isnull);
+      return !isnull && DatumGetTimestampTz(due) >= GetCurrentTransactionStartTimestamp() + kMaxAge;
+    });
+    if (later) return PointerGetDatum(trigger->tg_newtuple);
+  }
   tweetkeeper::pg::PgCallVoid([] { RegisterCallbacks(); });
   moved = true;
   if (!TRIGGER_FIRED_FOR_ROW(trigger->tg_event)) return PointerGetDatum(nullptr);

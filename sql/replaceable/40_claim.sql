@@ -42,7 +42,8 @@ END $$;
 -- claim_heads.cpp says when that is forgotten), or by a full look: a loose scan from the start of
 -- tweets_lateness_idx, one descent per delay (each walks the dead entries at the head of its
 -- delay's range, which every claim and completion leave until VACUUM; the remembered heads skip
--- them). claim_batch() and maintenance() read the queue from here.
+-- them). claim_batch() and maintenance() read the queue from here. (Heads are kept a second at
+-- most: heads_moved(), extension/claim_heads.cpp, relies on that second.)
 CREATE OR REPLACE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN

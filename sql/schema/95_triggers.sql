@@ -20,7 +20,9 @@ CREATE TRIGGER age_policy_adopt
 -- A tweet put below a claim's remembered head (claim_heads()): scheduled, due earlier than it
 -- was (a release, an abandoned batch handed back, a delay shorter than the lease), or moved to
 -- another delay with its due time passed. Claims and ordinary completions move tweets later and
--- do not fire it. AFTER, not BEFORE: a BEFORE row trigger makes PostgreSQL lock each row it
+-- do not fire it; heads_moved() itself lets pass a row due a second or more after its
+-- transaction began (a completion of a delay shorter than the lease), which the full look every
+-- claiming session makes at least once a second finds before it is due. AFTER, not BEFORE: a BEFORE row trigger makes PostgreSQL lock each row it
 -- updates before its WHEN clause is even evaluated, a WAL record per row that no lock read took
 -- already (every tweet of every completion: 8% of its WAL and a tenth of its time); an AFTER
 -- row trigger reads its WHEN clause from the row versions at hand, and queues only rows it fires
