@@ -198,7 +198,7 @@ COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) I
 CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   n_shards integer := tweetkeeper.shard_count();
   sh record;
@@ -267,7 +267,7 @@ CREATE OR REPLACE FUNCTION post_author(network text, author text) RETURNS text
 -- tweetkeeper.unavailable_recheck (a handle may come to resolve later). Posts whose handle the
 -- answer does not mention are handed back. Returns how many posts were settled.
 CREATE OR REPLACE FUNCTION complete_handles(lease bigint, resolutions jsonb) RETURNS integer
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   b tweetkeeper.batches;
   p record;

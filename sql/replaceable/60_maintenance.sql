@@ -62,7 +62,7 @@ COMMENT ON FUNCTION x_claimable() IS
 -- left out (nothing changes for it until a token is given). A leased post's due time is its
 -- lease's expiry.
 CREATE OR REPLACE FUNCTION claim_wait(provider text) RETURNS timestamptz
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();
   at timestamptz;
@@ -116,7 +116,7 @@ COMMENT ON FUNCTION claim_wait(text) IS
 -- scheduled. When a batch is claimable now, it notifies the idle workers on the channel
 -- tweetkeeper_due (a hint: workers poll as well, slowly).
 CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql
-  SET search_path = pg_catalog, pg_temp AS $$
+  SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
   reclaim boolean := current_setting('tweetkeeper.reclaim_abandoned')::boolean;
