@@ -22,7 +22,6 @@ source "$TK_ROOT/tests/lib/citus_cluster.sh"
 tk_citus_ports one c w1 w2
 trap 'tk_cleanup; tk_citus_stop; [ -n "${KEEP:-}" ] && echo "# kept $dir" || rm -rf "$dir"' EXIT
 tk_mock_start "$dir/mock.log" --threads 32 --rate-limit 100000000 || exit 1
-per_refresh_us() { awk -v c="$1" -v n="$2" 'BEGIN { printf "%.0f", (n > 0 ? c * 1e6 / n : 0) }'; }
 postmaster_of() { head -1 "$dir/$1/data/postmaster.pid"; }
 
 # run NODE...: TWEETS due tweets scheduled through the first node, the workers on it until idle;
@@ -60,7 +59,7 @@ on one -c "CREATE EXTENSION tweetkeeper" || exit 1
 read -r n1 s1 cpu_one < <(run one) || exit 1
 [ -n "${n1:-}" ] || exit 1
 "$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/one" fast
-one_us=$(per_refresh_us "$cpu_one" "$n1")
+one_us=$(tk_per_refresh_us "$cpu_one" "$n1")
 echo "refreshed $n1 in $s1 s; PostgreSQL's CPU $one_us us per refresh"
 
 echo "== Citus: a coordinator and two worker nodes, the queue distributed, the workers on the coordinator"
@@ -70,9 +69,9 @@ for n in w1 w2; do on c -c "SELECT citus_add_node('localhost', ${port[$n]})" >/d
 on c -c "SELECT tweetkeeper.distribute()" >/dev/null 2>&1 || { on c -c "SELECT tweetkeeper.distribute()"; exit 1; }
 read -r n2 s2 cpu_c cpu_w1 cpu_w2 < <(run c w1 w2) || exit 1
 [ -n "${n2:-}" ] || exit 1
-c_us=$(per_refresh_us "$cpu_c" "$n2")
-w_us=$(per_refresh_us "$(awk "BEGIN { print $cpu_w1 + $cpu_w2 }")" "$n2")
+c_us=$(tk_per_refresh_us "$cpu_c" "$n2")
+w_us=$(tk_per_refresh_us "$(awk "BEGIN { print $cpu_w1 + $cpu_w2 }")" "$n2")
 echo "refreshed $n2 in $s2 s; PostgreSQL's CPU per refresh: coordinator $c_us us, worker nodes $w_us us" \
-  "(w1 $(per_refresh_us "$cpu_w1" "$n2"), w2 $(per_refresh_us "$cpu_w2" "$n2")), the cluster $((c_us + w_us)) us"
+  "(w1 $(tk_per_refresh_us "$cpu_w1" "$n2"), w2 $(tk_per_refresh_us "$cpu_w2" "$n2")), the cluster $((c_us + w_us)) us"
 echo "== result"
 echo "citus: the coordinator's CPU per refresh $c_us us, $(awk "BEGIN { printf \"%.0f\", 100 * $c_us / $one_us }")% of one node's ($one_us us; target <= 25%)"

@@ -96,7 +96,6 @@ never_reached() {
   tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets t
               WHERE state = 'scheduled' AND update_count = 0 AND coalesce((to_jsonb(t) ->> 'omissions')::int, 0) = 0"
 }
-per_refresh_us() { awk -v c="$1" -v n="$2" 'BEGIN { printf "%.0f", (n > 0 ? c * 1e6 / n : 0) }'; }
 
 echo "== scheduling $TWEETS posts of $NETWORK in one call"
 t0=$(date +%s.%N)
@@ -140,7 +139,7 @@ for attempt in 1 2 3 4; do
 done
 read -r settled stored span < <(settled)
 floor=$(awk "BEGIN { printf \"%.0f\", $settled / $span }")
-floor_cpu=$(per_refresh_us "$(awk "BEGIN { print $cpu1 - $cpu0 }")" "$settled")
+floor_cpu=$(tk_per_refresh_us "$(awk "BEGIN { print $cpu1 - $cpu0 }")" "$settled")
 grep -E "latency average|number of transactions actually processed" "$dir/pgbench.log"
 echo "floor: $floor updates/s ($settled posts settled in $(awk "BEGIN { printf \"%.1f\", $span }") s of $floor_tweets due; $(never_reached) never reached); PostgreSQL's CPU $floor_cpu us per refresh"
 tk_psql -c "SELECT format('sizes after the floor run: tweets %s, metric_history %s',
@@ -178,9 +177,9 @@ read -r settled stored span < <(settled)
 e2e=$(awk "BEGIN { printf \"%.0f\", $settled / $span }")
 workers_cpu=$(cat "$dir"/worker-*.cpu | awk '{ s += $1 + $2 } END { printf "%.3f", s }')
 pg_e2e_cpu=$(awk "BEGIN { print $cpu1 - $cpu0 }")
-e2e_cpu=$(per_refresh_us "$(awk "BEGIN { print $pg_e2e_cpu + $workers_cpu }")" "$settled")
+e2e_cpu=$(tk_per_refresh_us "$(awk "BEGIN { print $pg_e2e_cpu + $workers_cpu }")" "$settled")
 echo "settled $settled posts ($stored stored) in $(awk "BEGIN { printf \"%.1f\", $span }") s; $(never_reached) posts never reached"
-echo "end-to-end: $e2e updates/s; CPU $e2e_cpu us per refresh (PostgreSQL $(per_refresh_us "$pg_e2e_cpu" "$settled"), workers $(per_refresh_us "$workers_cpu" "$settled"))"
+echo "end-to-end: $e2e updates/s; CPU $e2e_cpu us per refresh (PostgreSQL $(tk_per_refresh_us "$pg_e2e_cpu" "$settled"), workers $(tk_per_refresh_us "$workers_cpu" "$settled"))"
 tk_psql -c "SELECT format('batches: %s, full: %s, released: %s, expired: %s', count(*),
   count(*) FILTER (WHERE size = $size), count(*) FILTER (WHERE outcome = 'released'),
   count(*) FILTER (WHERE outcome = 'expired')) FROM tweetkeeper.batches"

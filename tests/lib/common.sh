@@ -327,3 +327,6 @@ tk_pg_cpu() {
   { cat "/proc/$postmaster/stat"; for c in $(pgrep -P "$postmaster"); do cat "/proc/$c/stat" 2>/dev/null; done; } |
     awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { printf "%.3f", s / hz }'
 }
+
+# tk_per_refresh_us CPU_SECONDS REFRESHES: microseconds of CPU per refresh, rounded (0 when none).
+tk_per_refresh_us() { awk -v c="$1" -v n="$2" 'BEGIN { printf "%.0f", (n > 0 ? c * 1e6 / n : 0) }'; }

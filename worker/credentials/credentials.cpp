@@ -35,8 +35,6 @@ bool NameChar(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
-// A path as shown in a message: control characters escaped so the message stays one line.
-std::string Shown(const std::string& path) { return OneLine(path); }
 
 std::string Octal(mode_t mode) {
   char buf[8];
@@ -90,23 +88,23 @@ CredentialsOrError ParseCredentials(std::string_view text, const std::string& so
 }
 
 std::optional<std::string> CredentialsModeError(mode_t mode, const std::string& path) {
-  if (!S_ISREG(mode)) return "credentials file " + Shown(path) + " is not a regular file";
+  if (!S_ISREG(mode)) return "credentials file " + OneLine(path) + " is not a regular file";
   if ((mode & 077) != 0) {
-    return "credentials file " + Shown(path) + " has mode " + Octal(mode) +
-           ": group or others have access to the tokens in it; run chmod 600 " + Shown(path);
+    return "credentials file " + OneLine(path) + " has mode " + Octal(mode) +
+           ": group or others have access to the tokens in it; run chmod 600 " + OneLine(path);
   }
   return std::nullopt;
 }
 
 std::optional<std::string> CredentialsOwnerError(uid_t owner, uid_t user, const std::string& path) {
   if (owner == user) return std::nullopt;
-  return "credentials file " + Shown(path) + " belongs to uid " + std::to_string(owner) + ", not to this worker's (" +
+  return "credentials file " + OneLine(path) + " belongs to uid " + std::to_string(owner) + ", not to this worker's (" +
          std::to_string(user) + "): whoever owns it can change the tokens; chown it to the worker's user";
 }
 
 CredentialsOrError LoadCredentials(const std::string& path) {
   if (path.empty()) return Error("the credentials file name is empty");
-  const std::string file = "credentials file " + Shown(path);
+  const std::string file = "credentials file " + OneLine(path);
   PrivateFileRead read = ReadPrivateFile(path, kMaxFileBytes);
   switch (read.problem) {
     case PrivateFileProblem::kNone: break;

@@ -94,7 +94,7 @@ class Queue {
   int CompleteHandles(std::int64_t lease_id, const std::string& resolutions_json, const RetryPolicy& retry);
 
  private:
-  // Returns whether the claims return payload_hashes (0.3.0 or later).
+  // What the extension's claims offer, by its version (CheckUsable() raises when unusable).
   struct Usable {
     bool claims_hashes = false;  // the claim gives payload hashes (0.3.0 and later)
     bool claim_wait = false;     // claim_wait() says when an empty claim may find something (0.4.0)
