@@ -14,9 +14,14 @@ COMMENT ON FUNCTION bucket_of(bigint) IS
   'The bucket (0-1023) of a post id: the column tweetkeeper''s tables are distributed by on Citus.';
 
 -- How many shards the claims go round: 0 on one node.
+-- (This and lease_buckets() are PL/pgSQL, which keeps its statement's plan for the session: as
+-- SQL functions whose body is a subquery they were not inlined, and every claim and completion
+-- planned them again, 40 us a call, against 6 us for PL/pgSQL's call with its search_path.)
 CREATE OR REPLACE FUNCTION shard_count() RETURNS integer
-  LANGUAGE sql STABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
   RETURN (SELECT count(*)::integer FROM tweetkeeper.shard_buckets);
+END $$;
 
 -- A new lease id: the sequence's next value, with the shard (0 on one node) in bits 48 and up.
 -- On Citus every claim runs on the coordinator, whose sequence alone hands them out.
@@ -26,8 +31,10 @@ CREATE OR REPLACE FUNCTION new_lease(shard integer) RETURNS bigint
 
 -- The buckets of a lease's shard; NULL on one node, or for a lease from before distribute().
 CREATE OR REPLACE FUNCTION lease_buckets(lease bigint) RETURNS smallint[]
-  LANGUAGE sql STABLE
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
   RETURN (SELECT b.buckets FROM tweetkeeper.shard_buckets b WHERE b.shard = (lease >> 48)::integer);
+END $$;
 
 -- The shards a claim goes round on Citus, each with its buckets, in turn from the one after this
 -- session's last batch (tweetkeeper_claim.next_shard, which claim_batch() and claim_posts() set).

@@ -15,6 +15,7 @@
 # tree's floor, and a floor at least 0.1.0's.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/releases.sh"
 RELEASES=${RELEASES:-"3c271d8:0.1.0 c8a3633:0.2.0"}
 TARGET_RELEASE=${TARGET_RELEASE:-0.2.0}
 ROUNDS=${ROUNDS:-2}
@@ -26,22 +27,9 @@ for rel in $RELEASES; do
   commit=${rel%%:*}
   v=${rel#*:}
   versions+=("$v")
-  d="$dir/$v"
-  echo "== building $commit ($v): extension and worker"
-  mkdir -p "$d/src" "$d/pg/usr/lib/postgresql" "$d/pg/usr/share/postgresql" "$d/pg/usr/include"
-  git -C "$TK_ROOT" archive "$commit" | tar -x -C "$d/src" || { echo "no commit $commit in $TK_ROOT"; exit 1; }
-  # (Debian's layout: /usr/lib/postgresql/15/{bin,lib}, /usr/share/postgresql/15, /usr/include/postgresql.)
-  cp -a "$(pg_config --bindir)/.." "$d/pg/usr/lib/postgresql/15"
-  cp -a "$(pg_config --sharedir)" "$d/pg/usr/share/postgresql/15"
-  ln -s "$(dirname "$(dirname "$(pg_config --includedir-server)")")" "$d/pg/usr/include/postgresql"
-  rm -f "$d"/pg/usr/share/postgresql/15/extension/tweetkeeper* "$d"/pg/usr/lib/postgresql/15/lib/tweetkeeper.so
-  path[$v]="$d/pg/usr/lib/postgresql/15/bin:$PATH"
-  [ "$(PATH=${path[$v]} pg_config --sharedir)" = "$d/pg/usr/share/postgresql/15" ] || { echo "pg_config is not relocatable"; exit 1; }
-  { PATH=${path[$v]} make -C "$d/src" TK_PGXS=1 -j2 install &&
-    cmake -S "$d/src" -B "$d/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-    cmake --build "$d/build" --target tweetkeeper-worker -j2; } >"$d/build.log" 2>&1 ||
-    { tail -n 30 "$d/build.log"; exit 1; }
-  worker[$v]="$d/build/worker/tweetkeeper-worker"
+  tk_build_release "$commit" "$v" || exit 1
+  path[$v]=$TK_RELEASE_PATH
+  worker[$v]=$TK_RELEASE_WORKER
 done
 current=$TK_VERSION
 
