@@ -10,6 +10,7 @@
 # the tracking itself costs some). Only same-run comparisons mean anything: the machine's speed
 # moves from hour to hour. A measurement: checks nothing.
 #   tests/bench/floor_statements.sh                        # this tree and 0.1.0
+#   CURRENT=0 tests/bench/floor_statements.sh              # 0.1.0 only
 #   RELEASES="3c271d8:0.1.0 a55132d:0.3.0" tests/bench/floor_statements.sh
 #   RELEASES=3c271d8:0.1.0 SETUP_SQL="ALTER TABLE tweetkeeper.tweets ADD pad text DEFAULT repeat('x', 72);" \
 #     tests/bench/floor_statements.sh   # what a row as wide as this tree's costs 0.1.0
@@ -27,7 +28,8 @@ SETUP_SQL=${SETUP_SQL:-}
 
 tk_workdir floor-statements
 declare -A path
-versions=(current)
+versions=()
+[ "${CURRENT:-1}" = 1 ] && versions+=(current)  # CURRENT=0: the releases only
 for rel in $RELEASES; do
   tk_build_release "${rel%%:*}" "${rel#*:}" || exit 1
   versions+=("${rel#*:}")
