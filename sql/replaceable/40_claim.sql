@@ -366,6 +366,18 @@ CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, 
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   today date := (at_now AT TIME ZONE 'UTC')::date;
+  ids bigint[];
+  rts bigint[];
+  rps bigint[];
+  lks bigint[];
+  qts bigint[];
+  bms bigint[];
+  ims bigint[];
+  changed boolean[];
+  bkts smallint[];
+  pays jsonb[];
+  authors jsonb[];
+  hashes bytea[];
 BEGIN
   -- One update of each of our tweets, which also decides from the row as it was: billed (a found
   -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
@@ -430,33 +442,43 @@ BEGIN
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
               t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.content_hash, o.edited, o.newest_id
-  ), hist AS (
-    INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-                reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
-    SELECT u.tweet_id, lease, at_now, u.retweet_count, u.reply_count, u.like_count, u.quote_count,
-           u.bookmark_count, u.impression_count, u.bucket
-      FROM upd u WHERE u.changed OR keep_all
-  ), pay AS (
+  )
+  -- (What the update returned, as arrays for the statements below: each of them, and this one,
+  -- touches one table, so that on Citus each is routed whole to the batch's shard, where a chain
+  -- of data-modifying CTEs over several tables is planned step by step with its intermediate
+  -- results sent between nodes.)
+  SELECT array_agg(u.tweet_id), array_agg(u.retweet_count), array_agg(u.reply_count), array_agg(u.like_count),
+         array_agg(u.quote_count), array_agg(u.bookmark_count), array_agg(u.impression_count),
+         array_agg(u.changed), array_agg(u.bucket), array_agg(u.payload), array_agg(u.author), array_agg(u.content_hash),
+         count(*), count(*) FILTER (WHERE u.billed),
+         array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
+    INTO ids, rts, rps, lks, qts, bms, ims, changed, bkts, pays, authors, hashes, n_observed, n_billed, edited, newest
+    FROM upd u;
+  IF n_observed = 0 THEN
+    RETURN;
+  END IF;
+  INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
+              reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
+  SELECT u.id, lease, at_now, u.rt, u.rp, u.lk, u.qt, u.bm, u.im, u.bucket
+    FROM unnest(ids, rts, rps, lks, qts, bms, ims, changed, bkts) AS u(id, rt, rp, lk, qt, bm, im, changed, bucket)
+   WHERE u.changed OR keep_all;
+  IF keep_payloads <> 'none' AND EXISTS (SELECT FROM unnest(pays) AS x(p) WHERE x.p IS NOT NULL) THEN
     -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
     -- its last stored one (payload_content(): not the counts), compared by hash.
     INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
-    SELECT u.tweet_id, at_now, lease, u.content_hash, u.payload, u.author, u.bucket
-      FROM upd u
+    SELECT u.id, at_now, lease, u.hash, u.payload, u.author, u.bucket
+      FROM unnest(ids, pays, authors, hashes, bkts) AS u(id, payload, author, hash, bucket)
      WHERE u.payload IS NOT NULL
        AND CASE WHEN keep_payloads = 'first'
                 THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
-                                  WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
+                                  WHERE p.tweet_id = u.id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
                 ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
-                       WHERE p.tweet_id = u.tweet_id AND (buckets IS NULL OR p.bucket = ANY (buckets))
-                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.content_hash END
-  ), seen AS (
-    -- A post seen again is no longer gone.
-    DELETE FROM tweetkeeper.tombstones x USING upd u
-     WHERE x.tweet_id = u.tweet_id AND (buckets IS NULL OR x.bucket = ANY (buckets))
-  )
-  SELECT count(*), count(*) FILTER (WHERE u.billed),
-         array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
-    INTO n_observed, n_billed, edited, newest FROM upd u;
+                       WHERE p.tweet_id = u.id AND (buckets IS NULL OR p.bucket = ANY (buckets))
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.hash END;
+  END IF;
+  -- A post seen again is no longer gone.
+  DELETE FROM tweetkeeper.tombstones x
+   WHERE x.tweet_id = ANY (ids) AND (buckets IS NULL OR x.bucket = ANY (buckets));
 END $$;
 
 -- Each edited post's newest version is tracked from now on, on its own age schedule (each
