@@ -31,7 +31,8 @@ namespace {
 const config_enum_entry kSpendingOptions[] = {
     {"even", kSpendEven, false}, {"burst", kSpendBurst, false}, {nullptr, 0, false}};
 const config_enum_entry kClaimOrderOptions[] = {
-    {"lateness", kOrderLateness, false}, {"due", kOrderDue, false}, {nullptr, 0, false}};
+    {"lateness", kOrderLateness, false}, {"young", kOrderYoung, false}, {"due", kOrderDue, false},
+    {nullptr, 0, false}};
 const config_enum_entry kPayloadsOptions[] = {{"none", kPayloadsNone, false},
                                               {"first", kPayloadsFirst, false},
                                               {"changed", kPayloadsChanged, false},
@@ -89,10 +90,11 @@ void Define(bool preloading) {
       &spending, kSpendEven, kSpendingOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomEnumVariable(
       "tweetkeeper.claim_order",
-      "Which due tweets a claim takes first: lateness (relative to each tweet's delay) or due.",
+      "Which due tweets a claim takes first: lateness (relative to each tweet's delay), young or due.",
       "lateness serves the most overdue tweets relative to their own delay, so that under a "
-      "shortage every interval stretches by about the same factor; due takes the oldest due_at "
-      "first (0.1.0's order). Watched tweets come first either way.",
+      "shortage every interval stretches by about the same factor; young divides that by the "
+      "delay once more, so that the shortest delays (the youngest tweets) keep their schedule "
+      "first; due takes the oldest due_at first (0.1.0's order). Watched tweets come first.",
       &claim_order, kOrderLateness, kClaimOrderOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   // The history's housekeeping (tweetkeeper.housekeeping(), run by the background worker or by
   // pg_cron). SUSET rather than SIGHUP: ALTER DATABASE ... SET reaches pg_cron's job sessions.

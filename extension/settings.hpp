@@ -13,7 +13,7 @@ extern bool reclaim_abandoned;
 extern char* database;
 enum Spending { kSpendEven, kSpendBurst };
 extern int spending;  // Spending
-enum ClaimOrder { kOrderLateness, kOrderDue };
+enum ClaimOrder { kOrderLateness, kOrderDue, kOrderYoung };
 extern int claim_order;  // ClaimOrder
 extern int history_partition_s;
 extern int history_retention_s;  // 0: keep everything

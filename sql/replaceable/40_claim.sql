@@ -103,12 +103,16 @@ END $$;
 --    so that under a shortage every tweet's interval stretches by about the same factor and
 --    young tweets stay close to their schedule; nothing starves, as a waiting tweet's lateness
 --    only grows.
+--  * young: lateness divided by the delay once more, (now - due_at) / delay^2, so that under a
+--    shortage the posts with the shortest delays (the youngest, whose curve moves fastest) keep
+--    their schedule first and the others' intervals stretch more; nothing starves here either,
+--    but a daily post may wait many of its delays while young posts are due.
 --  * due: the oldest due first, 0.1.0's order.
--- Both are read from one index, tweets_lateness_idx (delay, due_at). delay_heads() gives the
+-- All are read from one index, tweets_lateness_idx (delay, due_at). delay_heads() gives the
 -- few distinct delays and each one's head, its oldest due_at; every read of a delay starts at
 -- its head, past the dead entries that every claim and completion leave at the head of their
 -- delay's range until VACUUM. When only one
--- delay has due tweets, its most overdue tweets are the answer in either order and are locked
+-- delay has due tweets, its most overdue tweets are the answer in any order and are locked
 -- straight away. Otherwise each such delay gives at most max_size of its most overdue tweets,
 -- and only those (delays x max_size rows) are ranked; that ranking, read without locks, says
 -- how many tweets to take from each delay. Locks are taken per delay, most overdue first,
@@ -123,7 +127,7 @@ END $$;
 -- Returns the locked tweets (held), their due times, row versions and kept payload hashes, per
 -- read of them this UTC day the credential that read it (read_today), and how many due tweets a
 -- concurrent claim held (skipped).
-CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, buckets smallint[], by_due boolean,
+CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, buckets smallint[], claim_order text,
                                OUT held bigint[], OUT held_due timestamptz[], OUT held_ctid tid[],
                                OUT held_hash bytea[], OUT read_today text[], OUT skipped bigint)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -175,8 +179,10 @@ BEGIN
                    AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
                    AND (buckets IS NULL OR t.bucket = ANY (buckets))
                  ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
-             ORDER BY CASE WHEN by_due THEN extract(epoch FROM now() - c.due_at)
-                           ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
+             ORDER BY CASE claim_order
+                        WHEN 'due' THEN extract(epoch FROM now() - c.due_at)
+                        WHEN 'young' THEN extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) ^ 2
+                        ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
                       END DESC
              LIMIT max_size - cardinality(held)) x
            GROUP BY x.delay) r ON r.delay = d.delay;
@@ -236,7 +242,7 @@ DECLARE
   read_today text[];  -- per read of a claimed tweet this UTC day: the credential that read it
   billable integer;
   burst boolean := current_setting('tweetkeeper.spending') = 'burst';
-  by_due boolean := current_setting('tweetkeeper.claim_order') = 'due';
+  claim_order text := current_setting('tweetkeeper.claim_order');  -- lateness, young or due
   held bigint[];           -- the locked tweets, their due times and row versions
   held_due timestamptz[];
   held_ctid tid[];
@@ -246,7 +252,7 @@ DECLARE
   l record;
 BEGIN
   -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
-  l := tweetkeeper.lock_due_tweets(max_size, buckets, by_due);
+  l := tweetkeeper.lock_due_tweets(max_size, buckets, claim_order);
   held := l.held;
   held_due := l.held_due;
   held_ctid := l.held_ctid;

@@ -8,7 +8,8 @@
 # refreshed, 0 answers 429. Exits 1 when the new defaults miss a target. HOG=N runs N busy loops
 # at nice 0 beside each mode (issue 37: the same targets with a CPU hog on both cores, HOG=2);
 # ALL_DUE=1 starts every tweet due at once instead of spread over its delay; MODES="lateness:even"
-# runs only the modes named (ORDER:SPENDING; by default the old one and the new defaults).
+# runs only the modes named (ORDER:SPENDING; by default the old one and the new defaults; e.g.
+# "lateness:even young:even" for the order that keeps young tweets' schedule first).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 RUN_S=${RUN_S:-100}
@@ -76,7 +77,14 @@ echo "order spending young_p50_s young_p99_s old_refreshed_% answers_429"
 for mode in ${MODES:-due:burst lateness:even}; do
   run_mode "${mode%%:*}" "${mode#*:}" || exit 1
 done
-read -r _ _ _ p99 share n429 <"$dir/result-lateness-even"
 echo "== result"
-echo "lateness+even: young p99 gap ${p99} s (target <= 8.5), old refreshed ${share}% (target >= 70), 429s ${n429} (target 0)"
-awk -v p="$p99" -v s="$share" -v n="$n429" 'BEGIN { exit !(p <= 8.5 && s >= 70 && n == 0) }'
+status=0
+for mode in ${MODES:-due:burst lateness:even}; do
+  read -r _ _ _ p99 share n429 <"$dir/result-${mode%%:*}-${mode#*:}"
+  echo "${mode%%:*}+${mode#*:}: young p99 gap ${p99} s (target <= 8.5), old refreshed ${share}% (target >= 70), 429s ${n429} (target 0)"
+  # (The defaults must meet the targets; another mode is measured beside them.)
+  if [ "$mode" = lateness:even ]; then
+    awk -v p="$p99" -v s="$share" -v n="$n429" 'BEGIN { exit !(p <= 8.5 && s >= 70 && n == 0) }' || status=1
+  fi
+done
+exit $status

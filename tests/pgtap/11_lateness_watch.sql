@@ -1,10 +1,10 @@
 -- Freshest-first when short (tweetkeeper.claim_order = lateness): due tweets are served by how
--- late they are relative to their own delay, index-driven; watched tweets come first; watch()
+-- late they are relative to their own delay (young: per second of it too), index-driven; watched tweets come first; watch()
 -- and unwatch() with their errors; expired watches return to the age schedule.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(42);
+SELECT plan(44);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 DELETE FROM tweetkeeper.age_policy;
 INSERT INTO tweetkeeper.age_policy VALUES ('10 minutes', '5 seconds'), ('30 days', '1 hour');
@@ -29,6 +29,17 @@ SELECT is(pg_temp.claim(1), ARRAY[pg_temp.id('1 minute', 1)], 'lateness: the you
 ROLLBACK TO s;
 SET LOCAL tweetkeeper.claim_order = due;
 SELECT is(pg_temp.claim(1), ARRAY[pg_temp.id('2 days', 2)], 'due: the oldest due first');
+ROLLBACK TO s;
+-- young: lateness per second of delay. The old tweet 3 delays late (3 / 3600) waits behind the
+-- young one 2 delays late (2 / 5), which lateness would not do (below); 2,000 delays late
+-- (2000 / 3600 = 0.56 > 0.4), it goes first: nothing starves.
+SET LOCAL tweetkeeper.claim_order = young;
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '3 hours' WHERE tweet_id = pg_temp.id('2 days', 2);
+SELECT is(pg_temp.claim(1), ARRAY[pg_temp.id('1 minute', 1)], 'young: a young tweet 2 delays late before an old one 3 late');
+ROLLBACK TO s;
+SET LOCAL tweetkeeper.claim_order = young;
+UPDATE tweetkeeper.tweets SET due_at = now() - interval '2000 hours' WHERE tweet_id = pg_temp.id('2 days', 2);
+SELECT is(pg_temp.claim(1), ARRAY[pg_temp.id('2 days', 2)], 'young: an old tweet 2,000 delays late goes first (nothing starves)');
 ROLLBACK TO s;
 SET LOCAL tweetkeeper.claim_order = lateness;
 -- Nothing starves: the old tweet, 3 delays late, goes before the young one, 2 delays late.
