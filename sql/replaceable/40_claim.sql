@@ -439,8 +439,9 @@ BEGIN
            problem_detail = CASE WHEN o.edited THEN 'newest version: ' || o.newest_id
                                  ELSE 'not stored, the last known kept: ' || o.invalid END,
            problem_at = CASE WHEN o.edited OR o.invalid IS NOT NULL THEN at_now END,
-           -- What the next claim hands the worker: the hash of the last kept payload (pay below
-           -- keeps this one, or the last kept has this hash); under first, that one is kept.
+           -- What the next claim hands the worker: the hash of the last kept payload (the
+           -- payloads insert below keeps this one, or the last kept has this hash); under first,
+           -- that one is kept.
            payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
                                THEN o.content_hash ELSE t.payload_hash END
       FROM tweetkeeper.observations_in(observations, batch_ids, keep_payloads) o

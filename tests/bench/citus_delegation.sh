@@ -10,7 +10,8 @@
 # there. On a coordinator and two worker nodes (tests/lib/citus_cluster.sh), TWEETS due X tweets;
 # pgbench on the coordinator, CLIENTS sessions, REFRESHES refreshes per path: first today's
 # (claim_complete_x.pgbench), then the delegated one (a random bucket per claim; the fake
-# observations are made on the worker node, as they are on one node's floor). Prints each path's
+# observations, the same answers as claim_complete_x.pgbench gives, are made on the worker node, as
+# they are on one node's floor). Prints each path's
 # CPU per refresh of the coordinator and of the worker nodes (from /proc), and the share of one
 # node's floor CPU per refresh (measured first, without Citus). A measurement: checks nothing.
 set -uo pipefail
@@ -56,8 +57,9 @@ measure() {
 }
 
 echo "== one node, no Citus: the floor (claim_complete_x.pgbench)"
-"$TK_ROOT/scripts/pg-cluster.sh" start "$dir/one" "${port[one]}" -c listen_addresses=localhost >/dev/null || exit 1
-on one -c "CREATE EXTENSION tweetkeeper" >/dev/null || exit 1
+"$TK_ROOT/scripts/pg-cluster.sh" start "$dir/one" "${port[one]}" -c listen_addresses=localhost \
+  -c shared_preload_libraries=tweetkeeper,pg_stat_statements -c pg_stat_statements.track=all >/dev/null || exit 1
+on one -c "CREATE EXTENSION tweetkeeper" -c "CREATE EXTENSION pg_stat_statements" >/dev/null || exit 1
 schedule one 0 || exit 1
 read -r n1 cpu_one < <(measure one "$TK_ROOT/tests/bench/claim_complete_x.pgbench" one) || exit 1
 "$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/one" fast
@@ -95,10 +97,18 @@ END $$;
 CREATE FUNCTION public.complete_delegated(bucket smallint, lease bigint, ids bigint[]) RETURNS integer
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+  -- (The answer claim_complete_x.pgbench gives: counts, and the mock's problems for its ids.)
   RETURN tweetkeeper.complete_batch(lease,
-    (SELECT jsonb_agg(jsonb_build_object('id', id, 'retweet_count', 1, 'reply_count', 2, 'like_count', 3,
-                                         'quote_count', 4, 'bookmark_count', 5, 'impression_count', 6))
-       FROM unnest(ids) AS id));
+    coalesce((SELECT jsonb_agg(jsonb_build_object('id', id, 'retweet_count', 1, 'reply_count', 2, 'like_count', 3,
+                                                  'quote_count', 4, 'bookmark_count', 5, 'impression_count', 6))
+                FROM unnest(ids) AS id WHERE id % 53 <> 7 AND id % 61 <> 11), '[]'),
+    coalesce((SELECT jsonb_agg(CASE WHEN id % 53 = 7
+                                    THEN jsonb_build_object('id', id, 'type', 'resource-not-found',
+                                           'detail', format('Could not find tweet with ids: [%s].', id))
+                                    ELSE jsonb_build_object('id', id, 'type', 'not-authorized-for-resource',
+                                           'detail', format('Sorry, you are not authorized to see the Tweet with ids: [%s].', id))
+                               END)
+                FROM unnest(ids) AS id WHERE id % 53 = 7 OR id % 61 = 11), '[]'));
 END $$;
 SELECT create_distributed_function('public.claim_delegated(smallint, integer)', 'bucket', colocate_with := 'tweetkeeper.tweets');
 SELECT create_distributed_function('public.complete_delegated(smallint, bigint, bigint[])', 'bucket',
