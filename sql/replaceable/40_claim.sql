@@ -510,7 +510,13 @@ CREATE OR REPLACE FUNCTION store_problems(lease bigint, problems jsonb, batch_id
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_problems integer;
+  gone_ids bigint[];       -- the posts gone (deleted or unavailable), their types and buckets
+  gone_types text[];
+  gone_buckets smallint[];
+  erased bigint[];         -- per payload erased, its post
 BEGIN
+  -- (Statements of one table each, as store_observations(): on Citus each is routed whole to
+  -- the batch's shard.)
   WITH p AS (
     SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
            CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
@@ -546,22 +552,28 @@ BEGIN
     FROM p
    WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
   RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
-  ), gone AS (
+  )
+  SELECT count(*), array_agg(u.tweet_id) FILTER (WHERE u.terminal IN ('deleted', 'unavailable')),
+         array_agg(u.type) FILTER (WHERE u.terminal IN ('deleted', 'unavailable')),
+         array_agg(u.bucket) FILTER (WHERE u.terminal IN ('deleted', 'unavailable'))
+    INTO n_problems, gone_ids, gone_types, gone_buckets FROM u;
+  IF gone_ids IS NOT NULL THEN
     -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
     -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
-    DELETE FROM tweetkeeper.payloads x USING u
-     WHERE erase AND u.terminal IN ('deleted', 'unavailable') AND x.tweet_id = u.tweet_id
-       AND (buckets IS NULL OR x.bucket = ANY (buckets))
-    RETURNING x.tweet_id
-  ), tomb AS (
+    IF erase THEN
+      WITH gone AS (
+        DELETE FROM tweetkeeper.payloads x
+         WHERE x.tweet_id = ANY (gone_ids) AND (buckets IS NULL OR x.bucket = ANY (buckets))
+        RETURNING x.tweet_id)
+      SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
+    END IF;
     INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
-    SELECT u.tweet_id, u.type, at_now, (SELECT count(*) FROM gone g WHERE g.tweet_id = u.tweet_id), u.bucket
-      FROM u WHERE u.terminal IN ('deleted', 'unavailable')
+    SELECT g.id, g.type, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0), g.bucket
+      FROM unnest(gone_ids, gone_types, gone_buckets) AS g(id, type, bucket)
     ON CONFLICT ON CONSTRAINT tombstones_pkey
       DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
-                    payloads_erased = x.payloads_erased + excluded.payloads_erased
-  )
-  SELECT count(*) INTO n_problems FROM u;
+                    payloads_erased = x.payloads_erased + excluded.payloads_erased;
+  END IF;
   RETURN n_problems;
 END $$;
 
