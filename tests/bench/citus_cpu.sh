@@ -15,14 +15,10 @@ TWEETS=${TWEETS:-200000}
 WORKERS=${WORKERS:-2}
 CONCURRENCY=${CONCURRENCY:-4}
 
-build=$("$TK_ROOT/tests/citus/build.sh" 2>&1) || { echo "$build"; echo "Citus did not build (CITUS_SRC)"; exit 1; }
-echo "# $build"
-tk_workdir bench-citus
 source "$TK_ROOT/tests/lib/citus_cluster.sh"
-tk_citus_ports one c w1 w2
-trap 'tk_cleanup; tk_citus_stop; [ -n "${KEEP:-}" ] && echo "# kept $dir" || rm -rf "$dir"' EXIT
+tk_citus_bench bench-citus one c w1 w2
+echo "# $TK_CITUS_BUILD"
 tk_mock_start "$dir/mock.log" --threads 32 --rate-limit 100000000 || exit 1
-postmaster_of() { head -1 "$dir/$1/data/postmaster.pid"; }
 
 # run NODE...: TWEETS due tweets scheduled through the first node, the workers on it until idle;
 # prints "refreshes seconds cpu_of_each_node..." (CPU seconds of each node named, in order).

@@ -20,12 +20,8 @@ TWEETS=${TWEETS:-400000}
 REFRESHES=${REFRESHES:-100000}
 CLIENTS=${CLIENTS:-4}
 
-build=$("$TK_ROOT/tests/citus/build.sh" 2>&1) || { echo "$build"; echo "Citus did not build (CITUS_SRC)"; exit 1; }
-tk_workdir citus-delegation
 source "$TK_ROOT/tests/lib/citus_cluster.sh"
-tk_citus_ports one c w1 w2
-trap 'tk_cleanup; tk_citus_stop; [ -n "${KEEP:-}" ] && echo "# kept $dir" || rm -rf "$dir"' EXIT
-postmaster_of() { head -1 "$dir/$1/data/postmaster.pid"; }
+tk_citus_bench citus-delegation one c w1 w2
 schedule() {
   on "$1" >/dev/null <<SQL
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '2 hours' "$TWEETS" "$2"));

@@ -36,3 +36,18 @@ on() {
   shift
   psql -X -q -v ON_ERROR_STOP=1 -At -h localhost -p "${port[$n]}" -U postgres -d tweetkeeper "$@"
 }
+# tk_citus_bench NAME NODE...: a benchmark's start: Citus built (tests/citus/build.sh; exits
+# saying why when it cannot be, its line in TK_CITUS_BUILD), a work directory (tk_workdir NAME),
+# a port for each NODE, and an EXIT trap that stops every node and removes the directory (KEEP=1
+# keeps it).
+tk_citus_bench() {
+  local name=$1
+  shift
+  TK_CITUS_BUILD=$("$TK_ROOT/tests/citus/build.sh" 2>&1) ||
+    { echo "$TK_CITUS_BUILD"; echo "Citus did not build (CITUS_SRC)"; exit 1; }
+  tk_workdir "$name"
+  tk_citus_ports "$@"
+  trap 'tk_cleanup; tk_citus_stop; [ -n "${KEEP:-}" ] && echo "# kept $dir" || rm -rf "$dir"' EXIT
+}
+# postmaster_of NODE: the node's postmaster pid (for tk_pg_cpu).
+postmaster_of() { head -1 "$dir/$1/data/postmaster.pid"; }
