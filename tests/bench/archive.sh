@@ -31,9 +31,7 @@ fresh_state() {
   tk_psql >/dev/null <<SQL
 TRUNCATE tweetkeeper.tweets, tweetkeeper.metric_history_hot, tweetkeeper.metric_history_compact, tweetkeeper.batches,
   tweetkeeper.payloads, tweetkeeper.tombstones, tweetkeeper.edits;
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
-    FROM generate_series(1, $TWEETS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_floor_ids_sql "$TWEETS"));
 SQL
   tk_psql -c "VACUUM ANALYZE tweetkeeper.tweets" -c "VACUUM ANALYZE tweetkeeper.metric_history_hot" -c "CHECKPOINT" >/dev/null
 }

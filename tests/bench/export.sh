@@ -10,9 +10,7 @@ tk_pg_start "$dir" -c shared_buffers=512MB -c max_wal_size=4GB || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null || exit 1
 # The posts and, for each, a payload of about the size the mock's tweets have, 100 to a batch.
 tk_psql >/dev/null <<SQL || exit 1
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
-    FROM generate_series(1, $POSTS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_floor_ids_sql "$POSTS"));
 INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author)
 SELECT t.tweet_id, now(), row_number() OVER (ORDER BY t.tweet_id) / 100, '\x00',
        jsonb_build_object('id', t.tweet_id::text, 'text', 'Mock tweet ' || t.tweet_id || ' ' || repeat('x', 200),

@@ -44,9 +44,7 @@ measure() {
 CREATE EXTENSION tweetkeeper;
 CREATE EXTENSION pg_stat_statements;
 $SETUP_SQL
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
-    FROM generate_series(1, $TWEETS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_floor_ids_sql "$TWEETS"));
 -- Today's history partition exists before the count starts (0.3.0 on: the background worker's
 -- first housekeeping would otherwise move the default partition's rows during the run).
 DO \$\$ BEGIN

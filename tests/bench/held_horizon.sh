@@ -25,9 +25,7 @@ fresh() {
   tk_psql >/dev/null <<SQL
 TRUNCATE tweetkeeper.tweets, tweetkeeper.metric_history_hot, tweetkeeper.batches, tweetkeeper.tombstones,
          tweetkeeper.payloads, tweetkeeper.edits;
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
-    FROM generate_series(1, $TWEETS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_floor_ids_sql "$TWEETS"));
 SELECT tweetkeeper.create_partitions();
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;

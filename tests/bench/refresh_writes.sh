@@ -15,9 +15,7 @@ tk_workdir refresh-writes
 tk_pg_start "$dir" -c shared_buffers=512MB -c max_wal_size=4GB -c checkpoint_timeout=30min || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null || exit 1
 tk_psql >/dev/null <<SQL || exit 1
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
-    FROM generate_series(1, $TWEETS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_floor_ids_sql "$TWEETS"));
 -- Today's history partition exists before the count starts (on a new cluster the background
 -- worker's first housekeeping may come during the run and move the default partition's rows).
 SELECT tweetkeeper.create_partitions();

@@ -63,9 +63,7 @@ fresh_state_once() {
   if [ "$NETWORK" = x ]; then
     tk_psql <<SQL
 TRUNCATE tweetkeeper.tweets, $history, tweetkeeper.batches;
-SELECT tweetkeeper.schedule_tweets(ARRAY(
-  SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g
-    FROM generate_series(1, $TWEETS) g));
+SELECT tweetkeeper.schedule_tweets($(tk_floor_ids_sql "$TWEETS"));
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;
 SQL

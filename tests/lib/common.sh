@@ -171,6 +171,13 @@ tk_snowflake_sql() {
   local off=${3:-0}
   echo "ARRAY(SELECT (((extract(epoch FROM now() - interval '$1') * 1000)::bigint - 1288834974657) << 22) + g FROM generate_series($((off + 1)), $((off + $2))) g)"
 }
+# tk_floor_ids_sql N: SQL for an array of N X tweet ids two hours old, made 10 to a millisecond
+# (100 s of creation times for a million, the firehose's pace at its busiest), not all in one:
+# a million equal keys in the claim's index is no queue a user has. The benches that compare
+# versions or shapes on the floor's queue (run.sh, release_ab.sh through it, ...) all use it.
+tk_floor_ids_sql() {
+  echo "ARRAY(SELECT (((extract(epoch FROM now() - interval '2 hours') * 1000)::bigint - g / 10 - 1288834974657) << 22) + g FROM generate_series(1, $1) g)"
+}
 # tk_fast_policy_sql [YOUNG_AGE [YOUNG_DELAY]]: SQL that replaces the age policy with the suites'
 # fast one: tweets younger than YOUNG_AGE (5 minutes) every YOUNG_DELAY (6 seconds), up to 2 hours
 # every 15 seconds, up to 30 days daily. A run of a minute sees many refreshes.
