@@ -118,12 +118,13 @@ bench: deps
 	tests/bench/export.sh
 	tests/bench/citus_cpu.sh
 
-# Each network's claim latency at 100,000 and 10,000,000 tracked posts of every network (about
-# 15 minutes, 6 GB of disk).
+# Each network's claim latency at 100,000 and 10,000,000 tracked posts of every network, and the
+# update from 0.3.0 on 10,000,000 (about 35 minutes, 6 GB of disk).
 bench-scale: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/claim_scale.sh
+	tests/bench/upgrade.sh
 
 # Only the shortage scenario of make bench (about 4 minutes).
 bench-shortage: deps

@@ -85,20 +85,7 @@ for n in $SIZES; do
   t0=$(date +%s)
   tk_psql >/dev/null <<SQL || exit 1
 TRUNCATE tweetkeeper.tweets, tweetkeeper.post_refs, tweetkeeper.metric_history_hot, tweetkeeper.metric_history_compact, tweetkeeper.batches, tweetkeeper.endpoints, tweetkeeper.endpoint_lanes;
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '10 minutes' $x 0));
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '30 minutes' $x 20000000));
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '12 hours' $x 40000000));
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '3 days' $x 60000000));
-SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '20 days' $x 80000000));
-$(for age in '10 minutes' '30 minutes' '12 hours' '3 days' '20 days'; do
-  # Bluesky posts by DID (at:// URIs), a microsecond apart; Mastodon statuses (ids: ms << 16) on
-  # m0.social .. m19.social, a millisecond apart. One call per age and network.
-  tk_bluesky_posts_sql "$age" "$b" '1 microsecond'
-  echo "SELECT tweetkeeper.schedule_posts(ARRAY(
-  SELECT format('https://m%s.social/@u/%s', g % 20,
-                ((extract(epoch FROM now() - interval '$age' + g * interval '1 ms') * 1000)::bigint << 16) + g % 65536)
-    FROM generate_series(1, $m) g));"
-done)
+$(tk_mixed_queue_sql $n)
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 second' WHERE tweet_id < 0;
 VACUUM ANALYZE tweetkeeper.tweets;
 CHECKPOINT;

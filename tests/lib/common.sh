@@ -216,6 +216,24 @@ tk_bluesky_posts_sql() {
                 public.tid(now() - interval '$1' + g * interval '$3', (g % 1024)::int))
     FROM generate_series(1, $2) g));"
 }
+# tk_mixed_queue_sql N: SQL that schedules N posts of five ages (10 minutes, 30 minutes, 12 hours,
+# 3 days, 20 days): 60% X tweets, 30% Bluesky posts (by DID, a microsecond apart), 10% Mastodon
+# statuses (ids: ms << 16) on m0.social .. m19.social, a millisecond apart; one call per age and
+# network. Needs public.tid (tk_tid_sql). make bench-scale's queue, and the upgrade bench's.
+tk_mixed_queue_sql() {
+  local x=$(($1 * 6 / 10 / 5)) b=$(($1 * 3 / 10 / 5)) m=$(($1 / 10 / 5)) age i=0
+  for age in '10 minutes' '30 minutes' '12 hours' '3 days' '20 days'; do
+    echo "SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql "$age" $x $((i * 20000000))));"
+    i=$((i + 1))
+  done
+  for age in '10 minutes' '30 minutes' '12 hours' '3 days' '20 days'; do
+    tk_bluesky_posts_sql "$age" "$b" '1 microsecond'
+    echo "SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://m%s.social/@u/%s', g % 20,
+                ((extract(epoch FROM now() - interval '$age' + g * interval '1 ms') * 1000)::bigint << 16) + g % 65536)
+    FROM generate_series(1, $m) g));"
+  done
+}
 # tk_expected_sql DELETED_EVERY PROTECTED_EVERY: SQL for public.expected (tweet_id, state), the
 # state each tracked tweet must end in when the mock runs with --deleted-every and
 # --protected-every.
