@@ -98,8 +98,8 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
-[[noreturn]] void Fail(std::string_view url, const std::string& why) {
-  throw PostUrlError("not a post URL " + Quote(url) + ": " + why);
+[[noreturn]] void Fail(std::string_view url, const std::string& why, const char* what = "post") {
+  throw PostUrlError(std::string("not a ") + what + " URL " + Quote(url) + ": " + why);
 }
 
 // A positive int64 in plain decimal (1 to 19 digits, no sign, no leading zero).
@@ -259,6 +259,35 @@ PostRef MastodonPost(std::string_view url, const std::string& host, std::string_
   return ref;
 }
 
+// The value without surrounding blanks; refuses one too long, not UTF-8, or empty.
+std::string_view Trimmed(std::string_view raw, const char* what) {
+  if (raw.size() > kMaxPostUrlBytes)
+    Fail(raw, "it is longer than " + std::to_string(kMaxPostUrlBytes) + " bytes, the most a " + what + " URL has",
+         what);
+  if (!ValidUtf8(raw)) throw PostUrlError(std::string("not a ") + what + " URL: the value is not valid UTF-8");
+  std::string_view url = raw;
+  while (!url.empty() && (url.front() == ' ' || url.front() == '\t' || url.front() == '\r' || url.front() == '\n'))
+    url.remove_prefix(1);
+  while (!url.empty() && (url.back() == ' ' || url.back() == '\t' || url.back() == '\r' || url.back() == '\n'))
+    url.remove_suffix(1);
+  if (url.empty()) Fail(raw, "it is empty", what);
+  return url;
+}
+
+// What follows the scheme: the host (lower case, a domain name) returned, the path's segments
+// in *seg; query strings and fragments say nothing about a post or an account.
+std::string HostAndPath(std::string_view raw, std::string_view rest, std::vector<std::string_view>* seg,
+                        const char* what) {
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  const size_t slash = rest.find('/');
+  std::string host = LowerCopy(rest.substr(0, slash));
+  if (!host.empty() && host.back() == '.') host.pop_back();
+  if (!IsDomain(host)) Fail(raw, "the host is not a domain name (no user, no port), got " + Quote(host), what);
+  seg->clear();
+  if (slash != std::string_view::npos) *seg = Segments(rest.substr(slash + 1));
+  return host;
+}
+
 constexpr const char* kForms =
     "X: https://x.com/<user>/status/<id>; Bluesky: https://bsky.app/profile/<handle or DID>/post/<rkey> or "
     "at://<handle or DID>/app.bsky.feed.post/<rkey>; Mastodon: https://<host>/@<user>/<id>";
@@ -278,15 +307,7 @@ const char* NetworkName(Network network) {
 }
 
 PostRef ParsePostUrl(std::string_view raw) {
-  if (raw.size() > kMaxPostUrlBytes)
-    Fail(raw, "it is longer than " + std::to_string(kMaxPostUrlBytes) + " bytes, the most a post URL has");
-  if (!ValidUtf8(raw)) throw PostUrlError("not a post URL: the value is not valid UTF-8");
-  std::string_view url = raw;
-  while (!url.empty() && (url.front() == ' ' || url.front() == '\t' || url.front() == '\r' || url.front() == '\n'))
-    url.remove_prefix(1);
-  while (!url.empty() && (url.back() == ' ' || url.back() == '\t' || url.back() == '\r' || url.back() == '\n'))
-    url.remove_suffix(1);
-  if (url.empty()) Fail(raw, "it is empty");
+  const std::string_view url = Trimmed(raw, "post");
 
   if (StartsWithNoCase(url, "at://")) {
     std::string_view rest = url.substr(5);
@@ -303,14 +324,8 @@ PostRef ParsePostUrl(std::string_view raw) {
     scheme = 7;
   else
     Fail(raw, std::string("expected an https:// or at:// URL (") + kForms + ")");
-  std::string_view rest = url.substr(scheme);
-  rest = rest.substr(0, rest.find_first_of("?#"));  // query strings and fragments say nothing about the post
-  const size_t slash = rest.find('/');
-  std::string host = LowerCopy(rest.substr(0, slash));
-  if (!host.empty() && host.back() == '.') host.pop_back();
-  if (!IsDomain(host)) Fail(raw, "the host is not a domain name (no user, no port), got " + Quote(host));
-  const std::vector<std::string_view> seg =
-      slash == std::string_view::npos ? std::vector<std::string_view>{} : Segments(rest.substr(slash + 1));
+  std::vector<std::string_view> seg;
+  const std::string host = HostAndPath(raw, url.substr(scheme), &seg, "post");
 
   if (IsXHost(host)) {
     if (seg.size() >= 4 && seg[0] == "i" && seg[1] == "web" && seg[2] == "status" && XTail(seg, 4))
@@ -328,6 +343,122 @@ PostRef ParsePostUrl(std::string_view raw) {
     return MastodonPost(raw, host, seg[0].substr(1), seg[1]);
   if (seg.size() == 4 && seg[0] == "users" && seg[2] == "statuses") return MastodonPost(raw, host, seg[1], seg[3]);
   Fail(raw, std::string("no known post URL form (") + kForms + ")");
+}
+
+namespace {
+
+constexpr const char* kProfileForms =
+    "X: https://x.com/<user>; Bluesky: https://bsky.app/profile/<handle or DID>; Mastodon: "
+    "https://<server>/@<user> or @<user>@<server>";
+
+// X's paths that are no account: its own pages (a user name cannot take them).
+bool IsXReserved(std::string_view first) {
+  static constexpr std::array<std::string_view, 22> kPaths = {
+      "home",    "explore", "search",  "notifications", "messages", "settings", "compose", "login",
+      "logout",  "signup",  "tos",     "privacy",       "hashtag",  "intent",   "share",   "jobs",
+      "account", "i",       "search-advanced", "download", "lists", "communities"};
+  return std::find(kPaths.begin(), kPaths.end(), LowerCopy(first)) != kPaths.end();
+}
+
+// The pages of a profile people copy the URL of: the profile is the account's all the same.
+bool ProfileTail(const std::vector<std::string_view>& seg, size_t from) {
+  static constexpr std::array<std::string_view, 13> kPages = {
+      "with_replies", "media",     "likes",     "highlights", "articles", "followers", "following",
+      "verified_followers", "lists", "posts", "replies", "feed", "superfollows"};
+  return seg.size() == from ||
+         (seg.size() == from + 1 && std::find(kPages.begin(), kPages.end(), seg[from]) != kPages.end());
+}
+
+ProfileRef XProfile(std::string_view raw, const std::vector<std::string_view>& seg) {
+  ProfileRef ref;
+  ref.network = Network::kX;
+  if (seg.size() >= 3 && seg[0] == "i" && seg[1] == "user" && ProfileTail(seg, 3)) {
+    const auto id = PositiveId(seg[2]);
+    if (!id) Fail(raw, "an X user id is a positive number of at most 19 digits, got " + Quote(seg[2]), "profile");
+    ref.account_id = std::to_string(*id);
+    ref.canonical = "https://x.com/i/user/" + ref.account_id;
+    return ref;
+  }
+  // X's user names: 1 to 15 letters, digits and underscores.
+  if (seg.empty() || seg[0].empty() || IsXReserved(seg[0]) || seg[0].size() > 15 || !IsXUser(seg[0]) ||
+      !ProfileTail(seg, 1))
+    Fail(raw, "an X profile URL is https://x.com/<user> (a user name of 1 to 15 letters, digits and _) or "
+              "https://x.com/i/user/<id>", "profile");
+  ref.handle = LowerCopy(seg[0]);
+  ref.canonical = "https://x.com/" + ref.handle;
+  return ref;
+}
+
+ProfileRef BlueskyProfile(std::string_view raw, std::string_view actor) {
+  std::string why;
+  std::string account = Actor(actor, &why);
+  if (account.empty()) Fail(raw, why + ", got " + Quote(actor), "profile");
+  ProfileRef ref;
+  ref.network = Network::kBluesky;
+  if (account.rfind("did:", 0) == 0)
+    ref.account_id = account;
+  else
+    ref.handle = account;
+  ref.canonical = "https://bsky.app/profile/" + account;
+  return ref;
+}
+
+// A Mastodon account on `host` named `user`, or user@domain (a remote account: it lives there).
+ProfileRef MastodonProfile(std::string_view raw, std::string host, std::string_view user) {
+  const size_t at = user.find('@');
+  const std::string_view name = user.substr(0, at);
+  if (!IsMastodonUser(name) || (at != std::string_view::npos && !IsDomain(user.substr(at + 1))))
+    Fail(raw, "a Mastodon user is letters, digits and _ . - (and @<server> for a remote one), got " + Quote(user),
+         "profile");
+  if (at != std::string_view::npos) {
+    host = LowerCopy(user.substr(at + 1));
+    if (host.back() == '.') host.pop_back();
+  }
+  ProfileRef ref;
+  ref.network = Network::kMastodon;
+  ref.host = std::move(host);
+  ref.handle = std::string(name);
+  ref.canonical = "https://" + ref.host + "/@" + ref.handle;
+  return ref;
+}
+
+}  // namespace
+
+ProfileRef ParseProfileUrl(std::string_view raw) {
+  std::string_view url = Trimmed(raw, "profile");
+  // An address: @user@server or user@server (no scheme, no slash).
+  if (url.find('/') == std::string_view::npos && url.find('@', 1) != std::string_view::npos) {
+    std::string_view acct = url.front() == '@' ? url.substr(1) : url;
+    const size_t at = acct.find('@');
+    if (at == std::string_view::npos || at == 0 || acct.find('@', at + 1) != std::string_view::npos)
+      Fail(raw, "a Mastodon address is @<user>@<server>", "profile");
+    const std::string server = LowerCopy(acct.substr(at + 1));
+    if (!IsDomain(server)) Fail(raw, "the server is not a domain name, got " + Quote(acct.substr(at + 1)), "profile");
+    return MastodonProfile(raw, server, acct.substr(0, at));
+  }
+  if (StartsWithNoCase(url, "at://")) {
+    const std::vector<std::string_view> seg = Segments(url.substr(5));
+    if (seg.size() != 1) Fail(raw, "an at:// account URI is at://<DID or handle>, with no path", "profile");
+    return BlueskyProfile(raw, seg[0]);
+  }
+  size_t scheme = 0;
+  if (StartsWithNoCase(url, "https://"))
+    scheme = 8;
+  else if (StartsWithNoCase(url, "http://"))
+    scheme = 7;
+  else if (url.find("://") != std::string_view::npos)
+    Fail(raw, std::string("expected an https:// URL (") + kProfileForms + ")", "profile");
+  std::vector<std::string_view> seg;
+  const std::string host = HostAndPath(raw, url.substr(scheme), &seg, "profile");
+  if (IsXHost(host)) return XProfile(raw, seg);
+  if (host == "bsky.app" || host == "www.bsky.app") {
+    if (seg.size() >= 2 && seg[0] == "profile" && ProfileTail(seg, 2)) return BlueskyProfile(raw, seg[1]);
+    Fail(raw, "a Bluesky profile URL is https://bsky.app/profile/<handle or DID>", "profile");
+  }
+  if (seg.size() >= 1 && seg[0].size() > 1 && seg[0][0] == '@' && ProfileTail(seg, 1))
+    return MastodonProfile(raw, host, seg[0].substr(1));
+  if (seg.size() == 2 && seg[0] == "users") return MastodonProfile(raw, host, seg[1]);
+  Fail(raw, std::string("no known profile URL form (") + kProfileForms + ")", "profile");
 }
 
 }  // namespace tweetkeeper

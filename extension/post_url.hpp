@@ -52,4 +52,30 @@ constexpr std::size_t kMaxPostUrlBytes = 2048;
 // the value (cut to 200 characters) and says what is wrong with it.
 PostRef ParsePostUrl(std::string_view url);
 
+// An account as people paste it to follow it: its network, where it lives, and its name there.
+struct ProfileRef {
+  Network network = Network::kX;
+  // Mastodon: the account's own server (lower case), the one its statuses are read from: the
+  // URL's host, or the domain of a remote account's address (https://a.social/@bob@b.social is
+  // bob of b.social). Empty for X and Bluesky.
+  std::string host;
+  // The account's name as the URL gives it: X: the user name in lower case (X's are
+  // case-insensitive); Bluesky: the handle in lower case; Mastodon: the user name on `host`.
+  // Empty when the URL names the account by its id only (X's /i/user/<id>, a Bluesky DID).
+  std::string handle;
+  // The network's stable id of the account, when the URL names it: X's /i/user/<id>, a Bluesky
+  // DID. Empty otherwise (a follower resolves the handle once). One of the two is never empty.
+  std::string account_id;
+  // One spelling per account and form: https://x.com/<user>, https://x.com/i/user/<id>,
+  // https://bsky.app/profile/<handle or DID>, https://<host>/@<user>.
+  std::string canonical;
+};
+
+// Reads a profile URL (surrounding blanks ignored): https://x.com/<user> (twitter.com too, and
+// the profile's own pages: /media, /with_replies, ...), https://x.com/i/user/<id>,
+// https://bsky.app/profile/<handle or DID>, at://<DID or handle>, https://<server>/@<user>,
+// https://<server>/users/<user>, and the address forms @user@server and user@server (Mastodon).
+// The scheme may be left out (x.com/<user>). Throws PostUrlError ("not a profile URL ...").
+ProfileRef ParseProfileUrl(std::string_view url);
+
 }  // namespace tweetkeeper

@@ -9,7 +9,9 @@
 #                             (CREATE OR REPLACE), their comments, roles and grants (idempotent)
 #   sql/updates/A--B.sql      the hand-written delta from release A to B: what a database made
 #                             with A needs before B's replaceable definitions (new tables,
-#                             columns, data moves, DROP of what B no longer has or re-declares)
+#                             columns, data moves, DROP of what B no longer has or re-declares);
+#                             a line "-- include sql/schema/NN_name.sql" brings in a schema part
+#                             that is new in B whole
 # The install script is both kinds, part by part in the order of NN (a part's schema before its
 # replaceable definitions); an upgrade script is the delta followed by every replaceable part.
 # So each function and view is written once, in sql/replaceable, and reaches fresh installs and
@@ -65,7 +67,18 @@ case "${1:-}" in
     echo "-- replaceable definition of $to."
     echo
     echo "-- ==== sql/updates/$from--$to.sql"
-    cat "$delta"
+    # A line "-- include sql/schema/NN_name.sql" in the delta stands for that part's text: a table
+    # new in TO is written once, in sql/schema, for installs and the upgrade alike.
+    while IFS= read -r line || [ -n "$line" ]; do
+      if [[ $line =~ ^--\ include\ sql/schema/([0-9]{2}_[a-z_]+\.sql)$ ]]; then
+        inc=$sql/schema/${BASH_REMATCH[1]}
+        [ -f "$inc" ] || { echo "build-sql: $delta includes $inc, which does not exist" >&2; exit 1; }
+        echo "-- ==== sql/schema/${BASH_REMATCH[1]} (included)"
+        cat "$inc"
+      else
+        printf '%s\n' "$line"
+      fi
+    done <"$delta"
     for part in $(ls "$sql/replaceable" | sort); do
       echo
       echo "-- ==== sql/replaceable/$part"

@@ -73,3 +73,6 @@ GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
 -- Added in 0.4.0: what payload_content() calls; when an empty claim may next find something.
 GRANT EXECUTE ON FUNCTION payload_without_counts(jsonb) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION claim_wait(text) TO tweetkeeper_worker;
+-- Added in 0.4.0: following accounts, for those who may schedule.
+GRANT EXECUTE ON FUNCTION parse_profile_url(text) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION follow(text), follow_accounts(text[]), unfollow(text) TO tweetkeeper_admin;

@@ -34,3 +34,7 @@ BEGIN
     EXECUTE 'ALTER TABLE tweetkeeper.batches ADD COLUMN edits_followed integer';
   END IF;
 END $do$;
+
+-- followed_accounts (follow(), unfollow(), the follows view), new in 0.4.0: its part as a fresh
+-- install has it.
+-- include sql/schema/37_follows.sql

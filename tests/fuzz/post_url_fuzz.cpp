@@ -1,8 +1,10 @@
-// Fuzz target: ParsePostUrl (extension/post_url.cpp), which reads every post URL given to
-// parse_post_url() in the database and to tweetkeeper-import. The input is the URL, as is.
+// Fuzz target: ParsePostUrl and ParseProfileUrl (extension/post_url.cpp), which read every post
+// URL given to parse_post_url() in the database and to tweetkeeper-import, and every profile URL
+// given to follow(). The input is the URL, as is, read as both.
 //  - It returns a post or throws PostUrlError, nothing else.
 //  - A post has a key, and its canonical spelling is a fixed point: parsed again it is the same
 //    post (network, host, key) with the same canonical spelling.
+//  - A profile has a handle or an id, and its canonical spelling is a fixed point likewise.
 //  - A refusal's message is one line of text PostgreSQL accepts (it becomes an ERROR's message)
 //    and stays short whatever the input's length.
 
@@ -16,8 +18,27 @@
 
 namespace tk = tweetkeeper;
 
+namespace {
+void CheckRefusal(const tk::PostUrlError& e) {
+  const std::string_view msg = e.what();
+  TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(msg));
+  TK_FUZZ_CHECK(msg.find('\n') == std::string_view::npos && msg.find('\r') == std::string_view::npos);
+  TK_FUZZ_CHECK(msg.size() < 2000);
+}
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view url(reinterpret_cast<const char*>(data), size);
+  try {
+    const tk::ProfileRef ref = tk::ParseProfileUrl(url);
+    TK_FUZZ_CHECK(!ref.handle.empty() || !ref.account_id.empty());
+    TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.handle));
+    const tk::ProfileRef again = tk::ParseProfileUrl(ref.canonical);
+    TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.handle == ref.handle);
+    TK_FUZZ_CHECK(again.canonical == ref.canonical && again.account_id == ref.account_id);
+  } catch (const tk::PostUrlError& e) {
+    CheckRefusal(e);
+  }
   try {
     const tk::PostRef ref = tk::ParsePostUrl(url);
     TK_FUZZ_CHECK(!ref.key.empty());
@@ -26,10 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.key == ref.key);
     TK_FUZZ_CHECK(again.canonical == ref.canonical && again.created_ms == ref.created_ms);
   } catch (const tk::PostUrlError& e) {
-    const std::string_view msg = e.what();
-    TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(msg));
-    TK_FUZZ_CHECK(msg.find('\n') == std::string_view::npos && msg.find('\r') == std::string_view::npos);
-    TK_FUZZ_CHECK(msg.size() < 2000);
+    CheckRefusal(e);
   }
   return 0;
 }

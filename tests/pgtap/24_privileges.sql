@@ -22,7 +22,7 @@ INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unn
   'tweetkeeper.tweet_cost(numeric)', 'tweetkeeper.forecast(interval)', 'tweetkeeper.next_month_utc()',
   'tweetkeeper.unpack_history(bytea)', 'tweetkeeper.history_span(timestamptz)', 'tweetkeeper.first_delay()',
   'tweetkeeper.parse_post_url(text)', 'tweetkeeper.payload_content(jsonb, jsonb)',
-  'tweetkeeper.payload_without_counts(jsonb)']) f;
+  'tweetkeeper.payload_without_counts(jsonb)', 'tweetkeeper.parse_profile_url(text)']) f;
 -- The admin: the reader's, and scheduling, watching, credentials, upkeep.
 INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';
 INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unnest(ARRAY[
@@ -36,7 +36,8 @@ INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unne
   'tweetkeeper.unschedule_housekeeping()', 'tweetkeeper.compact_history(integer)',
   'tweetkeeper.schedule_post(text, timestamptz)', 'tweetkeeper.schedule_posts(text[])',
   'tweetkeeper.watch_posts(text[], interval, interval)', 'tweetkeeper.unwatch_posts(text[])',
-  'tweetkeeper.delay_heads()']) f;
+  'tweetkeeper.delay_heads()', 'tweetkeeper.follow(text)', 'tweetkeeper.follow_accounts(text[])',
+  'tweetkeeper.unfollow(text)']) f;
 
 CREATE TEMP VIEW may AS
   SELECT r.role, p.oid::regprocedure::text AS fn

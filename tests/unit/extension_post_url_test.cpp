@@ -171,5 +171,90 @@ TEST(PostUrl, AtMost2048Bytes) {
   }
 }
 
+struct AcceptedProfile {
+  std::string url;
+  Network network;
+  std::string host, handle, account_id, canonical;
+};
+
+TEST(ProfileUrl, AcceptedForms) {
+  const std::string did = "did:plc:z72i7hdynmk6r22z27h6tvur";
+  const std::vector<AcceptedProfile> cases = {
+      {"https://x.com/XDevelopers", Network::kX, "", "xdevelopers", "", "https://x.com/xdevelopers"},
+      {"x.com/XDevelopers", Network::kX, "", "xdevelopers", "", "https://x.com/xdevelopers"},
+      {"  https://twitter.com/jack/?s=20\n", Network::kX, "", "jack", "", "https://x.com/jack"},
+      {"https://mobile.x.com/jack/with_replies", Network::kX, "", "jack", "", "https://x.com/jack"},
+      {"https://x.com/jack/media", Network::kX, "", "jack", "", "https://x.com/jack"},
+      {"https://x.com/i/user/12", Network::kX, "", "", "12", "https://x.com/i/user/12"},
+      {"https://bsky.app/profile/Alice.Bsky.Social", Network::kBluesky, "", "alice.bsky.social", "",
+       "https://bsky.app/profile/alice.bsky.social"},
+      {"bsky.app/profile/" + did + "/", Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
+      {"https://bsky.app/profile/" + did + "/feed", Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
+      {"at://" + did, Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
+      {"at://alice.bsky.social", Network::kBluesky, "", "alice.bsky.social", "",
+       "https://bsky.app/profile/alice.bsky.social"},
+      {"https://mastodon.social/@Gargron", Network::kMastodon, "mastodon.social", "Gargron", "",
+       "https://mastodon.social/@Gargron"},
+      {"https://Mastodon.Social/users/Gargron", Network::kMastodon, "mastodon.social", "Gargron", "",
+       "https://mastodon.social/@Gargron"},
+      {"mastodon.social/@Gargron/with_replies", Network::kMastodon, "mastodon.social", "Gargron", "",
+       "https://mastodon.social/@Gargron"},
+      // A remote account seen on another server lives on its own.
+      {"https://hachyderm.io/@alice@Example.ORG", Network::kMastodon, "example.org", "alice", "",
+       "https://example.org/@alice"},
+      {"@Gargron@mastodon.social", Network::kMastodon, "mastodon.social", "Gargron", "",
+       "https://mastodon.social/@Gargron"},
+      {"Gargron@Mastodon.Social", Network::kMastodon, "mastodon.social", "Gargron", "",
+       "https://mastodon.social/@Gargron"},
+  };
+  for (const AcceptedProfile& c : cases) {
+    SCOPED_TRACE(c.url);
+    const ProfileRef ref = ParseProfileUrl(c.url);
+    EXPECT_EQ(ref.network, c.network);
+    EXPECT_EQ(ref.host, c.host);
+    EXPECT_EQ(ref.handle, c.handle);
+    EXPECT_EQ(ref.account_id, c.account_id);
+    EXPECT_EQ(ref.canonical, c.canonical);
+    // The canonical form reads back as itself.
+    EXPECT_EQ(ParseProfileUrl(ref.canonical).canonical, ref.canonical);
+  }
+}
+
+TEST(ProfileUrl, RefusedWithWhy) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "it is empty"},
+      {"https://x.com/home", "an X profile URL is https://x.com/<user>"},
+      {"https://x.com/jack/status/20", "an X profile URL is https://x.com/<user>"},
+      {"https://x.com/a_name_of_sixteen", "an X profile URL is https://x.com/<user>"},
+      {"https://x.com/i/user/0", "an X user id is a positive number"},
+      {"https://bsky.app/profile/alice.bsky.social/post/3l6oveex3ii2l", "a Bluesky profile URL is"},
+      {"https://bsky.app/profile/did:plc:short", "a did:plc is"},
+      {"at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3l6oveex3ii2l", "an at:// account URI is"},
+      {"https://mastodon.social/@Gargron/113310863287398209", "no known profile URL form"},
+      {"https://mastodon.social/", "no known profile URL form"},
+      {"@b\xc3\xa9@mastodon.social", "a Mastodon user is"},
+      {"@alice@", "the server is not a domain name"},
+      {"@alice@b@c", "a Mastodon address is"},
+      {"@alice@localhost", "the server is not a domain name"},
+      {"https://user:pw@x.com/jack", "the host is not a domain name"},
+      {"ftp://x.com/jack", "expected an https:// URL"},
+      {"@jack", "the host is not a domain name"},
+  };
+  for (const auto& [url, why] : cases) {
+    SCOPED_TRACE(url);
+    try {
+      ParseProfileUrl(url);
+      ADD_FAILURE() << "accepted";
+    } catch (const PostUrlError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("not a profile URL", 0), 0u) << what;
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+    }
+  }
+  std::string url = "https://x.com/jack?";
+  url.resize(kMaxPostUrlBytes + 1, 'a');
+  EXPECT_THROW(ParseProfileUrl(url), PostUrlError);
+}
+
 }  // namespace
 }  // namespace tweetkeeper
