@@ -106,3 +106,145 @@ COMMENT ON VIEW follows IS
   'server (Mastodon), since when followed, posts found, the newest one''s time, how far behind the '
   'follower is (now minus the moment up to which every post of the account was seen), and its '
   'status: resolving, following, missing (no such account) or private, with the service''s reason.';
+
+-- The followers' side (tweetkeeper_worker). A follower claims accounts under a lease held by its
+-- database session, as a batch is: it reads their new posts, and stores what it found with
+-- store_follow_posts() in the transaction that schedules them; a lease that runs out (a killed
+-- follower) lets another follower take the account.
+
+-- Whether this session holds the lease on a followed account (else 55000, naming it).
+CREATE OR REPLACE FUNCTION follow_lease_held(f tweetkeeper.followed_accounts) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF f.follow_id IS NULL THEN
+    RAISE EXCEPTION 'no followed account with that follow_id (unfollowed meanwhile?)'
+      USING ERRCODE = 'object_not_in_prerequisite_state';
+  END IF;
+  IF f.lease_pid IS DISTINCT FROM pg_backend_pid() OR f.lease_started IS DISTINCT FROM tweetkeeper.backend_start() THEN
+    RAISE EXCEPTION 'followed account % (%) is not leased by this session', f.follow_id, f.url
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Claim it again with claim_follows(); another follower may hold it now.';
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accounts integer,
+                                         lease interval DEFAULT '15 seconds', due_only boolean DEFAULT true)
+  RETURNS TABLE (follow_id bigint, host text, handle text, account_id text, status text, since timestamptz,
+                 checked_at timestamptz, newest_post_id text)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL THEN
+    RAISE EXCEPTION 'follower, network, max_accounts, lease and due_only must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF network NOT IN ('x', 'bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'network must be x, bluesky or mastodon, got %', network USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF max_accounts NOT BETWEEN 1 AND 10000 OR lease NOT BETWEEN interval '1 second' AND interval '1 hour' THEN
+    RAISE EXCEPTION 'max_accounts must be 1 to 10000 and lease 1 second to 1 hour, got % and %', max_accounts, lease
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN QUERY
+  WITH c AS (
+    SELECT f.follow_id FROM tweetkeeper.followed_accounts f
+     WHERE f.network = claim_follows.network AND f.status IN ('resolving', 'following')
+       AND (f.lease_until IS NULL OR f.lease_until < now()
+            OR (f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()))
+       AND (NOT due_only OR f.poll_after <= now())
+     ORDER BY f.poll_after, f.follow_id
+     LIMIT max_accounts FOR UPDATE SKIP LOCKED)
+  UPDATE tweetkeeper.followed_accounts f
+     SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper.backend_start(),
+         lease_until = now() + lease
+    FROM c WHERE f.follow_id = c.follow_id
+  RETURNING f.follow_id, nullif(f.host, ''), f.handle, f.account_id, f.status, f.since, f.checked_at, f.newest_post_id;
+END $$;
+COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean) IS
+  'A follower''s claim: up to max_accounts followed accounts of a network that are resolving or '
+  'followed, free (or already this session''s: their leases are renewed), and with due_only due to '
+  'be read (poll_after), the longest waiting first, leased to this database session for lease.';
+
+-- A follower's answer on who an account is: its id and current handle, or that it is missing
+-- (no such account) or private. An account followed under two names (a handle, and its id or an
+-- older handle) is kept once: the other row goes, and false is returned.
+CREATE OR REPLACE FUNCTION resolve_follow(follow_id bigint, account_id text, handle text, status text,
+                                          reason text DEFAULT NULL) RETURNS boolean
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
+BEGIN
+  IF follow_id IS NULL OR status IS NULL THEN
+    RAISE EXCEPTION 'follow_id and status must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF status NOT IN ('following', 'missing', 'private') OR (status = 'following' AND account_id IS NULL) THEN
+    RAISE EXCEPTION 'status must be following (with an account_id), missing or private, got %', status
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = resolve_follow.follow_id FOR UPDATE;
+  PERFORM tweetkeeper.follow_lease_held(f);
+  IF account_id IS NOT NULL AND EXISTS (
+       SELECT FROM tweetkeeper.followed_accounts a
+        WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
+          AND a.follow_id <> f.follow_id) THEN
+    DELETE FROM tweetkeeper.followed_accounts a WHERE a.follow_id = f.follow_id;
+    RETURN false;
+  END IF;
+  UPDATE tweetkeeper.followed_accounts a
+     SET account_id = coalesce(resolve_follow.account_id, a.account_id),
+         handle = coalesce(resolve_follow.handle, a.handle), status = resolve_follow.status,
+         reason = resolve_follow.reason
+   WHERE a.follow_id = f.follow_id;
+  RETURN true;
+END $$;
+
+-- What a follower found of one account: its new posts (URLs and creation times), scheduled here
+-- with their own creation times in the caller's transaction, and how far it has read (every post
+-- made before checked_until seen; newest_post_id, the next read's since_id). Returns how many
+-- posts were new. The lease is kept; poll_after says when to read the account next.
+CREATE OR REPLACE FUNCTION store_follow_posts(follow_id bigint, urls text[], created_ats timestamptz[],
+                                              newest_post_id text, checked_until timestamptz,
+                                              poll_after timestamptz) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
+  added bigint := 0;
+  p record;
+BEGIN
+  IF follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL THEN
+    RAISE EXCEPTION 'follow_id, urls, created_ats, checked_until and poll_after must not be NULL'
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF cardinality(urls) <> cardinality(created_ats) THEN
+    RAISE EXCEPTION 'urls has % elements and created_ats %: one creation time per post', cardinality(urls),
+      cardinality(created_ats) USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = store_follow_posts.follow_id FOR UPDATE;
+  PERFORM tweetkeeper.follow_lease_held(f);
+  FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
+    IF p.created_at IS NULL THEN
+      RAISE EXCEPTION 'post % has no creation time', p.url USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF tweetkeeper.schedule_post(p.url, p.created_at) THEN
+      added := added + 1;
+    END IF;
+  END LOOP;
+  UPDATE tweetkeeper.followed_accounts a
+     SET posts_found = a.posts_found + added,
+         newest_post_id = coalesce(store_follow_posts.newest_post_id, a.newest_post_id),
+         newest_post_at = greatest(a.newest_post_at, (SELECT max(c) FROM unnest(created_ats) AS c)),
+         checked_at = greatest(a.checked_at, checked_until), poll_after = store_follow_posts.poll_after
+   WHERE a.follow_id = f.follow_id;
+  RETURN added;
+END $$;
+
+-- A follower stopping: its leases end now, so that another takes its accounts at once.
+CREATE OR REPLACE FUNCTION release_follows() RETURNS bigint
+  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+  WITH r AS (
+    UPDATE tweetkeeper.followed_accounts f SET lease_owner = NULL, lease_pid = NULL, lease_started = NULL,
+                                              lease_until = NULL
+     WHERE f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()
+    RETURNING 1)
+  SELECT count(*) FROM r;
+END;

@@ -14,7 +14,11 @@ CREATE TEMP TABLE contract (role text, fn text);
 INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.claim_batch(text, integer, text, text[])', 'tweetkeeper.complete_batch(bigint, jsonb, jsonb, jsonb)',
   'tweetkeeper.release_batch(bigint, text, text, jsonb)', 'tweetkeeper.claim_posts(text, integer, text, text[])',
-  'tweetkeeper.complete_handles(bigint, jsonb)', 'tweetkeeper.claim_wait(text)']) f;
+  'tweetkeeper.complete_handles(bigint, jsonb)', 'tweetkeeper.claim_wait(text)',
+  'tweetkeeper.claim_follows(text, text, integer, interval, boolean)',
+  'tweetkeeper.resolve_follow(bigint, text, text, text, text)',
+  'tweetkeeper.store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz)',
+  'tweetkeeper.release_follows()']) f;
 -- The reader: what the views and their queries need.
 INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.next_delay(timestamptz)', 'tweetkeeper.snowflake_time(bigint)', 'tweetkeeper.settings()',

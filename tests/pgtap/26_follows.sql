@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(36);
+SELECT plan(58);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -93,6 +93,75 @@ RESET ROLE;
 SET LOCAL ROLE tweetkeeper_worker;
 SELECT throws_ok($$SELECT tweetkeeper.unfollow('x.com/jack')$$, '42501', NULL, 'tweetkeeper_worker may not unfollow');
 RESET ROLE;
+
+-- The followers' side: leases held by the database session, as batches are.
+SET LOCAL ROLE tweetkeeper_worker;
+CREATE TEMP TABLE claimed AS SELECT * FROM tweetkeeper.claim_follows('f1', 'x', 10);
+RESET ROLE;
+SELECT is((SELECT count(*) FROM claimed), 4::bigint, 'claim_follows: every due X account, leased');
+SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE network = 'x' AND lease_owner = 'f1'
+              AND lease_pid = pg_backend_pid() AND lease_until > now()), 4::bigint, '... to this session');
+UPDATE tweetkeeper.followed_accounts SET lease_pid = lease_pid + 1 WHERE handle = 'b';
+SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('f2', 'x', 10)), 3::bigint,
+  'an account another session holds is not claimed again (the rest are renewed)');
+UPDATE tweetkeeper.followed_accounts SET lease_until = now() - interval '1 second' WHERE handle = 'b';
+SELECT is((SELECT handle FROM tweetkeeper.claim_follows('f2', 'x', 10) WHERE handle = 'b'), 'b',
+  'once its lease ran out, another follower takes it');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_follows('f1', 'myspace', 1)$$, '22023', NULL, 'an unknown network: 22023');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_follows('f1', 'x', 0)$$, '22023', NULL, 'max_accounts 0: 22023');
+
+-- resolve_follow(): the id and handle, or missing; one row per account.
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is(tweetkeeper.resolve_follow((SELECT follow_id FROM claimed WHERE handle = 'b'), '783214', 'b', 'following'),
+  true, 'resolve_follow: the account''s id');
+SELECT is(tweetkeeper.resolve_follow((SELECT follow_id FROM claimed WHERE handle = 'admins_pick'), NULL, NULL,
+  'missing', 'Could not find user with username: [admins_pick].'), true, 'an account that does not exist is marked');
+RESET ROLE;
+SELECT results_eq($$SELECT status, reason FROM tweetkeeper.follows WHERE handle = 'admins_pick'$$,
+  $$VALUES ('missing', 'Could not find user with username: [admins_pick].')$$, 'follows: missing, and why');
+SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('f1', 'x', 10) WHERE handle = 'admins_pick'), 0::bigint,
+  'a missing account is not read again');
+INSERT INTO tweetkeeper.followed_accounts (network, host, handle, url) VALUES ('x', '', 'b_renamed', 'https://x.com/b_renamed');
+SELECT tweetkeeper.claim_follows('f1', 'x', 10);
+SELECT is(tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'b_renamed'),
+  '783214', 'b_renamed', 'following'), false, 'the same account under another name: kept once');
+SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE account_id = '783214'), 1::bigint, '... one row');
+SELECT throws_ok($$SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'jack'),
+  '12', 'jack', 'gone')$$, '22023', NULL, 'an unknown status: 22023');
+UPDATE tweetkeeper.followed_accounts SET lease_pid = lease_pid + 1 WHERE handle = 'jack';
+SELECT throws_ok($$SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'jack'),
+  '12', 'jack', 'following')$$, '55000', NULL, 'an account this session does not hold: 55000');
+
+-- store_follow_posts(): the posts scheduled with their own creation times, in one call.
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is(tweetkeeper.store_follow_posts((SELECT follow_id FROM claimed WHERE handle = 'b'),
+  ARRAY['https://x.com/i/web/status/1460323737035677698', 'https://x.com/i/web/status/1460323737035677699'],
+  ARRAY[timestamptz '2021-11-15 19:08:05.647+00', timestamptz '2021-11-15 19:08:05.647+00'],
+  '1460323737035677699', timestamptz '2021-11-15 19:10:00+00', now() + interval '1 minute'), 2::bigint,
+  'store_follow_posts: both posts new');
+SELECT is(tweetkeeper.store_follow_posts((SELECT follow_id FROM claimed WHERE handle = 'b'),
+  ARRAY['https://x.com/i/web/status/1460323737035677699'], ARRAY[timestamptz '2021-11-15 19:08:05.647+00'],
+  NULL, timestamptz '2021-11-15 19:09:00+00', now() + interval '2 minutes'), 0::bigint, 'again: nothing new');
+RESET ROLE;
+SELECT results_eq($$SELECT created_at, due_at - created_at = tweetkeeper.first_delay() FROM tweetkeeper.tweets
+                    WHERE tweet_id IN (1460323737035677698, 1460323737035677699)$$,
+  $$VALUES (timestamptz '2021-11-15 19:08:05.647+00', true), (timestamptz '2021-11-15 19:08:05.647+00', true)$$,
+  'each post tracked from its own creation time, its first refresh at creation + the first delay');
+SELECT results_eq($$SELECT f.posts_found, f.newest_post_id, f.newest_post_at, f.checked_at, f.poll_after > now() + interval '90 seconds'
+                      FROM tweetkeeper.followed_accounts f WHERE f.account_id = '783214'$$,
+  $$VALUES (2::bigint, '1460323737035677699', timestamptz '2021-11-15 19:08:05.647+00',
+            timestamptz '2021-11-15 19:10:00+00', true)$$,
+  'the account: posts found, the newest, how far read (never backwards), when to read it next');
+SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '783214'),
+  ARRAY['https://x.com/i/web/status/20'], '{}', NULL, now(), now())$$, '22023', NULL,
+  'a creation time per post, or 22023');
+SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'jack'),
+  '{}', '{}', NULL, now(), now())$$, '55000', NULL, 'storing for an account this session does not hold: 55000');
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT cmp_ok(tweetkeeper.release_follows(), '>', 0::bigint, 'release_follows: this session''s leases end');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE lease_pid = pg_backend_pid()), 0::bigint,
+  '... none left');
 
 SELECT * FROM finish();
 ROLLBACK;

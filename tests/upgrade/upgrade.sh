@@ -86,7 +86,7 @@ done
 
 # Each released version: a filled and an untouched database, and a snapshot of what the filled
 # one holds, in the columns its version had.
-declare -A rows tables
+declare -A rows tables sequences
 for v in "${released[@]}"; do
   db=filled_${v//./_}
   tk_psql -d postgres -c "CREATE DATABASE $db" -c "CREATE DATABASE untouched_${v//./_}"
@@ -101,7 +101,8 @@ for v in "${released[@]}"; do
   done
   declare -p TK_COLUMNS >"$dir/columns-$v.sh"
   tables[$v]=$(tk_tables "$db" r)
-  tk_snapshot "$db" "$dir/before-$v.txt" ${tables[$v]}
+  sequences[$v]=$(tk_tables "$db" S)
+  TK_SEQUENCES=${sequences[$v]} tk_snapshot "$db" "$dir/before-$v.txt" ${tables[$v]}
   rows[$v]=$(grep -vc '^--' "$dir/before-$v.txt")
   echo "# $v database filled: ${rows[$v]} rows in ${tables[$v]}"
 done
@@ -195,7 +196,7 @@ PGDATABASE=untouched_0_2_0 tk_sql_ok "an untouched policy is still the extension
   "SELECT bool_and(source = 'extension') AND count(*) = 5 FROM tweetkeeper.age_policy"
 for v in "${released[@]}"; do
   source "$dir/columns-$v.sh"
-  tk_snapshot "filled_${v//./_}" "$dir/after-$v.txt" ${tables[$v]}
+  TK_SEQUENCES=${sequences[$v]} tk_snapshot "filled_${v//./_}" "$dir/after-$v.txt" ${tables[$v]}
   diff -u "$dir/before-$v.txt" "$dir/after-$v.txt" >"$dir/data-$v.diff"
   tk_ok "from $v nothing was lost or changed: all ${rows[$v]} rows and the sequence are identical" $? \
     "$(head -20 "$dir/data-$v.diff")"
