@@ -353,26 +353,47 @@ constexpr const char* kProfileForms =
 
 // X's paths that are no account: its own pages (a user name cannot take them).
 bool IsXReserved(std::string_view first) {
-  static constexpr std::array<std::string_view, 22> kPaths = {
-      "home",    "explore", "search",  "notifications", "messages", "settings", "compose", "login",
-      "logout",  "signup",  "tos",     "privacy",       "hashtag",  "intent",   "share",   "jobs",
-      "account", "i",       "search-advanced", "download", "lists", "communities"};
+  static constexpr std::array<std::string_view, 21> kPaths = {
+      "home",    "explore", "search", "notifications", "messages", "settings", "compose",
+      "login",   "logout",  "signup", "tos",           "privacy",  "hashtag",  "intent",
+      "share",   "jobs",    "account", "i",            "download", "lists",    "communities"};
   return std::find(kPaths.begin(), kPaths.end(), LowerCopy(first)) != kPaths.end();
 }
 
-// The pages of a profile people copy the URL of: the profile is the account's all the same.
-bool ProfileTail(const std::vector<std::string_view>& seg, size_t from) {
-  static constexpr std::array<std::string_view, 13> kPages = {
-      "with_replies", "media",     "likes",     "highlights", "articles", "followers", "following",
-      "verified_followers", "lists", "posts", "replies", "feed", "superfollows"};
-  return seg.size() == from ||
-         (seg.size() == from + 1 && std::find(kPages.begin(), kPages.end(), seg[from]) != kPages.end());
+// The pages of a profile people copy the URL of, per network: the profile is the account's all
+// the same.
+bool ProfileTail(const std::vector<std::string_view>& seg, size_t from, Network network) {
+  static constexpr std::array<std::string_view, 9> kX = {"with_replies", "media",     "likes",
+                                                         "highlights",   "articles",  "followers",
+                                                         "following",    "verified_followers", "superfollows"};
+  static constexpr std::array<std::string_view, 3> kBluesky = {"follows", "followers", "known-followers"};
+  static constexpr std::array<std::string_view, 4> kMastodon = {"with_replies", "media", "followers", "following"};
+  if (seg.size() == from) return true;
+  if (seg.size() != from + 1) return false;
+  const auto in = [&](const auto& pages) { return std::find(pages.begin(), pages.end(), seg[from]) != pages.end(); };
+  switch (network) {
+    case Network::kX:
+      return in(kX);
+    case Network::kBluesky:
+      return in(kBluesky);
+    case Network::kMastodon:
+      return in(kMastodon);
+  }
+  return false;
+}
+
+// Hosts whose /@<name> pages are not Mastodon accounts (other networks people paste such URLs of).
+bool IsNotMastodon(std::string_view host) {
+  static constexpr std::array<std::string_view, 10> kHosts = {
+      "bsky.app",    "www.bsky.app",  "youtube.com", "www.youtube.com", "m.youtube.com",
+      "threads.net", "www.threads.net", "medium.com", "tiktok.com",     "www.tiktok.com"};
+  return IsXHost(host) || std::find(kHosts.begin(), kHosts.end(), host) != kHosts.end();
 }
 
 ProfileRef XProfile(std::string_view raw, const std::vector<std::string_view>& seg) {
   ProfileRef ref;
   ref.network = Network::kX;
-  if (seg.size() >= 3 && seg[0] == "i" && seg[1] == "user" && ProfileTail(seg, 3)) {
+  if (seg.size() >= 3 && seg[0] == "i" && seg[1] == "user" && ProfileTail(seg, 3, Network::kX)) {
     const auto id = PositiveId(seg[2]);
     if (!id) Fail(raw, "an X user id is a positive number of at most 19 digits, got " + Quote(seg[2]), "profile");
     ref.account_id = std::to_string(*id);
@@ -381,7 +402,7 @@ ProfileRef XProfile(std::string_view raw, const std::vector<std::string_view>& s
   }
   // X's user names: 1 to 15 letters, digits and underscores.
   if (seg.empty() || seg[0].empty() || IsXReserved(seg[0]) || seg[0].size() > 15 || !IsXUser(seg[0]) ||
-      !ProfileTail(seg, 1))
+      !ProfileTail(seg, 1, Network::kX))
     Fail(raw, "an X profile URL is https://x.com/<user> (a user name of 1 to 15 letters, digits and _) or "
               "https://x.com/i/user/<id>", "profile");
   ref.handle = LowerCopy(seg[0]);
@@ -404,20 +425,20 @@ ProfileRef BlueskyProfile(std::string_view raw, std::string_view actor) {
 }
 
 // A Mastodon account on `host` named `user`, or user@domain (a remote account: it lives there).
+// User names are case-insensitive on Mastodon: kept in lower case, as X's and Bluesky's handles.
 ProfileRef MastodonProfile(std::string_view raw, std::string host, std::string_view user) {
   const size_t at = user.find('@');
   const std::string_view name = user.substr(0, at);
-  if (!IsMastodonUser(name) || (at != std::string_view::npos && !IsDomain(user.substr(at + 1))))
+  if (!IsMastodonUser(name) || name == "." || name == ".." ||
+      (at != std::string_view::npos && !IsDomain(user.substr(at + 1))))
     Fail(raw, "a Mastodon user is letters, digits and _ . - (and @<server> for a remote one), got " + Quote(user),
          "profile");
-  if (at != std::string_view::npos) {
-    host = LowerCopy(user.substr(at + 1));
-    if (host.back() == '.') host.pop_back();
-  }
+  if (at != std::string_view::npos) host = LowerCopy(user.substr(at + 1));
+  if (IsNotMastodon(host)) Fail(raw, Quote(host) + " is no Mastodon server (" + kProfileForms + ")", "profile");
   ProfileRef ref;
   ref.network = Network::kMastodon;
   ref.host = std::move(host);
-  ref.handle = std::string(name);
+  ref.handle = LowerCopy(name);
   ref.canonical = "https://" + ref.host + "/@" + ref.handle;
   return ref;
 }
@@ -446,16 +467,17 @@ ProfileRef ParseProfileUrl(std::string_view raw) {
     scheme = 8;
   else if (StartsWithNoCase(url, "http://"))
     scheme = 7;
-  else if (url.find("://") != std::string_view::npos)
+  else if (const size_t sep = url.find("://"); sep != std::string_view::npos && sep < url.find_first_of("/?#"))
     Fail(raw, std::string("expected an https:// URL (") + kProfileForms + ")", "profile");
   std::vector<std::string_view> seg;
   const std::string host = HostAndPath(raw, url.substr(scheme), &seg, "profile");
   if (IsXHost(host)) return XProfile(raw, seg);
   if (host == "bsky.app" || host == "www.bsky.app") {
-    if (seg.size() >= 2 && seg[0] == "profile" && ProfileTail(seg, 2)) return BlueskyProfile(raw, seg[1]);
+    if (seg.size() >= 2 && seg[0] == "profile" && ProfileTail(seg, 2, Network::kBluesky))
+      return BlueskyProfile(raw, seg[1]);
     Fail(raw, "a Bluesky profile URL is https://bsky.app/profile/<handle or DID>", "profile");
   }
-  if (seg.size() >= 1 && seg[0].size() > 1 && seg[0][0] == '@' && ProfileTail(seg, 1))
+  if (seg.size() >= 1 && seg[0].size() > 1 && seg[0][0] == '@' && ProfileTail(seg, 1, Network::kMastodon))
     return MastodonProfile(raw, host, seg[0].substr(1));
   if (seg.size() == 2 && seg[0] == "users") return MastodonProfile(raw, host, seg[1]);
   Fail(raw, std::string("no known profile URL form (") + kProfileForms + ")", "profile");

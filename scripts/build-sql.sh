@@ -70,11 +70,14 @@ case "${1:-}" in
     # A line "-- include sql/schema/NN_name.sql" in the delta stands for that part's text: a table
     # new in TO is written once, in sql/schema, for installs and the upgrade alike.
     while IFS= read -r line || [ -n "$line" ]; do
-      if [[ $line =~ ^--\ include\ sql/schema/([0-9]{2}_[a-z_]+\.sql)$ ]]; then
+      if [[ $line =~ ^--\ include\ sql/schema/([0-9]{2}_[a-z0-9_]+\.sql)$ ]]; then
         inc=$sql/schema/${BASH_REMATCH[1]}
         [ -f "$inc" ] || { echo "build-sql: $delta includes $inc, which does not exist" >&2; exit 1; }
         echo "-- ==== sql/schema/${BASH_REMATCH[1]} (included)"
         cat "$inc"
+      elif [[ $line =~ ^--[[:space:]]*include ]]; then
+        echo "build-sql: $delta: an include line not of the form \"-- include sql/schema/NN_name.sql\": $line" >&2
+        exit 1
       else
         printf '%s\n' "$line"
       fi

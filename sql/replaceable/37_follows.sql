@@ -50,7 +50,9 @@ COMMENT ON FUNCTION follow(text) IS
   'first. Returns false, changing nothing, if the account is followed already (by its handle or its '
   'id).';
 
--- Many URLs, all or nothing; a bad one is named by its position.
+-- Many URLs, all or nothing; a bad one is named by its position. Every URL is read first (no
+-- write, so the per-URL exception blocks that find a bad one's position take no transaction id),
+-- then each account is followed.
 CREATE OR REPLACE FUNCTION follow_accounts(urls text[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -69,13 +71,16 @@ BEGIN
   END IF;
   FOR a IN SELECT u.url, u.i FROM unnest(urls) WITH ORDINALITY AS u(url, i) LOOP
     BEGIN
-      IF tweetkeeper.follow(a.url) THEN
-        added := added + 1;
-      END IF;
+      PERFORM tweetkeeper.profile_arg(a.url);
     EXCEPTION WHEN invalid_parameter_value OR null_value_not_allowed THEN
       GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
       RAISE EXCEPTION 'urls[%]: %', a.i, msg USING ERRCODE = state;
     END;
+  END LOOP;
+  FOR a IN SELECT u.url FROM unnest(urls) AS u(url) LOOP
+    IF tweetkeeper.follow(a.url) THEN
+      added := added + 1;
+    END IF;
   END LOOP;
   RETURN added;
 END $$;
@@ -98,13 +103,15 @@ COMMENT ON FUNCTION unfollow(text) IS
 
 CREATE OR REPLACE VIEW follows AS
 SELECT f.network, f.account_id AS account, f.handle, nullif(f.host, '') AS host, f.url, f.since, f.posts_found, f.newest_post_at,
-       CASE WHEN f.status = 'following' THEN now() - coalesce(f.checked_at, f.since) END AS behind,
+       CASE WHEN f.status IN ('resolving', 'following')
+            THEN now() - least(coalesce(f.checked_at, f.since), now()) END AS behind,
        f.status, f.reason
   FROM tweetkeeper.followed_accounts f;
 COMMENT ON VIEW follows IS
   'One row per followed account: its id on the network (NULL until a follower resolved it), handle, '
   'server (Mastodon), since when followed, posts found, the newest one''s time, how far behind the '
-  'follower is (now minus the moment up to which every post of the account was seen), and its '
+  'follower is (now minus the moment up to which every post of the account was seen, or since it '
+  'was followed while it is resolving), and its '
   'status: resolving, following, missing (no such account) or private, with the service''s reason.';
 
 -- The followers' side (tweetkeeper_worker). A follower claims accounts under a lease held by its
@@ -147,7 +154,7 @@ BEGIN
   RETURN QUERY
   WITH c AS (
     SELECT f.follow_id FROM tweetkeeper.followed_accounts f
-     WHERE f.network = claim_follows.network AND f.status IN ('resolving', 'following')
+     WHERE f.network = claim_follows.network
        AND (f.lease_until IS NULL OR f.lease_until < now()
             OR (f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()))
        AND (NOT due_only OR f.poll_after <= now())
@@ -160,18 +167,24 @@ BEGIN
   RETURNING f.follow_id, nullif(f.host, ''), f.handle, f.account_id, f.status, f.since, f.checked_at, f.newest_post_id;
 END $$;
 COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean) IS
-  'A follower''s claim: up to max_accounts followed accounts of a network that are resolving or '
-  'followed, free (or already this session''s: their leases are renewed), and with due_only due to '
-  'be read (poll_after), the longest waiting first, leased to this database session for lease.';
+  'A follower''s claim: up to max_accounts followed accounts of a network, free (or already this '
+  'session''s: their leases are renewed), and with due_only due to be read (poll_after: a missing or '
+  'private account after tweetkeeper.unavailable_recheck), the longest waiting first, leased to this '
+  'database session for lease.';
 
 -- A follower's answer on who an account is: its id and current handle, or that it is missing
--- (no such account) or private. An account followed under two names (a handle, and its id or an
--- older handle) is kept once: the other row goes, and false is returned.
+-- (no such account, or suspended) or private; a missing or private one is asked about again after
+-- tweetkeeper.unavailable_recheck. One row per account: when another row has the same id (the
+-- account followed under another name), that row stays, with this answer, and this one goes
+-- (false is returned); a row of no id under the same handle names the same account and goes too;
+-- a resolved row of another account under that handle (an old name, taken since) loses it.
 CREATE OR REPLACE FUNCTION resolve_follow(follow_id bigint, account_id text, handle text, status text,
                                           reason text DEFAULT NULL) RETURNS boolean
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   f tweetkeeper.followed_accounts;
+  keep bigint;
+  name text := lower(handle);  -- every network's handles are kept in lower case
 BEGIN
   IF follow_id IS NULL OR status IS NULL THEN
     RAISE EXCEPTION 'follow_id and status must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -182,19 +195,35 @@ BEGIN
   END IF;
   SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = resolve_follow.follow_id FOR UPDATE;
   PERFORM tweetkeeper.follow_lease_held(f);
-  IF account_id IS NOT NULL AND EXISTS (
-       SELECT FROM tweetkeeper.followed_accounts a
-        WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
-          AND a.follow_id <> f.follow_id) THEN
+  IF account_id IS NOT NULL AND f.account_id IS NOT NULL AND f.account_id <> account_id THEN
+    RAISE EXCEPTION 'followed account % is % on %, not %', f.follow_id, f.account_id, f.network, account_id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- (Two rows of one account resolved at once: the second waits for the first.)
+  IF account_id IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended(f.network || ' ' || f.host || ' ' || account_id, 0));
+  END IF;
+  SELECT a.follow_id INTO keep FROM tweetkeeper.followed_accounts a
+   WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
+     AND a.follow_id <> f.follow_id FOR UPDATE;
+  keep := coalesce(keep, f.follow_id);
+  IF keep <> f.follow_id THEN
     DELETE FROM tweetkeeper.followed_accounts a WHERE a.follow_id = f.follow_id;
-    RETURN false;
+  END IF;
+  IF name IS NOT NULL THEN
+    DELETE FROM tweetkeeper.followed_accounts a
+     WHERE a.network = f.network AND a.host = f.host AND a.handle = name AND a.follow_id <> keep
+       AND a.account_id IS NULL AND resolve_follow.account_id IS NOT NULL;
+    UPDATE tweetkeeper.followed_accounts a SET handle = NULL
+     WHERE a.network = f.network AND a.host = f.host AND a.handle = name AND a.follow_id <> keep;
   END IF;
   UPDATE tweetkeeper.followed_accounts a
-     SET account_id = coalesce(resolve_follow.account_id, a.account_id),
-         handle = coalesce(resolve_follow.handle, a.handle), status = resolve_follow.status,
-         reason = resolve_follow.reason
-   WHERE a.follow_id = f.follow_id;
-  RETURN true;
+     SET account_id = coalesce(resolve_follow.account_id, a.account_id), handle = coalesce(name, a.handle),
+         status = resolve_follow.status, reason = resolve_follow.reason,
+         poll_after = CASE WHEN resolve_follow.status = 'following' THEN now()
+                           ELSE now() + current_setting('tweetkeeper.unavailable_recheck')::interval END
+   WHERE a.follow_id = keep;
+  RETURN keep = f.follow_id;
 END $$;
 
 -- What a follower found of one account: its new posts (URLs and creation times), scheduled here
@@ -209,6 +238,8 @@ DECLARE
   f tweetkeeper.followed_accounts;
   added bigint := 0;
   p record;
+  r record;
+  msg text;
 BEGIN
   IF follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL THEN
     RAISE EXCEPTION 'follow_id, urls, created_ats, checked_until and poll_after must not be NULL'
@@ -220,10 +251,29 @@ BEGIN
   END IF;
   SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = store_follow_posts.follow_id FOR UPDATE;
   PERFORM tweetkeeper.follow_lease_held(f);
-  FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
-    IF p.created_at IS NULL THEN
-      RAISE EXCEPTION 'post % has no creation time', p.url USING ERRCODE = 'null_value_not_allowed';
+  IF f.account_id IS NULL OR f.status <> 'following' THEN
+    RAISE EXCEPTION 'followed account % (%) is %: resolve it first', f.follow_id, f.url, f.status
+      USING ERRCODE = 'object_not_in_prerequisite_state';
+  END IF;
+  FOR p IN SELECT u.url, u.created_at, u.i FROM unnest(urls, created_ats) WITH ORDINALITY AS u(url, created_at, i) LOOP
+    IF p.url IS NULL OR p.created_at IS NULL THEN
+      RAISE EXCEPTION 'urls[%] or created_ats[%] is NULL', p.i, p.i USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    BEGIN
+      r := tweetkeeper.parse_post_url(p.url);
+    EXCEPTION WHEN invalid_parameter_value THEN
+      GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+      RAISE EXCEPTION 'urls[%]: %', p.i, msg USING ERRCODE = 'invalid_parameter_value';
+    END;
+    -- Only the account's own posts, as far as the URL tells: its network, its server, its DID.
+    IF r.network <> f.network OR coalesce(r.host, '') <> f.host
+       OR (f.network = 'bluesky' AND r.author <> f.account_id)
+       OR (f.network = 'mastodon' AND lower(r.author) <> f.handle) THEN
+      RAISE EXCEPTION 'urls[%]: % is not a post of % (%)', p.i, p.url, f.url, f.network
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+  END LOOP;
+  FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
     IF tweetkeeper.schedule_post(p.url, p.created_at) THEN
       added := added + 1;
     END IF;
@@ -232,7 +282,7 @@ BEGIN
      SET posts_found = a.posts_found + added,
          newest_post_id = coalesce(store_follow_posts.newest_post_id, a.newest_post_id),
          newest_post_at = greatest(a.newest_post_at, (SELECT max(c) FROM unnest(created_ats) AS c)),
-         checked_at = greatest(a.checked_at, checked_until), poll_after = store_follow_posts.poll_after
+         checked_at = greatest(a.checked_at, least(checked_until, now())), poll_after = store_follow_posts.poll_after
    WHERE a.follow_id = f.follow_id;
   RETURN added;
 END $$;

@@ -2,7 +2,8 @@
 -- tweetkeeper_reader and tweetkeeper_admin, least privilege each; and the warning when the
 -- library is not preloaded.
 
--- tweetkeeper_worker: claim, complete and release batches; nothing else (no table access).
+-- tweetkeeper_worker: claim, complete and release batches, and the followers' leases of followed
+-- accounts (claim, resolve, store their posts); nothing else (no table access).
 -- tweetkeeper_reader: read the tables and stats views.
 -- tweetkeeper_admin:  the reader's rights, plus the policy, scheduling and the tracked tweets.
 -- Grant them to login roles: GRANT tweetkeeper_worker TO my_worker_login. Roles are shared by

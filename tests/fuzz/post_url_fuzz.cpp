@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,25 +30,45 @@ void CheckRefusal(const tk::PostUrlError& e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view url(reinterpret_cast<const char*>(data), size);
+  // (The canonical form is read again outside the first try: its refusal is a failure, not a
+  // refusal of the input.)
+  std::optional<tk::ProfileRef> profile;
   try {
-    const tk::ProfileRef ref = tk::ParseProfileUrl(url);
-    TK_FUZZ_CHECK(!ref.handle.empty() || !ref.account_id.empty());
-    TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.handle));
-    const tk::ProfileRef again = tk::ParseProfileUrl(ref.canonical);
-    TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.handle == ref.handle);
-    TK_FUZZ_CHECK(again.canonical == ref.canonical && again.account_id == ref.account_id);
+    profile = tk::ParseProfileUrl(url);
   } catch (const tk::PostUrlError& e) {
     CheckRefusal(e);
   }
+  if (profile) {
+    const tk::ProfileRef& ref = *profile;
+    TK_FUZZ_CHECK(!ref.handle.empty() || !ref.account_id.empty());
+    TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.handle));
+    tk::ProfileRef again;
+    try {
+      again = tk::ParseProfileUrl(ref.canonical);
+    } catch (const tk::PostUrlError&) {
+      TK_FUZZ_CHECK(!"the canonical profile URL is refused");
+    }
+    TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.handle == ref.handle);
+    TK_FUZZ_CHECK(again.canonical == ref.canonical && again.account_id == ref.account_id);
+  }
+  std::optional<tk::PostRef> post;
   try {
-    const tk::PostRef ref = tk::ParsePostUrl(url);
-    TK_FUZZ_CHECK(!ref.key.empty());
-    TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.author));
-    const tk::PostRef again = tk::ParsePostUrl(ref.canonical);
-    TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.key == ref.key);
-    TK_FUZZ_CHECK(again.canonical == ref.canonical && again.created_ms == ref.created_ms);
+    post = tk::ParsePostUrl(url);
   } catch (const tk::PostUrlError& e) {
     CheckRefusal(e);
+  }
+  if (post) {
+    const tk::PostRef& ref = *post;
+    TK_FUZZ_CHECK(!ref.key.empty());
+    TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.author));
+    tk::PostRef again;
+    try {
+      again = tk::ParsePostUrl(ref.canonical);
+    } catch (const tk::PostUrlError&) {
+      TK_FUZZ_CHECK(!"the canonical post URL is refused");
+    }
+    TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.key == ref.key);
+    TK_FUZZ_CHECK(again.canonical == ref.canonical && again.created_ms == ref.created_ms);
   }
   return 0;
 }

@@ -305,7 +305,7 @@ tk_snapshot() {
     tk_psql -d "$db" -c "COPY (SELECT ${TK_COLUMNS[$t]:-*} FROM tweetkeeper.$t) TO STDOUT" | LC_ALL=C sort >>"$out"
   done
   # (TK_SEQUENCES, when set, names the sequences: the upgrade test compares those a release had.)
-  for t in ${TK_SEQUENCES:-$(tk_tables "$db" S)}; do
+  for t in ${TK_SEQUENCES-$(tk_tables "$db" S)}; do
     tk_psql -d "$db" -c "SELECT '$t', last_value, is_called FROM tweetkeeper.$t" >>"$out"
   done
 }

@@ -55,7 +55,7 @@ SELECT cmp_ok((SELECT count(*) FROM pg_depend WHERE classid = 'pg_proc'::regclas
                   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tweetkeeper')), '>', 50::bigint,
               'the extension''s functions are all looked at (more than 50)');
 SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_worker'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_worker'$$,
-              'the worker may call exactly its six functions');
+              'the worker may call exactly its functions (batches and the followers'' leases)');
 SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_reader'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_reader'$$,
               'the reader may call exactly what its views and queries need');
 SELECT set_eq($$SELECT fn FROM may WHERE role = 'tweetkeeper_admin'$$, $$SELECT fn FROM contract WHERE role = 'tweetkeeper_admin'$$,

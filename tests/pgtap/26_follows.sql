@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(58);
+SELECT plan(66);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -18,7 +18,7 @@ SELECT is(pg_temp.p(url), expected, url) FROM (VALUES
   ('at://did:plc:z72i7hdynmk6r22z27h6tvur',
    'bluesky | - | - | did:plc:z72i7hdynmk6r22z27h6tvur | https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur'),
   ('https://hachyderm.io/@alice@Example.ORG', 'mastodon | example.org | alice | - | https://example.org/@alice'),
-  ('@Gargron@mastodon.social', 'mastodon | mastodon.social | Gargron | - | https://mastodon.social/@Gargron')
+  ('@Gargron@mastodon.social', 'mastodon | mastodon.social | gargron | - | https://mastodon.social/@gargron')
 ) AS t(url, expected);
 SELECT throws_ok($$SELECT tweetkeeper.parse_profile_url('https://x.com/jack/status/20')$$, '22023',
   'not a profile URL "https://x.com/jack/status/20": an X profile URL is https://x.com/<user> (a user name of 1 to 15 letters, digits and _) or https://x.com/i/user/<id>',
@@ -33,12 +33,12 @@ SELECT is(tweetkeeper.follow('https://hachyderm.io/@Gargron@mastodon.social'), f
   'the same Mastodon account seen from another server is not new');
 SELECT is(tweetkeeper.follow('https://fosstodon.org/@Gargron'), true, 'the same name on another server is another account');
 SELECT results_eq(
-  $$SELECT network, account, handle, host, url, status, behind IS NULL, posts_found FROM tweetkeeper.follows ORDER BY url$$,
+  $$SELECT network, account, handle, host, url, status, behind >= interval '0', posts_found FROM tweetkeeper.follows ORDER BY url$$,
   $$VALUES ('bluesky', NULL::text, 'alice.bsky.social', NULL::text, 'https://bsky.app/profile/alice.bsky.social', 'resolving', true, 0::bigint),
-           ('mastodon', NULL, 'Gargron', 'fosstodon.org', 'https://fosstodon.org/@Gargron', 'resolving', true, 0),
-           ('mastodon', NULL, 'Gargron', 'mastodon.social', 'https://mastodon.social/@Gargron', 'resolving', true, 0),
+           ('mastodon', NULL, 'gargron', 'fosstodon.org', 'https://fosstodon.org/@gargron', 'resolving', true, 0),
+           ('mastodon', NULL, 'gargron', 'mastodon.social', 'https://mastodon.social/@gargron', 'resolving', true, 0),
            ('x', NULL, 'jack', NULL, 'https://x.com/jack', 'resolving', true, 0)$$,
-  'follows: each account once, resolving, not yet behind');
+  'follows: each account once, resolving (behind since it was followed)');
 
 -- Once a follower has resolved an account, its id names it too.
 UPDATE tweetkeeper.followed_accounts SET account_id = 'did:plc:z72i7hdynmk6r22z27h6tvur', status = 'following',
@@ -73,10 +73,11 @@ RESET tweetkeeper.max_ids_per_call;
 SELECT throws_ok($$SELECT tweetkeeper.follow(NULL)$$, '22004', 'profile_url must not be NULL', 'follow(NULL)');
 
 -- unfollow(): by either name; the posts stay.
-SELECT tweetkeeper.schedule_post('https://mastodon.social/@Gargron/113310863287398209');
-SELECT is(tweetkeeper.unfollow('@gargron@Mastodon.Social'), false, 'a Mastodon user name is matched as written');
-SELECT is(tweetkeeper.unfollow('@Gargron@Mastodon.Social'), true, 'unfollow: it was followed');
+DO $$ BEGIN PERFORM tweetkeeper.schedule_post('https://mastodon.social/@Gargron/113310863287398209'); END $$;
+SELECT is(tweetkeeper.unfollow('@GARGRON@Mastodon.Social'), true, 'unfollow: it was followed (user names in any case)');
 SELECT is(tweetkeeper.unfollow('https://mastodon.social/@Gargron'), false, 'unfollow again: it was not');
+SELECT is(tweetkeeper.follow('https://mastodon.social/@Gargron'), true, 'follow again after unfollow');
+SELECT is(tweetkeeper.unfollow('https://mastodon.social/@gargron'), true, '... and unfollow');
 SELECT is(tweetkeeper.unfollow('https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur'), true,
   'unfollow by the id of an account followed by its handle');
 SELECT is((SELECT count(*) FROM tweetkeeper.post_refs WHERE author = 'Gargron'), 1::bigint,
@@ -122,14 +123,24 @@ SELECT results_eq($$SELECT status, reason FROM tweetkeeper.follows WHERE handle 
 SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('f1', 'x', 10) WHERE handle = 'admins_pick'), 0::bigint,
   'a missing account is not read again');
 INSERT INTO tweetkeeper.followed_accounts (network, host, handle, url) VALUES ('x', '', 'b_renamed', 'https://x.com/b_renamed');
-SELECT tweetkeeper.claim_follows('f1', 'x', 10);
+DO $$ BEGIN PERFORM tweetkeeper.claim_follows('f1', 'x', 10); END $$;
 SELECT is(tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'b_renamed'),
-  '783214', 'b_renamed', 'following'), false, 'the same account under another name: kept once');
-SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE account_id = '783214'), 1::bigint, '... one row');
-SELECT throws_ok($$SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'jack'),
+  '783214', 'B_Renamed', 'following'), false, 'the same account under another name: kept once');
+SELECT results_eq($$SELECT follow_id, handle FROM tweetkeeper.followed_accounts WHERE account_id = '783214'$$,
+  $$SELECT follow_id, 'b_renamed' FROM claimed WHERE handle = 'b'$$,
+  '... the first row, with the account''s current handle (in lower case)');
+SELECT is(tweetkeeper.follow('x.com/B_renamed'), false, 'its new name is followed already');
+-- A handle taken by another account since: the resolved row that had it loses it.
+INSERT INTO tweetkeeper.followed_accounts (network, host, handle, url) VALUES ('x', '', 'newcomer', 'https://x.com/newcomer');
+DO $$ BEGIN PERFORM tweetkeeper.claim_follows('f1', 'x', 10); END $$;
+SELECT is(tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'newcomer'),
+  '999', 'jack', 'following'), true, 'an account whose handle another row had');
+SELECT results_eq($$SELECT account_id, handle FROM tweetkeeper.followed_accounts WHERE account_id IN ('12', '999') ORDER BY 1$$,
+  $$VALUES ('12', NULL::text), ('999', 'jack')$$, '... has it now; the old holder keeps its id, no handle');
+SELECT throws_ok($$SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '12'),
   '12', 'jack', 'gone')$$, '22023', NULL, 'an unknown status: 22023');
-UPDATE tweetkeeper.followed_accounts SET lease_pid = lease_pid + 1 WHERE handle = 'jack';
-SELECT throws_ok($$SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'jack'),
+UPDATE tweetkeeper.followed_accounts SET lease_pid = lease_pid + 1 WHERE account_id = '12';
+SELECT throws_ok($$SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '12'),
   '12', 'jack', 'following')$$, '55000', NULL, 'an account this session does not hold: 55000');
 
 -- store_follow_posts(): the posts scheduled with their own creation times, in one call.
@@ -155,10 +166,20 @@ SELECT results_eq($$SELECT f.posts_found, f.newest_post_id, f.newest_post_at, f.
 SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '783214'),
   ARRAY['https://x.com/i/web/status/20'], '{}', NULL, now(), now())$$, '22023', NULL,
   'a creation time per post, or 22023');
-SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE handle = 'jack'),
+SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '12'),
   '{}', '{}', NULL, now(), now())$$, '55000', NULL, 'storing for an account this session does not hold: 55000');
+SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '783214'),
+  ARRAY['https://x.com/i/web/status/20', 'https://mastodon.social/@b/113310863287398209'],
+  ARRAY[now(), now()], NULL, now(), now())$$, '22023',
+  'urls[2]: https://mastodon.social/@b/113310863287398209 is not a post of https://x.com/b (x)',
+  'a post of another network: 22023 naming its position, nothing stored');
+SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '783214'),
+  ARRAY['https://x.com/i/web/status/x'], ARRAY[now()], NULL, now(), now())$$, '22023', NULL, 'a bad URL: 22023');
+SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id = 20), 0::bigint, 'nothing of a refused call is scheduled');
+SELECT count(*) AS held FROM tweetkeeper.followed_accounts WHERE lease_pid = pg_backend_pid() \gset
+SELECT cmp_ok(:held::bigint, '>', 1::bigint, 'this session holds leases');
 SET LOCAL ROLE tweetkeeper_worker;
-SELECT cmp_ok(tweetkeeper.release_follows(), '>', 0::bigint, 'release_follows: this session''s leases end');
+SELECT is(tweetkeeper.release_follows(), :held::bigint, 'release_follows: this session''s leases end, all of them');
 RESET ROLE;
 SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE lease_pid = pg_backend_pid()), 0::bigint,
   '... none left');

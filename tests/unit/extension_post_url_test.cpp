@@ -189,23 +189,27 @@ TEST(ProfileUrl, AcceptedForms) {
       {"https://bsky.app/profile/Alice.Bsky.Social", Network::kBluesky, "", "alice.bsky.social", "",
        "https://bsky.app/profile/alice.bsky.social"},
       {"bsky.app/profile/" + did + "/", Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
-      {"https://bsky.app/profile/" + did + "/feed", Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
+      {"https://bsky.app/profile/" + did + "/follows", Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
+      {"https://bsky.app/profile/did:web:Example.COM", Network::kBluesky, "", "", "did:web:example.com",
+       "https://bsky.app/profile/did:web:example.com"},
       {"at://" + did, Network::kBluesky, "", "", did, "https://bsky.app/profile/" + did},
       {"at://alice.bsky.social", Network::kBluesky, "", "alice.bsky.social", "",
        "https://bsky.app/profile/alice.bsky.social"},
-      {"https://mastodon.social/@Gargron", Network::kMastodon, "mastodon.social", "Gargron", "",
-       "https://mastodon.social/@Gargron"},
-      {"https://Mastodon.Social/users/Gargron", Network::kMastodon, "mastodon.social", "Gargron", "",
-       "https://mastodon.social/@Gargron"},
-      {"mastodon.social/@Gargron/with_replies", Network::kMastodon, "mastodon.social", "Gargron", "",
-       "https://mastodon.social/@Gargron"},
+      // Mastodon's user names are case-insensitive: kept in lower case.
+      {"https://mastodon.social/@Gargron", Network::kMastodon, "mastodon.social", "gargron", "",
+       "https://mastodon.social/@gargron"},
+      {"https://Mastodon.Social/users/Gargron", Network::kMastodon, "mastodon.social", "gargron", "",
+       "https://mastodon.social/@gargron"},
+      {"mastodon.social/@Gargron/with_replies", Network::kMastodon, "mastodon.social", "gargron", "",
+       "https://mastodon.social/@gargron"},
+      {"https://x.com/jack?ref=https://t.co/abc", Network::kX, "", "jack", "", "https://x.com/jack"},
       // A remote account seen on another server lives on its own.
       {"https://hachyderm.io/@alice@Example.ORG", Network::kMastodon, "example.org", "alice", "",
        "https://example.org/@alice"},
-      {"@Gargron@mastodon.social", Network::kMastodon, "mastodon.social", "Gargron", "",
-       "https://mastodon.social/@Gargron"},
-      {"Gargron@Mastodon.Social", Network::kMastodon, "mastodon.social", "Gargron", "",
-       "https://mastodon.social/@Gargron"},
+      {"@Gargron@mastodon.social", Network::kMastodon, "mastodon.social", "gargron", "",
+       "https://mastodon.social/@gargron"},
+      {"Gargron@Mastodon.Social", Network::kMastodon, "mastodon.social", "gargron", "",
+       "https://mastodon.social/@gargron"},
   };
   for (const AcceptedProfile& c : cases) {
     SCOPED_TRACE(c.url);
@@ -239,6 +243,15 @@ TEST(ProfileUrl, RefusedWithWhy) {
       {"https://user:pw@x.com/jack", "the host is not a domain name"},
       {"ftp://x.com/jack", "expected an https:// URL"},
       {"@jack", "the host is not a domain name"},
+      // The address or /@ form on hosts that are no Mastodon server: their canonical form would
+      // not read back (x.com/@bob), or the account is another network's.
+      {"@bob@x.com", "is no Mastodon server"},
+      {"bob@bsky.app", "is no Mastodon server"},
+      {"https://a.social/@bob@twitter.com", "is no Mastodon server"},
+      {"https://www.youtube.com/@channel", "is no Mastodon server"},
+      {"https://bsky.app/profile/alice.bsky.social/feed", "a Bluesky profile URL is"},
+      {"https://x.com/jack/posts", "an X profile URL is"},
+      {"@..@mastodon.social", "a Mastodon user is"},
   };
   for (const auto& [url, why] : cases) {
     SCOPED_TRACE(url);
