@@ -107,8 +107,11 @@ on c -c "SELECT create_distributed_function('public.head_of_shard(smallint, smal
   -c "SELECT create_distributed_function('public.nothing_in(smallint)', 'bucket', colocate_with := 'tweetkeeper.tweets')" \
   -c "SELECT create_distributed_function('public.head_of_bucket_generic(smallint)', 'bucket', colocate_with := 'tweetkeeper.tweets')" \
   -c "SELECT create_distributed_function('public.head_of_bucket_unset(smallint)', 'bucket', colocate_with := 'tweetkeeper.tweets')" >/dev/null || exit 1
-debug=$(on c -c "SET client_min_messages = debug1" -c "SELECT public.head_of_bucket(5::smallint)" 2>&1)
-grep -q "pushing down the function call" <<<"$debug" || { echo "$debug" >&2; echo "head_of_bucket was not delegated" >&2; exit 1; }
+for call in "head_of_shard(5::smallint, '$buckets'::smallint[])" "head_of_bucket(5::smallint)" \
+  "head_of_bucket_generic(5::smallint)" "head_of_bucket_unset(5::smallint)" "nothing_in(5::smallint)"; do
+  debug=$(on c -c "SET client_min_messages = debug1" -c "SELECT public.$call" 2>&1)
+  grep -q "pushing down the function call" <<<"$debug" || { echo "$debug" >&2; echo "public.$call was not delegated" >&2; exit 1; }
+done
 run delegated-shard-buckets c "SELECT public.head_of_shard(5::smallint, '$buckets'::smallint[]);" c w1 w2 || exit 1
 run delegated-one-bucket c "SELECT public.head_of_bucket(5::smallint);" c w1 w2 || exit 1
 run delegated-nothing c "SELECT public.nothing_in(5::smallint);" c w1 w2 || exit 1

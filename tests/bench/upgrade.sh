@@ -47,7 +47,7 @@ END \$\$;
 VACUUM ANALYZE;
 CHECKPOINT;
 SQL
-echo "# $POSTS posts scheduled by $FROM (60% X, 30% Bluesky, 10% Mastodon), $OBSERVED observed, in $(( $(date +%s) - t0 )) s"
+echo "# $POSTS posts scheduled by $FROM (60% X, 30% Bluesky, 10% Mastodon), $(tk_psql -c "SELECT count(*) FROM tweetkeeper.metric_history") observations stored, in $(( $(date +%s) - t0 )) s"
 tk_psql -c "SELECT '# sizes: tweets ' || pg_size_pretty(pg_total_relation_size('tweetkeeper.tweets'))
               || ', post_refs ' || pg_size_pretty(pg_total_relation_size('tweetkeeper.post_refs'))
               || ', the database ' || pg_size_pretty(pg_database_size(current_database()))"
@@ -73,6 +73,7 @@ rows >"$dir/before" || exit 1
   while :; do
     tk_psql -c "SELECT DISTINCT l.mode FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                  WHERE l.relation = 'tweetkeeper.tweets'::regclass AND l.granted AND a.query LIKE 'ALTER EXTENSION%'" 2>/dev/null
+    sleep 0.1  # a sample every 0.1 s (not a wait for readiness): the update keeps the cores
   done
 ) >"$dir/locks" &
 watcher=$!

@@ -1,0 +1,247 @@
+#include "follow/timeline.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "json/bounded.hpp"
+#include "provider/bluesky.hpp"  // ParseRfc3339Millis
+#include "provider/json_fields.hpp"
+#include "provider/x_v2.hpp"  // EncodeQueryValue
+
+namespace tweetkeeper::worker::follow {
+namespace {
+
+// A positive id in plain decimal, at most 19 digits (what the SQL side and post URLs accept).
+bool IsId(std::string_view s) {
+  return !s.empty() && s.size() <= 19 && s[0] != '0' &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool IsMastodonUser(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                  c == '-';
+         });
+}
+
+bool IsXUser(std::string_view s) {
+  return !s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+         });
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; });
+  return out;
+}
+
+// "HTTP <status>" and what the body says, for a reason.
+std::string StatusReason(const HttpResponse& r) {
+  if (r.status == 0) return "no answer: " + CleanText(r.error, 200);
+  std::string out = "HTTP " + std::to_string(r.status);
+  if (!r.body.empty()) out += ": " + Snippet(r.body);
+  return out;
+}
+
+// Parses a 200 body, or says why not.
+bool ParseBody(rapidjson::Document& doc, const HttpResponse& r, std::string* reason) {
+  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
+  if (!error.empty()) *reason = "unparsable " + std::to_string(r.status) + " body: " + error;
+  return error.empty();
+}
+
+std::string RfcTime(std::int64_t ms) {
+  const std::time_t s = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Account Failed(std::string reason) {
+  Account a;
+  a.reason = std::move(reason);
+  return a;
+}
+
+Account Marked(Account::Status status, std::string reason) {
+  Account a;
+  a.status = status;
+  a.reason = std::move(reason);
+  return a;
+}
+
+// X's answer for an account that is not there or not readable: in `errors` (a 200 with no data,
+// as X answers a lookup of an unknown, suspended or protected user). Empty when none.
+std::optional<Account> XAccountProblem(const rapidjson::Document& doc) {
+  const auto errors = doc.FindMember("errors");
+  if (errors == doc.MemberEnd() || !errors->value.IsArray() || errors->value.Empty()) return std::nullopt;
+  const rapidjson::Value& e = errors->value[0];
+  if (!e.IsObject()) return std::nullopt;
+  const std::string_view type = StringMember(e, "type");
+  std::string detail = CleanText(StringMember(e, "detail"), 300);
+  if (detail.empty()) detail = CleanText(StringMember(e, "title"), 100);
+  if (type.find("resource-not-found") != std::string_view::npos) return Marked(Account::Status::kMissing, detail);
+  if (type.find("not-authorized-for-resource") != std::string_view::npos)
+    return Marked(Account::Status::kPrivate, detail);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string MastodonIdAt(std::int64_t epoch_ms) { return std::to_string(std::max<std::int64_t>(epoch_ms, 1) << 16); }
+
+std::string MastodonLookupUrl(const std::string& base, const std::string& user) {
+  return base + "/api/v1/accounts/lookup?acct=" + EncodeQueryValue(user);
+}
+
+Account ParseMastodonLookup(const HttpResponse& r) {
+  std::string reason;
+  rapidjson::Document doc;
+  if (r.status == 404 || r.status == 410) return Marked(Account::Status::kMissing, StatusReason(r));
+  if (r.status == 401 || r.status == 403)
+    return Marked(Account::Status::kPrivate, StatusReason(r) + " (the server answers only with a token)");
+  if (r.status != 200) return Failed(StatusReason(r));
+  if (!ParseBody(doc, r, &reason)) return Failed(reason);
+  if (!doc.IsObject()) return Failed("unparsable 200 body: not an account object");
+  const std::string_view id = StringMember(doc, "id");
+  const std::string_view username = StringMember(doc, "username");
+  if (!IsId(id) || !IsMastodonUser(username))
+    return Failed("the account's id or username is not what a Mastodon server sends: " + Snippet(r.body));
+  const auto suspended = doc.FindMember("suspended");
+  if (suspended != doc.MemberEnd() && suspended->value.IsBool() && suspended->value.GetBool())
+    return Marked(Account::Status::kMissing, "suspended");
+  Account a;
+  a.status = Account::Status::kFound;
+  a.account_id = std::string(id);
+  a.handle = std::string(username);
+  return a;
+}
+
+std::string MastodonStatusesUrl(const std::string& base, const std::string& account_id, const std::string& min_id) {
+  return base + "/api/v1/accounts/" + EncodeQueryValue(account_id) + "/statuses?min_id=" + EncodeQueryValue(min_id) +
+         "&limit=" + std::to_string(kMastodonPageSize) + "&exclude_reblogs=true";
+}
+
+TimelinePage ParseMastodonStatuses(const HttpResponse& r, const std::string& host) {
+  TimelinePage page;
+  if (r.status == 404 || r.status == 410) {
+    page.ok = true;
+    page.account = Marked(Account::Status::kMissing, StatusReason(r));
+    return page;
+  }
+  if (r.status == 401 || r.status == 403) {
+    page.ok = true;
+    page.account = Marked(Account::Status::kPrivate, StatusReason(r) + " (the server answers only with a token)");
+    return page;
+  }
+  if (r.status != 200) {
+    page.reason = StatusReason(r);
+    return page;
+  }
+  rapidjson::Document doc;
+  if (!ParseBody(doc, r, &page.reason)) return page;
+  if (!doc.IsArray()) {
+    page.reason = "unparsable 200 body: not a JSON array of statuses";
+    return page;
+  }
+  page.more = doc.Size() >= static_cast<rapidjson::SizeType>(kMastodonPageSize);
+  for (const rapidjson::Value& status : doc.GetArray()) {
+    if (!status.IsObject()) continue;
+    const auto reblog = status.FindMember("reblog");
+    if (reblog != status.MemberEnd() && !reblog->value.IsNull()) continue;  // a boost: not the account's post
+    const std::string_view id = StringMember(status, "id");
+    const auto account = status.FindMember("account");
+    const std::string_view username =
+        account != status.MemberEnd() && account->value.IsObject() ? StringMember(account->value, "username") : "";
+    const auto created = ParseRfc3339Millis(StringMember(status, "created_at"));
+    if (!IsId(id) || !IsMastodonUser(username) || !created) {
+      page.reason = "a status left out: no id, username or creation time as a Mastodon server sends them";
+      continue;
+    }
+    page.posts.push_back({std::string(id), "https://" + host + "/@" + std::string(username) + "/" + std::string(id),
+                          *created});
+  }
+  page.ok = true;
+  return page;
+}
+
+std::string XLookupUrl(const std::string& base, const std::string& username) {
+  return base + "/2/users/by/username/" + EncodeQueryValue(username) + "?user.fields=protected";
+}
+
+Account ParseXLookup(const HttpResponse& r) {
+  std::string reason;
+  rapidjson::Document doc;
+  if (r.status == 404) return Marked(Account::Status::kMissing, StatusReason(r));
+  if (r.status != 200) return Failed(StatusReason(r));
+  if (!ParseBody(doc, r, &reason)) return Failed(reason);
+  if (!doc.IsObject()) return Failed("unparsable 200 body: not an object");
+  const auto data = doc.FindMember("data");
+  if (data == doc.MemberEnd() || !data->value.IsObject()) {
+    if (auto problem = XAccountProblem(doc)) return *problem;
+    return Failed("a 200 with neither the user nor an error for it: " + Snippet(r.body));
+  }
+  const std::string_view id = StringMember(data->value, "id");
+  const std::string_view username = StringMember(data->value, "username");
+  if (!IsId(id) || !IsXUser(username)) return Failed("the user's id or username is not what X sends: " + Snippet(r.body));
+  const auto prot = data->value.FindMember("protected");
+  Account a;
+  a.status = prot != data->value.MemberEnd() && prot->value.IsBool() && prot->value.GetBool() ? Account::Status::kPrivate
+                                                                                                : Account::Status::kFound;
+  if (a.status == Account::Status::kPrivate) a.reason = "protected";
+  a.account_id = std::string(id);
+  a.handle = Lower(username);
+  return a;
+}
+
+std::string XTimelineUrl(const std::string& base, const std::string& user_id, const std::string& since_id,
+                         std::int64_t start_ms, const std::string& next_token) {
+  std::string url = base + "/2/users/" + EncodeQueryValue(user_id) + "/tweets?max_results=" +
+                    std::to_string(kXPageSize) + "&tweet.fields=created_at&exclude=retweets";
+  url += since_id.empty() ? "&start_time=" + EncodeQueryValue(RfcTime(start_ms)) : "&since_id=" + EncodeQueryValue(since_id);
+  if (!next_token.empty()) url += "&pagination_token=" + EncodeQueryValue(next_token);
+  return url;
+}
+
+TimelinePage ParseXTimeline(const HttpResponse& r) {
+  TimelinePage page;
+  if (r.status != 200) {
+    page.reason = StatusReason(r);
+    return page;
+  }
+  rapidjson::Document doc;
+  if (!ParseBody(doc, r, &page.reason)) return page;
+  if (!doc.IsObject()) {
+    page.reason = "unparsable 200 body: not an object";
+    return page;
+  }
+  const auto data = doc.FindMember("data");
+  if (data == doc.MemberEnd()) {
+    page.account = XAccountProblem(doc);  // the account is gone or hidden; or simply no new post
+  } else if (!data->value.IsArray()) {
+    page.reason = "unparsable 200 body: data is not an array of posts";
+    return page;
+  } else {
+    for (const rapidjson::Value& tweet : data->value.GetArray()) {
+      if (!tweet.IsObject()) continue;
+      const std::string_view id = StringMember(tweet, "id");
+      const auto created = ParseRfc3339Millis(StringMember(tweet, "created_at"));
+      if (!IsId(id) || !created) {
+        page.reason = "a post left out: no id or creation time as X sends them";
+        continue;
+      }
+      page.posts.push_back({std::string(id), "https://x.com/i/web/status/" + std::string(id), *created});
+    }
+  }
+  const auto meta = doc.FindMember("meta");
+  if (meta != doc.MemberEnd() && meta->value.IsObject()) page.next_token = CleanText(StringMember(meta->value, "next_token"), 200);
+  page.ok = true;
+  return page;
+}
+
+}  // namespace tweetkeeper::worker::follow
