@@ -1,0 +1,238 @@
+#include "follow/bluesky_follow.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+
+#include "json/bounded.hpp"
+#include "provider/bluesky.hpp"  // ParseRfc3339Millis
+#include "provider/json_fields.hpp"
+#include "provider/x_v2.hpp"  // EncodeQueryValue
+
+namespace tweetkeeper::worker::follow {
+namespace {
+
+constexpr std::string_view kPostCollection = "app.bsky.feed.post";
+
+bool IsDid(std::string_view s) {
+  if (s.rfind("did:plc:", 0) == 0) {
+    const std::string_view id = s.substr(8);
+    return id.size() == 24 &&
+           std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'); });
+  }
+  if (s.rfind("did:web:", 0) == 0) {
+    const std::string_view host = s.substr(8);
+    return !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](char c) {
+             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+           });
+  }
+  return false;
+}
+
+bool IsTid(std::string_view s) {
+  static constexpr std::string_view kFirst = "234567abcdefghij";
+  static constexpr std::string_view kRest = "234567abcdefghijklmnopqrstuvwxyz";
+  return s.size() == 13 && kFirst.find(s[0]) != std::string_view::npos &&
+         std::all_of(s.begin() + 1, s.end(), [](char c) { return kRest.find(c) != std::string_view::npos; });
+}
+
+bool IsHandle(std::string_view s) {
+  return !s.empty() && s.size() <= 253 && s.find('.') != std::string_view::npos && s != "handle.invalid" &&
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+         });
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; });
+  return out;
+}
+
+std::string Reason(const HttpResponse& r) {
+  if (r.status == 0) return "no answer: " + CleanText(r.error, 200);
+  return "HTTP " + std::to_string(r.status) + (r.body.empty() ? "" : ": " + Snippet(r.body));
+}
+
+// The XRPC error name of a 400 ({"error": "...", "message": "..."}), or "".
+std::string XrpcError(const HttpResponse& r, std::string* message) {
+  rapidjson::Document doc;
+  if (!json::Parse(doc, r.body).empty() || !doc.IsObject()) return {};
+  *message = CleanText(StringMember(doc, "message"), 300);
+  return CleanText(StringMember(doc, "error"), 100);
+}
+
+}  // namespace
+
+std::string BlueskyProfileUrl(const std::string& base, const std::string& actor) {
+  return base + "/xrpc/app.bsky.actor.getProfile?actor=" + EncodeQueryValue(actor);
+}
+
+Account ParseBlueskyProfile(const HttpResponse& r) {
+  Account a;
+  if (r.status == 400) {
+    std::string message;
+    const std::string error = XrpcError(r, &message);
+    // An unknown actor is InvalidRequest "Profile not found"; taken down or deactivated ones
+    // have their own names. Anything else 400 says is about the request: not the account's fault.
+    if ((error == "InvalidRequest" && message == "Profile not found") || error == "AccountTakedown" ||
+        error == "AccountDeactivated") {
+      a.status = Account::Status::kMissing;
+      a.reason = message.empty() ? error : message;
+      return a;
+    }
+  }
+  if (r.status != 200) {
+    a.reason = Reason(r);
+    return a;
+  }
+  rapidjson::Document doc;
+  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
+  if (!error.empty() || !doc.IsObject()) {
+    a.reason = "unparsable 200 body: " + (error.empty() ? std::string("not a profile object") : error);
+    return a;
+  }
+  const std::string_view did = StringMember(doc, "did");
+  if (!IsDid(did)) {
+    a.reason = "the profile's did is not a did:plc or did:web: " + Snippet(r.body);
+    return a;
+  }
+  a.status = Account::Status::kFound;
+  a.account_id = std::string(did);
+  const std::string_view handle = StringMember(doc, "handle");
+  if (IsHandle(handle)) a.handle = Lower(handle);  // "handle.invalid": known by its DID only
+  return a;
+}
+
+std::string BlueskyAuthorFeedUrl(const std::string& base, const std::string& did, const std::string& cursor) {
+  std::string url = base + "/xrpc/app.bsky.feed.getAuthorFeed?actor=" + EncodeQueryValue(did) + "&limit=" +
+                    std::to_string(kBlueskyFeedPageSize) + "&filter=posts_with_replies";
+  if (!cursor.empty()) url += "&cursor=" + EncodeQueryValue(cursor);
+  return url;
+}
+
+TimelinePage ParseBlueskyAuthorFeed(const HttpResponse& r, const std::string& did) {
+  TimelinePage page;
+  if (r.status == 400) {
+    const Account a = ParseBlueskyProfile(r);  // the same errors name a missing account
+    if (a.status == Account::Status::kMissing) {
+      page.ok = true;
+      page.account = a;
+      return page;
+    }
+  }
+  if (r.status != 200) {
+    page.reason = Reason(r);
+    return page;
+  }
+  rapidjson::Document doc;
+  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
+  if (!error.empty()) {
+    page.reason = "unparsable 200 body: " + error;
+    return page;
+  }
+  const auto feed = doc.IsObject() ? doc.FindMember("feed") : doc.MemberEnd();
+  if (!doc.IsObject() || feed == doc.MemberEnd() || !feed->value.IsArray()) {
+    page.reason = "unparsable 200 body: no feed array";
+    return page;
+  }
+  const std::string prefix = "at://" + did + "/" + std::string(kPostCollection) + "/";
+  for (const rapidjson::Value& item : feed->value.GetArray()) {
+    if (!item.IsObject()) continue;
+    if (item.HasMember("reason")) continue;  // a repost of someone's post, or the pinned post
+    const auto post = item.FindMember("post");
+    if (post == item.MemberEnd() || !post->value.IsObject()) continue;
+    const std::string_view uri = StringMember(post->value, "uri");
+    if (uri.rfind(prefix, 0) != 0) continue;  // not the account's own post
+    const std::string_view rkey = uri.substr(prefix.size());
+    const auto record = post->value.FindMember("record");
+    const auto created = record != post->value.MemberEnd() && record->value.IsObject()
+                             ? ParseRfc3339Millis(StringMember(record->value, "createdAt"))
+                             : std::nullopt;
+    const auto indexed = ParseRfc3339Millis(StringMember(post->value, "indexedAt"));
+    if (!IsTid(rkey) || (!created && !indexed)) {
+      page.reason = "a post left out: no record key or time as the AppView sends them";
+      continue;
+    }
+    // createdAt is the client's word; the AppView's indexedAt bounds it (no post from the future).
+    std::int64_t ms = indexed.value_or(INT64_MAX);
+    if (created) ms = std::min(ms, *created);
+    page.posts.push_back({std::string(rkey), std::string(uri), ms});
+  }
+  page.next_token = CleanText(StringMember(doc, "cursor"), 200);
+  page.ok = true;
+  return page;
+}
+
+bool ParseJetstreamEvent(std::string_view frame, JetstreamEvent* event, std::string* reason) {
+  rapidjson::Document doc;
+  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, frame);
+  if (!error.empty() || !doc.IsObject()) {
+    *reason = "not a Jetstream event: " + (error.empty() ? std::string("not an object") : error);
+    return false;
+  }
+  JetstreamEvent e;
+  e.did = std::string(StringMember(doc, "did"));
+  const auto time = doc.FindMember("time_us");
+  if (!IsDid(e.did) || time == doc.MemberEnd() || !time->value.IsInt64() || time->value.GetInt64() <= 0) {
+    *reason = "not a Jetstream event (no did or time_us): " + Snippet(frame);
+    return false;
+  }
+  e.time_us = time->value.GetInt64();
+  const std::string_view kind = StringMember(doc, "kind");
+  if (kind == "commit") {
+    const auto commit = doc.FindMember("commit");
+    if (commit == doc.MemberEnd() || !commit->value.IsObject()) {
+      *reason = "a commit event without its commit: " + Snippet(frame);
+      return false;
+    }
+    const rapidjson::Value& c = commit->value;
+    const std::string_view operation = StringMember(c, "operation");
+    if (StringMember(c, "collection") == kPostCollection && (operation == "create" || operation == "delete")) {
+      const std::string_view rkey = StringMember(c, "rkey");
+      if (!IsTid(rkey)) {
+        *reason = "a post's record key is not a TID: " + Snippet(frame);
+        return false;
+      }
+      e.rkey = std::string(rkey);
+      if (operation == "delete") {
+        e.kind = JetstreamEvent::Kind::kPostDeleted;
+      } else {
+        const auto record = c.FindMember("record");
+        const auto created = record != c.MemberEnd() && record->value.IsObject()
+                                 ? ParseRfc3339Millis(StringMember(record->value, "createdAt"))
+                                 : std::nullopt;
+        // createdAt is the client's word: never later than Jetstream saw the post.
+        const std::int64_t seen_ms = e.time_us / 1000;
+        e.created_ms = created ? std::min(*created, seen_ms) : seen_ms;
+        e.kind = JetstreamEvent::Kind::kPostCreated;
+      }
+    }
+  } else if (kind == "account") {
+    const auto account = doc.FindMember("account");
+    if (account != doc.MemberEnd() && account->value.IsObject()) {
+      const auto active = account->value.FindMember("active");
+      e.active = active == account->value.MemberEnd() || !active->value.IsBool() || active->value.GetBool();
+      e.status = CleanText(StringMember(account->value, "status"), 40);
+      e.kind = JetstreamEvent::Kind::kAccount;
+    }
+  } else if (kind == "identity") {
+    const auto identity = doc.FindMember("identity");
+    if (identity != doc.MemberEnd() && identity->value.IsObject()) {
+      const std::string_view handle = StringMember(identity->value, "handle");
+      if (IsHandle(handle)) e.handle = Lower(handle);
+      e.kind = JetstreamEvent::Kind::kIdentity;
+    }
+  }
+  *event = std::move(e);
+  return true;
+}
+
+std::string JetstreamUrl(const std::string& base, const std::vector<std::string>& dids, std::int64_t cursor_us) {
+  std::string url = base + "/subscribe?wantedCollections=" + std::string(kPostCollection);
+  for (std::size_t i = 0; i < dids.size() && i < kJetstreamMaxDids; ++i) url += "&wantedDids=" + EncodeQueryValue(dids[i]);
+  if (cursor_us > 0) url += "&cursor=" + std::to_string(cursor_us);
+  return url;
+}
+
+}  // namespace tweetkeeper::worker::follow
