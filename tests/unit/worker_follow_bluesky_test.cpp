@@ -7,17 +7,13 @@
 
 #include <string>
 
+#include "worker_test_answers.hpp"
 #include "follow/bluesky_follow.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
 
-HttpResponse Answer(long status, std::string body) {
-  HttpResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
-}
+using tweetkeeper::worker::Answer;
 
 const std::string kDid = "did:plc:z72i7hdynmk6r22z27h6tvur";
 

@@ -6,17 +6,13 @@
 
 #include <string>
 
+#include "worker_test_answers.hpp"
 #include "follow/timeline.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
 
-HttpResponse Answer(long status, std::string body) {
-  HttpResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
-}
+using tweetkeeper::worker::Answer;
 
 TEST(MastodonFollow, Urls) {
   EXPECT_EQ(MastodonLookupUrl("https://mastodon.social", "Gargron"),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "follow/names.hpp"
 #include "json/bounded.hpp"
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
@@ -41,12 +42,6 @@ bool IsHandle(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
          });
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; });
-  return out;
 }
 
 std::string Reason(const HttpResponse& r) {
@@ -100,7 +95,7 @@ Account ParseBlueskyProfile(const HttpResponse& r) {
   a.status = Account::Status::kFound;
   a.account_id = std::string(did);
   const std::string_view handle = StringMember(doc, "handle");
-  if (IsHandle(handle)) a.handle = Lower(handle);  // "handle.invalid": known by its DID only
+  if (IsHandle(handle)) a.handle = LowerAscii(handle);  // "handle.invalid": known by its DID only
   return a;
 }
 
@@ -220,7 +215,7 @@ bool ParseJetstreamEvent(std::string_view frame, JetstreamEvent* event, std::str
     const auto identity = doc.FindMember("identity");
     if (identity != doc.MemberEnd() && identity->value.IsObject()) {
       const std::string_view handle = StringMember(identity->value, "handle");
-      if (IsHandle(handle)) e.handle = Lower(handle);
+      if (IsHandle(handle)) e.handle = LowerAscii(handle);
       e.kind = JetstreamEvent::Kind::kIdentity;
     }
   }

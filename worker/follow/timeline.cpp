@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "follow/names.hpp"
 #include "json/bounded.hpp"
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
@@ -12,12 +13,6 @@
 
 namespace tweetkeeper::worker::follow {
 namespace {
-
-// A positive id in plain decimal, at most 19 digits (what the SQL side and post URLs accept).
-bool IsId(std::string_view s) {
-  return !s.empty() && s.size() <= 19 && s[0] != '0' &&
-         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 bool IsMastodonUser(std::string_view s) {
   return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
@@ -30,12 +25,6 @@ bool IsXUser(std::string_view s) {
   return !s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
          });
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; });
-  return out;
 }
 
 // "HTTP <status>" and what the body says, for a reason.
@@ -110,7 +99,7 @@ Account ParseMastodonLookup(const HttpResponse& r) {
   if (!doc.IsObject()) return Failed("unparsable 200 body: not an account object");
   const std::string_view id = StringMember(doc, "id");
   const std::string_view username = StringMember(doc, "username");
-  if (!IsId(id) || !IsMastodonUser(username))
+  if (!IsDecimalId(id) || !IsMastodonUser(username))
     return Failed("the account's id or username is not what a Mastodon server sends: " + Snippet(r.body));
   const auto suspended = doc.FindMember("suspended");
   if (suspended != doc.MemberEnd() && suspended->value.IsBool() && suspended->value.GetBool())
@@ -159,7 +148,7 @@ TimelinePage ParseMastodonStatuses(const HttpResponse& r, const std::string& hos
     const std::string_view username =
         account != status.MemberEnd() && account->value.IsObject() ? StringMember(account->value, "username") : "";
     const auto created = ParseRfc3339Millis(StringMember(status, "created_at"));
-    if (!IsId(id) || !IsMastodonUser(username) || !created) {
+    if (!IsDecimalId(id) || !IsMastodonUser(username) || !created) {
       page.reason = "a status left out: no id, username or creation time as a Mastodon server sends them";
       continue;
     }
@@ -188,14 +177,14 @@ Account ParseXLookup(const HttpResponse& r) {
   }
   const std::string_view id = StringMember(data->value, "id");
   const std::string_view username = StringMember(data->value, "username");
-  if (!IsId(id) || !IsXUser(username)) return Failed("the user's id or username is not what X sends: " + Snippet(r.body));
+  if (!IsDecimalId(id) || !IsXUser(username)) return Failed("the user's id or username is not what X sends: " + Snippet(r.body));
   const auto prot = data->value.FindMember("protected");
   Account a;
   a.status = prot != data->value.MemberEnd() && prot->value.IsBool() && prot->value.GetBool() ? Account::Status::kPrivate
                                                                                                 : Account::Status::kFound;
   if (a.status == Account::Status::kPrivate) a.reason = "protected";
   a.account_id = std::string(id);
-  a.handle = Lower(username);
+  a.handle = LowerAscii(username);
   return a;
 }
 
@@ -231,7 +220,7 @@ TimelinePage ParseXTimeline(const HttpResponse& r) {
       if (!tweet.IsObject()) continue;
       const std::string_view id = StringMember(tweet, "id");
       const auto created = ParseRfc3339Millis(StringMember(tweet, "created_at"));
-      if (!IsId(id) || !created) {
+      if (!IsDecimalId(id) || !created) {
         page.reason = "a post left out: no id or creation time as X sends them";
         continue;
       }
