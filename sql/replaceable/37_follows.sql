@@ -24,19 +24,20 @@ BEGIN
   host := coalesce(host, '');
 END $$;
 
--- Whether an account is followed, by its handle or its id (as parse_profile_url gives them).
-CREATE OR REPLACE FUNCTION is_followed(network text, host text, handle text, account_id text) RETURNS boolean
+-- The followed account a profile URL names, by its handle or its id (as profile_arg gives them):
+-- what follow() looks for and unfollow() removes.
+CREATE OR REPLACE FUNCTION followed_ids(network text, host text, handle text, account_id text) RETURNS SETOF bigint
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT EXISTS (SELECT FROM tweetkeeper.followed_accounts f
-                  WHERE f.network = is_followed.network AND f.host = is_followed.host
-                    AND (f.handle = is_followed.handle OR f.account_id = is_followed.account_id)) $$;
+  SELECT f.follow_id FROM tweetkeeper.followed_accounts f
+   WHERE f.network = followed_ids.network AND f.host = followed_ids.host
+     AND (f.handle = followed_ids.handle OR f.account_id = followed_ids.account_id) $$;
 
 CREATE OR REPLACE FUNCTION follow(profile_url text) RETURNS boolean
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   p record := tweetkeeper.profile_arg(profile_url);
 BEGIN
-  IF tweetkeeper.is_followed(p.network, p.host, p.handle, p.account_id) THEN
+  IF EXISTS (SELECT FROM tweetkeeper.followed_ids(p.network, p.host, p.handle, p.account_id)) THEN
     RETURN false;
   END IF;
   INSERT INTO tweetkeeper.followed_accounts (network, host, handle, account_id, url)
@@ -94,7 +95,7 @@ DECLARE
   p record := tweetkeeper.profile_arg(profile_url);
 BEGIN
   DELETE FROM tweetkeeper.followed_accounts f
-   WHERE f.network = p.network AND f.host = p.host AND (f.handle = p.handle OR f.account_id = p.account_id);
+   WHERE f.follow_id IN (SELECT tweetkeeper.followed_ids(p.network, p.host, p.handle, p.account_id));
   RETURN FOUND;
 END $$;
 COMMENT ON FUNCTION unfollow(text) IS
@@ -105,14 +106,15 @@ CREATE OR REPLACE VIEW follows AS
 SELECT f.network, f.account_id AS account, f.handle, nullif(f.host, '') AS host, f.url, f.since, f.posts_found, f.newest_post_at,
        CASE WHEN f.status IN ('resolving', 'following')
             THEN now() - least(coalesce(f.checked_at, f.since), now()) END AS behind,
-       f.status, f.reason
+       f.status, f.reason, CASE WHEN f.lease_until > now() THEN f.lease_owner END AS follower
   FROM tweetkeeper.followed_accounts f;
 COMMENT ON VIEW follows IS
   'One row per followed account: its id on the network (NULL until a follower resolved it), handle, '
   'server (Mastodon), since when followed, posts found, the newest one''s time, how far behind the '
   'follower is (now minus the moment up to which every post of the account was seen, or since it '
   'was followed while it is resolving), and its '
-  'status: resolving, following, missing (no such account) or private, with the service''s reason.';
+  'status: resolving, following, missing (no such account) or private, with the service''s reason; '
+  'and the follower process that holds it now, if any.';
 
 -- The followers' side (tweetkeeper_worker). A follower claims accounts under a lease held by its
 -- database session, as a batch is: it reads their new posts, and stores what it found with

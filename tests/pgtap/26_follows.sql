@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(66);
+SELECT plan(67);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -100,6 +100,8 @@ SET LOCAL ROLE tweetkeeper_worker;
 CREATE TEMP TABLE claimed AS SELECT * FROM tweetkeeper.claim_follows('f1', 'x', 10);
 RESET ROLE;
 SELECT is((SELECT count(*) FROM claimed), 4::bigint, 'claim_follows: every due X account, leased');
+SELECT is((SELECT count(*) FROM tweetkeeper.follows WHERE network = 'x' AND follower = 'f1'), 4::bigint,
+  'follows names the follower that holds each account');
 SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE network = 'x' AND lease_owner = 'f1'
               AND lease_pid = pg_backend_pid() AND lease_until > now()), 4::bigint, '... to this session');
 UPDATE tweetkeeper.followed_accounts SET lease_pid = lease_pid + 1 WHERE handle = 'b';

@@ -15,33 +15,25 @@ namespace {
 
 constexpr std::string_view kPostCollection = "app.bsky.feed.post";
 
-bool IsDid(std::string_view s) {
-  if (s.rfind("did:plc:", 0) == 0) {
-    const std::string_view id = s.substr(8);
-    return id.size() == 24 &&
-           std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'); });
-  }
-  if (s.rfind("did:web:", 0) == 0) {
-    const std::string_view host = s.substr(8);
-    return !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](char c) {
-             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-           });
-  }
-  return false;
+// A DID as follow() reads it in at://<DID>: the DID, or "" when it is none.
+std::string DidOf(std::string_view did) {
+  const auto profile = ProfileOf("at://" + std::string(did));
+  return profile ? profile->account_id : "";
 }
 
-bool IsTid(std::string_view s) {
-  static constexpr std::string_view kFirst = "234567abcdefghij";
-  static constexpr std::string_view kRest = "234567abcdefghijklmnopqrstuvwxyz";
-  return s.size() == 13 && kFirst.find(s[0]) != std::string_view::npos &&
-         std::all_of(s.begin() + 1, s.end(), [](char c) { return kRest.find(c) != std::string_view::npos; });
+// A handle as follow() reads it (lower case), or "" ("handle.invalid" included: an account whose
+// handle no longer validates is known by its DID only).
+std::string HandleOf(std::string_view handle) {
+  if (handle == "handle.invalid") return "";
+  const auto profile = ProfileOf("at://" + std::string(handle));
+  return profile ? profile->handle : "";
 }
 
-bool IsHandle(std::string_view s) {
-  return !s.empty() && s.size() <= 253 && s.find('.') != std::string_view::npos && s != "handle.invalid" &&
-         std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-         });
+// The at:// URI of a post of did, as schedule_post() reads it, or nullopt.
+std::optional<PostRef> OwnPost(std::string_view uri, std::string_view did) {
+  auto post = PostOf(uri);
+  if (!post || post->network != Network::kBluesky || post->author != did) return std::nullopt;
+  return post;
 }
 
 std::string Reason(const HttpResponse& r) {
@@ -87,15 +79,13 @@ Account ParseBlueskyProfile(const HttpResponse& r) {
     a.reason = "unparsable 200 body: " + (error.empty() ? std::string("not a profile object") : error);
     return a;
   }
-  const std::string_view did = StringMember(doc, "did");
-  if (!IsDid(did)) {
+  a.account_id = DidOf(StringMember(doc, "did"));
+  if (a.account_id.empty()) {
     a.reason = "the profile's did is not a did:plc or did:web: " + Snippet(r.body);
     return a;
   }
   a.status = Account::Status::kFound;
-  a.account_id = std::string(did);
-  const std::string_view handle = StringMember(doc, "handle");
-  if (IsHandle(handle)) a.handle = LowerAscii(handle);  // "handle.invalid": known by its DID only
+  a.handle = HandleOf(StringMember(doc, "handle"));
   return a;
 }
 
@@ -131,28 +121,27 @@ TimelinePage ParseBlueskyAuthorFeed(const HttpResponse& r, const std::string& di
     page.reason = "unparsable 200 body: no feed array";
     return page;
   }
-  const std::string prefix = "at://" + did + "/" + std::string(kPostCollection) + "/";
   for (const rapidjson::Value& item : feed->value.GetArray()) {
     if (!item.IsObject()) continue;
     if (item.HasMember("reason")) continue;  // a repost of someone's post, or the pinned post
     const auto post = item.FindMember("post");
     if (post == item.MemberEnd() || !post->value.IsObject()) continue;
     const std::string_view uri = StringMember(post->value, "uri");
-    if (uri.rfind(prefix, 0) != 0) continue;  // not the account's own post
-    const std::string_view rkey = uri.substr(prefix.size());
+    if (uri.rfind("at://" + did + "/", 0) != 0) continue;  // not the account's own post
+    const auto own = OwnPost(uri, did);
     const auto record = post->value.FindMember("record");
     const auto created = record != post->value.MemberEnd() && record->value.IsObject()
                              ? ParseRfc3339Millis(StringMember(record->value, "createdAt"))
                              : std::nullopt;
     const auto indexed = ParseRfc3339Millis(StringMember(post->value, "indexedAt"));
-    if (!IsTid(rkey) || (!created && !indexed)) {
+    if (!own || (!created && !indexed)) {
       page.reason = "a post left out: no record key or time as the AppView sends them";
       continue;
     }
     // createdAt is the client's word; the AppView's indexedAt bounds it (no post from the future).
     std::int64_t ms = indexed.value_or(INT64_MAX);
     if (created) ms = std::min(ms, *created);
-    page.posts.push_back({std::string(rkey), std::string(uri), ms});
+    page.posts.push_back({own->key, own->canonical, ms});
   }
   page.next_token = CleanText(StringMember(doc, "cursor"), 200);
   page.ok = true;
@@ -167,9 +156,9 @@ bool ParseJetstreamEvent(std::string_view frame, JetstreamEvent* event, std::str
     return false;
   }
   JetstreamEvent e;
-  e.did = std::string(StringMember(doc, "did"));
+  e.did = DidOf(StringMember(doc, "did"));
   const auto time = doc.FindMember("time_us");
-  if (!IsDid(e.did) || time == doc.MemberEnd() || !time->value.IsInt64() || time->value.GetInt64() <= 0) {
+  if (e.did.empty() || time == doc.MemberEnd() || !time->value.IsInt64() || time->value.GetInt64() <= 0) {
     *reason = "not a Jetstream event (no did or time_us): " + Snippet(frame);
     return false;
   }
@@ -185,7 +174,8 @@ bool ParseJetstreamEvent(std::string_view frame, JetstreamEvent* event, std::str
     const std::string_view operation = StringMember(c, "operation");
     if (StringMember(c, "collection") == kPostCollection && (operation == "create" || operation == "delete")) {
       const std::string_view rkey = StringMember(c, "rkey");
-      if (!IsTid(rkey)) {
+      const auto post = OwnPost("at://" + e.did + "/" + std::string(kPostCollection) + "/" + std::string(rkey), e.did);
+      if (!post || post->key != rkey) {
         *reason = "a post's record key is not a TID: " + Snippet(frame);
         return false;
       }
@@ -215,7 +205,7 @@ bool ParseJetstreamEvent(std::string_view frame, JetstreamEvent* event, std::str
     const auto identity = doc.FindMember("identity");
     if (identity != doc.MemberEnd() && identity->value.IsObject()) {
       const std::string_view handle = StringMember(identity->value, "handle");
-      if (IsHandle(handle)) e.handle = LowerAscii(handle);
+      e.handle = HandleOf(handle);
       e.kind = JetstreamEvent::Kind::kIdentity;
     }
   }

@@ -14,19 +14,6 @@
 namespace tweetkeeper::worker::follow {
 namespace {
 
-bool IsMastodonUser(std::string_view s) {
-  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-                  c == '-';
-         });
-}
-
-bool IsXUser(std::string_view s) {
-  return !s.empty() && s.size() <= 15 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-         });
-}
-
 // "HTTP <status>" and what the body says, for a reason.
 std::string StatusReason(const HttpResponse& r) {
   if (r.status == 0) return "no answer: " + CleanText(r.error, 200);
@@ -99,7 +86,7 @@ Account ParseMastodonLookup(const HttpResponse& r) {
   if (!doc.IsObject()) return Failed("unparsable 200 body: not an account object");
   const std::string_view id = StringMember(doc, "id");
   const std::string_view username = StringMember(doc, "username");
-  if (!IsDecimalId(id) || !IsMastodonUser(username))
+  if (!IsDecimalId(id) || !ProfileOf("@" + std::string(username) + "@example.org"))
     return Failed("the account's id or username is not what a Mastodon server sends: " + Snippet(r.body));
   const auto suspended = doc.FindMember("suspended");
   if (suspended != doc.MemberEnd() && suspended->value.IsBool() && suspended->value.GetBool())
@@ -148,12 +135,13 @@ TimelinePage ParseMastodonStatuses(const HttpResponse& r, const std::string& hos
     const std::string_view username =
         account != status.MemberEnd() && account->value.IsObject() ? StringMember(account->value, "username") : "";
     const auto created = ParseRfc3339Millis(StringMember(status, "created_at"));
-    if (!IsDecimalId(id) || !IsMastodonUser(username) || !created) {
+    std::string url = "https://" + host + "/@" + std::string(username) + "/" + std::string(id);
+    const auto post = PostOf(url);
+    if (!post || post->network != Network::kMastodon || post->key != id || !created) {
       page.reason = "a status left out: no id, username or creation time as a Mastodon server sends them";
       continue;
     }
-    page.posts.push_back({std::string(id), "https://" + host + "/@" + std::string(username) + "/" + std::string(id),
-                          *created});
+    page.posts.push_back({std::string(id), std::move(url), *created});
   }
   page.ok = true;
   return page;
@@ -177,14 +165,16 @@ Account ParseXLookup(const HttpResponse& r) {
   }
   const std::string_view id = StringMember(data->value, "id");
   const std::string_view username = StringMember(data->value, "username");
-  if (!IsDecimalId(id) || !IsXUser(username)) return Failed("the user's id or username is not what X sends: " + Snippet(r.body));
+  const auto profile = ProfileOf("https://x.com/" + std::string(username));
+  if (!IsDecimalId(id) || !profile || profile->handle.empty())
+    return Failed("the user's id or username is not what X sends: " + Snippet(r.body));
   const auto prot = data->value.FindMember("protected");
   Account a;
   a.status = prot != data->value.MemberEnd() && prot->value.IsBool() && prot->value.GetBool() ? Account::Status::kPrivate
                                                                                                 : Account::Status::kFound;
   if (a.status == Account::Status::kPrivate) a.reason = "protected";
   a.account_id = std::string(id);
-  a.handle = LowerAscii(username);
+  a.handle = profile->handle;
   return a;
 }
 
@@ -220,11 +210,12 @@ TimelinePage ParseXTimeline(const HttpResponse& r) {
       if (!tweet.IsObject()) continue;
       const std::string_view id = StringMember(tweet, "id");
       const auto created = ParseRfc3339Millis(StringMember(tweet, "created_at"));
-      if (!IsDecimalId(id) || !created) {
+      const auto post = PostOf("https://x.com/i/web/status/" + std::string(id));
+      if (!post || post->key != id || !created) {
         page.reason = "a post left out: no id or creation time as X sends them";
         continue;
       }
-      page.posts.push_back({std::string(id), "https://x.com/i/web/status/" + std::string(id), *created});
+      page.posts.push_back({std::string(id), post->canonical, *created});
     }
   }
   const auto meta = doc.FindMember("meta");
