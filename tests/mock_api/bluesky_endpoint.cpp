@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "mock_api/json_fields.hpp"
@@ -522,13 +523,38 @@ rapidjson::Value Record(const MockPost& m, Alloc& a, int depth) {
   return record;
 }
 
+// The accounts of the mock's world whose DIDs it knows: user<k>.bsky.social for k below
+// kWorldAccounts (the authors Referenced() draws, and the posting accounts of follow_world.hpp).
+constexpr uint64_t kWorldAccounts = 5000;
+
+const std::unordered_map<std::string, uint64_t>& WorldDids() {
+  static const std::unordered_map<std::string, uint64_t> dids = [] {
+    std::unordered_map<std::string, uint64_t> m;
+    for (uint64_t k = 0; k < kWorldAccounts; ++k) m.emplace(MockDid("user" + std::to_string(k) + ".bsky.social"), k);
+    return m;
+  }();
+  return dids;
+}
+
+std::optional<uint64_t> WorldAccount(const std::string& did) {
+  const auto it = WorldDids().find(did);
+  if (it == WorldDids().end()) return std::nullopt;
+  return it->second;
+}
+
+// The handle a DID has: its world name, or one from a hash for the DIDs of no world account.
+std::string HandleOfDid(const std::string& did) {
+  if (const auto k = WorldAccount(did)) return "user" + std::to_string(*k) + ".bsky.social";
+  return "user" + std::to_string(Fnv(did) % 100000) + ".bsky.social";
+}
+
 // The author as profileViewBasic: the same for every post of a DID; most have an avatar (a blob
 // on the CDN, named by its CID).
 rapidjson::Value Author(const std::string& did, Alloc& a) {
   const uint64_t who = Fnv(did);
   rapidjson::Value author(rapidjson::kObjectType);
   author.AddMember("did", Str(did, a), a);
-  author.AddMember("handle", Str("user" + std::to_string(who % 100000) + ".bsky.social", a), a);
+  author.AddMember("handle", Str(HandleOfDid(did), a), a);
   author.AddMember("displayName", Str(MockDisplayName(who), a), a);
   if (who % 5 != 0) {
     author.AddMember(
@@ -619,6 +645,55 @@ rapidjson::Value PostView(const MockPost& m, const MockConfig& config, int64_t n
   return view;
 }
 
+
+// The record key of the post world account k made at ms: a TID whose clock id the model shows,
+// stamped at posting (not backdated) and not one getPosts refuses.
+std::string FollowRkey(uint64_t k, int64_t ms, const MockConfig& config);
+
+// The feed's cursor: "<ms>::<record key>" of the last post of the page (the AppView's
+// time-and-CID keyset); the next page holds older posts.
+std::optional<int64_t> CursorMillis(const std::string& cursor) {
+  const size_t sep = cursor.find("::");
+  if (sep == 0 || sep == std::string::npos || sep > 15) return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = 0; i < sep; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(cursor[i]))) return std::nullopt;
+    v = v * 10 + (cursor[i] - '0');
+  }
+  return v;
+}
+
+std::string Param(const QueryParams& params, const char* name) {
+  const auto it = params.find(name);
+  return it == params.end() ? "" : it->second;
+}
+
+std::string Serialized(const rapidjson::Document& doc) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  doc.Accept(w);
+  return buf.GetString();
+}
+
+// The DID an actor parameter names (a DID, or a handle the mock's world resolves), or an error.
+std::optional<std::string> ActorDid(const std::string& actor_in, EndpointReply* error) {
+  std::string actor = actor_in;
+  if (actor.empty()) {
+    *error = XrpcError(400, "InvalidRequest", "Error: Params must have the property \"actor\"");
+    return std::nullopt;
+  }
+  if (ValidDid(actor)) return actor;
+  std::transform(actor.begin(), actor.end(), actor.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (!ValidHandle(actor)) {
+    *error = XrpcError(400, "InvalidRequest", "Error: actor must be a valid did or a handle");
+    return std::nullopt;
+  }
+  if (actor.rfind("gone", 0) == 0) {
+    *error = XrpcError(400, "InvalidRequest", "Profile not found");
+    return std::nullopt;
+  }
+  return MockDid(actor);
+}
 }  // namespace
 
 std::optional<int64_t> TidMillis(const std::string& rkey) {
@@ -701,6 +776,122 @@ EndpointReply ResolveHandle(const QueryParams& params, const MockConfig&, int64_
   EndpointReply reply;
   reply.body = "{\"did\":\"" + MockDid(handle) + "\"}";
   return reply;
+}
+
+namespace {
+
+std::string FollowRkey(uint64_t k, int64_t ms, const MockConfig& config) {
+  const std::string did = MockDid("user" + std::to_string(k) + ".bsky.social");
+  const uint64_t start = Mix(k) & 0x3FF;
+  for (uint64_t i = 0; i < 1024; ++i) {
+    const uint64_t clock = (start + i) & 0x3FF;
+    const std::string rkey = Tid(ms, clock);
+    const MockPost m = Describe("at://" + did + kCollection + rkey, did, rkey, ms);
+    if (Shown(m, config, INT64_MAX / 2) && m.created_ms == ms &&
+        !(config.bluesky_refused_every != 0 && clock % config.bluesky_refused_every == 5))
+      return rkey;
+  }
+  return Tid(ms, start);
+}
+
+}  // namespace
+
+EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
+  EndpointReply error;
+  const std::optional<std::string> did = ActorDid(Param(params, "actor"), &error);
+  if (!did) return error;
+  // The mock's world knows its own accounts' DIDs, and those its handles resolve to.
+  const std::string actor = Param(params, "actor");
+  if (ValidDid(actor) && !WorldAccount(*did)) return XrpcError(400, "InvalidRequest", "Profile not found");
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  rapidjson::Value author = Author(*did, a);
+  if (!ValidDid(actor)) {
+    std::string handle = actor;
+    std::transform(handle.begin(), handle.end(), handle.begin(), [](unsigned char c) { return std::tolower(c); });
+    author["handle"] = Str(handle, a);
+  }
+  for (auto& m : author.GetObject()) doc.AddMember(rapidjson::Value(m.name, a), rapidjson::Value(m.value, a), a);
+  const uint64_t who = Fnv(*did);
+  const auto k = WorldAccount(*did);
+  const Cadence cadence = k ? CadenceOf("bluesky", *k, config) : Cadence{};
+  doc.AddMember("followersCount", static_cast<int64_t>(who % 5000), a);
+  doc.AddMember("followsCount", static_cast<int64_t>(who % 700), a);
+  doc.AddMember("postsCount", cadence.period_ms > 0 ? now_ms / cadence.period_ms % 100000 : static_cast<int64_t>(who % 900), a);
+  doc.AddMember("indexedAt", Str(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000), a), a);
+  EndpointReply reply;
+  reply.body = Serialized(doc);
+  return reply;
+}
+
+EndpointReply GetAuthorFeed(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
+  EndpointReply error;
+  const std::optional<std::string> did = ActorDid(Param(params, "actor"), &error);
+  if (!did) return error;
+  int64_t limit = 50;
+  if (params.count("limit")) {
+    const std::string v = Param(params, "limit");
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0') return XrpcError(400, "InvalidRequest", "Error: limit must be an integer");
+    if (n < 1) return XrpcError(400, "InvalidRequest", "Error: limit can not be less than 1");
+    if (n > 100) return XrpcError(400, "InvalidRequest", "Error: limit can not be greater than 100");
+    limit = n;
+  }
+  const std::string filter = params.count("filter") ? Param(params, "filter") : "posts_with_replies";
+  static const std::set<std::string> kFilters = {"posts_with_replies", "posts_no_replies", "posts_with_media",
+                                                 "posts_and_author_threads", "posts_with_video"};
+  if (!kFilters.count(filter))
+    return XrpcError(400, "InvalidRequest",
+                     "Error: filter must be one of (posts_with_replies|posts_no_replies|posts_with_media|"
+                     "posts_and_author_threads|posts_with_video)");
+  int64_t to = now_ms;
+  if (params.count("cursor")) {
+    const auto ms = CursorMillis(Param(params, "cursor"));
+    if (!ms) return XrpcError(400, "InvalidRequest", "Error: Malformed cursor");
+    to = std::min(to, *ms - 1);
+  }
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  rapidjson::Value feed(rapidjson::kArrayType);
+  std::string cursor;
+  if (const auto k = WorldAccount(*did); k && filter != "posts_with_media" && filter != "posts_with_video") {
+    std::vector<int64_t> times = PostTimes(CadenceOf("bluesky", *k, config), 0, to, static_cast<size_t>(limit) + 1, true);
+    const bool more = static_cast<int64_t>(times.size()) > limit;
+    if (more) times.pop_back();
+    for (int64_t ms : times) {
+      const std::string rkey = FollowRkey(*k, ms, config);
+      const MockPost m = Describe("at://" + *did + kCollection + rkey, *did, rkey, ms);
+      if (filter == "posts_no_replies" && IsReply(m.h)) continue;
+      rapidjson::Value item(rapidjson::kObjectType);
+      item.AddMember("post", PostView(m, config, now_ms, a), a);
+      feed.PushBack(item, a);
+    }
+    if (more && !times.empty()) cursor = std::to_string(times.back()) + "::" + FollowRkey(*k, times.back(), config);
+  }
+  doc.AddMember("feed", feed, a);
+  if (!cursor.empty()) doc.AddMember("cursor", Str(cursor, a), a);
+  EndpointReply reply;
+  reply.body = Serialized(doc);
+  return reply;
+}
+
+std::vector<MadePost> BlueskyMadePosts(int64_t from_ms, int64_t to_ms, const MockConfig& config) {
+  std::vector<MadePost> out;
+  for (uint64_t k = 0; k < std::min(config.follow_accounts, kWorldAccounts); ++k) {
+    const std::string did = MockDid("user" + std::to_string(k) + ".bsky.social");
+    for (int64_t ms : PostTimes(CadenceOf("bluesky", k, config), from_ms, to_ms, 1'000'000, false))
+      out.push_back({"at://" + did + kCollection + FollowRkey(k, ms, config), ms});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& config) {
+  std::vector<std::pair<std::string, double>> out;
+  for (uint64_t k = 0; k < std::min(config.follow_accounts, kWorldAccounts); ++k)
+    out.emplace_back("https://bsky.app/profile/user" + std::to_string(k) + ".bsky.social",
+                     CadenceOf("bluesky", k, config).per_second());
+  return out;
 }
 
 }  // namespace tweetkeeper::mock

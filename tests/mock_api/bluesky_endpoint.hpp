@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "mock_api/follow_world.hpp"
 #include "mock_api/mock_config.hpp"
 #include "mock_api/tweets_endpoint.hpp"
 
@@ -31,5 +34,18 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
 // GET /xrpc/com.atproto.identity.resolveHandle?handle=...: {"did":"did:plc:..."}; a handle that
 // starts with "gone" does not resolve (400 "Unable to resolve handle").
 EndpointReply ResolveHandle(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+
+// For followers (issue 38). The world's accounts are user<k>.bsky.social (k below 5,000), by the
+// DIDs MockDid gives those handles; the first --follow-accounts of them post (follow_world.hpp).
+// GET /xrpc/app.bsky.actor.getProfile?actor=<handle or DID>: profileViewDetailed; a DID of no
+// world account, or a handle starting with "gone", is 400 InvalidRequest "Profile not found".
+EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+// GET /xrpc/app.bsky.feed.getAuthorFeed?actor=&limit=&cursor=&filter=: {"feed":[{"post":...}],
+// "cursor"}, newest first; other accounts' feeds are empty.
+EndpointReply GetAuthorFeed(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+// The posts the posting accounts made in [from_ms, to_ms] (at:// URIs by DID).
+std::vector<MadePost> BlueskyMadePosts(int64_t from_ms, int64_t to_ms, const MockConfig& config);
+// Profile URLs of the posting accounts, the busiest first, with their rates.
+std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& config);
 
 }  // namespace tweetkeeper::mock

@@ -10,6 +10,8 @@ void MockApi::AddBlueskyRoutes() {
   static const ProviderRoute kRoutes[] = {
       {"GET", "/xrpc/app.bsky.feed.getPosts", "uris", &GetBlueskyPosts, Dialect::kV2},
       {"GET", "/xrpc/com.atproto.identity.resolveHandle", "handle", &ResolveHandle, Dialect::kV2},
+      {"GET", "/xrpc/app.bsky.actor.getProfile", "actor", &GetBlueskyProfile, Dialect::kV2},
+      {"GET", "/xrpc/app.bsky.feed.getAuthorFeed", "actor", &GetAuthorFeed, Dialect::kV2},
   };
   for (const ProviderRoute& route : kRoutes) {
     Add(route.method, route.path,

@@ -270,6 +270,16 @@ void AddQuotaOptions(CLI::App& app, MockConfig& config) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--follow-accounts", config.follow_accounts,
+                 "Accounts that post, per network and per Mastodon server (X: mock_100000 on, Bluesky: "
+                 "user0.bsky.social on; GET /mock/follow/accounts lists them)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{0}, uint64_t{2000}));
+  app.add_option("--follow-rate", config.follow_rate,
+                 "Posts per second those accounts make between them, per network and per Mastodon server "
+                 "(account k's share proportional to 1/(k+1))")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10000.0));
   app.add_option("--monthly-cap", config.monthly_cap,
                  "Billed post reads per token and calendar month (UTC; a post once per UTC day); then "
                  "every request with it gets the usage-capped 429. 0: no cap")

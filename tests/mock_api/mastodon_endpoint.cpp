@@ -752,6 +752,98 @@ bool HostCharacter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
 }
 
+
+// The status account `number` of `host` posted at `ms`: shown, no reblog, and by that account in
+// the model (AuthorNumber), so that GET /api/v1/statuses says the same of it.
+uint64_t FollowStatusId(const std::string& host, uint64_t number, int64_t ms, const MockConfig& config) {
+  const uint64_t base = static_cast<uint64_t>(ms) << 16;
+  const uint64_t start = Mix(number ^ Fnv1a(host)) & 0xffff;
+  for (uint64_t i = 0; i < 0x10000; ++i) {
+    const uint64_t id = base | ((start + i) & 0xffff);
+    if (AuthorNumber(host, id) == number && Shown(id, config, INT64_MAX / 2) && !DrawnAsReblog(host, id)) return id;
+  }
+  return base;  // not reached in practice: one low part in 2,000 has the author
+}
+
+// The account a lookup's acct names on `host` (user, or user@host), if the server has it.
+std::optional<Account> AccountByAcct(const std::string& host, std::string acct) {
+  const size_t at = acct.find('@');
+  if (at != std::string::npos) {
+    std::string domain = acct.substr(at + 1);
+    std::transform(domain.begin(), domain.end(), domain.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (domain != host) return std::nullopt;  // a remote account: this server does not know it
+    acct.resize(at);
+  }
+  std::transform(acct.begin(), acct.end(), acct.begin(), [](unsigned char c) { return std::tolower(c); });
+  size_t digits = acct.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(acct[digits - 1]))) --digits;
+  if (digits == acct.size() || acct.size() - digits > 4) return std::nullopt;
+  const uint64_t number = std::stoull(acct.substr(digits));
+  if (number >= kAccountsPerServer) return std::nullopt;
+  Account a = AccountOf(host, number);
+  if (a.username != acct) return std::nullopt;
+  return a;
+}
+
+// The account of an id, if the server has it (ids are the sign-up time << 16 | its number).
+std::optional<Account> AccountById(const std::string& host, uint64_t id) {
+  const uint64_t number = id & 0xffff;
+  if (number >= kAccountsPerServer) return std::nullopt;
+  Account a = AccountOf(host, number);
+  if (a.id != id) return std::nullopt;
+  return a;
+}
+
+// The value of a single-valued parameter, or nothing.
+std::optional<std::string> Param(const QueryParams& params, const char* name) {
+  const auto it = params.find(name);
+  if (it == params.end()) return std::nullopt;
+  return it->second;
+}
+
+// GET /api/v1/accounts/:id/statuses: newest first; max_id, since_id, min_id (the statuses right
+// after it, not the newest ones), limit (20, at most 40); a Link header to the pages around it.
+EndpointReply AccountStatuses(const Server& server, const Account& account, const QueryParams& params,
+                              const MockConfig& config, int64_t now_ms) {
+  int64_t limit = 20;
+  if (const auto v = Param(params, "limit")) {
+    const std::optional<uint64_t> n = StatusId(*v);
+    limit = n ? static_cast<int64_t>(std::min<uint64_t>(*n, 40)) : 20;  // to_i, capped at 40
+  }
+  const auto id_param = [&](const char* name) -> std::optional<uint64_t> {
+    const auto v = Param(params, name);
+    return v ? StatusId(*v) : std::nullopt;
+  };
+  const std::optional<uint64_t> max_id = id_param("max_id"), since_id = id_param("since_id"), min_id = id_param("min_id");
+  int64_t from = 0, to = now_ms;
+  if (max_id) to = std::min(to, StatusMillis(*max_id));
+  if (since_id) from = std::max(from, StatusMillis(*since_id));
+  if (min_id) from = std::max(from, StatusMillis(*min_id));
+  std::vector<uint64_t> ids;
+  // min_id pages forward from it (the oldest after it first); otherwise the newest first.
+  const bool forward = min_id.has_value();
+  for (int64_t ms : PostTimes(CadenceOf(server.host, account.number, config), from, to, static_cast<size_t>(limit) + 2,
+                              !forward)) {
+    const uint64_t id = FollowStatusId(server.host, account.number, ms, config);
+    if ((max_id && id >= *max_id) || (since_id && id <= *since_id) || (min_id && id <= *min_id)) continue;
+    if (static_cast<int64_t>(ids.size()) == limit) break;
+    ids.push_back(id);
+  }
+  std::sort(ids.rbegin(), ids.rend());  // always sent newest first
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartArray();
+  for (uint64_t id : ids) WriteStatus(w, server, id, config, now_ms);
+  w.EndArray();
+  EndpointReply r;
+  r.body = buf.GetString();
+  if (!ids.empty()) {
+    const std::string base = "https://" + server.host + "/api/v1/accounts/" + std::to_string(account.id) + "/statuses?";
+    r.headers.emplace_back("Link", "<" + base + "max_id=" + std::to_string(ids.back()) + ">; rel=\"next\", <" + base +
+                                       "min_id=" + std::to_string(ids.front()) + ">; rel=\"prev\"");
+  }
+  return r;
+}
 }  // namespace
 
 std::string MastodonResetTime(int64_t unix_s) {
@@ -829,6 +921,27 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
     r.body = buf.GetString();
     return r;
   }
+  if (path == "/api/v1/accounts/lookup") {
+    const std::optional<std::string> acct = Param(params, "acct");
+    const std::optional<Account> account = acct ? AccountByAcct(host, *acct) : std::nullopt;
+    if (!account) return Error(404, "Record not found");
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    WriteAccount(w, server, *account, now_ms);
+    EndpointReply r;
+    r.body = buf.GetString();
+    return r;
+  }
+  static const std::string kAccounts = "/api/v1/accounts/";
+  if (StartsWith(path, kAccounts.c_str())) {
+    const size_t slash = path.find('/', kAccounts.size());
+    if (slash != std::string::npos && path.substr(slash) == "/statuses") {
+      const std::optional<uint64_t> id = StatusId(path.substr(kAccounts.size(), slash - kAccounts.size()));
+      const std::optional<Account> account = id ? AccountById(host, *id) : std::nullopt;
+      if (!account) return Error(404, "Record not found");
+      return AccountStatuses(server, *account, params, config, now_ms);
+    }
+  }
   static const std::string kOne = "/api/v1/statuses/";
   if (StartsWith(path, kOne.c_str()) && path.find('/', kOne.size()) == std::string::npos) {
     const std::optional<uint64_t> id = StatusId(path.substr(kOne.size()));
@@ -841,6 +954,25 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
     return r;
   }
   return Error(404, "Record not found");
+}
+
+std::vector<MadePost> MastodonMadePosts(const std::string& host, int64_t from_ms, int64_t to_ms,
+                                       const MockConfig& config) {
+  std::vector<MadePost> out;
+  for (uint64_t k = 0; k < std::min(config.follow_accounts, kAccountsPerServer); ++k) {
+    const Account a = AccountOf(host, k);
+    for (int64_t ms : PostTimes(CadenceOf(host, k, config), from_ms, to_ms, 1'000'000, false)) {
+      out.push_back({"https://" + host + "/@" + a.username + "/" + std::to_string(FollowStatusId(host, k, ms, config)), ms});
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> MastodonPosters(const std::string& host, const MockConfig& config) {
+  std::vector<std::pair<std::string, double>> out;
+  for (uint64_t k = 0; k < std::min(config.follow_accounts, kAccountsPerServer); ++k)
+    out.emplace_back("https://" + host + "/@" + AccountOf(host, k).username, CadenceOf(host, k, config).per_second());
+  return out;
 }
 
 }  // namespace tweetkeeper::mock

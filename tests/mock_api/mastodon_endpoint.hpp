@@ -3,7 +3,8 @@
 // for server H comes under the path prefix /mastodon/H (the worker's --instance H=URL points
 // there), or at the root of a port of its own (--mastodon-host H=PORT). GET
 // /api/v1/statuses?id[]=... (4.3+; at most 20 distinct ids or 422), GET /api/v1/statuses/:id,
-// GET /api/v2/instance. Statuses it will not show are left out of the list (404 for a single
+// GET /api/v2/instance, and for followers GET /api/v1/accounts/lookup?acct= and
+// GET /api/v1/accounts/:id/statuses. Statuses it will not show are left out of the list (404 for a single
 // one), the list's order is not the request's, ids are per server. Servers named old* run 4.2 (no
 // GET /api/v1/statuses: 404); servers named locked* are in authorized-fetch mode (401 without a
 // token); the others run 4.5. Each Status carries the attributes its server's version sends
@@ -14,7 +15,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "mock_api/follow_world.hpp"
 #include "mock_api/mock_config.hpp"
 #include "mock_api/tweets_endpoint.hpp"
 
@@ -36,5 +39,14 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
 // "HOST=PORT" of --mastodon-host: a server name (letters, digits, '-', '.', at most 253
 // characters) and a port from 0 to 65535 (0: any free one). Nothing, with `error` set, otherwise.
 std::optional<std::pair<std::string, int>> ParseMastodonHost(const std::string& spec, std::string* error);
+
+// The statuses server `host`'s posting accounts (follow_world.hpp; their first --follow-accounts)
+// made in [from_ms, to_ms]: GET /api/v1/accounts/:id/statuses lists them, and /api/v1/statuses
+// answers them with that author.
+std::vector<MadePost> MastodonMadePosts(const std::string& host, int64_t from_ms, int64_t to_ms,
+                                       const MockConfig& config);
+
+// Profile URLs of server `host`'s posting accounts, the busiest first, with their rates.
+std::vector<std::pair<std::string, double>> MastodonPosters(const std::string& host, const MockConfig& config);
 
 }  // namespace tweetkeeper::mock

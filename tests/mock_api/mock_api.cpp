@@ -9,7 +9,10 @@
 
 #include <cstdio>
 
+#include "mock_api/bluesky_endpoint.hpp"
+#include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
+#include "mock_api/x_users_endpoint.hpp"
 
 namespace tweetkeeper::mock {
 
@@ -99,8 +102,68 @@ void MockApi::AddMockRoutes() {
     }
     return Reply(200, kJson, R"({"reset":true})");
   });
+  Add("GET", "/mock/follow/accounts",
+      [this](const HttpCall& call, int64_t now_ms) { return FollowWorld(call, now_ms, false); });
+  Add("GET", "/mock/follow/posts", [this](const HttpCall& call, int64_t now_ms) { return FollowWorld(call, now_ms, true); });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });
+}
+
+HttpReply MockApi::FollowWorld(const HttpCall& call, int64_t now_ms, bool posts) {
+  const auto param = [&call](const char* name) {
+    const auto it = call.params.find(name);
+    return it == call.params.end() ? std::string() : it->second;
+  };
+  const std::string network = param("network"), host = param("host");
+  if (network != "x" && network != "bluesky" && network != "mastodon")
+    return Reply(400, kJson, R"({"error":"network must be x, bluesky or mastodon"})");
+  if ((network == "mastodon") == host.empty())
+    return Reply(400, kJson, R"({"error":"host names the Mastodon server, and only for mastodon"})");
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  if (posts) {
+    // [from_ms, to_ms]: by default the last minute up to now.
+    int64_t from = now_ms - 60'000, to = now_ms;
+    try {
+      if (!param("from_ms").empty()) from = std::stoll(param("from_ms"));
+      if (!param("to_ms").empty()) to = std::min<int64_t>(now_ms, std::stoll(param("to_ms")));
+    } catch (const std::exception&) {
+      return Reply(400, kJson, R"({"error":"from_ms and to_ms must be Unix milliseconds"})");
+    }
+    if (to - from > 7 * 86'400'000LL) return Reply(400, kJson, R"({"error":"at most a week of posts at once"})");
+    const std::vector<MadePost> made = network == "x"         ? XMadePosts(from, to, config_)
+                                       : network == "bluesky" ? BlueskyMadePosts(from, to, config_)
+                                                              : MastodonMadePosts(host, from, to, config_);
+    w.Key("posts");
+    w.StartArray();
+    for (const MadePost& p : made) {
+      w.StartObject();
+      w.Key("url");
+      w.String(p.url.c_str(), static_cast<rapidjson::SizeType>(p.url.size()));
+      w.Key("created_ms");
+      w.Int64(p.created_ms);
+      w.EndObject();
+    }
+    w.EndArray();
+  } else {
+    const auto posters = network == "x"         ? XPosters(config_)
+                         : network == "bluesky" ? BlueskyPosters(config_)
+                                                : MastodonPosters(host, config_);
+    w.Key("accounts");
+    w.StartArray();
+    for (const auto& [url, rate] : posters) {
+      w.StartObject();
+      w.Key("url");
+      w.String(url.c_str(), static_cast<rapidjson::SizeType>(url.size()));
+      w.Key("posts_per_second");
+      w.Double(rate);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return Reply(200, kJson, buf.GetString());
 }
 
 std::vector<std::pair<std::string, std::string>> MockApi::RateHeaders(const RateVerdict& verdict) {
@@ -142,7 +205,9 @@ HttpReply MockApi::Serve(const HttpCall& call, int64_t now_ms, const Served& ser
 HttpReply MockApi::Limited(const RateVerdict& verdict, EndpointReply answer, const char* refusal, Served& counted) {
   if (!verdict.allowed) return Reply(429, kJson, refusal);
   counted.window_start_ms = verdict.window_start_ms;
-  return Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+  HttpReply reply = Reply(answer.status, answer.content_type.c_str(), std::move(answer.body));
+  reply.headers = std::move(answer.headers);
+  return reply;
 }
 
 std::optional<HttpReply> MockApi::BeforeTheApi(const FaultPlan& plan) {

@@ -130,6 +130,10 @@ class MockApi {
   HttpReply X(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
   // X: GET /2/tweets/:id, the id taken from the path.
   HttpReply XSingle(const HttpCall& call, int64_t now_ms);
+  // X: GET /2/users/by/username/:username and GET /2/users/:id/tweets.
+  HttpReply XUsers(const HttpCall& call, int64_t now_ms);
+  // GET /mock/follow/accounts and /mock/follow/posts (follow_world.hpp).
+  HttpReply FollowWorld(const HttpCall& call, int64_t now_ms, bool posts);
   // Bluesky's XRPC methods: no token, one shared window with RateLimit-* headers.
   HttpReply Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
   // Mastodon server `host`'s answer to `path`: a window per server, X-RateLimit-* headers.

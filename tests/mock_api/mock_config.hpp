@@ -33,6 +33,10 @@ struct MockConfig {
   // Each Mastodon server: 300 requests per 5 minutes per caller (FACTS.md 2.5's defaults).
   int64_t mastodon_rate_limit = 300;
   int64_t mastodon_window_seconds = 300;
+  // The accounts that post (follow_world.hpp): how many per network (and per Mastodon server), and
+  // how many posts per second they make between them (Zipf-shared). 0 accounts: no one posts.
+  uint64_t follow_accounts = 20;
+  double follow_rate = 1.0;
   FaultConfig faults;
 };
 

@@ -411,4 +411,8 @@ EndpointReply GetTweetById(const QueryParams& params, const MockConfig& config, 
   return reply;
 }
 
+void WriteTweetObject(JsonWriter& w, uint64_t id, const TweetsRequest& req, const MockConfig& config, int64_t now_ms) {
+  WriteTweet(w, id, req, config, now_ms);
+}
+
 }  // namespace tweetkeeper::mock

@@ -5,9 +5,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mock_api/mock_config.hpp"
+#include "mock_api/json_fields.hpp"
 #include "mock_api/problems.hpp"
 
 namespace tweetkeeper::mock {
@@ -25,6 +27,7 @@ struct EndpointReply {
   std::string content_type = kJson;
   std::string body;
   std::vector<uint64_t> returned;  // the posts in the answer: what X bills (errors are not billed)
+  std::vector<std::pair<std::string, std::string>> headers;  // of the answer itself (Mastodon's Link)
 };
 
 struct TweetsRequest {
@@ -52,5 +55,9 @@ EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int
 // GET /2/tweets/:id (getPostsById): 200 {"data":{...}} or, for a tweet that is not there,
 // 200 {"errors":[...]} (Get2TweetsIdResponse); an omitted id gets {}.
 EndpointReply GetTweetById(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+
+// One tweet object as /2/tweets sends it, with the fields `req` asks for (what the user timeline
+// sends too).
+void WriteTweetObject(JsonWriter& w, uint64_t id, const TweetsRequest& req, const MockConfig& config, int64_t now_ms);
 
 }  // namespace tweetkeeper::mock

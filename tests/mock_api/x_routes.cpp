@@ -8,6 +8,7 @@
 #include "mock_api/mock_api.hpp"
 #include "mock_api/problems.hpp"
 #include "mock_api/tweets_endpoint.hpp"
+#include "mock_api/x_users_endpoint.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -37,6 +38,33 @@ void MockApi::AddXRoutes() {
   }
   Add(
       "GET", "/2/tweets/", [this](const HttpCall& call, int64_t now_ms) { return XSingle(call, now_ms); }, true);
+  Add(
+      "GET", "/2/users/", [this](const HttpCall& call, int64_t now_ms) { return XUsers(call, now_ms); }, true);
+}
+
+HttpReply MockApi::XUsers(const HttpCall& call, int64_t now_ms) {
+  // GET /2/users/by/username/:username and GET /2/users/:id/tweets: the path's value travels to
+  // the endpoint as a parameter of its own. Each has its own window per token; the posts a
+  // timeline returns are billed as /2/tweets' are.
+  static const ProviderRoute kByName = {"GET", "/2/users/by/username/:username", kPathUsernameParam,
+                                        &GetUserByUsername, Dialect::kV2};
+  static const ProviderRoute kTweets = {"GET", "/2/users/:id/tweets", kPathUserIdParam, &GetUserTweets, Dialect::kV2};
+  static const std::string kByNamePrefix = "/2/users/by/username/";
+  const std::string rest = call.path.substr(std::string("/2/users/").size());
+  HttpCall routed = call;
+  if (call.path.rfind(kByNamePrefix, 0) == 0 && call.path.find('/', kByNamePrefix.size()) == std::string::npos &&
+      call.path.size() > kByNamePrefix.size()) {
+    routed.params.erase(kPathUsernameParam);
+    routed.params.emplace(kPathUsernameParam, call.path.substr(kByNamePrefix.size()));
+    return X(kByName, routed, now_ms);
+  }
+  const size_t slash = rest.find('/');
+  if (slash != std::string::npos && slash > 0 && rest.substr(slash) == "/tweets") {
+    routed.params.erase(kPathUserIdParam);
+    routed.params.emplace(kPathUserIdParam, rest.substr(0, slash));
+    return X(kTweets, routed, now_ms);
+  }
+  return NotFound(call, now_ms);
 }
 
 HttpReply MockApi::XSingle(const HttpCall& call, int64_t now_ms) {
