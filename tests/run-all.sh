@@ -62,6 +62,7 @@ suite forecast wait - tests/integration/forecast.sh
 suite api-faults wait - tests/faults/api_faults.sh
 suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh
 suite networks wait - tests/integration/networks.sh
+suite follow wait - tests/integration/follow.sh
 suite billing wait - tests/integration/billing.sh
 suite prometheus wait - tests/integration/prometheus.sh
 suite upgrade wait - tests/upgrade/upgrade.sh

@@ -21,6 +21,7 @@
 #include "credentials/credentials.hpp"
 #include "provider/factory.hpp"
 #include "dsn/dsn.hpp"
+#include "follow/follower.hpp"
 #include "runner/runner.hpp"
 
 namespace tk = tweetkeeper::worker;
@@ -98,6 +99,44 @@ class SignalThread {
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
+
+// --follow: a follower of accounts instead of the refreshing slots (follow/follower.hpp). It shares
+// the worker's connection string, credentials, HTTP client, WARC recording, metrics and signals.
+int Follow(const tk::Options& o, tk::RunnerOptions ro) {
+  tk::Telemetry telemetry(o.name, o.provider);
+  tk::StopSignal stop;
+  tk::follow::FollowerOptions fo;
+  fo.name = o.name;
+  fo.dsn = o.dsn;
+  fo.provider = o.provider;
+  fo.api_url = o.api.base;
+  fo.instances = o.instances;
+  fo.allow_private_hosts = o.allow_private_hosts;
+  fo.tokens = std::move(ro.tokens);
+  fo.http = ro.http;
+  fo.max_accounts = o.follow_max_accounts;
+  fo.min_poll = tk::follow::Millis(static_cast<std::int64_t>(o.follow_min_poll_s * 1000));
+  fo.max_poll = tk::follow::Millis(static_cast<std::int64_t>(o.follow_max_poll_s * 1000));
+  fo.share = o.follow_share;
+  fo.lease_seconds = o.follow_lease_s;
+  fo.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
+  tk::follow::Follower follower(std::move(fo), telemetry, stop);
+  if (!o.metrics_address.empty()) {
+    try {
+      const int port = telemetry.Serve(o.metrics_address);
+      spdlog::info("metrics at http://{}:{}/metrics", o.metrics_address.substr(0, o.metrics_address.rfind(':')), port);
+    } catch (const std::exception& e) {
+      return Fail(tk::kExitRuntime, e.what());
+    }
+  }
+  SignalThread signals(stop);
+  try {
+    if (!follower.Connect(std::chrono::seconds(o.startup_timeout_s))) return 0;
+  } catch (const std::exception& e) {
+    return Fail(tk::kExitRuntime, e.what());
+  }
+  return follower.Run();
+}
 
 }  // namespace
 
@@ -178,6 +217,7 @@ int main(int argc, char** argv) {
       spdlog::info("WARC: recording every API exchange in {} (a new file every {} s or {} MB)", o.warc_dir,
                    o.warc_rollover_s, o.warc_max_mb);
     }
+    if (o.follow) return Follow(o, std::move(ro));
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));
     if (!o.metrics_address.empty()) {
       try {

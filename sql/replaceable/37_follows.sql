@@ -139,7 +139,7 @@ END $$;
 CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accounts integer,
                                          lease interval DEFAULT '15 seconds', due_only boolean DEFAULT true)
   RETURNS TABLE (follow_id bigint, host text, handle text, account_id text, status text, since timestamptz,
-                 checked_at timestamptz, newest_post_id text)
+                 checked_at timestamptz, newest_post_id text, posts_found bigint, poll_after timestamptz)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL THEN
@@ -166,7 +166,8 @@ BEGIN
      SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper.backend_start(),
          lease_until = now() + lease
     FROM c WHERE f.follow_id = c.follow_id
-  RETURNING f.follow_id, nullif(f.host, ''), f.handle, f.account_id, f.status, f.since, f.checked_at, f.newest_post_id;
+  RETURNING f.follow_id, nullif(f.host, ''), f.handle, f.account_id, f.status, f.since, f.checked_at, f.newest_post_id,
+            f.posts_found, f.poll_after;
 END $$;
 COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean) IS
   'A follower''s claim: up to max_accounts followed accounts of a network, free (or already this '

@@ -120,6 +120,10 @@ TEST(XFollow, Timeline) {
   EXPECT_EQ(page.posts[0].url, "https://x.com/i/web/status/1460323737035677699");
   EXPECT_EQ(page.posts[1].created_ms, INT64_C(1637003284000));
   EXPECT_EQ(page.next_token, "7140dibdnow9c7btw3z2vwioavpvutgzrzm9icis4ndix");
+  // The id's millisecond, where it agrees with created_at's second (above, it does not).
+  const TimelinePage exact = ParseXTimeline(Answer(200, R"({"data":[{"id":"1460323733066481669","text":"a","created_at":"2021-11-15T19:08:04.000Z","edit_history_tweet_ids":["1460323733066481669"]}],"meta":{"result_count":1}})"));
+  ASSERT_EQ(exact.posts.size(), 1u);
+  EXPECT_EQ(exact.posts[0].created_ms, INT64_C(1637003284123));
   const TimelinePage none = ParseXTimeline(Answer(200, R"({"meta":{"result_count":0}})"));
   EXPECT_TRUE(none.ok);
   EXPECT_TRUE(none.posts.empty());

@@ -180,6 +180,32 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
   app.add_flag("--allow-private-hosts", o.allow_private_hosts,
                "mastodon: let a server named in a post's URL resolve to a loopback, private or link-local address "
                "(refused by default: anyone who can schedule a post picks that host)");
+  app.add_flag("--follow", o.follow,
+               "Follow accounts instead of refreshing posts: read the new posts of the accounts followed with "
+               "tweetkeeper.follow() on --provider's network (x-v2, bluesky, mastodon) and schedule each one");
+  app.add_option("--follow-max-accounts", o.follow_max_accounts, "--follow: most accounts this follower holds at once")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--follow-min-poll", o.follow_min_poll_s, "--follow: no account is read more often than this")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--follow-max-poll", o.follow_max_poll_s,
+                 "--follow: no account is read less often than this, as far as the rate-limit windows allow")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--follow-lease", o.follow_lease_s,
+                 "--follow: the lease on the accounts held, renewed every third of it; a killed follower's "
+                 "accounts go to another follower after this long")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--follow-share", o.follow_share,
+                 "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
+                 "credential's timeline window) this follower spends; the rest is the refreshing workers'")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
   app.add_option("--metrics-address", o.metrics_address,
                  "Serve Prometheus metrics at http://HOST:PORT/metrics (IPv4 or a host name; port 0 picks a free one)")
       ->type_name("HOST:PORT");
@@ -283,6 +309,16 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
                                       }))) {
     parsed.exit_code = kExitUsage;
     parsed.err = "tweetkeeper-worker: --warc-dir must be a directory's path, without control characters";
+    return parsed;
+  }
+  if (o.follow && o.provider == "x-v1.1") {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --follow reads X's timelines through API v2: use --provider x-v2";
+    return parsed;
+  }
+  if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = "tweetkeeper-worker: --follow-min-poll is more than --follow-max-poll";
     return parsed;
   }
   if (app.count("--metrics-address") > 0 && !ValidMetricsAddress(o.metrics_address)) {

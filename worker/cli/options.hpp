@@ -46,6 +46,13 @@ struct Options {
   // --allow-private-hosts (mastodon): a host taken from a post's URL may resolve to a loopback or
   // private address too (by default such a connection is refused).
   bool allow_private_hosts = false;
+  // --follow: read the new posts of followed accounts (tweetkeeper.follow()) instead of refreshing.
+  bool follow = false;
+  int follow_max_accounts = 1000;   // --follow-max-accounts: accounts held at once
+  double follow_min_poll_s = 2;     // --follow-min-poll: no account read more often
+  double follow_max_poll_s = 900;   // --follow-max-poll: none read less often (the budget permitting)
+  double follow_share = 0.5;        // --follow-share: of each rate-limit window, for following
+  int follow_lease_s = 15;          // --follow-lease: a killed follower's accounts move on after this
 };
 
 struct ParsedCommandLine {

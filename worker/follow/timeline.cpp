@@ -215,7 +215,12 @@ TimelinePage ParseXTimeline(const HttpResponse& r) {
         page.reason = "a post left out: no id or creation time as X sends them";
         continue;
       }
-      page.posts.push_back({std::string(id), post->canonical, *created});
+      // created_at comes in whole seconds; the Snowflake id holds the millisecond (its first
+      // 41 bits since 2010-11-04T01:42:54.657Z), which schedules the first refresh exactly.
+      std::int64_t created_ms = *created;
+      const std::int64_t snowflake_ms = static_cast<std::int64_t>(std::stoull(std::string(id)) >> 22) + 1288834974657;
+      if (snowflake_ms / 1000 == *created / 1000) created_ms = snowflake_ms;
+      page.posts.push_back({std::string(id), post->canonical, created_ms});
     }
   }
   const auto meta = doc.FindMember("meta");

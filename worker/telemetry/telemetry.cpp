@@ -92,6 +92,26 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                        .Labels(worker)
                        .Register(*registry_)
                        .Add({});
+  // A follower's (--follow): the accounts it holds, the posts it found, and how late it found
+  // them after their creation (the lag an alert watches).
+  follow_accounts_ = &prometheus::BuildGauge()
+                          .Name("tweetkeeper_follower_accounts")
+                          .Help("Followed accounts this follower holds under lease")
+                          .Labels(worker)
+                          .Register(*registry_)
+                          .Add({});
+  follow_posts_ = &prometheus::BuildCounter()
+                       .Name("tweetkeeper_follower_posts_found_total")
+                       .Help("New posts of followed accounts scheduled by this follower")
+                       .Labels(worker)
+                       .Register(*registry_)
+                       .Add({});
+  follow_lag_ = &prometheus::BuildHistogram()
+                     .Name("tweetkeeper_follower_lag_seconds")
+                     .Help("From a found post's creation to its read (the newest post of each read)")
+                     .Labels(worker)
+                     .Register(*registry_)
+                     .Add({}, prometheus::Histogram::BucketBoundaries{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600});
 }
 
 Telemetry::~Telemetry() = default;
@@ -140,6 +160,10 @@ void Telemetry::Slots(int total) { slots_->Set(total); }
 void Telemetry::Success() {
   last_success_->Set(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
+
+void Telemetry::FollowAccounts(std::int64_t held) { follow_accounts_->Set(static_cast<double>(held)); }
+void Telemetry::FollowPosts(std::int64_t found) { follow_posts_->Increment(static_cast<double>(found)); }
+void Telemetry::FollowLag(double seconds) { follow_lag_->Observe(seconds); }
 
 std::string Telemetry::Text() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 

@@ -51,6 +51,10 @@ class Telemetry {
   void SlotsBusy(int busy);
   void Slots(int total);
   void Success();  // a batch completed: the time of the last success
+  // A follower (--follow): accounts held, new posts found, and the lag of a read's newest post.
+  void FollowAccounts(std::int64_t held);
+  void FollowPosts(std::int64_t found);
+  void FollowLag(double seconds);
 
   // The exposition text, as /metrics serves it (for tests).
   std::string Text() const;
@@ -69,6 +73,9 @@ class Telemetry {
   prometheus::Gauge* slots_busy_;
   prometheus::Gauge* slots_;
   prometheus::Gauge* last_success_;
+  prometheus::Gauge* follow_accounts_;
+  prometheus::Counter* follow_posts_;
+  prometheus::Histogram* follow_lag_;
   std::mutex mutex_;  // Family::Add is thread-safe; the lookups of children we cache are not
   std::map<std::string, prometheus::Counter*> request_children_;
 };

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Following accounts on all three networks against the mock's posting accounts
+# (tweetkeeper-worker --follow): accounts followed by the URLs people paste, resolved (a missing
+# one and a protected one marked, two spellings of one account followed once), and every post the
+# mock says a followed account made from the moment it was followed up to the moment its follower
+# last read it is tracked exactly once, with its creation time to the millisecond and its first
+# refresh due at that time plus the first delay; no post from before the follow, none of anyone
+# else. Meanwhile the Mastodon follower is SIGKILLed and another takes its accounts over within
+# its lease, and PostgreSQL restarts under the X follower, which reconnects. The mock answered no
+# request 429, and a quiet account was read less often than the busiest.
+# Prints "ok"/"not ok" lines and "follow: N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+RUN_SECONDS=${RUN_SECONDS:-16}
+LEASE_S=3
+
+tk_workdir follow
+tk_pg_start "$dir" || exit 1
+tk_mock_start "$dir/mock.log" --follow-accounts 4 --follow-rate 4 --answer-log "$dir/answers" || exit 1
+accounts() { # accounts NETWORK [HOST]: the mock's posting accounts' profile URLs, busiest first
+  curl -sf "$TK_MOCK_URL/mock/follow/accounts?network=$1${2:+&host=$2}" |
+    python3 -c 'import json,sys; print("\n".join(a["url"] for a in json.load(sys.stdin)["accounts"]))'
+}
+mapfile -t x_urls < <(accounts x)
+mapfile -t b_urls < <(accounts bluesky)
+mapfile -t m_urls < <(accounts mastodon a.social)
+[ "${#x_urls[@]}" = 4 ] && [ "${#b_urls[@]}" = 4 ] && [ "${#m_urls[@]}" = 4 ] || {
+  tk_fail "the mock lists its posting accounts" "x: ${#x_urls[@]}, bluesky: ${#b_urls[@]}, mastodon: ${#m_urls[@]}"
+  tk_summary follow
+  exit 1
+}
+m_user=${m_urls[1]##*/@}
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+CREATE ROLE tk_follower LOGIN IN ROLE tweetkeeper_worker;
+SELECT tweetkeeper.follow_accounts(ARRAY['${x_urls[0]}', '${x_urls[1]}', 'twitter.com/${x_urls[2]##*/}',
+  '${b_urls[0]}', '${b_urls[1]}', 'at://${b_urls[2]##*/}',
+  '${m_urls[0]}', '@${m_user}@a.social', '${m_urls[2]}',
+  -- a user who never posts, one who does not exist, one whose posts are protected
+  'https://x.com/someone_quiet', 'https://x.com/gone_for_good', 'https://x.com/locked_away',
+  'https://bsky.app/profile/gone.bsky.social', 'https://a.social/@nobody']);
+-- The same Mastodon account by another spelling: followed once.
+SELECT tweetkeeper.follow('https://a.social/users/${m_user}');
+SQL
+n_followed=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.follows")
+tk_ok "14 accounts followed, the second spelling of one not again" "$([ "$n_followed" = 14 ]; echo $?)" "$n_followed"
+
+export TWEETKEEPER_BEARER_TOKEN=follow-test-token
+common=(--follow --follow-lease $LEASE_S --follow-share 1 --follow-min-poll 1 --follow-max-poll 8 --log-level debug)
+follower() { # follower NAME PROVIDER ARGS...: a follower in the background; its pid in $!
+  local name=$1 provider=$2
+  shift 2
+  "$TK_WORKER" --dsn "$TK_DSN user=tk_follower" --name "$name" --provider "$provider" "${common[@]}" "$@" \
+    >"$dir/$name.log" 2>&1 &
+  TK_PIDS+=($!)
+}
+follower x-1 x-v2 --api-url "$TK_MOCK_URL"
+x_pid=$!
+follower bluesky-1 bluesky --api-url "$TK_MOCK_URL"
+b_pid=$!
+follower mastodon-1 mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social"
+m1_pid=$!
+# A second Mastodon follower stands by: the first holds every account.
+follower mastodon-2 mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social"
+m2_pid=$!
+
+tk_wait_for 20 "SELECT count(*) FILTER (WHERE status = 'resolving') = 0 AND count(*) FILTER (WHERE posts_found > 0) >= 9
+                  FROM tweetkeeper.follows" ||
+  tk_fail "every account resolved and the posting ones' posts found within 20 s" "$(tk_psql -c 'TABLE tweetkeeper.follows')"
+holder=$(tk_psql -c "SELECT string_agg(DISTINCT follower, ',') FROM tweetkeeper.follows WHERE network = 'mastodon' AND status = 'following'")
+[ "$holder" = mastodon-2 ] && { t=$m1_pid; m1_pid=$m2_pid; m2_pid=$t; }
+kill -KILL "$m1_pid"
+killed_at=$(date +%s.%N)
+tk_wait_for 15 "SELECT bool_and(follower IS NOT NULL AND follower <> '$holder')
+                  FROM tweetkeeper.follows WHERE network = 'mastodon' AND status = 'following'"
+took=$(awk -v a="$killed_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+moved=$(tk_psql -c "SELECT string_agg(DISTINCT coalesce(follower, '-'), ',') FROM tweetkeeper.follows WHERE network = 'mastodon' AND status = 'following'")
+tk_ok "the killed Mastodon follower's accounts went to the other within its lease ($LEASE_S s) and a renewal: ${took} s" \
+  "$([ "$moved" != "$holder" ] && [ "$moved" != - ] && awk -v t="$took" -v l=$LEASE_S 'BEGIN { exit !(t <= l + 3) }'; echo $?)" "$moved after $took s"
+tk_pg_stop "$dir" fast >/dev/null
+sleep 1 # (PostgreSQL down for a moment: the followers' reads fail or wait, none is lost)
+tk_pg_start "$dir" >/dev/null || { tk_fail "PostgreSQL restarts" ""; tk_summary follow; exit 1; }
+sleep "$RUN_SECONDS"
+for p in "$x_pid" "$b_pid" "$m2_pid"; do kill -TERM "$p" 2>/dev/null; done
+for p in "$x_pid" "$b_pid" "$m2_pid"; do
+  tk_wait_exit "$p" 20
+  tk_ok "follower $p stopped with exit 0" "$([ "$TK_RC" = 0 ]; echo $?)" "exit $TK_RC"
+done
+tk_ok "the X follower reconnected after the restart" "$(grep -q 'database connection' "$dir/x-1.log"; echo $?)" "$(tail -5 "$dir/x-1.log")"
+
+# The statuses: quiet and posting accounts following, the missing and the protected marked.
+states=$(tk_psql -c "SELECT string_agg(coalesce(handle, account) || '=' || status, ' ' ORDER BY network, handle)
+                       FROM tweetkeeper.follows WHERE status <> 'following' OR handle = 'someone_quiet'")
+tk_ok "missing and private accounts marked, the quiet one followed" \
+  "$([ "$states" = "gone.bsky.social=missing nobody=missing gone_for_good=missing locked_away=private someone_quiet=following" ]; echo $?)" "$states"
+
+# What the mock made, per followed account, from its follow to its last complete read: the posts
+# /mock/follow/posts lists for that span, those of that account (Mastodon: its @user in the URL;
+# Bluesky: its DID; X: the author_id /2/tweets gives, as the refreshing worker would read it).
+tk_psql -F ' ' -c "SELECT network, coalesce(nullif(host, ''), '-'), account_id, coalesce(handle, '-'),
+                          (extract(epoch FROM since) * 1000)::bigint, (extract(epoch FROM checked_at) * 1000)::bigint - 1
+                     FROM tweetkeeper.followed_accounts WHERE status = 'following' AND checked_at IS NOT NULL" >"$dir/ranges"
+python3 - "$TK_MOCK_URL" "$dir/ranges" >"$dir/made" <<'PY'
+import json, sys, urllib.request
+base = sys.argv[1]
+def get(path, token=None):
+    req = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token} if token else {})
+    return json.load(urllib.request.urlopen(req))
+for line in open(sys.argv[2]):
+    network, host, account, handle, start, end = line.split()
+    posts = get(f"/mock/follow/posts?network={network}" + ("" if host == "-" else f"&host={host}") +
+                f"&from_ms={start}&to_ms={end}")["posts"]
+    if network == "mastodon":
+        posts = [p for p in posts if f"/@{handle}/" in p["url"]]
+    elif network == "bluesky":
+        posts = [p for p in posts if p["url"].startswith(f"at://{account}/")]
+    else:
+        ids = {p["url"].rsplit("/", 1)[1]: p for p in posts}
+        keep = []
+        keys = list(ids)
+        for i in range(0, len(keys), 100):
+            answer = get(f"/2/tweets?ids={','.join(keys[i:i + 100])}&tweet.fields=author_id", "follow-test-token")
+            keep += [ids[t["id"]] for t in answer.get("data", []) if t["author_id"] == account]
+        posts = keep
+    for p in posts:
+        print(f"{p['url']}\t{p['created_ms']}")
+PY
+tk_psql -c "CREATE TABLE public.made (url text, created_ms bigint)"
+tk_psql -c "COPY public.made FROM STDIN" <"$dir/made"
+n_made=$(tk_psql -c "SELECT count(*) FROM public.made")
+echo "# $n_made posts made by the followed accounts while followed"
+tk_ok "the followed accounts made posts meanwhile" "$([ "$n_made" -gt 30 ]; echo $?)" "$n_made"
+tk_psql -c "CREATE TABLE public.made_keys AS
+  SELECT m.url, m.created_ms, p.network, coalesce(p.host, '') AS host, p.author, p.post_key
+    FROM public.made m, tweetkeeper.parse_post_url(m.url) p"
+missing=$(tk_psql -c "SELECT CASE WHEN count(*) = 0 THEN 'none made' ELSE count(*) FILTER (WHERE NOT EXISTS (
+  SELECT FROM tweetkeeper.post_refs r WHERE (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key))
+  AND NOT (m.network = 'x' AND EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = m.post_key::bigint)))::text END
+  FROM public.made_keys m")
+tk_ok "every post made while followed is tracked" "$([ "$missing" = 0 ]; echo $?)" "$missing missing"
+extra=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets t WHERE NOT EXISTS (
+  SELECT FROM public.made_keys m WHERE m.network = 'x' AND m.post_key::bigint = t.tweet_id
+  UNION ALL SELECT FROM public.made_keys m JOIN tweetkeeper.post_refs r
+    ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key) WHERE r.tweet_id = t.tweet_id)")
+tk_ok "no post from before its account's follow, or of an account not followed" "$([ "$extra" = 0 ]; echo $?)" "$extra extra"
+wrong_time=$(tk_psql -c "SELECT count(*) FROM public.made_keys m
+  LEFT JOIN tweetkeeper.post_refs r ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)
+  JOIN tweetkeeper.tweets t ON t.tweet_id = coalesce(r.tweet_id, CASE WHEN m.network = 'x' THEN m.post_key::bigint END)
+ WHERE t.created_at <> to_timestamp(m.created_ms / 1000.0)")
+tk_ok "each post's creation time is the mock's, to the millisecond" "$([ "$wrong_time" = 0 ]; echo $?)" "$wrong_time differ"
+wrong_due=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets
+                         WHERE due_at <> created_at + tweetkeeper.first_delay() AND update_count = 0")
+tk_ok "each post's first refresh is due at its creation plus the first delay" "$([ "$wrong_due" = 0 ]; echo $?)" "$wrong_due"
+counted=$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows) = (SELECT count(*) FROM tweetkeeper.tweets)")
+tk_ok "posts found add up to the posts tracked: none counted twice" "$([ "$counted" = t ]; echo $?)" \
+  "$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows), (SELECT count(*) FROM tweetkeeper.tweets)")"
+
+# Requests: no 429, and the quiet account read less often than the busiest.
+n429=$(awk '$2 == 429' "$dir/answers" | wc -l)
+tk_ok "the mock answered no request 429" "$([ "$n429" = 0 ]; echo $?)" "$n429"
+busy=$(tk_psql -c "SELECT account FROM tweetkeeper.follows WHERE network = 'mastodon' AND status = 'following' ORDER BY posts_found DESC LIMIT 1")
+quiet=$(tk_psql -c "SELECT account FROM tweetkeeper.follows WHERE network = 'mastodon' AND status = 'following' ORDER BY posts_found LIMIT 1")
+n_busy=$(grep -c "/api/v1/accounts/$busy/statuses" "$dir/answers")
+n_quiet=$(grep -c "/api/v1/accounts/$quiet/statuses" "$dir/answers")
+tk_ok "the quietest Mastodon account was read less often than the busiest ($n_quiet against $n_busy reads)" \
+  "$([ "$n_quiet" -lt "$n_busy" ]; echo $?)"
+tk_summary follow

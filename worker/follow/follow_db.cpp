@@ -1,0 +1,114 @@
+#include "follow/follow_db.hpp"
+
+#include <pqxx/pqxx>
+
+#include "queue/payload.hpp"
+
+namespace tweetkeeper::worker::follow {
+namespace {
+
+// timestamptz as Unix milliseconds, in the statement itself (no parsing of text timestamps).
+std::string Ms(const char* column) {
+  return std::string("coalesce((extract(epoch FROM ") + column + ") * 1000)::bigint, 0)";
+}
+
+std::string TimeArray(const std::vector<FoundPost>& posts) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < posts.size(); ++i) out += (i ? "," : "") + std::to_string(posts[i].created_ms);
+  return out + "}";
+}
+
+}  // namespace
+
+FollowDb::FollowDb(std::string dsn, std::string follower, std::string network)
+    : dsn_(std::move(dsn)), follower_(std::move(follower)), network_(std::move(network)) {}
+
+FollowDb::~FollowDb() = default;
+
+bool FollowDb::connected() const { return connection_ && connection_->is_open(); }
+
+void FollowDb::Connect() {
+  connection_.reset();
+  auto c = std::make_unique<pqxx::connection>(dsn_);
+  pqxx::work tx(*c);
+  const pqxx::row r = tx.exec1(
+      "SELECT e.extversion IS NOT NULL,"
+      "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
+      "         to_regprocedure('tweetkeeper.claim_follows(text,text,integer,interval,boolean)') IS NOT NULL"
+      "         AND has_function_privilege('tweetkeeper.claim_follows(text,text,integer,interval,boolean)', 'EXECUTE')"
+      "         AND has_function_privilege('tweetkeeper.store_follow_posts(bigint,text[],timestamptz[],text,timestamptz,"
+      "timestamptz)', 'EXECUTE') END"
+      "  FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
+  tx.commit();
+  if (!r[0].as<bool>())
+    throw std::runtime_error("the database has no tweetkeeper extension: CREATE EXTENSION tweetkeeper first");
+  if (r[1].is_null() || !r[1].as<bool>())
+    throw std::runtime_error(
+        "this role may not follow accounts: it needs tweetkeeper_worker, and the extension 0.4.0 or later "
+        "(claim_follows)");
+  connection_ = std::move(c);
+}
+
+std::vector<Followed> FollowDb::Claim(int max_accounts, int lease_seconds) {
+  pqxx::work tx(*connection_);
+  const pqxx::result r = tx.exec_params(
+      "SELECT follow_id, coalesce(host, ''), coalesce(handle, ''), coalesce(account_id, ''), status, " + Ms("since") +
+          ", " + Ms("checked_at") + ", coalesce(newest_post_id, ''), posts_found, " + Ms("poll_after") +
+          " FROM tweetkeeper.claim_follows($1, $2, $3, make_interval(secs => $4), false)",
+      follower_, network_, max_accounts, lease_seconds);
+  tx.commit();
+  std::vector<Followed> out;
+  out.reserve(r.size());
+  for (const pqxx::row& row : r) {
+    Followed f;
+    f.follow_id = row[0].as<std::int64_t>();
+    f.host = row[1].as<std::string>();
+    f.handle = row[2].as<std::string>();
+    f.account_id = row[3].as<std::string>();
+    f.status = row[4].as<std::string>();
+    f.since_ms = row[5].as<std::int64_t>();
+    f.checked_ms = row[6].as<std::int64_t>();
+    f.newest_post_id = row[7].as<std::string>();
+    f.posts_found = row[8].as<std::int64_t>();
+    f.poll_after_ms = row[9].as<std::int64_t>();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+bool FollowDb::Resolve(std::int64_t follow_id, const Account& a) {
+  const char* status = a.status == Account::Status::kFound     ? "following"
+                       : a.status == Account::Status::kPrivate ? "private"
+                                                               : "missing";
+  pqxx::work tx(*connection_);
+  const pqxx::row r = tx.exec_params1(
+      "SELECT tweetkeeper.resolve_follow($1, nullif($2, ''), nullif($3, ''), $4, nullif($5, ''))", follow_id,
+      a.account_id, a.handle, status, a.reason);
+  tx.commit();
+  return r[0].as<bool>();
+}
+
+std::int64_t FollowDb::Store(std::int64_t follow_id, const std::vector<FoundPost>& posts,
+                             const std::string& newest_post_id, std::int64_t checked_until_ms,
+                             std::int64_t poll_after_ms) {
+  std::vector<std::string> urls;
+  urls.reserve(posts.size());
+  for (const FoundPost& p : posts) urls.push_back(p.url);
+  pqxx::work tx(*connection_);
+  const pqxx::row r = tx.exec_params1(
+      "SELECT tweetkeeper.store_follow_posts($1, $2::text[],"
+      " (SELECT coalesce(array_agg(to_timestamp(ms / 1000.0) ORDER BY i), '{}') FROM unnest($3::bigint[]) WITH ORDINALITY AS u(ms, i)),"
+      " nullif($4, ''), to_timestamp($5 / 1000.0), to_timestamp($6 / 1000.0))",
+      follow_id, TextArrayLiteral(urls), TimeArray(posts), newest_post_id, checked_until_ms, poll_after_ms);
+  tx.commit();
+  return r[0].as<std::int64_t>();
+}
+
+void FollowDb::Release() {
+  if (!connected()) return;
+  pqxx::work tx(*connection_);
+  tx.exec("SELECT tweetkeeper.release_follows()");
+  tx.commit();
+}
+
+}  // namespace tweetkeeper::worker::follow

@@ -1,0 +1,60 @@
+#pragma once
+// The follower's side of the database: claim_follows(), resolve_follow(), store_follow_posts(),
+// release_follows() over one libpqxx connection, each call its own transaction. The leases live in
+// the database, tied to this connection's session: a lost connection loses them (the caller claims
+// again), and a killed follower's accounts are free once their leases run out.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <pqxx/connection>
+#include <string>
+#include <vector>
+
+#include "follow/timeline.hpp"
+
+namespace tweetkeeper::worker::follow {
+
+// A followed account as claim_follows() gives it.
+struct Followed {
+  std::int64_t follow_id = 0;
+  std::string host;  // Mastodon's server; empty elsewhere
+  std::string handle;
+  std::string account_id;
+  std::string status;  // resolving, following, missing, private
+  std::int64_t since_ms = 0;
+  std::int64_t checked_ms = 0;  // 0: never read
+  std::string newest_post_id;
+  std::int64_t posts_found = 0;
+  std::int64_t poll_after_ms = 0;
+};
+
+class FollowDb {
+ public:
+  FollowDb(std::string dsn, std::string follower, std::string network);
+  ~FollowDb();
+  FollowDb(const FollowDb&) = delete;
+  FollowDb& operator=(const FollowDb&) = delete;
+
+  // Connects and checks that this role may follow (the extension has claim_follows() and the
+  // grants); throws pqxx::broken_connection when unreachable, std::runtime_error otherwise.
+  void Connect();
+  bool connected() const;
+
+  // Up to max_accounts accounts of the network, this session's own renewed, free ones added.
+  std::vector<Followed> Claim(int max_accounts, int lease_seconds);
+  // Returns false when the account was merged into another row of the same account.
+  bool Resolve(std::int64_t follow_id, const Account& account);
+  // What was found of one account; returns how many posts were new. checked_until_ms: every post
+  // made before it was seen; poll_after_ms: when to read it next.
+  std::int64_t Store(std::int64_t follow_id, const std::vector<FoundPost>& posts, const std::string& newest_post_id,
+                     std::int64_t checked_until_ms, std::int64_t poll_after_ms);
+  // This session's leases end now (a stop).
+  void Release();
+
+ private:
+  std::string dsn_, follower_, network_;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+}  // namespace tweetkeeper::worker::follow

@@ -1,0 +1,500 @@
+#include "follow/follower.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <pqxx/pqxx>
+
+#include "dsn/dsn.hpp"
+#include "follow/bluesky_follow.hpp"
+#include "follow/timeline.hpp"
+#include "provider/answer_status.hpp"
+#include "provider/bluesky.hpp"
+#include "provider/mastodon.hpp"
+#include "retry/backoff.hpp"
+
+namespace tweetkeeper::worker::follow {
+namespace {
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Status ids and tweet ids are decimal: the longer is the larger.
+bool IdLess(const std::string& a, const std::string& b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
+constexpr Millis kFailedPause{60'000};  // an account whose read failed is tried again after this
+constexpr int kMaxPages = 32;           // X: 3,200 posts, all a timeline gives
+
+}  // namespace
+
+// One held account: what the database said, and when to read it next.
+struct Follower::Held {
+  Followed f;
+  std::int64_t next_poll_ms = 0;
+  Millis interval{0};
+  int failures = 0;
+};
+
+// A budget of requests: a Mastodon server, the AppView, an X credential's timeline window.
+struct Follower::Budget {
+  explicit Budget(double limit, double window_s) : limit(limit), window_s(window_s), gate(0) {}
+  double limit;
+  double window_s;
+  Gate gate;
+  bool repace = true;  // accounts came or went, or the limit changed
+};
+
+// What one read of an account found.
+struct ReadOutcome {
+  bool ok = false;
+  std::string reason;
+  std::vector<FoundPost> posts;
+  std::string newest_id;
+  std::int64_t checked_until_ms = 0;
+  bool more = false;  // a full page: read again at once
+  std::optional<Account> account;  // the account is gone or hidden
+};
+
+using Fetch = std::function<HttpResponse(const std::string& url, Reach reach)>;
+
+// A network's requests and answers for a follower (the parsers are timeline.* and bluesky_follow.*).
+class Follower::Reader {
+ public:
+  virtual ~Reader() = default;
+  virtual std::string Group(const Followed& f) const = 0;
+  virtual double DefaultLimit() const = 0;
+  virtual double WindowSeconds() const = 0;
+  virtual RateLimit Rate(const HttpResponse& r) const = 0;
+  virtual Account Lookup(const Followed& f, const Fetch& fetch) const = 0;
+  virtual ReadOutcome Read(const Followed& f, const Fetch& fetch) const = 0;
+};
+
+namespace {
+
+class MastodonReader : public Follower::Reader {
+ public:
+  MastodonReader(const FollowerOptions& o) : provider_(o.instances, o.allow_private_hosts) {}
+  std::string Group(const Followed& f) const override { return "mastodon:" + f.host; }
+  double DefaultLimit() const override { return 300; }  // Rack::Attack's default per 5 minutes
+  double WindowSeconds() const override { return 300; }
+  RateLimit Rate(const HttpResponse& r) const override { return ParseMastodonRateLimit(r.headers); }
+  Reach ReachOf(const Followed& f) const {
+    return provider_.PublicAddressesOnly("mastodon:" + f.host) ? Reach::kPublicOnly : Reach::kAny;
+  }
+  Account Lookup(const Followed& f, const Fetch& fetch) const override {
+    if (f.handle.empty()) return {Account::Status::kMissing, "", "", "no username to look up"};
+    return ParseMastodonLookup(fetch(MastodonLookupUrl(provider_.BaseUrl(f.host), f.handle), ReachOf(f)));
+  }
+  ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
+    ReadOutcome out;
+    const std::string min_id = f.newest_post_id.empty() ? MastodonIdAt(f.since_ms) : f.newest_post_id;
+    const std::int64_t sent = NowMs();
+    const TimelinePage page =
+        ParseMastodonStatuses(fetch(MastodonStatusesUrl(provider_.BaseUrl(f.host), f.account_id, min_id), ReachOf(f)), f.host);
+    if (!page.ok) {
+      out.reason = page.reason;
+      return out;
+    }
+    out.ok = true;
+    out.account = page.account;
+    out.posts = page.posts;
+    out.more = page.more;
+    out.checked_until_ms = sent;
+    for (const FoundPost& p : page.posts) {
+      if (out.newest_id.empty() || IdLess(out.newest_id, p.id)) out.newest_id = p.id;
+      if (page.more) out.checked_until_ms = std::min(out.checked_until_ms, p.created_ms);
+    }
+    return out;
+  }
+
+ private:
+  MastodonProvider provider_;
+};
+
+class XReader : public Follower::Reader {
+ public:
+  explicit XReader(const FollowerOptions& o) : api_(o.api_url) {
+    if (!o.tokens.empty()) credential_ = o.tokens.begin()->first;
+  }
+  std::string Group(const Followed&) const override { return "x:" + credential_; }
+  double DefaultLimit() const override { return 900; }  // users/:id/tweets per user and 15 minutes
+  double WindowSeconds() const override { return 900; }
+  RateLimit Rate(const HttpResponse& r) const override { return ParseRateLimit(r.headers); }
+  Account Lookup(const Followed& f, const Fetch& fetch) const override {
+    // Followed by id (x.com/i/user/<id>): its timeline says whether it is there.
+    if (f.handle.empty() && !f.account_id.empty()) return {Account::Status::kFound, f.account_id, "", ""};
+    return ParseXLookup(fetch(XLookupUrl(api_, f.handle), Reach::kAny));
+  }
+  ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
+    ReadOutcome out;
+    const std::int64_t sent = NowMs();
+    std::string token;
+    for (int page_no = 0; page_no < kMaxPages; ++page_no) {
+      const TimelinePage page =
+          ParseXTimeline(fetch(XTimelineUrl(api_, f.account_id, f.newest_post_id, f.since_ms, token), Reach::kAny));
+      if (!page.ok) {
+        if (page_no == 0 || out.posts.empty()) {
+          out.reason = page.reason;
+          return out;
+        }
+        break;  // the pages read so far are stored; the rest is read next time from since_id
+      }
+      if (page.account) {
+        out.ok = true;
+        out.account = page.account;
+        return out;
+      }
+      // start_time goes in whole seconds: the posts made in that second before the account was
+      // followed are not its new posts.
+      for (const FoundPost& p : page.posts)
+        if (p.created_ms >= f.since_ms) out.posts.push_back(p);
+      if (page.next_token.empty()) break;
+      token = page.next_token;
+    }
+    out.ok = true;
+    out.checked_until_ms = sent;
+    for (const FoundPost& p : out.posts)
+      if (out.newest_id.empty() || IdLess(out.newest_id, p.id)) out.newest_id = p.id;
+    return out;
+  }
+
+ private:
+  std::string api_;
+  std::string credential_;
+};
+
+class BlueskyReader : public Follower::Reader {
+ public:
+  explicit BlueskyReader(const FollowerOptions& o) : api_(o.api_url) {}
+  std::string Group(const Followed&) const override { return "bluesky"; }
+  double DefaultLimit() const override { return 3000; }  // per 5 minutes (FACTS.md 1.6)
+  double WindowSeconds() const override { return 300; }
+  RateLimit Rate(const HttpResponse& r) const override {
+    return ParseXrpcRateLimit(r.headers, NowMs() / 1000);
+  }
+  Account Lookup(const Followed& f, const Fetch& fetch) const override {
+    return ParseBlueskyProfile(fetch(BlueskyProfileUrl(api_, f.account_id.empty() ? f.handle : f.account_id), Reach::kAny));
+  }
+  ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
+    ReadOutcome out;
+    const std::int64_t sent = NowMs();
+    // Newest first, back to a minute before the last read (a post indexed late is found then;
+    // scheduling is idempotent), or to the moment the account was followed.
+    const std::int64_t stop_ms = f.checked_ms > 0 ? std::max(f.since_ms, f.checked_ms - 60'000) : f.since_ms;
+    std::string cursor;
+    for (int page_no = 0; page_no < kMaxPages; ++page_no) {
+      const TimelinePage page = ParseBlueskyAuthorFeed(fetch(BlueskyAuthorFeedUrl(api_, f.account_id, cursor), Reach::kAny), f.account_id);
+      if (!page.ok) {
+        out.reason = page.reason;
+        return out;
+      }
+      if (page.account) {
+        out.ok = true;
+        out.account = page.account;
+        return out;
+      }
+      bool older = false;
+      for (const FoundPost& p : page.posts) {
+        if (p.created_ms < stop_ms) {
+          older = true;
+          continue;
+        }
+        out.posts.push_back(p);
+      }
+      if (older || page.next_token.empty()) break;
+      cursor = page.next_token;
+    }
+    out.ok = true;
+    out.checked_until_ms = sent;
+    std::int64_t newest_ms = 0;
+    for (const FoundPost& p : out.posts)
+      if (p.created_ms >= newest_ms) newest_ms = p.created_ms, out.newest_id = p.url;
+    return out;
+  }
+
+ private:
+  std::string api_;
+};
+
+}  // namespace
+
+Follower::Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& stop)
+    : options_(std::move(options)),
+      telemetry_(telemetry),
+      stop_(stop),
+      network_(options_.provider == "bluesky" ? "bluesky" : options_.provider == "mastodon" ? "mastodon" : "x"),
+      http_(options_.http),
+      db_(options_.dsn, options_.name, network_) {
+  if (network_ == "mastodon") reader_ = std::make_unique<MastodonReader>(options_);
+  else if (network_ == "bluesky") reader_ = std::make_unique<BlueskyReader>(options_);
+  else reader_ = std::make_unique<XReader>(options_);
+}
+
+Follower::~Follower() = default;
+
+bool Follower::Connect(std::chrono::seconds startup_timeout) {
+  const auto started = std::chrono::steady_clock::now();
+  Backoff backoff{Millis(500), Millis(30'000)};
+  for (int attempt = 1;; ++attempt) {
+    try {
+      db_.Connect();
+      return true;
+    } catch (const pqxx::broken_connection& e) {
+      const std::string error = RedactDsnSecrets(e.what(), options_.dsn);
+      if (startup_timeout.count() && std::chrono::steady_clock::now() - started > startup_timeout)
+        throw std::runtime_error("database still unavailable after --startup-timeout: " + error);
+      if (attempt == 1) spdlog::warn("database unavailable: {}; waiting for it", error);
+    } catch (const pqxx::sql_error& e) {
+      throw std::runtime_error("the database has no usable tweetkeeper SQL API for followers: SQLSTATE " + e.sqlstate() +
+                               ": " + RedactDsnSecrets(e.what(), options_.dsn));
+    }
+    if (!stop_.SleepUnlessStopped(backoff.Next(attempt))) return false;
+  }
+}
+
+Follower::Budget& Follower::BudgetOf(const Held& held) {
+  const std::string group = reader_->Group(held.f);
+  auto& b = budgets_[group];
+  if (!b) {
+    b = std::make_unique<Budget>(reader_->DefaultLimit(), reader_->WindowSeconds());
+    b->gate.SetBudget(options_.share * b->limit / b->window_s);
+  }
+  return *b;
+}
+
+void Follower::ClaimAccounts() {
+  const std::int64_t now = NowMs();
+  std::vector<Followed> claimed = db_.Claim(options_.max_accounts, options_.lease_seconds);
+  std::map<std::int64_t, std::unique_ptr<Held>> next;
+  for (Followed& f : claimed) {
+    auto it = held_.find(f.follow_id);
+    std::unique_ptr<Held> h;
+    if (it != held_.end()) {
+      h = std::move(it->second);
+      // Ours already: what we know is newer, but a missing or private account's recheck time
+      // is the database's.
+      if (h->f.status != "following") h->next_poll_ms = f.poll_after_ms;
+    } else {
+      h = std::make_unique<Held>();
+      h->f = f;
+      h->next_poll_ms = std::max<std::int64_t>(f.poll_after_ms, 0);
+      BudgetOf(*h).repace = true;
+      spdlog::debug("following {} ({}{}) now", f.follow_id, f.handle.empty() ? f.account_id : f.handle,
+                    f.host.empty() ? "" : "@" + f.host);
+    }
+    next.emplace(f.follow_id, std::move(h));
+  }
+  if (next.size() != held_.size())
+    for (auto& [group, budget] : budgets_) budget->repace = true;
+  held_ = std::move(next);
+  next_claim_ms_ = now + options_.lease_seconds * 1000 / 3;
+  telemetry_.FollowAccounts(static_cast<std::int64_t>(held_.size()));
+}
+
+void Follower::Repace(const std::string& group) {
+  Budget& budget = *budgets_[group];
+  std::vector<Held*> accounts;
+  std::vector<double> rates;
+  const std::int64_t now = NowMs();
+  for (auto& [id, h] : held_) {
+    if (reader_->Group(h->f) != group || h->f.status != "following") continue;
+    accounts.push_back(h.get());
+    rates.push_back(PostRate(h->f.posts_found, static_cast<double>(now - h->f.since_ms) / 1000.0));
+  }
+  const std::vector<Millis> intervals =
+      PollIntervals(rates, options_.share * budget.limit / budget.window_s, options_.min_poll, options_.max_poll);
+  for (std::size_t i = 0; i < accounts.size(); ++i) {
+    // A longer interval than before takes effect from the last read, a shorter one at once.
+    const Millis before = accounts[i]->interval;
+    accounts[i]->interval = intervals[i];
+    if (before.count() > 0 && intervals[i] < before)
+      accounts[i]->next_poll_ms = std::min(accounts[i]->next_poll_ms, now + intervals[i].count());
+  }
+  budget.repace = false;
+}
+
+void Follower::Learn(Budget& budget, const HttpResponse& response) {
+  const RateLimit rate = reader_->Rate(response);
+  if (rate.limit && *rate.limit > 0 && static_cast<double>(*rate.limit) != budget.limit) {
+    budget.limit = static_cast<double>(*rate.limit);
+    budget.gate.SetBudget(options_.share * budget.limit / budget.window_s);
+    budget.repace = true;
+  }
+  const std::int64_t now = NowMs();
+  if (response.status == 429 || (rate.remaining && *rate.remaining == 0)) {
+    const std::int64_t until = rate.reset_epoch_s ? *rate.reset_epoch_s * 1000 + 1000 : now + 60'000;
+    budget.gate.PauseUntil(std::min(until, now + 15 * 60'000));
+    spdlog::warn("{}: the window is spent ({}); reading again in {:.0f} s",
+                 response.status == 429 ? "refused (429)" : "answered with remaining 0",
+                 response.status == 429 ? "429" : "remaining 0", (std::min(until, now + 15 * 60'000) - now) / 1000.0);
+  }
+}
+
+void Follower::Poll(Held& held) {
+  Budget& budget = BudgetOf(held);
+  const std::string token_name = network_ == "x" && !options_.tokens.empty() ? options_.tokens.begin()->first : "";
+  const Fetch fetch = [&](const std::string& url, Reach reach) {
+    for (;;) {
+      const std::int64_t wait = budget.gate.NextAt() - NowMs();
+      if (wait <= 0) break;
+      if (!stop_.SleepUnlessStopped(Millis(wait))) {
+        HttpResponse stopped;
+        stopped.error = "stopping";
+        return stopped;
+      }
+    }
+    budget.gate.Sent(NowMs());
+    std::string token;
+    if (network_ == "x") token = options_.tokens.empty() ? "" : options_.tokens.begin()->second;
+    if (network_ == "mastodon") {
+      const auto it = options_.tokens.find(held.f.host);
+      if (it != options_.tokens.end()) token = it->second;
+    }
+    HttpResponse r = http_.Get(url, token, stop_.abort_flag(), reach);
+    ++requests_;
+    telemetry_.Request(token_name, RequestOutcome(r, r.status == 200 ? FailureKind::kNone : ClassifyFailure(r.status, r.body)),
+                       r.elapsed_ms / 1000.0);
+    Learn(budget, r);
+    return r;
+  };
+  Followed& f = held.f;
+  const std::string name = (f.handle.empty() ? f.account_id : f.handle) + (f.host.empty() ? "" : "@" + f.host);
+  if (f.status != "following" || f.account_id.empty()) {
+    const Account a = reader_->Lookup(f, fetch);
+    if (a.status == Account::Status::kFailed) {
+      held.next_poll_ms = NowMs() + kFailedPause.count();
+      spdlog::warn("{}: could not look the account up: {}", name, a.reason);
+      return;
+    }
+    if (!db_.Resolve(f.follow_id, a)) {
+      spdlog::info("{}: the same account as another followed one; following it once", name);
+      held_.erase(f.follow_id);
+      return;
+    }
+    budget.repace = true;
+    if (a.status != Account::Status::kFound) {
+      f.status = a.status == Account::Status::kPrivate ? "private" : "missing";
+      held.next_poll_ms = INT64_MAX / 2;  // the next claim says when to ask again
+      next_claim_ms_ = 0;
+      spdlog::warn("{}: {} ({})", name, f.status, a.reason);
+      return;
+    }
+    f.status = "following";
+    f.account_id = a.account_id;
+    if (!a.handle.empty()) f.handle = a.handle;
+    spdlog::info("{}: following account {}", name, f.account_id);
+    if (budget.repace) Repace(reader_->Group(f));
+  }
+  const ReadOutcome out = reader_->Read(f, fetch);
+  if (stop_.aborting()) return;
+  if (!out.ok) {
+    ++held.failures;
+    held.next_poll_ms = NowMs() + std::min<std::int64_t>(kFailedPause.count(), 2000LL << std::min(held.failures, 5));
+    spdlog::warn("{}: reading its new posts failed: {}", name, out.reason);
+    return;
+  }
+  held.failures = 0;
+  if (out.account) {
+    db_.Resolve(f.follow_id, *out.account);
+    f.status = out.account->status == Account::Status::kPrivate ? "private" : "missing";
+    held.next_poll_ms = INT64_MAX / 2;
+    next_claim_ms_ = 0;
+    budget.repace = true;
+    spdlog::warn("{}: {} ({})", name, f.status, out.account->reason);
+    return;
+  }
+  if (held.interval.count() == 0 || budget.repace) Repace(reader_->Group(f));
+  const std::int64_t now = NowMs();
+  const std::int64_t poll_after = out.more ? now : now + held.interval.count();
+  const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after);
+  if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
+  f.checked_ms = std::max(f.checked_ms, out.checked_until_ms);
+  f.posts_found += added;
+  held.next_poll_ms = poll_after;
+  if (added > 0) {
+    posts_found_ += added;
+    last_found_ms_ = now;
+    telemetry_.FollowPosts(added);
+    spdlog::debug("{}: {} new post(s)", name, added);
+  }
+  std::int64_t newest_post = 0;
+  for (const FoundPost& p : out.posts) newest_post = std::max(newest_post, p.created_ms);
+  if (newest_post > 0) telemetry_.FollowLag(static_cast<double>(now - newest_post) / 1000.0);
+}
+
+int Follower::Run() {
+  spdlog::info("tweetkeeper-worker {} following {} accounts: at most {}, reads every {:.0f} to {:.0f} s, {:.0f}% of "
+               "each window",
+               options_.name, network_, options_.max_accounts, Secs(options_.min_poll), Secs(options_.max_poll),
+               options_.share * 100);
+  last_found_ms_ = NowMs();
+  Backoff backoff{Millis(500), Millis(30'000)};
+  int failures = 0;
+  std::int64_t next_summary = NowMs() + 60'000;
+  std::int64_t summary_requests = 0, summary_posts = 0;
+  while (!stop_.stopping()) {
+    try {
+      if (!db_.connected()) {
+        db_.Connect();
+        held_.clear();  // the leases went with the old session
+        next_claim_ms_ = 0;
+        spdlog::info("database connection back");
+      }
+      std::int64_t now = NowMs();
+      if (now >= next_claim_ms_) ClaimAccounts();
+      for (auto& [group, budget] : budgets_)
+        if (budget->repace) Repace(group);
+      Held* due = nullptr;
+      for (auto& [id, h] : held_)
+        if (!due || h->next_poll_ms < due->next_poll_ms) due = h.get();
+      now = NowMs();
+      if (now >= next_summary) {
+        spdlog::info("last 60 s: {} account(s) held, {} request(s), {} new post(s)", held_.size(), requests_ - summary_requests,
+                     posts_found_ - summary_posts);
+        summary_requests = requests_;
+        summary_posts = posts_found_;
+        next_summary = now + 60'000;
+      }
+      if (options_.exit_when_idle.count() > 0 && now - last_found_ms_ > options_.exit_when_idle.count() * 1000) {
+        spdlog::info("no new post for {} s (--exit-when-idle): stopping", options_.exit_when_idle.count());
+        break;
+      }
+      const std::int64_t wake = std::min(next_claim_ms_, due ? due->next_poll_ms : INT64_MAX);
+      if (wake > now) {
+        stop_.SleepUnlessStopped(Millis(std::min<std::int64_t>(wake - now, 1000)));
+        continue;
+      }
+      Poll(*due);
+      failures = 0;
+    } catch (const pqxx::broken_connection& e) {
+      spdlog::warn("database connection lost: {}; reconnecting", RedactDsnSecrets(e.what(), options_.dsn));
+      held_.clear();
+      stop_.SleepUnlessStopped(backoff.Next(++failures));
+      try {
+        db_.Connect();
+        next_claim_ms_ = 0;
+      } catch (const std::exception&) {
+      }
+    } catch (const pqxx::sql_error& e) {
+      // 55000: the lease is gone (taken over after a stall) or the account was unfollowed.
+      spdlog::warn("SQLSTATE {}: {}", e.sqlstate(), RedactDsnSecrets(e.what(), options_.dsn));
+      next_claim_ms_ = 0;
+      held_.clear();
+      stop_.SleepUnlessStopped(backoff.Next(++failures));
+    }
+  }
+  try {
+    db_.Release();
+  } catch (const std::exception& e) {
+    spdlog::warn("could not hand the accounts back (their leases will expire): {}", e.what());
+  }
+  spdlog::info("stopped: {} request(s), {} new post(s)", requests_, posts_found_);
+  return 0;
+}
+
+}  // namespace tweetkeeper::worker::follow

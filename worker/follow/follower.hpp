@@ -1,0 +1,75 @@
+#pragma once
+// tweetkeeper-worker --follow: a follower of accounts. It holds followed accounts of one network
+// under leases (claim_follows, renewed every third of the lease), reads each one's new posts
+// through the network's API as often as its budget allows (pacing.hpp: busier accounts more
+// often), and stores them with store_follow_posts() in the transaction that schedules them, with
+// their own creation times. An account is resolved first (its id and handle from the service; a
+// missing or private one is marked, and asked about again later). One thread, one connection,
+// one request at a time: a follower's cost is its requests, which the budget bounds.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "credentials/credentials.hpp"
+#include "follow/follow_db.hpp"
+#include "follow/pacing.hpp"
+#include "http/http_client.hpp"
+#include "stop/stop_signal.hpp"
+#include "telemetry/telemetry.hpp"
+
+namespace tweetkeeper::worker::follow {
+
+struct FollowerOptions {
+  std::string name;
+  std::string dsn;
+  std::string provider;  // x-v2, bluesky, mastodon
+  std::string api_url;   // X's and Bluesky's API
+  std::map<std::string, std::string> instances;  // Mastodon: host -> URL (tests, the mock)
+  bool allow_private_hosts = false;
+  Credentials tokens;  // X: the first credential's token reads; Mastodon: host=token
+  HttpOptions http;
+  int max_accounts = 1000;                  // --follow-max-accounts
+  int lease_seconds = 15;                   // a killed follower's accounts move on after this
+  Millis min_poll{2000};                    // --follow-min-poll
+  Millis max_poll{15 * 60 * 1000};          // --follow-max-poll
+  double share = 0.5;                       // --follow-share: of each window, for following
+  std::chrono::seconds exit_when_idle{0};   // tests: stop when nothing was found for this long
+};
+
+class Follower {
+ public:
+  Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& stop);
+  ~Follower();
+  // Waits for the database (as the worker's slots do), then checks it can follow.
+  bool Connect(std::chrono::seconds startup_timeout);
+  int Run();
+
+  class Reader;  // a network's requests and answers (follower.cpp)
+
+ private:
+  struct Held;
+  struct Budget;
+  void ClaimAccounts();
+  void Poll(Held& held);
+  Budget& BudgetOf(const Held& held);
+  void Repace(const std::string& group);
+  void Learn(Budget& budget, const HttpResponse& response);
+
+  FollowerOptions options_;
+  Telemetry& telemetry_;
+  StopSignal& stop_;
+  std::string network_;
+  std::unique_ptr<Reader> reader_;
+  HttpClient http_;
+  FollowDb db_;
+  std::map<std::int64_t, std::unique_ptr<Held>> held_;
+  std::map<std::string, std::unique_ptr<Budget>> budgets_;
+  std::int64_t next_claim_ms_ = 0;
+  std::int64_t last_found_ms_ = 0;
+  std::int64_t posts_found_ = 0, requests_ = 0;
+};
+
+}  // namespace tweetkeeper::worker::follow
