@@ -838,7 +838,12 @@ EndpointReply AccountStatuses(const Server& server, const Account& account, cons
   EndpointReply r;
   r.body = buf.GetString();
   if (!ids.empty()) {
-    const std::string base = "https://" + server.host + "/api/v1/accounts/" + std::to_string(account.id) + "/statuses?";
+    // As Mastodon's pagination_params: the request's limit and filters go on in both links.
+    std::string kept;
+    for (const char* name : {"limit", "exclude_replies", "exclude_reblogs", "only_media", "pinned"})
+      if (const auto v = Param(params, name)) kept += std::string(name) + "=" + *v + "&";
+    const std::string base =
+        "https://" + server.host + "/api/v1/accounts/" + std::to_string(account.id) + "/statuses?" + kept;
     r.headers.emplace_back("Link", "<" + base + "max_id=" + std::to_string(ids.back()) + ">; rel=\"next\", <" + base +
                                        "min_id=" + std::to_string(ids.front()) + ">; rel=\"prev\"");
   }

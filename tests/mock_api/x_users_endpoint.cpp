@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <string_view>
 
 #include "mock_api/mix.hpp"
 #include "mock_api/problems.hpp"
@@ -128,6 +129,10 @@ std::string UserProblem(const std::string& value, const std::string& parameter, 
                              {"type", std::string(kProblemsBase) + type}}) {
     w.Key(k);
     w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  if (std::string_view(type) == "not-authorized-for-resource") {  // the spec requires its section
+    w.Key("section");
+    w.String("data");
   }
   w.EndObject();
   w.EndArray();

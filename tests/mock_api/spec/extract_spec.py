@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the part of X's official OpenAPI description (openapi.json, 2.159) that the mock
-imitates: GET /2/tweets and GET /2/tweets/{id}, their parameters, and every schema their
+imitates: GET /2/tweets and GET /2/tweets/{id}, and the users a follower reads (GET
+/2/users/by/username/{username}, GET /2/users/{id}/tweets), their parameters, and every schema their
 answers reach ($ref closure, plus the subtypes Problem's discriminator maps to), unchanged.
 
     extract_spec.py OPENAPI_JSON > x-api-tweets.json      (--check FILE: exit 1 if it differs)
@@ -11,7 +12,7 @@ validate_answers.py checks the mock's answers against, and --check proves it is 
 import json
 import sys
 
-PATHS = ["/2/tweets", "/2/tweets/{id}"]
+PATHS = ["/2/tweets", "/2/tweets/{id}", "/2/users/by/username/{username}", "/2/users/{id}/tweets"]
 
 
 def refs(node, out):

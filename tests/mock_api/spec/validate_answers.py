@@ -121,7 +121,8 @@ def answer(name, path, status, schema, token="", want_metrics=False, method="GET
     found = problem_errors(body) if schema == "Problem" else errors_against(schema, body)
     if schema.startswith("Get2") and isinstance(body, dict):
         data = body.get("data")
-        tweets = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
+        tweets = [] if schema.startswith("Get2UsersByUsername") else \
+            data if isinstance(data, list) else [data] if isinstance(data, dict) else []
         for tweet in tweets:
             found += facts_errors(tweet, want_metrics)
         for problem in body.get("errors", []) if isinstance(body.get("errors"), list) else []:
@@ -201,6 +202,37 @@ answer("a spent window", "/2/tweets?ids=20", 429, "Problem", token="busy-token")
 _, headers, _ = fetch("/2/tweets?ids=20", token="busy-token")
 check("a spent window: x-rate-limit-remaining is 0", headers.get("x-rate-limit-remaining") == "0",
       headers.get("x-rate-limit-remaining"))
+
+# A follower's reads (issue 38): the mock's posting users (mock_100000 on) and their timelines.
+user = answer("user by username", "/2/users/by/username/mock_100000?user.fields=protected", 200,
+              "Get2UsersByUsernameUsernameResponse",
+              expect=("the user, not protected", lambda b: b["data"]["username"] == "mock_100000"
+                      and b["data"]["protected"] is False))
+answer("user by username: no such user", "/2/users/by/username/gone_for_good", 200,
+       "Get2UsersByUsernameUsernameResponse",
+       expect=("a resource-not-found error, no data",
+               lambda b: "data" not in b and b["errors"][0]["type"].endswith("/resource-not-found")))
+locked = answer("user by username: protected", "/2/users/by/username/locked_away?user.fields=protected", 200,
+                "Get2UsersByUsernameUsernameResponse", expect=("protected", lambda b: b["data"]["protected"] is True))
+answer("user by username: invalid", "/2/users/by/username/not-valid!", 400, "Problem")
+start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600))
+timeline = answer("user timeline", f"/2/users/100000/tweets?max_results=100&tweet.fields=created_at&exclude=retweets"
+                  f"&start_time={start}", 200, "Get2UsersIdTweetsResponse",
+                  expect=("newest first, meta counting them, a next_token for the rest",
+                          lambda b: b["meta"]["result_count"] == len(b["data"]) == 100
+                          and b["meta"]["newest_id"] == b["data"][0]["id"] and "next_token" in b["meta"]
+                          and all(int(a["id"]) > int(c["id"]) for a, c in zip(b["data"], b["data"][1:]))))
+if timeline:
+    answer("user timeline: the next page", f"/2/users/100000/tweets?max_results=100&start_time={start}"
+           f"&pagination_token={timeline['meta']['next_token']}", 200, "Get2UsersIdTweetsResponse",
+           expect=("older than the first page", lambda b: int(b["data"][0]["id"]) < int(timeline["data"][-1]["id"])))
+    answer("user timeline: nothing since the newest", f"/2/users/100000/tweets?since_id={timeline['meta']['newest_id']}"
+           "&max_results=5", 200, "Get2UsersIdTweetsResponse",
+           expect=("meta only", lambda b: "data" not in b and b["meta"]["result_count"] >= 0))
+if locked:
+    answer("user timeline: protected", f"/2/users/{locked['data']['id']}/tweets", 200, "Get2UsersIdTweetsResponse",
+           expect=("a not-authorized error", lambda b: b["errors"][0]["type"].endswith("/not-authorized-for-resource")))
+answer("user timeline: max_results 4", "/2/users/100000/tweets?max_results=4", 400, "Problem")
 
 print(f"# {failures} failed")
 sys.exit(1 if failures else 0)

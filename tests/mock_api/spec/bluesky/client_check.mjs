@@ -98,4 +98,19 @@ report(pictured.length > 0 && pictured.every((p) => p.record.embed?.images?.leng
          p.embed.images.every((v, i) => v.fullsize.includes(p.record.embed.images[i].image.ref.toString()))),
        `some posts hold images: each view's URLs name its blob's CID (${pictured.length} of ${posts.length})`,
        JSON.stringify(pictured[0]?.embed));
+// A follower's reads through the client (issue 38): getProfile and getAuthorFeed, which it
+// validates against the lexicons as it reads them, and the feed's cursor.
+try {
+  const profile = await agent.getProfile({ actor: 'user1.bsky.social' });
+  report(profile.data.handle === 'user1.bsky.social' && profile.data.did.startsWith('did:plc:'),
+         `@atproto/api getProfile reads a posting account: ${profile.data.did}`);
+  const first = await agent.getAuthorFeed({ actor: profile.data.did, limit: 5 });
+  const second = await agent.getAuthorFeed({ actor: profile.data.did, limit: 5, cursor: first.data.cursor });
+  const feed = [...first.data.feed, ...second.data.feed].map((item) => item.post);
+  report(feed.length === 10 && new Set(feed.map((p) => p.uri)).size === 10 &&
+         feed.every((p, i) => i === 0 || Date.parse(feed[i - 1].record.createdAt) > Date.parse(p.record.createdAt)),
+         'getAuthorFeed reads two pages of 5 by cursor, newest first, no post twice');
+} catch (e) {
+  report(false, '@atproto/api reads getProfile and getAuthorFeed', `${e.constructor?.name}: ${e.message}`);
+}
 exit();

@@ -152,4 +152,32 @@ headersOk(r.headers, 'resolveHandle');
 r = await get('com.atproto.identity.resolveHandle', { handle: 'gone.example.com' });
 report(xrpcError(r, 'InvalidRequest', 'Unable to resolve handle'),
        'an unresolvable handle: 400 InvalidRequest, Unable to resolve handle (the AppView\'s words)', r.text);
+// 3. A follower's reads (issue 38): a posting account's profile and its feed, valid against their
+// output schemas, the feed newest first and paged by its cursor; an unknown actor's error.
+r = await get('app.bsky.actor.getProfile', { actor: 'user0.bsky.social' });
+const profileBad = r.status === 200 ? valid(() => lex.assertValidXrpcOutput('app.bsky.actor.getProfile', jsonToLex(r.body))) : r.text;
+report(profileBad === null && r.body.handle === 'user0.bsky.social' && r.body.did.startsWith('did:plc:'),
+       `getProfile: a profileViewDetailed, valid against its output schema (${r.body?.did})`, profileBad);
+headersOk(r.headers, 'getProfile');
+const feedDid = r.body?.did;
+const feedPosts = [];
+const feedBad = [];
+let cursor;
+for (let page = 0; page < 3; page++) {
+  const f = await get('app.bsky.feed.getAuthorFeed', { actor: feedDid, limit: 10, ...(cursor ? { cursor } : {}) });
+  if (f.status !== 200) { feedBad.push(`page ${page}: HTTP ${f.status} ${f.text}`); break; }
+  const bad = valid(() => lex.assertValidXrpcOutput('app.bsky.feed.getAuthorFeed', jsonToLex(f.body)));
+  if (bad) feedBad.push(`page ${page}: ${bad}`);
+  feedPosts.push(...f.body.feed.map((item) => item.post));
+  cursor = f.body.cursor;
+}
+const times = feedPosts.map((p) => Date.parse(p.record.createdAt));
+report(feedBad.length === 0 && feedPosts.length === 30 && new Set(feedPosts.map((p) => p.uri)).size === 30 &&
+       times.every((t, i) => i === 0 || times[i - 1] > t) && feedPosts.every((p) => p.author.did === feedDid),
+       `getAuthorFeed: 3 pages of 10 by cursor, valid against the output schema, newest first, all the account's own (${feedPosts.length})`,
+       feedBad.slice(0, 3).join('\n'));
+r = await get('app.bsky.actor.getProfile', { actor: 'gone.bsky.social' });
+report(xrpcError(r, 'InvalidRequest', 'Profile not found'), 'an unknown actor: 400 InvalidRequest, Profile not found', r.text);
+r = await get('app.bsky.feed.getAuthorFeed', { actor: feedDid, limit: 101 });
+report(r.status === 400 && r.body?.error === 'InvalidRequest', 'getAuthorFeed limit 101: 400 InvalidRequest', r.text);
 exit();

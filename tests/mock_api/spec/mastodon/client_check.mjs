@@ -244,5 +244,42 @@ try {
 const withToken = await attempt('masto with a token reads the locked server', () =>
   masto.createRestAPIClient({ url: locked, accessToken: 'spec-token' }).v1.statuses.fetch({ id: ids.slice(0, 20) }));
 report(withToken?.length > 0, `with a token (accessToken) it reads ${withToken?.length} statuses`);
+// A follower's reads (issue 38): the account by its name (GET /api/v1/accounts/lookup), then its
+// statuses after a status id (GET /api/v1/accounts/:id/statuses?min_id=...), and the pages the
+// Link header names, as masto's paginator follows them.
+const account = await attempt('masto accounts.lookup({acct}) reads a posting account', () =>
+  client.v1.accounts.lookup({ acct: 'nora_o_briain0' }));
+if (account) {
+  const problems = {};
+  const seenA = {};
+  check(account, 'Account', v45 ?? '4.5.0', 'lookup', seenA, problems);
+  report(!problems.Account, 'the account looked up has the attributes the documentation lists, with their types',
+         (problems.Account ?? []).slice(0, 5).join('\n'));
+  report(account.username === 'nora_o_briain0' && account.acct === 'nora_o_briain0',
+         `lookup finds the account by its name: ${account.username} (${account.id})`);
+  const minId = ((BigInt(Date.now() - 120000)) << 16n).toString();
+  const after = await attempt('masto accounts.$select(id).statuses.list({minId}) reads its new statuses', () =>
+    client.v1.accounts.$select(account.id).statuses.list({ minId, limit: 40, excludeReblogs: true }));
+  const sorted = after && after.every((s, i) => i === 0 || BigInt(after[i - 1].id) > BigInt(s.id));
+  report(after?.length > 0 && sorted && after.every((s) => s.account.id === account.id && BigInt(s.id) > BigInt(minId) &&
+                                                      s.reblog === null),
+         `its statuses after min_id (${after?.length}): newest first, all its own, none a reblog, all after min_id`);
+  if (after) checkAll(after, v45 ?? '4.5.0', 'GET /api/v1/accounts/:id/statuses');
+  const pages = [];
+  for await (const page of client.v1.accounts.$select(account.id).statuses.list({ limit: 5 })) {
+    pages.push(page);
+    if (pages.length === 3) break;
+  }
+  const flat = pages.flat();
+  report(pages.length === 3 && flat.length === 15 && flat.every((s, i) => i === 0 || BigInt(flat[i - 1].id) > BigInt(s.id)),
+         `masto's paginator follows the Link header back through 3 pages of 5, each older than the last (${flat.length})`);
+  try {
+    await client.v1.accounts.lookup({ acct: 'nobody' });
+    report(false, 'an unknown name: 404 Record not found');
+  } catch (e) {
+    report(e instanceof masto.MastoHttpError && e.statusCode === 404 && e.message === 'Record not found',
+           'an unknown name: 404 Record not found', `${e.constructor?.name}: ${e.message}`);
+  }
+}
 console.log(`# entities from ${source}`);
 process.exit(failed ? 1 : 0);

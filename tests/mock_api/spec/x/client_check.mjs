@@ -390,5 +390,24 @@ await expectError('v1.1 past the cap: the same 429 (the cap is per product)',
   cap.v1.tweets(['20'], { map: true }),
   (e) => [e.code === 429 && e.rateLimitError && e.data?.title === 'UsageCapExceeded' && rateLimitFromHeaders(e)]);
 
+// A follower's reads (issue 38): a posting user by name, and its timeline paged by next_token
+// (users/:id/tweets has a window of its own: 4 more requests for this token).
+await check('v2.userByUsername() reads a posting user of the mock; v2.userTimeline() reads its posts newest first, and fetchNext() the next page by next_token', async () => {
+  const user = await read.v2.userByUsername('mock_100000', { 'user.fields': ['protected'] });
+  const timeline = await read.v2.userTimeline(user.data.id, { max_results: 20, 'tweet.fields': ['created_at'], exclude: ['retweets'] });
+  const first = timeline.tweets.map((t) => t.id);
+  const counted = timeline.meta.result_count;
+  await timeline.fetchNext();
+  const all = timeline.tweets.map((t) => t.id);
+  const newestFirst = all.every((id, i) => i === 0 || BigInt(all[i - 1]) > BigInt(id));
+  return [user.data.protected === false && first.length === 20 && all.length === 40 && newestFirst &&
+          counted === 20 && timeline.tweets.every((t) => Date.parse(t.created_at) > 0),
+          `user ${JSON.stringify(user.data)}, ${first.length} then ${all.length} posts, newest first: ${newestFirst}, result_count ${counted}`];
+});
+await check('v2.userByUsername() of no such user: the errors array, no data', async () => {
+  const res = await read.v2.userByUsername('gone_for_good');
+  return [!res.data && problemPath(res.errors?.[0]?.type) === 'resource-not-found', JSON.stringify(res)];
+});
+
 agent.destroy();
 exit();
