@@ -301,3 +301,91 @@ BEGIN ATOMIC
     RETURNING 1)
   SELECT count(*) FROM r;
 END;
+
+-- X bills every post a timeline returns, once per UTC day and credential, as it bills refreshes:
+-- what an X follower read of one account (its request, the posts it returned) is counted where a
+-- refresh is (daily_usage, the credential's monthly use, each tweet's billed_on/billed_by, so
+-- that a refresh the same day with the same credential is not counted billed again). Called in
+-- the transaction that stores the posts (they are tracked by then). A refusal that concerns the
+-- credential as a whole (usage-capped, rejected) marks it as a refresh's would; the timeline's
+-- own window is not the credential's /2/tweets window, and is the follower's to keep. Returns the
+-- billed reads.
+CREATE OR REPLACE FUNCTION record_follow_read(follow_id bigint, credential text, tweet_ids bigint[],
+                                              refusal text DEFAULT NULL, detail text DEFAULT NULL) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
+  -- A token of no registered credential (TWEETKEEPER_BEARER_TOKEN's "default") counts as '', as
+  -- a refresh with it does.
+  cred text := CASE WHEN EXISTS (SELECT FROM tweetkeeper.credentials c WHERE c.name = credential) THEN credential ELSE '' END;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+  ids bigint[];
+  billed integer;
+  known integer;
+BEGIN
+  IF follow_id IS NULL OR tweet_ids IS NULL THEN
+    RAISE EXCEPTION 'follow_id and tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  IF refusal IS NOT NULL AND refusal NOT IN ('usage-capped', 'rejected', 'rate-limited') THEN
+    RAISE EXCEPTION 'refusal must be usage-capped, rejected or rate-limited, got %', refusal
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = record_follow_read.follow_id FOR UPDATE;
+  PERFORM tweetkeeper.follow_lease_held(f);
+  IF f.network <> 'x' THEN
+    RAISE EXCEPTION 'followed account % is on %: only X bills reads', f.follow_id, f.network
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF refusal IN ('usage-capped', 'rejected') THEN
+    PERFORM tweetkeeper.record_quota(credential, NULL, refusal, detail);
+  END IF;
+  IF refusal IS NOT NULL THEN
+    RETURN 0;  -- a refusal returns no posts: billed nothing, and not an answered request
+  END IF;
+  ids := ARRAY(SELECT DISTINCT i FROM unnest(tweet_ids) AS i WHERE i IS NOT NULL);
+  WITH u AS (
+    UPDATE tweetkeeper.tweets t
+       SET billed_on = today,
+           billed_by = CASE WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[cred] ELSE t.billed_by || cred END
+     WHERE t.tweet_id = ANY (ids) AND (t.billed_on IS DISTINCT FROM today OR NOT cred = ANY (t.billed_by))
+    RETURNING 1)
+  SELECT count(*) INTO billed FROM u;
+  -- A returned post not tracked (not stored: not the account's, or unfollowed meanwhile) was billed all the same.
+  SELECT count(*) INTO known FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids);
+  billed := billed + cardinality(ids) - known;
+  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
+  VALUES (today, 'x-v2', cred, 1, cardinality(ids), billed)
+  ON CONFLICT ON CONSTRAINT daily_usage_pkey DO UPDATE
+     SET requests = u.requests + 1, tweets_read = u.tweets_read + excluded.tweets_read,
+         billed_reads = u.billed_reads + excluded.billed_reads;
+  UPDATE tweetkeeper.credentials c
+     SET month_used = c.month_used + billed, requests = c.requests + 1, last_used_at = now()
+   WHERE c.name = cred;
+  RETURN billed;
+END $$;
+
+-- Whether an X follower may read a timeline with this credential now: not capped or rejected,
+-- and its monthly cap leaves room for a full page (100 posts, billed). NULL credential: the
+-- single token of TWEETKEEPER_BEARER_TOKEN, which has no registered cap.
+CREATE OR REPLACE FUNCTION follow_read_allowed(credential text, OUT allowed boolean, OUT until timestamptz,
+                                               OUT reason text)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  c tweetkeeper.credentials;
+BEGIN
+  allowed := true;
+  SELECT * INTO c FROM tweetkeeper.credentials x WHERE x.name = credential;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  IF c.status IN ('capped', 'rejected') AND (c.status_until IS NULL OR c.status_until > now()) THEN
+    allowed := false;
+    until := c.status_until;
+    reason := format('credential %s is %s: %s', c.name, c.status, coalesce(c.status_reason, ''));
+  ELSIF c.monthly_cap IS NOT NULL AND c.month_used + 100 > c.monthly_cap THEN
+    allowed := false;
+    until := tweetkeeper.next_month_utc();
+    reason := format('credential %s: %s of its monthly cap of %s billed reads used, no room for a page of 100',
+                     c.name, c.month_used, c.monthly_cap);
+  END IF;
+END $$;

@@ -42,7 +42,8 @@ COMMENT ON FUNCTION tweet_cost(numeric) IS
 
 -- What the queue will need from now to now + span (expected values, from each tracked tweet's
 -- age and the policy, the watches, and new tweets arriving at the rate of the last day: tweets
--- created in the last 24 hours, per second). X's tweets only (tweet_id > 0): X bills by the
+-- created in the last 24 hours, per second), and the timeline reads of X's followers of accounts.
+-- X's tweets only (tweet_id > 0): X bills by the
 -- post and asks 100 per request; Bluesky's and Mastodon's posts cost nothing and go 25 or 20 a
 -- request, and are not in this forecast.
 CREATE OR REPLACE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
@@ -130,11 +131,19 @@ BEGIN
   refreshes := round(rf, 1);
   -- Full batches when enough is due; otherwise a partial batch every buffer TTL at the most.
   requests := round(least(rf, greatest(rf / 100, span_s / greatest(extract(epoch FROM s.buffer_ttl), 1))), 1);
+  -- X's followers read each followed account's timeline at the pace they keep now (from its last
+  -- read to its next, poll_after - checked_at). The posts they find are tweets, in the arrivals
+  -- above, billed as those are.
+  requests := requests + round(coalesce((
+    SELECT sum(span_s / greatest(extract(epoch FROM f.poll_after - f.checked_at), 1))
+      FROM tweetkeeper.followed_accounts f
+     WHERE f.network = 'x' AND f.status = 'following' AND f.checked_at IS NOT NULL AND f.poll_after > f.checked_at), 0), 1);
   billed_reads := round(bl, 1);
 END $$;
 COMMENT ON FUNCTION forecast(interval) IS
   'What the tracked and watched tweets, and new ones at the rate of the last day, will need from '
-  'now to now + span: refreshes, requests and billed reads (expected values). X''s tweets only.';
+  'now to now + span: refreshes, requests and billed reads (expected values). X''s tweets only, '
+  'and the timeline reads of X''s followers at their current pace.';
 
 CREATE OR REPLACE VIEW capacity AS
 WITH f AS (

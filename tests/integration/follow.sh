@@ -119,7 +119,7 @@ for line in open(sys.argv[2]):
         keep = []
         keys = list(ids)
         for i in range(0, len(keys), 100):
-            answer = get(f"/2/tweets?ids={','.join(keys[i:i + 100])}&tweet.fields=author_id", "follow-test-token")
+            answer = get(f"/2/tweets?ids={','.join(keys[i:i + 100])}&tweet.fields=author_id", "the-tests-own-token")
             keep += [ids[t["id"]] for t in answer.get("data", []) if t["author_id"] == account]
         posts = keep
     for p in posts:
@@ -154,6 +154,14 @@ tk_ok "each post's first refresh is due at its creation plus the first delay" "$
 counted=$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows) = (SELECT count(*) FROM tweetkeeper.tweets)")
 tk_ok "posts found add up to the posts tracked: none counted twice" "$([ "$counted" = t ]; echo $?)" \
   "$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows), (SELECT count(*) FROM tweetkeeper.tweets)")"
+
+# X bills each post a timeline returns: the database counted what the mock billed, no more, no less.
+mock_billed=$(curl -sf "$TK_MOCK_URL/mock/stats" | python3 -c '
+import hashlib, json, sys
+print(json.load(sys.stdin)["billed"].get(hashlib.sha256(b"follow-test-token").hexdigest()[:12], 0))')
+db_billed=$(tk_psql -c "SELECT coalesce(sum(billed_reads), 0) FROM tweetkeeper.daily_usage WHERE provider = 'x-v2'")
+tk_ok "the X follower's billed reads in daily_usage are the mock's ($db_billed, $mock_billed)" \
+  "$([ "$db_billed" = "$mock_billed" ] && [ "$db_billed" -gt 0 ]; echo $?)"
 
 # Requests: no 429, and the quiet account read less often than the busiest.
 n429=$(awk '$2 == 429' "$dir/answers" | wc -l)

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(67);
+SELECT plan(79);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -178,6 +178,45 @@ SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM 
 SELECT throws_ok($$SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '783214'),
   ARRAY['https://x.com/i/web/status/x'], ARRAY[now()], NULL, now(), now())$$, '22023', NULL, 'a bad URL: 22023');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id = 20), 0::bigint, 'nothing of a refused call is scheduled');
+-- record_follow_read(): X bills each post a timeline returns, once per UTC day and credential.
+SELECT tweetkeeper.add_credential('follow-cred', 300, interval '15 minutes', 1000);
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is(tweetkeeper.record_follow_read((SELECT follow_id FROM claimed WHERE handle = 'b'), 'follow-cred',
+  ARRAY[1460323737035677698, 1460323737035677699, 1460323737035677699]), 2,
+  'record_follow_read: the two posts returned are billed (a post listed twice once)');
+SELECT is(tweetkeeper.record_follow_read((SELECT follow_id FROM claimed WHERE handle = 'b'), 'follow-cred',
+  ARRAY[1460323737035677699, 99]), 1, 'again the same day: only the post not read today (99, not tracked) is billed');
+RESET ROLE;
+SELECT results_eq($$SELECT requests, tweets_read, billed_reads FROM tweetkeeper.daily_usage
+                     WHERE day = (now() AT TIME ZONE 'UTC')::date AND provider = 'x-v2' AND credential = 'follow-cred'$$,
+  $$VALUES (2::bigint, 4::bigint, 3::bigint)$$, 'daily_usage counts the follower''s requests, posts read and billed reads');
+SELECT results_eq($$SELECT month_used, requests FROM tweetkeeper.credentials WHERE name = 'follow-cred'$$,
+  $$VALUES (3::bigint, 2::bigint)$$, 'the credential''s month counts them too');
+SELECT results_eq($$SELECT billed_on = (now() AT TIME ZONE 'UTC')::date, billed_by FROM tweetkeeper.tweets
+                     WHERE tweet_id = 1460323737035677698$$,
+  $$VALUES (true, ARRAY['follow-cred'])$$, 'the tweet is marked read today by the credential: its refresh today is not billed again');
+SELECT is((SELECT allowed FROM tweetkeeper.follow_read_allowed('follow-cred')), true, 'follow_read_allowed: room left');
+UPDATE tweetkeeper.credentials SET month_used = 950 WHERE name = 'follow-cred';
+SELECT results_eq($$SELECT allowed, until = tweetkeeper.next_month_utc(), reason LIKE '%950 of its monthly cap of 1000%'
+                     FROM tweetkeeper.follow_read_allowed('follow-cred')$$,
+  $$VALUES (false, true, true)$$, '... none for a page of 100 under the monthly cap: not until next month');
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is(tweetkeeper.record_follow_read((SELECT follow_id FROM claimed WHERE handle = 'b'), 'follow-cred', '{}',
+  'usage-capped', 'Usage cap exceeded'), 0, 'a usage-capped answer bills nothing');
+RESET ROLE;
+SELECT is((SELECT status::text FROM tweetkeeper.credentials WHERE name = 'follow-cred'), 'capped',
+  '... and marks the credential capped, as a refresh''s would');
+SELECT throws_ok($$SELECT tweetkeeper.record_follow_read((SELECT follow_id FROM claimed WHERE handle = 'b'), 'follow-cred',
+  '{}', 'tired')$$, '22023', NULL, 'an unknown refusal: 22023');
+SELECT is((SELECT allowed FROM tweetkeeper.follow_read_allowed(NULL)), true, 'no registered credential: no cap to keep');
+-- forecast(): an X account read every minute adds 60 requests an hour.
+UPDATE tweetkeeper.followed_accounts SET checked_at = now() - interval '10 seconds', poll_after = now() + interval '50 seconds'
+ WHERE account_id = '783214';
+SELECT requests AS with_follow FROM tweetkeeper.forecast('1 hour') \gset
+UPDATE tweetkeeper.followed_accounts SET status = 'private' WHERE account_id = '783214';
+SELECT is(:with_follow - (SELECT requests FROM tweetkeeper.forecast('1 hour')), 60.0,
+  'forecast: an X account read every minute adds 60 requests an hour, at its follower''s pace');
+UPDATE tweetkeeper.followed_accounts SET status = 'following' WHERE account_id = '783214';
 SELECT count(*) AS held FROM tweetkeeper.followed_accounts WHERE lease_pid = pg_backend_pid() \gset
 SELECT cmp_ok(:held::bigint, '>', 1::bigint, 'this session holds leases');
 SET LOCAL ROLE tweetkeeper_worker;

@@ -90,7 +90,7 @@ bool FollowDb::Resolve(std::int64_t follow_id, const Account& a) {
 
 std::int64_t FollowDb::Store(std::int64_t follow_id, const std::vector<FoundPost>& posts,
                              const std::string& newest_post_id, std::int64_t checked_until_ms,
-                             std::int64_t poll_after_ms) {
+                             std::int64_t poll_after_ms, const Billing* billed) {
   std::vector<std::string> urls;
   urls.reserve(posts.size());
   for (const FoundPost& p : posts) urls.push_back(p.url);
@@ -100,8 +100,29 @@ std::int64_t FollowDb::Store(std::int64_t follow_id, const std::vector<FoundPost
       " (SELECT coalesce(array_agg(to_timestamp(ms / 1000.0) ORDER BY i), '{}') FROM unnest($3::bigint[]) WITH ORDINALITY AS u(ms, i)),"
       " nullif($4, ''), to_timestamp($5 / 1000.0), to_timestamp($6 / 1000.0))",
       follow_id, TextArrayLiteral(urls), TimeArray(posts), newest_post_id, checked_until_ms, poll_after_ms);
+  if (billed) {
+    tx.exec_params("SELECT tweetkeeper.record_follow_read($1, $2, $3::bigint[])", follow_id, billed->credential,
+                   TextArrayLiteral(billed->returned_ids));
+  }
   tx.commit();
   return r[0].as<std::int64_t>();
+}
+
+void FollowDb::RecordRefusal(std::int64_t follow_id, const std::string& credential, const std::string& refusal,
+                             const std::string& detail) {
+  pqxx::work tx(*connection_);
+  tx.exec_params("SELECT tweetkeeper.record_follow_read($1, $2, '{}', $3, $4)", follow_id, credential, refusal, detail);
+  tx.commit();
+}
+
+bool FollowDb::ReadAllowed(const std::string& credential, std::int64_t* until_ms, std::string* reason) {
+  pqxx::work tx(*connection_);
+  const pqxx::row r = tx.exec_params1(
+      "SELECT allowed, " + Ms("until") + ", coalesce(reason, '') FROM tweetkeeper.follow_read_allowed($1)", credential);
+  tx.commit();
+  *until_ms = r[1].as<std::int64_t>();
+  *reason = r[2].as<std::string>();
+  return r[0].as<bool>();
 }
 
 void FollowDb::Release() {

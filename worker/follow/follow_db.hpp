@@ -47,8 +47,20 @@ class FollowDb {
   bool Resolve(std::int64_t follow_id, const Account& account);
   // What was found of one account; returns how many posts were new. checked_until_ms: every post
   // made before it was seen; poll_after_ms: when to read it next.
+  // X: billed names the credential whose token read the timeline and the ids it returned
+  // (record_follow_read(), in the same transaction).
+  struct Billing {
+    std::string credential;
+    std::vector<std::string> returned_ids;
+  };
   std::int64_t Store(std::int64_t follow_id, const std::vector<FoundPost>& posts, const std::string& newest_post_id,
-                     std::int64_t checked_until_ms, std::int64_t poll_after_ms);
+                     std::int64_t checked_until_ms, std::int64_t poll_after_ms, const Billing* billed = nullptr);
+  // X: a refusal that concerns the credential (usage-capped, rejected) recorded as a refresh's is.
+  void RecordRefusal(std::int64_t follow_id, const std::string& credential, const std::string& refusal,
+                     const std::string& detail);
+  // X: whether the credential may read a page now (follow_read_allowed()); when not, until when
+  // (Unix ms, 0 unknown) and why.
+  bool ReadAllowed(const std::string& credential, std::int64_t* until_ms, std::string* reason);
   // This session's leases end now (a stop).
   void Release();
 

@@ -58,6 +58,7 @@ struct ReadOutcome {
   std::int64_t checked_until_ms = 0;
   bool more = false;  // a full page: read again at once
   std::optional<Account> account;  // the account is gone or hidden
+  std::vector<std::string> returned_ids;  // X: every post the pages returned (each one billed)
 };
 
 using Fetch = std::function<HttpResponse(const std::string& url, Reach reach)>;
@@ -93,7 +94,6 @@ class MastodonReader : public Follower::Reader {
   ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
     ReadOutcome out;
     const std::string min_id = f.newest_post_id.empty() ? MastodonIdAt(f.since_ms) : f.newest_post_id;
-    const std::int64_t sent = NowMs();
     const TimelinePage page =
         ParseMastodonStatuses(fetch(MastodonStatusesUrl(provider_.BaseUrl(f.host), f.account_id, min_id), ReachOf(f)), f.host);
     if (!page.ok) {
@@ -104,7 +104,7 @@ class MastodonReader : public Follower::Reader {
     out.account = page.account;
     out.posts = page.posts;
     out.more = page.more;
-    out.checked_until_ms = sent;
+    out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
     for (const FoundPost& p : page.posts) {
       if (out.newest_id.empty() || IdLess(out.newest_id, p.id)) out.newest_id = p.id;
       if (page.more) out.checked_until_ms = std::min(out.checked_until_ms, p.created_ms);
@@ -132,13 +132,12 @@ class XReader : public Follower::Reader {
   }
   ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
     ReadOutcome out;
-    const std::int64_t sent = NowMs();
     std::string token;
     for (int page_no = 0; page_no < kMaxPages; ++page_no) {
       const TimelinePage page =
           ParseXTimeline(fetch(XTimelineUrl(api_, f.account_id, f.newest_post_id, f.since_ms, token), Reach::kAny));
       if (!page.ok) {
-        if (page_no == 0 || out.posts.empty()) {
+        if (page_no == 0 || out.returned_ids.empty()) {
           out.reason = page.reason;
           return out;
         }
@@ -149,6 +148,7 @@ class XReader : public Follower::Reader {
         out.account = page.account;
         return out;
       }
+      for (const FoundPost& p : page.posts) out.returned_ids.push_back(p.id);
       // start_time goes in whole seconds: the posts made in that second before the account was
       // followed are not its new posts.
       for (const FoundPost& p : page.posts)
@@ -157,7 +157,7 @@ class XReader : public Follower::Reader {
       token = page.next_token;
     }
     out.ok = true;
-    out.checked_until_ms = sent;
+    out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
     for (const FoundPost& p : out.posts)
       if (out.newest_id.empty() || IdLess(out.newest_id, p.id)) out.newest_id = p.id;
     return out;
@@ -182,7 +182,6 @@ class BlueskyReader : public Follower::Reader {
   }
   ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
     ReadOutcome out;
-    const std::int64_t sent = NowMs();
     // Newest first, back to a minute before the last read (a post indexed late is found then;
     // scheduling is idempotent), or to the moment the account was followed.
     const std::int64_t stop_ms = f.checked_ms > 0 ? std::max(f.since_ms, f.checked_ms - 60'000) : f.since_ms;
@@ -210,7 +209,7 @@ class BlueskyReader : public Follower::Reader {
       cursor = page.next_token;
     }
     out.ok = true;
-    out.checked_until_ms = sent;
+    out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
     std::int64_t newest_ms = 0;
     for (const FoundPost& p : out.posts)
       if (p.created_ms >= newest_ms) newest_ms = p.created_ms, out.newest_id = p.url;
@@ -338,6 +337,8 @@ void Follower::Learn(Budget& budget, const HttpResponse& response) {
 void Follower::Poll(Held& held) {
   Budget& budget = BudgetOf(held);
   const std::string token_name = network_ == "x" && !options_.tokens.empty() ? options_.tokens.begin()->first : "";
+  // When the read's first request went (after the gate's wait): every post made before it was seen.
+  std::int64_t first_sent = 0;
   const Fetch fetch = [&](const std::string& url, Reach reach) {
     for (;;) {
       const std::int64_t wait = budget.gate.NextAt() - NowMs();
@@ -349,6 +350,7 @@ void Follower::Poll(Held& held) {
       }
     }
     budget.gate.Sent(NowMs());
+    if (first_sent == 0) first_sent = NowMs();
     std::string token;
     if (network_ == "x") token = options_.tokens.empty() ? "" : options_.tokens.begin()->second;
     if (network_ == "mastodon") {
@@ -357,6 +359,18 @@ void Follower::Poll(Held& held) {
     }
     HttpResponse r = http_.Get(url, token, stop_.abort_flag(), reach);
     ++requests_;
+    if (network_ == "x" && r.status != 200 && r.status != 0) {
+      // A refusal of the credential as a whole is recorded as a refresh's is, and this
+      // follower waits: a month for a cap, until someone resets a rejected credential.
+      const FailureKind kind = ClassifyFailure(r.status, r.body);
+      if (kind == FailureKind::kUsageCapped || kind == FailureKind::kRejected) {
+        const std::string refusal = kind == FailureKind::kUsageCapped ? "usage-capped" : "rejected";
+        db_.RecordRefusal(held.f.follow_id, token_name, refusal, FailedAnswer(r).reason.substr(0, 500));
+        budget.gate.PauseUntil(NowMs() + 15 * 60'000);
+        spdlog::error("credential {} {} by X: following paused (15 min, then asked again)", token_name,
+                      kind == FailureKind::kUsageCapped ? "usage-capped" : "rejected");
+      }
+    }
     telemetry_.Request(token_name, RequestOutcome(r, r.status == 200 ? FailureKind::kNone : ClassifyFailure(r.status, r.body)),
                        r.elapsed_ms / 1000.0);
     Learn(budget, r);
@@ -390,8 +404,21 @@ void Follower::Poll(Held& held) {
     spdlog::info("{}: following account {}", name, f.account_id);
     if (budget.repace) Repace(reader_->Group(f));
   }
-  const ReadOutcome out = reader_->Read(f, fetch);
+  if (network_ == "x") {
+    // Every post a timeline returns is billed: none is read past the credential's monthly cap.
+    std::int64_t until = 0;
+    std::string why;
+    if (!db_.ReadAllowed(token_name, &until, &why)) {
+      budget.gate.PauseUntil(until > 0 ? until : NowMs() + 15 * 60'000);
+      held.next_poll_ms = std::max(held.next_poll_ms, budget.gate.NextAt());
+      spdlog::warn("{}: not read: {}", name, why);
+      return;
+    }
+  }
+  first_sent = 0;
+  ReadOutcome out = reader_->Read(f, fetch);
   if (stop_.aborting()) return;
+  out.checked_until_ms = std::min(out.checked_until_ms, first_sent > 0 ? first_sent : NowMs());
   if (!out.ok) {
     ++held.failures;
     held.next_poll_ms = NowMs() + std::min<std::int64_t>(kFailedPause.count(), 2000LL << std::min(held.failures, 5));
@@ -411,7 +438,9 @@ void Follower::Poll(Held& held) {
   if (held.interval.count() == 0 || budget.repace) Repace(reader_->Group(f));
   const std::int64_t now = NowMs();
   const std::int64_t poll_after = out.more ? now : now + held.interval.count();
-  const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after);
+  FollowDb::Billing billing{token_name, out.returned_ids};
+  const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
+                                       network_ == "x" ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
   f.checked_ms = std::max(f.checked_ms, out.checked_until_ms);
   f.posts_found += added;
