@@ -389,3 +389,70 @@ BEGIN
                      c.name, c.month_used, c.monthly_cap);
   END IF;
 END $$;
+
+-- A stream's follower (Bluesky's Jetstream) has seen every event up to checked_until for these
+-- accounts (all its subscription's, this session's leases): their read position moves there in
+-- one statement, so that a reconnection resumes from it without a gap. Returns how many moved.
+CREATE OR REPLACE FUNCTION mark_follows_read(follow_ids bigint[], checked_until timestamptz) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  moved bigint;
+BEGIN
+  IF follow_ids IS NULL OR checked_until IS NULL THEN
+    RAISE EXCEPTION 'follow_ids and checked_until must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  UPDATE tweetkeeper.followed_accounts a
+     SET checked_at = greatest(a.checked_at, least(checked_until, now()))
+   WHERE a.follow_id = ANY (follow_ids) AND a.status = 'following'
+     AND a.lease_pid = pg_backend_pid() AND a.lease_started = tweetkeeper.backend_start();
+  GET DIAGNOSTICS moved = ROW_COUNT;
+  RETURN moved;
+END $$;
+
+-- Posts of a followed account that its stream says were deleted (Jetstream's delete events): each
+-- tracked one is marked deleted at once, as a refresh that found it gone would (no read spent to
+-- learn it): its payloads erased unless tweetkeeper.deleted_payloads = keep, a tombstone that says
+-- when. A post in a batch in flight is left to that batch's answer. Returns how many were marked.
+CREATE OR REPLACE FUNCTION delete_followed_posts(follow_id bigint, urls text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
+  erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
+  gone bigint[];
+  gone_buckets smallint[];
+  erased bigint[];
+BEGIN
+  IF follow_id IS NULL OR urls IS NULL THEN
+    RAISE EXCEPTION 'follow_id and urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = delete_followed_posts.follow_id;
+  PERFORM tweetkeeper.follow_lease_held(f);
+  WITH k AS (
+    SELECT r.tweet_id
+      FROM unnest(urls) AS u(url), tweetkeeper.parse_post_url(u.url) p
+      JOIN tweetkeeper.post_refs r ON (r.network, r.host, r.author, r.post_key) = (p.network, coalesce(p.host, ''), p.author, p.post_key)
+     -- only the account's own posts
+     WHERE p.network = f.network AND (f.network <> 'bluesky' OR p.author = f.account_id)),
+  d AS (
+    UPDATE tweetkeeper.tweets t
+       SET state = 'deleted', due_at = NULL, watch_every = NULL, watch_until = NULL, omissions = 0,
+           problem_type = 'resource-not-found', problem_detail = 'deleted (seen on the network''s stream)',
+           problem_at = now(), payload_hash = CASE WHEN erase THEN NULL ELSE t.payload_hash END
+      FROM k WHERE t.tweet_id = k.tweet_id AND t.lease_id IS NULL AND t.state <> 'deleted'
+    RETURNING t.tweet_id, t.bucket)
+  SELECT array_agg(d.tweet_id), array_agg(d.bucket) INTO gone, gone_buckets FROM d;
+  IF gone IS NULL THEN
+    RETURN 0;
+  END IF;
+  IF erase THEN
+    WITH x AS (DELETE FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (gone) RETURNING p.tweet_id)
+    SELECT array_agg(x.tweet_id) INTO erased FROM x;
+  END IF;
+  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
+  SELECT g.id, 'resource-not-found', now(), coalesce(cardinality(array_positions(erased, g.id)), 0), g.bucket
+    FROM unnest(gone, gone_buckets) AS g(id, bucket)
+  ON CONFLICT ON CONSTRAINT tombstones_pkey
+    DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
+                  payloads_erased = x.payloads_erased + excluded.payloads_erased;
+  RETURN cardinality(gone);
+END $$;

@@ -80,5 +80,6 @@ GRANT EXECUTE ON FUNCTION follow(text), follow_accounts(text[]), unfollow(text) 
 GRANT EXECUTE ON FUNCTION claim_follows(text, text, integer, interval, boolean),
   resolve_follow(bigint, text, text, text, text),
   store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz), release_follows(),
-  record_follow_read(bigint, text, bigint[], text, text), follow_read_allowed(text)
+  record_follow_read(bigint, text, bigint[], text, text), follow_read_allowed(text),
+  mark_follows_read(bigint[], timestamptz), delete_followed_posts(bigint, text[])
   TO tweetkeeper_worker;

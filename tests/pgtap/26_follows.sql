@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(79);
+SELECT plan(85);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -217,6 +217,38 @@ UPDATE tweetkeeper.followed_accounts SET status = 'private' WHERE account_id = '
 SELECT is(:with_follow - (SELECT requests FROM tweetkeeper.forecast('1 hour')), 60.0,
   'forecast: an X account read every minute adds 60 requests an hour, at its follower''s pace');
 UPDATE tweetkeeper.followed_accounts SET status = 'following' WHERE account_id = '783214';
+-- A stream follower: positions moved for its whole subscription at once; deletes seen on it.
+SELECT tweetkeeper.follow('at://did:plc:streamstreamstreamstream');
+SET LOCAL ROLE tweetkeeper_worker;
+CREATE TEMP TABLE streamed AS SELECT * FROM tweetkeeper.claim_follows('f1', 'bluesky', 10, '1 minute', false)
+ WHERE account_id = 'did:plc:streamstreamstreamstream';
+SELECT tweetkeeper.resolve_follow((SELECT follow_id FROM streamed), 'did:plc:streamstreamstreamstream', 'streamer.bsky.social', 'following');
+SELECT is(tweetkeeper.store_follow_posts((SELECT follow_id FROM streamed),
+  ARRAY['at://did:plc:streamstreamstreamstream/app.bsky.feed.post/3l6oveex3ia22',
+        'at://did:plc:streamstreamstreamstream/app.bsky.feed.post/3l6oveex3ia23'],
+  ARRAY[now() - interval '10 seconds', now() - interval '9 seconds'], NULL, now() - interval '8 seconds', now()), 2::bigint,
+  'a streamed account''s two posts stored');
+SELECT is(tweetkeeper.mark_follows_read(ARRAY[(SELECT follow_id FROM streamed), -1], now() - interval '1 second'), 1::bigint,
+  'mark_follows_read: the positions of this session''s accounts move (an unknown id is no one''s)');
+RESET ROLE;
+SELECT ok((SELECT checked_at > now() - interval '2 seconds' FROM tweetkeeper.followed_accounts
+            WHERE account_id = 'did:plc:streamstreamstreamstream'), '... to the moment the stream was read up to');
+UPDATE tweetkeeper.tweets t SET lease_id = 424242 FROM tweetkeeper.post_refs r
+ WHERE r.tweet_id = t.tweet_id AND r.post_key = '3l6oveex3ia23';
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is(tweetkeeper.delete_followed_posts((SELECT follow_id FROM streamed),
+  ARRAY['at://did:plc:streamstreamstreamstream/app.bsky.feed.post/3l6oveex3ia22',
+        'at://did:plc:streamstreamstreamstream/app.bsky.feed.post/3l6oveex3ia23',
+        'at://did:plc:someoneelsesomeoneelseso/app.bsky.feed.post/3l6oveex3ia22']), 1::bigint,
+  'delete_followed_posts: the account''s deleted post is marked; one in a batch in flight is left to the batch');
+RESET ROLE;
+SELECT results_eq($$SELECT r.post_key, t.state::text, t.due_at IS NULL, x.reason IS NOT NULL FROM tweetkeeper.tweets t
+                     JOIN tweetkeeper.post_refs r USING (tweet_id) LEFT JOIN tweetkeeper.tombstones x USING (tweet_id)
+                    WHERE r.author = 'did:plc:streamstreamstreamstream' ORDER BY 1$$,
+  $$VALUES ('3l6oveex3ia22', 'deleted', true, true), ('3l6oveex3ia23', 'scheduled', false, false)$$,
+  '... deleted at once, with a tombstone; the leased one as it was');
+SELECT throws_ok($$SELECT tweetkeeper.delete_followed_posts((SELECT follow_id FROM tweetkeeper.followed_accounts WHERE account_id = '12'),
+  '{}')$$, '55000', NULL, 'deletes for an account this session does not hold: 55000');
 SELECT count(*) AS held FROM tweetkeeper.followed_accounts WHERE lease_pid = pg_backend_pid() \gset
 SELECT cmp_ok(:held::bigint, '>', 1::bigint, 'this session holds leases');
 SET LOCAL ROLE tweetkeeper_worker;
