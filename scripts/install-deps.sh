@@ -7,7 +7,7 @@ packages=(
   postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
   libtap-parser-sourcehandler-pgtap-perl
   libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev zlib1g-dev rapidjson-dev libgtest-dev libgmock-dev
-  libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev
+  libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev libboost-dev
   prometheus prometheus-postgres-exporter systemd
   curl jq python3-jsonschema faketime libarchive-tools time
 )

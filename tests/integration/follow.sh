@@ -16,7 +16,10 @@ LEASE_S=3
 
 tk_workdir follow
 tk_pg_start "$dir" || exit 1
-tk_mock_start "$dir/mock.log" --follow-accounts 4 --follow-rate 4 --answer-log "$dir/answers" || exit 1
+# One Bluesky post in 5 is deleted 5 s after it was made: Jetstream says so.
+tk_mock_start "$dir/mock.log" --follow-accounts 4 --follow-rate 4 --answer-log "$dir/answers" --jetstream-port 0 \
+  --follow-delete-every 5 || exit 1
+jetstream=$(sed -n 's/.*jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
 accounts() { # accounts NETWORK [HOST]: the mock's posting accounts' profile URLs, busiest first
   curl -sf "$TK_MOCK_URL/mock/follow/accounts?network=$1${2:+&host=$2}" |
     python3 -c 'import json,sys; print("\n".join(a["url"] for a in json.load(sys.stdin)["accounts"]))'
@@ -56,7 +59,7 @@ follower() { # follower NAME PROVIDER ARGS...: a follower in the background; its
 }
 follower x-1 x-v2 --api-url "$TK_MOCK_URL"
 x_pid=$!
-follower bluesky-1 bluesky --api-url "$TK_MOCK_URL"
+follower bluesky-1 bluesky --api-url "$TK_MOCK_URL" --jetstream-url "$jetstream"
 b_pid=$!
 follower mastodon-1 mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social"
 m1_pid=$!
@@ -77,6 +80,8 @@ took=$(awk -v a="$killed_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a
 moved=$(tk_psql -c "SELECT string_agg(DISTINCT coalesce(follower, '-'), ',') FROM tweetkeeper.follows WHERE network = 'mastodon' AND status = 'following'")
 tk_ok "the killed Mastodon follower's accounts went to the other within its lease ($LEASE_S s) and a renewal: ${took} s" \
   "$([ "$moved" != "$holder" ] && [ "$moved" != - ] && awk -v t="$took" -v l=$LEASE_S 'BEGIN { exit !(t <= l + 3) }'; echo $?)" "$moved after $took s"
+# The stream drops (no close frame): the Bluesky follower reconnects from its position.
+curl -sf -X POST "$TK_MOCK_URL/mock/jetstream/drop" >/dev/null
 tk_pg_stop "$dir" fast >/dev/null
 sleep 1 # (PostgreSQL down for a moment: the followers' reads fail or wait, none is lost)
 tk_pg_start "$dir" >/dev/null || { tk_fail "PostgreSQL restarts" ""; tk_summary follow; exit 1; }
@@ -108,8 +113,9 @@ def get(path, token=None):
     return json.load(urllib.request.urlopen(req))
 for line in open(sys.argv[2]):
     network, host, account, handle, start, end = line.split()
+    # Up to now: a post found after the last complete read is no extra; one before it must be there.
     posts = get(f"/mock/follow/posts?network={network}" + ("" if host == "-" else f"&host={host}") +
-                f"&from_ms={start}&to_ms={end}")["posts"]
+                f"&from_ms={start}")["posts"]
     if network == "mastodon":
         posts = [p for p in posts if f"/@{handle}/" in p["url"]]
     elif network == "bluesky":
@@ -123,19 +129,22 @@ for line in open(sys.argv[2]):
             keep += [ids[t["id"]] for t in answer.get("data", []) if t["author_id"] == account]
         posts = keep
     for p in posts:
-        print(f"{p['url']}\t{p['created_ms']}")
+        print(f"{p['url']}\t{p['created_ms']}\t{p.get('deleted_ms', 0)}\t{'t' if p['created_ms'] <= int(end) else 'f'}")
 PY
-tk_psql -c "CREATE TABLE public.made (url text, created_ms bigint)"
+tk_psql -c "CREATE TABLE public.made (url text, created_ms bigint, deleted_ms bigint, read boolean)"
 tk_psql -c "COPY public.made FROM STDIN" <"$dir/made"
-n_made=$(tk_psql -c "SELECT count(*) FROM public.made")
+n_made=$(tk_psql -c "SELECT count(*) FROM public.made WHERE read")
 echo "# $n_made posts made by the followed accounts while followed"
 tk_ok "the followed accounts made posts meanwhile" "$([ "$n_made" -gt 30 ]; echo $?)" "$n_made"
 tk_psql -c "CREATE TABLE public.made_keys AS
-  SELECT m.url, m.created_ms, p.network, coalesce(p.host, '') AS host, p.author, p.post_key
+  SELECT m.url, m.created_ms, m.deleted_ms, m.read, p.network, coalesce(p.host, '') AS host, p.author, p.post_key
     FROM public.made m, tweetkeeper.parse_post_url(m.url) p"
-missing=$(tk_psql -c "SELECT CASE WHEN count(*) = 0 THEN 'none made' ELSE count(*) FILTER (WHERE NOT EXISTS (
+missing=$(tk_psql -c "SELECT CASE WHEN count(*) = 0 THEN 'none made' ELSE count(*) FILTER (WHERE m.read AND NOT EXISTS (
   SELECT FROM tweetkeeper.post_refs r WHERE (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key))
-  AND NOT (m.network = 'x' AND EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = m.post_key::bigint)))::text END
+  AND NOT (m.network = 'x' AND EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = m.post_key::bigint))
+  -- (a post deleted before its account was subscribed and its gap read cannot be found)
+  AND NOT (m.deleted_ms > 0 AND m.deleted_ms < (SELECT extract(epoch FROM since) * 1000 + 10000
+                                                  FROM tweetkeeper.followed_accounts LIMIT 1)))::text END
   FROM public.made_keys m")
 tk_ok "every post made while followed is tracked" "$([ "$missing" = 0 ]; echo $?)" "$missing missing"
 extra=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets t WHERE NOT EXISTS (
@@ -154,6 +163,25 @@ tk_ok "each post's first refresh is due at its creation plus the first delay" "$
 counted=$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows) = (SELECT count(*) FROM tweetkeeper.tweets)")
 tk_ok "posts found add up to the posts tracked: none counted twice" "$([ "$counted" = t ]; echo $?)" \
   "$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows), (SELECT count(*) FROM tweetkeeper.tweets)")"
+
+# Deletes seen on the stream: each tracked post the mock deleted by the last read is deleted.
+deleted=$(tk_psql -c "SELECT count(*) FILTER (WHERE t.state = 'deleted' AND x.tweet_id IS NOT NULL) || ' ' || count(*)
+  FROM public.made_keys m JOIN tweetkeeper.post_refs r ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)
+  JOIN tweetkeeper.tweets t USING (tweet_id) LEFT JOIN tweetkeeper.tombstones x USING (tweet_id)
+  JOIN tweetkeeper.followed_accounts f ON f.network = 'bluesky' AND f.account_id = m.author
+ WHERE m.network = 'bluesky' AND m.deleted_ms > 0 AND m.deleted_ms < extract(epoch FROM f.checked_at) * 1000")
+tk_ok "every tracked Bluesky post deleted while followed is marked deleted, with a tombstone (of $deleted)" \
+  "$(set -- $deleted; [ "$1" = "$2" ] && [ "$2" -gt 0 ]; echo $?)"
+wrongly=$(tk_psql -c "SELECT count(*) FROM public.made_keys m JOIN tweetkeeper.post_refs r
+    ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)
+  JOIN tweetkeeper.tweets t USING (tweet_id) WHERE m.deleted_ms = 0 AND t.state = 'deleted'")
+tk_ok "no post that stands is marked deleted" "$([ "$wrongly" = 0 ]; echo $?)" "$wrongly"
+reconnected=$(grep -c "Jetstream: reconnected" "$dir/bluesky-1.log")
+tk_ok "the Bluesky follower reconnected to the dropped stream" "$([ "$reconnected" -ge 1 ]; echo $?)" "$(tail -3 "$dir/bluesky-1.log")"
+b_polls=$(grep -c "getAuthorFeed" "$dir/answers")
+b_accounts=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.followed_accounts WHERE network = 'bluesky' AND status = 'following'")
+tk_ok "Bluesky's posts came from the stream: one feed read per account, to fill its gap ($b_polls for $b_accounts)" \
+  "$([ "$b_polls" -le "$b_accounts" ]; echo $?)"
 
 # X bills each post a timeline returns: the database counted what the mock billed, no more, no less.
 mock_billed=$(curl -sf "$TK_MOCK_URL/mock/stats" | python3 -c '

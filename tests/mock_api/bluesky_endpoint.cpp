@@ -649,6 +649,8 @@ rapidjson::Value PostView(const MockPost& m, const MockConfig& config, int64_t n
 // The record key of the post world account k made at ms: a TID whose clock id the model shows,
 // stamped at posting (not backdated) and not one getPosts refuses.
 std::string FollowRkey(uint64_t k, int64_t ms, const MockConfig& config);
+// Whether the post is a posting account's post deleted by now (--follow-delete-every).
+bool DeletedByNow(const MockPost& m, const MockConfig& config, int64_t now_ms);
 
 // The feed's cursor: "<ms>::<record key>" of the last post of the page (the AppView's
 // time-and-CID keyset); the next page holds older posts.
@@ -755,7 +757,7 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     if (!tid_ms) continue;  // not a post's key: not found
     // A post's fate follows its record key's clock id (its last 10 bits), which a test chooses.
     const MockPost m = Describe(uri, p.authority, p.rkey, *tid_ms);
-    if (Shown(m, config, now_ms)) views.PushBack(PostView(m, config, now_ms, a), a);
+    if (Shown(m, config, now_ms) && !DeletedByNow(m, config, now_ms)) views.PushBack(PostView(m, config, now_ms, a), a);
   }
   doc.AddMember("posts", views, a);
   rapidjson::StringBuffer buf;
@@ -792,6 +794,27 @@ std::string FollowRkey(uint64_t k, int64_t ms, const MockConfig& config) {
       return rkey;
   }
   return Tid(ms, start);
+}
+
+// When world account k's post made at ms is deleted (--follow-delete-every), or 0: never.
+int64_t FollowDeletedAt(uint64_t k, int64_t ms, const MockConfig& config) {
+  if (config.follow_delete_every == 0) return 0;
+  const Cadence c = CadenceOf("bluesky", k, config);
+  if (c.period_ms <= 0) return 0;
+  const int64_t n = (ms - c.phase_ms) / c.period_ms;
+  return Mix(k * 1000003 + static_cast<uint64_t>(n)) % config.follow_delete_every == 0 ? ms + kFollowDeleteAfterMs : 0;
+}
+
+// Whether a post the AppView would show is a world account's post deleted by now.
+bool DeletedByNow(const MockPost& m, const MockConfig& config, int64_t now_ms) {
+  if (config.follow_delete_every == 0) return false;
+  const auto k = WorldAccount(m.did);
+  if (!k || *k >= config.follow_accounts) return false;
+  const Cadence c = CadenceOf("bluesky", *k, config);
+  if (c.period_ms <= 0 || ((m.tid_ms - c.phase_ms) % c.period_ms + c.period_ms) % c.period_ms != 0) return false;
+  if (FollowRkey(*k, m.tid_ms, config) != m.rkey) return false;
+  const int64_t at = FollowDeletedAt(*k, m.tid_ms, config);
+  return at != 0 && now_ms >= at;
 }
 
 }  // namespace
@@ -863,6 +886,7 @@ EndpointReply GetAuthorFeed(const QueryParams& params, const MockConfig& config,
       const std::string rkey = FollowRkey(*k, ms, config);
       const MockPost m = Describe("at://" + *did + kCollection + rkey, *did, rkey, ms);
       if (filter == "posts_no_replies" && IsReply(m.h)) continue;
+      if (DeletedByNow(m, config, now_ms)) continue;
       rapidjson::Value item(rapidjson::kObjectType);
       item.AddMember("post", PostView(m, config, now_ms, a), a);
       feed.PushBack(item, a);
@@ -881,7 +905,7 @@ std::vector<MadePost> BlueskyMadePosts(int64_t from_ms, int64_t to_ms, const Moc
   for (uint64_t k = 0; k < std::min(config.follow_accounts, kWorldAccounts); ++k) {
     const std::string did = MockDid("user" + std::to_string(k) + ".bsky.social");
     for (int64_t ms : PostTimes(CadenceOf("bluesky", k, config), from_ms, to_ms, 1'000'000, false))
-      out.push_back({"at://" + did + kCollection + FollowRkey(k, ms, config), ms});
+      out.push_back({"at://" + did + kCollection + FollowRkey(k, ms, config), ms, FollowDeletedAt(k, ms, config)});
   }
   return out;
 }
@@ -891,6 +915,57 @@ std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& con
   for (uint64_t k = 0; k < std::min(config.follow_accounts, kWorldAccounts); ++k)
     out.emplace_back("https://bsky.app/profile/user" + std::to_string(k) + ".bsky.social",
                      CadenceOf("bluesky", k, config).per_second());
+  return out;
+}
+
+std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std::string>& dids, int64_t after_us,
+                                                             int64_t until_us, const MockConfig& config) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  std::vector<uint64_t> accounts;
+  if (dids.empty()) {
+    for (uint64_t k = 0; k < std::min(config.follow_accounts, kWorldAccounts); ++k) accounts.push_back(k);
+  } else {
+    for (const std::string& did : dids)
+      if (const auto k = WorldAccount(did); k && *k < config.follow_accounts) accounts.push_back(*k);
+  }
+  const int64_t from_ms = after_us / 1000 - 1, to_ms = until_us / 1000;
+  for (uint64_t k : accounts) {
+    const std::string did = MockDid("user" + std::to_string(k) + ".bsky.social");
+    const Cadence cadence = CadenceOf("bluesky", k, config);
+    // Jetstream sees a post a moment after its author made it: time_us is its clock, not createdAt.
+    for (int64_t ms : PostTimes(cadence, from_ms - kFollowDeleteAfterMs, to_ms, 1'000'000, false)) {
+      const std::string rkey = FollowRkey(k, ms, config);
+      const int64_t created_us = ms * 1000 + 50 + static_cast<int64_t>(Mix(k ^ static_cast<uint64_t>(ms)) % 900);
+      const int64_t deleted_ms = FollowDeletedAt(k, ms, config);
+      const auto event = [&](int64_t time_us, bool create) {
+        rapidjson::Document doc(rapidjson::kObjectType);
+        auto& a = doc.GetAllocator();
+        doc.AddMember("did", Str(did, a), a);
+        doc.AddMember("time_us", time_us, a);
+        doc.AddMember("kind", "commit", a);
+        rapidjson::Value commit(rapidjson::kObjectType);
+        commit.AddMember("rev", Str(Tid(time_us / 1000, 0), a), a);
+        commit.AddMember("operation", create ? "create" : "delete", a);
+        commit.AddMember("collection", "app.bsky.feed.post", a);
+        commit.AddMember("rkey", Str(rkey, a), a);
+        if (create) {
+          const MockPost m = Describe("at://" + did + kCollection + rkey, did, rkey, ms);
+          rapidjson::Value record = Record(m, a);
+          const std::string cid = RecordCid(record);
+          commit.AddMember("record", record, a);
+          commit.AddMember("cid", Str(cid, a), a);
+        }
+        doc.AddMember("commit", commit, a);
+        out.emplace_back(time_us, Serialized(doc));
+      };
+      if (created_us > after_us && created_us <= until_us) event(created_us, true);
+      if (deleted_ms != 0) {
+        const int64_t deleted_us = deleted_ms * 1000 + 77;
+        if (deleted_us > after_us && deleted_us <= until_us) event(deleted_us, false);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

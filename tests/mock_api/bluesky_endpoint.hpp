@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,5 +48,12 @@ EndpointReply GetAuthorFeed(const QueryParams& params, const MockConfig& config,
 std::vector<MadePost> BlueskyMadePosts(int64_t from_ms, int64_t to_ms, const MockConfig& config);
 // Profile URLs of the posting accounts, the busiest first, with their rates.
 std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& config);
+
+// Jetstream's events (its v1 JSON, jetstream_server.cpp sends them) of the posting accounts among
+// `dids` (all of them when empty) with after_us < time_us <= until_us, in time order: a create
+// for each post (its record as getPosts shows it, time_us a moment after its creation) and a
+// delete for each post deleted (--follow-delete-every).
+std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std::string>& dids, int64_t after_us,
+                                                             int64_t until_us, const MockConfig& config);
 
 }  // namespace tweetkeeper::mock

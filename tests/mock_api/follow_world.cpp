@@ -1,11 +1,19 @@
 #include "mock_api/follow_world.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "mock_api/mix.hpp"
 
 namespace tweetkeeper::mock {
+
+namespace {
+std::atomic<uint64_t> jetstream_drops{0};
+}  // namespace
+
+void DropJetstreamConnections() { ++jetstream_drops; }
+uint64_t JetstreamDrops() { return jetstream_drops.load(); }
 
 Cadence CadenceOf(const std::string& salt, uint64_t k, const MockConfig& config) {
   Cadence c;

@@ -37,6 +37,15 @@ std::vector<int64_t> PostTimes(const Cadence& cadence, int64_t from_ms, int64_t 
 struct MadePost {
   std::string url;
   int64_t created_ms = 0;
+  int64_t deleted_ms = 0;  // when it was deleted (Bluesky, --follow-delete-every); 0: never
 };
+
+// POST /mock/jetstream/drop: every open Jetstream connection is dropped (jetstream_server.cpp
+// watches this count).
+void DropJetstreamConnections();
+uint64_t JetstreamDrops();
+
+// How long after it was made a deleted post goes (--follow-delete-every).
+constexpr int64_t kFollowDeleteAfterMs = 5000;
 
 }  // namespace tweetkeeper::mock

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "archive/warc.hpp"  // Gzip(): the WARC writer's, one gzip member
+#include "mock_api/jetstream_server.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/mock_api.hpp"
 
@@ -198,6 +199,7 @@ CLI::Validator OffOrAbove(uint64_t r) {
 struct EdgeOptions {
   std::string host = "127.0.0.1";
   int port = 8089;
+  int jetstream_port = -1;  // --jetstream-port; -1: no Jetstream
   int threads = 8;
   std::vector<std::string> tokens;
   std::vector<std::string> mastodon_host_specs;               // --mastodon-host HOST=PORT, as given
@@ -226,6 +228,10 @@ void AddServerOptions(CLI::App& app, EdgeOptions& edge) {
                  "HOST=PORT: also listen on PORT (same --host; 0 picks a free one) as Mastodon server HOST at "
                  "its root (/api/v1/statuses, /api/v2/instance), as /mastodon/HOST/ is served; repeatable")
       ->type_name("HOST=PORT");
+  app.add_option("--jetstream-port", edge.jetstream_port,
+                 "Serve Bluesky's Jetstream (GET /subscribe, a websocket) of the posting accounts on this port (0: any "
+                 "free one; its own 'jetstream listening on ws://...' line); none without it")
+      ->check(CLI::Range(0, 65535));
 }
 
 // Which posts are edited, deleted, protected, left out or refused (the deterministic model).
@@ -270,6 +276,8 @@ void AddQuotaOptions(CLI::App& app, MockConfig& config) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--follow-delete-every", config.follow_delete_every,
+                 "Bluesky: one post in D of the posting accounts is deleted 5 s after it was made (0: none)");
   app.add_option("--follow-accounts", config.follow_accounts,
                  "Accounts that post, per network and per Mastodon server (X: mock_100000 on, Bluesky: "
                  "user0.bsky.social on; GET /mock/follow/accounts lists them)")
@@ -568,7 +576,7 @@ struct Listener {
 // line each, the mock's own first, and serves until SIGTERM or SIGINT (blocked in every thread:
 // `stop_signals`) or until one of them stops listening; the exit code.
 int Listen(std::vector<Listener>& listeners, const std::string& address, StopFlag& stop,
-           const sigset_t& stop_signals) {
+           const sigset_t& stop_signals, JetstreamServer* jetstream) {
   std::string lines;
   for (Listener& l : listeners) {
     const int bound = l.port == 0 ? l.server->bind_to_any_port(address)
@@ -581,8 +589,13 @@ int Listen(std::vector<Listener>& listeners, const std::string& address, StopFla
     }
     lines += "tweetkeeper-mock-api" + what + " listening on http://" + address + ":" + std::to_string(bound) + "\n";
   }
+  if (jetstream) {
+    lines += "tweetkeeper-mock-api jetstream listening on ws://" + address + ":" + std::to_string(jetstream->port()) + "\n";
+  }
   // One write: whoever has read the first line can read them all.
   std::cout << lines << std::flush;
+  std::thread jetstream_loop;
+  if (jetstream) jetstream_loop = std::thread([jetstream] { jetstream->Run(); });
 
   std::atomic<size_t> listening{listeners.size()};
   std::atomic<bool> done{false};
@@ -610,6 +623,10 @@ int Listen(std::vector<Listener>& listeners, const std::string& address, StopFla
   for (std::thread& t : loops) t.join();
   done = true;
   waiter.join();
+  if (jetstream) {
+    jetstream->Stop();
+    jetstream_loop.join();
+  }
   spdlog::debug("stopped");
   return std::all_of(clean.begin(), clean.end(), [](char c) { return c != 0; }) ? 0 : 1;
 }
@@ -667,7 +684,16 @@ int Run(int argc, char** argv) {
   };
   add("", edge.port);
   for (const auto& [host, port] : edge.mastodon_servers) add(host, port);
-  return Listen(listeners, edge.host, stop, stop_signals);
+  std::unique_ptr<JetstreamServer> jetstream;
+  if (edge.jetstream_port >= 0) {
+    try {
+      jetstream = std::make_unique<JetstreamServer>(config, edge.host, edge.jetstream_port);
+    } catch (const std::exception& e) {
+      std::cerr << "tweetkeeper-mock-api: " << e.what() << std::endl;
+      return 1;
+    }
+  }
+  return Listen(listeners, edge.host, stop, stop_signals, jetstream.get());
 }
 
 }  // namespace

@@ -105,6 +105,10 @@ void MockApi::AddMockRoutes() {
   Add("GET", "/mock/follow/accounts",
       [this](const HttpCall& call, int64_t now_ms) { return FollowWorld(call, now_ms, false); });
   Add("GET", "/mock/follow/posts", [this](const HttpCall& call, int64_t now_ms) { return FollowWorld(call, now_ms, true); });
+  Add("POST", "/mock/jetstream/drop", [](const HttpCall&, int64_t) {
+    DropJetstreamConnections();
+    return Reply(200, kJson, R"({"dropped":true})");
+  });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });
 }
@@ -143,6 +147,10 @@ HttpReply MockApi::FollowWorld(const HttpCall& call, int64_t now_ms, bool posts)
       w.String(p.url.c_str(), static_cast<rapidjson::SizeType>(p.url.size()));
       w.Key("created_ms");
       w.Int64(p.created_ms);
+      if (p.deleted_ms != 0) {
+        w.Key("deleted_ms");
+        w.Int64(p.deleted_ms);
+      }
       w.EndObject();
     }
     w.EndArray();

@@ -37,6 +37,9 @@ struct MockConfig {
   // how many posts per second they make between them (Zipf-shared). 0 accounts: no one posts.
   uint64_t follow_accounts = 20;
   double follow_rate = 1.0;
+  // Bluesky: one post in D of the posting accounts is deleted 5 s after it was made (Jetstream
+  // sends its delete event; getPosts and getAuthorFeed stop showing it). 0: none.
+  uint64_t follow_delete_every = 0;
   FaultConfig faults;
 };
 

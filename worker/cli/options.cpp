@@ -201,6 +201,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
       ->check(CLI::Range(1, 3600))
       ->capture_default_str()
       ->type_name("SECONDS");
+  app.add_option("--jetstream-url", o.jetstream_url,
+                 "--follow --provider bluesky: the Jetstream the follower subscribes to (ws:// or wss://host[:port]); "
+                 "\"none\": read each account's feed (getAuthorFeed) as often as the AppView's window allows")
+      ->capture_default_str()
+      ->type_name("URL");
   app.add_option("--follow-share", o.follow_share,
                  "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
                  "credential's timeline window) this follower spends; the rest is the refreshing workers'")
@@ -314,6 +319,11 @@ ParsedCommandLine ParseCommandLine(int argc, const char* const argv[]) {
   if (o.follow && o.provider == "x-v1.1") {
     parsed.exit_code = kExitUsage;
     parsed.err = "tweetkeeper-worker: --follow reads X's timelines through API v2: use --provider x-v2";
+    return parsed;
+  }
+  if (o.jetstream_url != "none" && o.jetstream_url.rfind("ws://", 0) != 0 && o.jetstream_url.rfind("wss://", 0) != 0) {
+    parsed.exit_code = kExitUsage;
+    parsed.err = UsageLine("--jetstream-url '" + o.jetstream_url + "' is not ws:// or wss://host[:port], nor none", argc, argv);
     return parsed;
   }
   if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s) {

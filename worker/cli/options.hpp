@@ -52,7 +52,9 @@ struct Options {
   double follow_min_poll_s = 2;     // --follow-min-poll: no account read more often
   double follow_max_poll_s = 900;   // --follow-max-poll: none read less often (the budget permitting)
   double follow_share = 0.5;        // --follow-share: of each rate-limit window, for following
-  int follow_lease_s = 15;          // --follow-lease: a killed follower's accounts move on after this
+  int follow_lease_s = 15;
+  // --jetstream-url (bluesky): the stream a follower reads; "none": each account's feed instead.
+  std::string jetstream_url = "wss://jetstream1.us-east.bsky.network";          // --follow-lease: a killed follower's accounts move on after this
 };
 
 struct ParsedCommandLine {

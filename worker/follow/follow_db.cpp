@@ -125,6 +125,22 @@ bool FollowDb::ReadAllowed(const std::string& credential, std::int64_t* until_ms
   return r[0].as<bool>();
 }
 
+std::int64_t FollowDb::MarkRead(const std::vector<std::int64_t>& follow_ids, std::int64_t checked_until_ms) {
+  pqxx::work tx(*connection_);
+  const pqxx::row r = tx.exec_params1("SELECT tweetkeeper.mark_follows_read($1::bigint[], to_timestamp($2 / 1000.0))",
+                                      ArrayLiteral(follow_ids), checked_until_ms);
+  tx.commit();
+  return r[0].as<std::int64_t>();
+}
+
+std::int64_t FollowDb::DeletePosts(std::int64_t follow_id, const std::vector<std::string>& urls) {
+  pqxx::work tx(*connection_);
+  const pqxx::row r =
+      tx.exec_params1("SELECT tweetkeeper.delete_followed_posts($1, $2::text[])", follow_id, TextArrayLiteral(urls));
+  tx.commit();
+  return r[0].as<std::int64_t>();
+}
+
 void FollowDb::Release() {
   if (!connected()) return;
   pqxx::work tx(*connection_);

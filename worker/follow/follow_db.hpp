@@ -61,6 +61,11 @@ class FollowDb {
   // X: whether the credential may read a page now (follow_read_allowed()); when not, until when
   // (Unix ms, 0 unknown) and why.
   bool ReadAllowed(const std::string& credential, std::int64_t* until_ms, std::string* reason);
+  // A stream's follower: every event up to checked_until_ms handled for these accounts
+  // (mark_follows_read()); returns how many moved.
+  std::int64_t MarkRead(const std::vector<std::int64_t>& follow_ids, std::int64_t checked_until_ms);
+  // Posts of the account its stream says were deleted (delete_followed_posts()); how many marked.
+  std::int64_t DeletePosts(std::int64_t follow_id, const std::vector<std::string>& urls);
   // This session's leases end now (a stop).
   void Release();
 

@@ -29,6 +29,10 @@ bool IdLess(const std::string& a, const std::string& b) {
 
 constexpr Millis kFailedPause{60'000};  // an account whose read failed is tried again after this
 constexpr int kMaxPages = 32;           // X: 3,200 posts, all a timeline gives
+// Jetstream replays 36 hours: a position older than 35 is filled from the account's feed instead.
+constexpr std::int64_t kReplayUs = 35LL * 3600 * 1'000'000;
+constexpr std::int64_t kRewindUs = 3'000'000;  // a reconnection starts this much before the position
+constexpr std::int64_t kSettleMs = 1500;       // an options_update takes effect before a gap is filled
 
 }  // namespace
 
@@ -158,8 +162,10 @@ class XReader : public Follower::Reader {
     }
     out.ok = true;
     out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
-    for (const FoundPost& p : out.posts)
-      if (out.newest_id.empty() || IdLess(out.newest_id, p.id)) out.newest_id = p.id;
+    // The next read starts after the newest post returned, kept or not (one from before the
+    // follow, in its first second): a post is read, and billed, once.
+    for (const std::string& id : out.returned_ids)
+      if (out.newest_id.empty() || IdLess(out.newest_id, id)) out.newest_id = id;
     return out;
   }
 
@@ -232,6 +238,13 @@ Follower::Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& st
   if (network_ == "mastodon") reader_ = std::make_unique<MastodonReader>(options_);
   else if (network_ == "bluesky") reader_ = std::make_unique<BlueskyReader>(options_);
   else reader_ = std::make_unique<XReader>(options_);
+  if (network_ == "bluesky" && !options_.jetstream_url.empty()) {
+    stream_ = std::make_unique<JetstreamClient>(options_.jetstream_url, [this] {
+      // A cursor older than the replay window would be clamped silently: never ask for one.
+      const std::int64_t cursor = stream_cursor_us_.load();
+      return cursor == 0 ? 0 : std::max(cursor, NowMs() * 1000 - kReplayUs);  // 0: live
+    });
+  }
 }
 
 Follower::~Follower() = default;
@@ -293,6 +306,142 @@ void Follower::ClaimAccounts() {
   held_ = std::move(next);
   next_claim_ms_ = now + options_.lease_seconds * 1000 / 3;
   telemetry_.FollowAccounts(static_cast<std::int64_t>(held_.size()));
+  if (streaming()) Subscribe(!claimed_once_);
+  claimed_once_ = true;
+}
+
+void Follower::Subscribe(bool) {
+  const std::int64_t now = NowMs();
+  if (position_us_ == 0) position_us_ = marked_us_ = now * 1000;
+  std::map<std::string, std::int64_t> dids;
+  for (auto& [id, h] : held_) {
+    Followed& f = h->f;
+    if (f.status != "following" || f.account_id.empty()) continue;
+    dids.emplace(f.account_id, id);
+    if (covered_.count(id) || gaps_.count(id)) continue;
+    // New to the subscription (newly followed, taken over from another follower, or held again
+    // after a lost connection): read up to a moment the stream still replays, the stream replays
+    // it from there; read up to an older one (or never, followed long ago), its feed fills the gap.
+    const std::int64_t from = f.checked_ms > 0 ? f.checked_ms : f.since_ms;
+    if (from * 1000 > now * 1000 - kReplayUs) {
+      covered_.insert(id);
+      replay_from_us_ = std::min(replay_from_us_, from * 1000);
+      if (replay_due_ms_ == 0) replay_due_ms_ = now + 500;
+      h->next_poll_ms = INT64_MAX / 2;
+    } else {
+      gaps_.insert(id);
+      h->next_poll_ms = now + kSettleMs;
+    }
+  }
+  for (auto it = covered_.begin(); it != covered_.end();) it = held_.count(*it) ? std::next(it) : covered_.erase(it);
+  for (auto it = gaps_.begin(); it != gaps_.end();) it = held_.count(*it) ? std::next(it) : gaps_.erase(it);
+  if (dids != by_did_) {
+    by_did_ = std::move(dids);
+    std::vector<std::string> list;
+    for (const auto& [did, id] : by_did_) list.push_back(did);
+    if (list.size() > kJetstreamMaxDids) {
+      spdlog::warn("{} accounts held, more than one Jetstream connection follows ({}): run another follower, or "
+                   "lower --follow-max-accounts", list.size(), kJetstreamMaxDids);
+      list.resize(kJetstreamMaxDids);
+    }
+    stream_->SetDids(std::move(list));
+  }
+}
+
+// The stream from the earliest position an account that joined needs (once the joins of the
+// moment are in: accounts resolve, and claims bring them, a few at a time).
+void Follower::Replay() {
+  if (replay_from_us_ == INT64_MAX || NowMs() < replay_due_ms_) return;
+  replay_due_ms_ = 0;
+  const std::int64_t from = replay_from_us_ - kRewindUs;
+  replay_from_us_ = INT64_MAX;
+  if (from >= position_us_ - kRewindUs && stream_->connections() > 0) return;  // the stream is there already
+  position_us_ = std::min(position_us_, from);
+  stream_cursor_us_ = position_us_;
+  if (stream_->connections() > 0) {
+    spdlog::info("Jetstream: reading again from {:.1f} s back for the accounts that joined", (NowMs() * 1000 - from) / 1e6);
+    stream_->Reconnect();
+  }
+}
+
+void Follower::HandleFrames(const std::vector<std::string>& frames) {
+  struct Found {
+    std::vector<FoundPost> posts;
+    std::vector<std::string> deleted;
+  };
+  std::map<std::int64_t, Found> by_account;
+  std::int64_t newest_us = 0;
+  std::size_t refused = 0;
+  for (const std::string& frame : frames) {
+    JetstreamEvent e;
+    std::string reason;
+    if (!ParseJetstreamEvent(frame, &e, &reason)) {
+      if (++refused == 1) spdlog::warn("Jetstream: an event refused: {}", reason);
+      continue;
+    }
+    newest_us = std::max(newest_us, e.time_us);
+    const auto it = by_did_.find(e.did);
+    if (it == by_did_.end()) continue;
+    if (e.kind == JetstreamEvent::Kind::kPostCreated) {
+      // A replay starts a little before the position: posts from before the follow are not new.
+      const auto h = held_.find(it->second);
+      if (h != held_.end() && e.created_ms < h->second->f.since_ms) continue;
+      by_account[it->second].posts.push_back({e.rkey, e.url(), e.created_ms});
+    } else if (e.kind == JetstreamEvent::Kind::kPostDeleted) {
+      by_account[it->second].deleted.push_back(e.url());
+    } else if (e.kind == JetstreamEvent::Kind::kAccount && !e.active) {
+      // Taken down, deleted, deactivated: marked missing, asked about again after the recheck.
+      const auto h = held_.find(it->second);
+      if (h != held_.end()) {
+        db_.Resolve(it->second, {Account::Status::kMissing, "", "", "account " + (e.status.empty() ? "inactive" : e.status)});
+        h->second->f.status = "missing";
+        h->second->next_poll_ms = INT64_MAX / 2;
+        covered_.erase(it->second);
+        next_claim_ms_ = 0;
+      }
+    }
+  }
+  const std::int64_t now = NowMs();
+  for (auto& [id, found] : by_account) {
+    const auto h = held_.find(id);
+    if (h == held_.end()) continue;
+    Followed& f = h->second->f;
+    if (!found.posts.empty()) {
+      // Only a covered account's position moves with the stream; another's waits for its gap.
+      // (A post made in the last millisecond may not have come yet: read up to the one before.)
+      const std::int64_t checked = covered_.count(id) ? newest_us / 1000 - 1 : f.since_ms;
+      const std::int64_t added = db_.Store(id, found.posts, "", checked, now + 86'400'000);
+      f.posts_found += added;
+      if (added > 0) {
+        posts_found_ += added;
+        last_found_ms_ = now;
+        telemetry_.FollowPosts(added);
+      }
+      std::int64_t newest_post = 0;
+      for (const FoundPost& p : found.posts) newest_post = std::max(newest_post, p.created_ms);
+      telemetry_.FollowLag(static_cast<double>(now - newest_post) / 1000.0);
+    }
+    if (!found.deleted.empty()) {
+      const std::int64_t gone = db_.DeletePosts(id, found.deleted);
+      if (gone > 0) telemetry_.FollowDeleted(gone);
+    }
+  }
+  if (refused > 1) spdlog::warn("Jetstream: {} events refused in all", refused);
+  spdlog::debug("Jetstream: {} event(s) to {} µs: {} account(s) with new or deleted posts", frames.size(), newest_us,
+                by_account.size());
+  if (newest_us > position_us_) {
+    position_us_ = newest_us;
+    stream_cursor_us_ = position_us_ - kRewindUs;
+  }
+}
+
+void Follower::MarkStreamRead(bool now) {
+  const std::int64_t t = NowMs();
+  // (Not while a replay for accounts that joined is pending: their position is behind the stream's.)
+  if ((!now && t < next_mark_ms_) || position_us_ <= marked_us_ || covered_.empty() || replay_from_us_ != INT64_MAX) return;
+  db_.MarkRead(std::vector<std::int64_t>(covered_.begin(), covered_.end()), position_us_ / 1000 - 1);
+  marked_us_ = position_us_;
+  next_mark_ms_ = t + 1000;
 }
 
 void Follower::Repace(const std::string& group) {
@@ -403,6 +552,11 @@ void Follower::Poll(Held& held) {
     if (!a.handle.empty()) f.handle = a.handle;
     spdlog::info("{}: following account {}", name, f.account_id);
     if (budget.repace) Repace(reader_->Group(f));
+    if (streaming()) {
+      // Subscribed first; its gap (since it was followed) filled once the stream has it.
+      Subscribe(false);
+      return;
+    }
   }
   if (network_ == "x") {
     // Every post a timeline returns is billed: none is read past the credential's monthly cap.
@@ -437,14 +591,20 @@ void Follower::Poll(Held& held) {
   }
   if (held.interval.count() == 0 || budget.repace) Repace(reader_->Group(f));
   const std::int64_t now = NowMs();
-  const std::int64_t poll_after = out.more ? now : now + held.interval.count();
+  std::int64_t poll_after = out.more ? now : now + held.interval.count();
+  if (streaming()) {
+    // The gap is filled up to the read; from here the stream keeps its position.
+    poll_after = now + 86'400'000;
+    gaps_.erase(f.follow_id);
+    covered_.insert(f.follow_id);
+  }
   FollowDb::Billing billing{token_name, out.returned_ids};
   const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
                                        network_ == "x" ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
   f.checked_ms = std::max(f.checked_ms, out.checked_until_ms);
   f.posts_found += added;
-  held.next_poll_ms = poll_after;
+  held.next_poll_ms = streaming() ? INT64_MAX / 2 : poll_after;
   if (added > 0) {
     posts_found_ += added;
     last_found_ms_ = now;
@@ -472,6 +632,10 @@ int Follower::Run() {
         db_.Connect();
         held_.clear();  // the leases went with the old session
         next_claim_ms_ = 0;
+        covered_.clear();
+        gaps_.clear();
+        by_did_.clear();
+        claimed_once_ = false;
         spdlog::info("database connection back");
       }
       std::int64_t now = NowMs();
@@ -494,7 +658,28 @@ int Follower::Run() {
         break;
       }
       const std::int64_t wake = std::min(next_claim_ms_, due ? due->next_poll_ms : INT64_MAX);
-      if (wake > now) {
+      if (streaming()) {
+        if (stream_->connections() != connections_seen_) {
+          connections_seen_ = stream_->connections();
+          telemetry_.FollowStreamConnection();
+          if (connections_seen_ == 1) spdlog::info("Jetstream: connected to {}", options_.jetstream_url);
+          if (connections_seen_ > 1)
+            spdlog::warn("Jetstream: reconnected (connection {}) from {:.1f} s back; before: {}", connections_seen_,
+                         (now * 1000 - stream_cursor_us_.load()) / 1e6, stream_->last_error());
+          if (position_us_ < now * 1000 - kReplayUs) {
+            // Away longer than the stream replays: every account's gap is filled from its feed.
+            for (std::int64_t id : covered_)
+              if (auto h = held_.find(id); h != held_.end()) h->second->next_poll_ms = now, gaps_.insert(id);
+            covered_.clear();
+          }
+        }
+        Replay();
+        const auto wait = Millis(std::clamp<std::int64_t>(wake - now, 0, 200));
+        const std::vector<std::string> frames = stream_->Take(wait, 5000);
+        if (!frames.empty()) HandleFrames(frames);
+        MarkStreamRead(false);
+        if (!due || due->next_poll_ms > NowMs()) continue;
+      } else if (wake > now) {
         stop_.SleepUnlessStopped(Millis(std::min<std::int64_t>(wake - now, 1000)));
         continue;
       }
@@ -503,6 +688,12 @@ int Follower::Run() {
     } catch (const pqxx::broken_connection& e) {
       spdlog::warn("database connection lost: {}; reconnecting", RedactDsnSecrets(e.what(), options_.dsn));
       held_.clear();
+      covered_.clear();
+      gaps_.clear();
+      by_did_.clear();
+      claimed_once_ = false;
+      // Frames taken and not stored: the stream starts again from the positions kept.
+      if (streaming()) stream_->Reconnect();
       stop_.SleepUnlessStopped(backoff.Next(++failures));
       try {
         db_.Connect();
@@ -514,7 +705,21 @@ int Follower::Run() {
       spdlog::warn("SQLSTATE {}: {}", e.sqlstate(), RedactDsnSecrets(e.what(), options_.dsn));
       next_claim_ms_ = 0;
       held_.clear();
+      covered_.clear();
+      gaps_.clear();
+      by_did_.clear();
+      claimed_once_ = false;
+      if (streaming()) stream_->Reconnect();
       stop_.SleepUnlessStopped(backoff.Next(++failures));
+    }
+  }
+  if (streaming()) {
+    stream_->Stop();
+    try {
+      // What was handled is kept: a restart resumes from it.
+      if (db_.connected()) MarkStreamRead(true);
+    } catch (const std::exception& e) {
+      spdlog::warn("could not keep the stream's position: {}", e.what());
     }
   }
   try {

@@ -9,12 +9,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <atomic>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
 #include "credentials/credentials.hpp"
 #include "follow/follow_db.hpp"
+#include "follow/jetstream_client.hpp"
 #include "follow/pacing.hpp"
 #include "http/http_client.hpp"
 #include "stop/stop_signal.hpp"
@@ -37,6 +40,8 @@ struct FollowerOptions {
   Millis max_poll{15 * 60 * 1000};          // --follow-max-poll
   double share = 0.5;                       // --follow-share: of each window, for following
   std::chrono::seconds exit_when_idle{0};   // tests: stop when nothing was found for this long
+  // Bluesky: Jetstream's ws(s):// base; empty: read each account's feed (getAuthorFeed) instead.
+  std::string jetstream_url;
 };
 
 class Follower {
@@ -57,6 +62,13 @@ class Follower {
   Budget& BudgetOf(const Held& held);
   void Repace(const std::string& group);
   void Learn(Budget& budget, const HttpResponse& response);
+  // Bluesky with Jetstream: the accounts' DIDs subscribed, the gaps the stream cannot replay
+  // filled from their feeds, the events handled, the read position kept.
+  bool streaming() const { return stream_ != nullptr; }
+  void Subscribe(bool first_claim);
+  void HandleFrames(const std::vector<std::string>& frames);
+  void MarkStreamRead(bool now);
+  void Replay();
 
   FollowerOptions options_;
   Telemetry& telemetry_;
@@ -70,6 +82,19 @@ class Follower {
   std::int64_t next_claim_ms_ = 0;
   std::int64_t last_found_ms_ = 0;
   std::int64_t posts_found_ = 0, requests_ = 0;
+  // Stream mode (streaming()).
+  std::unique_ptr<JetstreamClient> stream_;
+  std::atomic<std::int64_t> stream_cursor_us_{0};  // where a (re)connection starts
+  std::int64_t position_us_ = 0;                   // every event up to here handled
+  std::int64_t marked_us_ = 0;                     // ... and stored as the accounts' position
+  std::int64_t next_mark_ms_ = 0;
+  std::uint64_t connections_seen_ = 0;
+  std::set<std::int64_t> covered_;                 // accounts whose position follows the stream's
+  std::int64_t replay_from_us_ = INT64_MAX;        // the stream again from here (accounts joined)
+  std::int64_t replay_due_ms_ = 0;                 // ... once the joins of the moment are in
+  std::set<std::int64_t> gaps_;                    // accounts whose gap their feed fills first
+  std::map<std::string, std::int64_t> by_did_;     // the subscription: DID -> follow_id
+  bool claimed_once_ = false;
 };
 
 }  // namespace tweetkeeper::worker::follow

@@ -112,6 +112,18 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                      .Labels(worker)
                      .Register(*registry_)
                      .Add({}, prometheus::Histogram::BucketBoundaries{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600});
+  follow_connections_ = &prometheus::BuildCounter()
+                             .Name("tweetkeeper_follower_stream_connections_total")
+                             .Help("Connections a follower made to its stream (Jetstream): the first and each reconnection")
+                             .Labels(worker)
+                             .Register(*registry_)
+                             .Add({});
+  follow_deleted_ = &prometheus::BuildCounter()
+                         .Name("tweetkeeper_follower_posts_deleted_total")
+                         .Help("Tracked posts a follower's stream said were deleted, marked so at once")
+                         .Labels(worker)
+                         .Register(*registry_)
+                         .Add({});
 }
 
 Telemetry::~Telemetry() = default;
@@ -164,6 +176,8 @@ void Telemetry::Success() {
 void Telemetry::FollowAccounts(std::int64_t held) { follow_accounts_->Set(static_cast<double>(held)); }
 void Telemetry::FollowPosts(std::int64_t found) { follow_posts_->Increment(static_cast<double>(found)); }
 void Telemetry::FollowLag(double seconds) { follow_lag_->Observe(seconds); }
+void Telemetry::FollowStreamConnection() { follow_connections_->Increment(); }
+void Telemetry::FollowDeleted(std::int64_t posts) { follow_deleted_->Increment(static_cast<double>(posts)); }
 
 std::string Telemetry::Text() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 

@@ -55,6 +55,8 @@ class Telemetry {
   void FollowAccounts(std::int64_t held);
   void FollowPosts(std::int64_t found);
   void FollowLag(double seconds);
+  void FollowStreamConnection();  // a Jetstream connection made (the first, or a reconnection)
+  void FollowDeleted(std::int64_t posts);  // posts its stream said were deleted
 
   // The exposition text, as /metrics serves it (for tests).
   std::string Text() const;
@@ -76,6 +78,8 @@ class Telemetry {
   prometheus::Gauge* follow_accounts_;
   prometheus::Counter* follow_posts_;
   prometheus::Histogram* follow_lag_;
+  prometheus::Counter* follow_connections_;
+  prometheus::Counter* follow_deleted_;
   std::mutex mutex_;  // Family::Add is thread-safe; the lookups of children we cache are not
   std::map<std::string, prometheus::Counter*> request_children_;
 };

@@ -1,0 +1,288 @@
+#include "mock_api/jetstream_server.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <deque>
+#include <set>
+
+#include "mock_api/bluesky_endpoint.hpp"
+#include "mock_api/follow_world.hpp"
+
+namespace tweetkeeper::mock {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+
+constexpr std::size_t kMaxDids = 10'000;
+constexpr std::size_t kMaxCollections = 100;
+constexpr int64_t kLookbackUs = 36LL * 3600 * 1'000'000;  // the replay window
+
+int64_t NowUs() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string Decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
+bool ValidDid(const std::string& s) {
+  if (s.size() > 2048 || (s.rfind("did:plc:", 0) != 0 && s.rfind("did:web:", 0) != 0) || s.size() < 9) return false;
+  return std::all_of(s.begin() + 8, s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == ':' || c == '%';
+  });
+}
+
+bool ValidNsid(const std::string& s) {
+  if (s.empty() || s.size() > 317 || std::count(s.begin(), s.end(), '.') < 2) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '*'; });
+}
+
+// A subscription's filter, as the query or an options_update sets it.
+struct Filter {
+  std::set<std::string> dids;
+  std::set<std::string> collections;
+  // Whether posts pass (Jetstream filters commits by collection; empty: all; "app.bsky.*" prefixes).
+  bool WantsPosts() const {
+    if (collections.empty()) return true;
+    for (const std::string& c : collections) {
+      if (c == "app.bsky.feed.post") return true;
+      if (c.size() > 1 && c.back() == '*' && std::string("app.bsky.feed.post").rfind(c.substr(0, c.size() - 1), 0) == 0)
+        return true;
+    }
+    return false;
+  }
+};
+
+// Checks a filter as Jetstream does: valid DIDs and NSIDs, at most 10,000 and 100 of them.
+std::string CheckFilter(const Filter& f) {
+  for (const std::string& d : f.dids)
+    if (!ValidDid(d)) return "invalid DID: " + d;
+  for (const std::string& c : f.collections)
+    if (!ValidNsid(c)) return "invalid collection: " + c;
+  if (f.dids.size() > kMaxDids) return "too many wanted DIDs";
+  if (f.collections.size() > kMaxCollections) return "too many wanted collections";
+  return "";
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const MockConfig& config) : ws_(std::move(socket)), config_(config), timer_(ws_.get_executor()) {}
+
+  void Start() {
+    http::async_read(ws_.next_layer(), buffer_, request_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRequest(ec); });
+  }
+
+ private:
+  void OnRequest(beast::error_code ec) {
+    if (ec) return;
+    const std::string target(request_.target());
+    std::string error;
+    const size_t q = target.find('?');
+    if (target.substr(0, q) != "/subscribe") return Refuse(http::status::not_found, "404 page not found");
+    bool cursor_given = false;
+    int64_t cursor = 0;
+    if (q != std::string::npos) {
+      std::string_view query(target);
+      query.remove_prefix(q + 1);
+      while (!query.empty()) {
+        const size_t amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        const size_t eq = pair.find('=');
+        const std::string key = Decode(pair.substr(0, eq)), value = eq == std::string_view::npos ? "" : Decode(pair.substr(eq + 1));
+        if (key == "wantedDids") filter_.dids.insert(value);
+        if (key == "wantedCollections") filter_.collections.insert(value);
+        if (key == "requireHello") hello_ = value == "true";
+        if (key == "cursor") {
+          try {
+            size_t used = 0;
+            cursor = std::stoll(value, &used);
+            if (used != value.size()) throw std::invalid_argument(value);
+            cursor_given = true;
+          } catch (const std::exception&) {
+            return Refuse(http::status::bad_request, "invalid cursor: " + value);
+          }
+        }
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+      }
+    }
+    if (const std::string bad = CheckFilter(filter_); !bad.empty()) return Refuse(http::status::bad_request, bad);
+    const int64_t now = NowUs();
+    // A cursor in the future, or none: live. An older one than the window: clamped, silently.
+    position_us_ = !cursor_given || cursor > now ? now : std::max(cursor, now - kLookbackUs);
+    if (!websocket::is_upgrade(request_)) return Refuse(http::status::bad_request, "not a websocket upgrade");
+    generation_ = JetstreamDrops();
+    ws_.async_accept(request_, [self = shared_from_this()](beast::error_code e) {
+      if (e) return;
+      self->Read();
+      self->Tick();
+    });
+  }
+
+  void Refuse(http::status status, const std::string& why) {
+    auto res = std::make_shared<http::response<http::string_body>>(status, request_.version());
+    res->set(http::field::content_type, "text/plain; charset=utf-8");
+    res->body() = why;
+    res->prepare_payload();
+    res->keep_alive(false);
+    http::async_write(ws_.next_layer(), *res, [self = shared_from_this(), res](beast::error_code, size_t) {
+      beast::error_code ignored;
+      self->ws_.next_layer().shutdown(tcp::socket::shutdown_send, ignored);
+    });
+  }
+
+  // Subscriber-sourced messages: {"type":"options_update","payload":{...}} replaces the filter.
+  void Read() {
+    ws_.async_read(incoming_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        self->closed_ = true;
+        return;
+      }
+      const std::string text = beast::buffers_to_string(self->incoming_.data());
+      self->incoming_.consume(self->incoming_.size());
+      rapidjson::Document doc;
+      doc.Parse(text.c_str(), text.size());
+      if (doc.IsObject() && doc.HasMember("type") && doc["type"].IsString() &&
+          std::string(doc["type"].GetString()) == "options_update") {
+        Filter f;
+        bool ok = doc.HasMember("payload") && doc["payload"].IsObject();
+        if (ok) {
+          for (const char* key : {"wantedDids", "wantedCollections"}) {
+            if (!doc["payload"].HasMember(key)) continue;
+            const auto& list = doc["payload"][key];
+            if (!list.IsArray()) {
+              ok = false;
+              continue;
+            }
+            for (const auto& v : list.GetArray()) {
+              if (!v.IsString()) ok = false;
+              else (key[6] == 'D' ? f.dids : f.collections).insert(v.GetString());
+            }
+          }
+        }
+        const std::string bad = ok ? CheckFilter(f) : "bad options_update payload";
+        if (!bad.empty()) {
+          self->closed_ = true;
+          self->ws_.async_close(websocket::close_reason(websocket::close_code::policy_error, bad.substr(0, 123)),
+                                [self](beast::error_code) {});
+          return;
+        }
+        self->filter_ = std::move(f);
+        self->hello_ = false;
+      }
+      self->Read();
+    });
+  }
+
+  // Every 20 ms: the events since the last tick, in time order.
+  void Tick() {
+    if (closed_) return;
+    if (JetstreamDrops() != generation_) {
+      beast::error_code ignored;
+      ws_.next_layer().close(ignored);  // no close frame: a dropped stream
+      closed_ = true;
+      return;
+    }
+    if (!hello_) {
+      const int64_t now = NowUs();
+      if (filter_.WantsPosts()) {
+        for (auto& [time_us, json] : JetstreamEvents(filter_.dids, position_us_, now, config_)) outbox_.push_back(std::move(json));
+      }
+      position_us_ = now;
+      Write();
+    }
+    timer_.expires_after(std::chrono::milliseconds(20));
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->Tick();
+    });
+  }
+
+  void Write() {
+    if (writing_ || outbox_.empty() || closed_) return;
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(net::buffer(outbox_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->writing_ = false;
+      if (ec) {
+        self->closed_ = true;
+        return;
+      }
+      self->outbox_.pop_front();
+      self->Write();
+    });
+  }
+
+  websocket::stream<tcp::socket> ws_;
+  const MockConfig& config_;
+  net::steady_timer timer_;
+  beast::flat_buffer buffer_, incoming_;
+  http::request<http::string_body> request_;
+  Filter filter_;
+  bool hello_ = false;
+  bool writing_ = false;
+  bool closed_ = false;
+  int64_t position_us_ = 0;
+  uint64_t generation_ = 0;
+  std::deque<std::string> outbox_;
+};
+
+}  // namespace
+
+struct JetstreamServer::Impl {
+  Impl(const MockConfig& c, const std::string& address, int port)
+      : config(c), acceptor(ioc, tcp::endpoint(net::ip::make_address(address), static_cast<unsigned short>(port))) {}
+  void Accept() {
+    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec) return;
+      std::make_shared<Session>(std::move(socket), config)->Start();
+      Accept();
+    });
+  }
+  const MockConfig& config;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+};
+
+JetstreamServer::JetstreamServer(const MockConfig& config, const std::string& address, int port) {
+  try {
+    impl_ = std::make_unique<Impl>(config, address, port);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot listen on " + address + ":" + std::to_string(port) + " (--jetstream-port): " + e.what());
+  }
+}
+
+JetstreamServer::~JetstreamServer() = default;
+
+int JetstreamServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+void JetstreamServer::Run() {
+  impl_->Accept();
+  impl_->ioc.run();
+}
+
+void JetstreamServer::Stop() { impl_->ioc.stop(); }
+
+}  // namespace tweetkeeper::mock

@@ -1,0 +1,72 @@
+#pragma once
+// A Jetstream subscriber (bluesky-social/jetstream's /subscribe, its v1 JSON over a websocket,
+// ws:// or wss://) in a thread of its own: it connects with requireHello and sends the DIDs to
+// follow as an options_update (10,000 at most per connection; an update replaces the filter, so
+// a change of the DIDs is one message, not a reconnection), reads text frames into a bounded
+// queue, pings when the stream is idle (a silent peer is dropped after 40 s), and reconnects after
+// any failure with backoff, from the cursor the caller says then (the stream's own time_us, in
+// microseconds). The frames are hostile until parsed (bluesky_follow.hpp ParseJetstreamEvent).
+// Boost.Beast (Debian libboost-dev, header-only): libcurl 7.88's websockets are experimental and
+// off in Debian's build.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tweetkeeper::worker::follow {
+
+class JetstreamClient {
+ public:
+  // base: ws(s)://host[:port] (the /subscribe path is added). cursor_us: called at each
+  // connection for where to start (0: live).
+  JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us);
+  ~JetstreamClient();
+  JetstreamClient(const JetstreamClient&) = delete;
+  JetstreamClient& operator=(const JetstreamClient&) = delete;
+
+  // The DIDs to follow (none: no connection; a Jetstream without wantedDids is the firehose).
+  void SetDids(std::vector<std::string> dids);
+  // Frames received, oldest first: at most max, waiting up to `wait` for the first.
+  std::vector<std::string> Take(std::chrono::milliseconds wait, std::size_t max);
+  // Connections made so far (each reconnection one more), and the last failure, one line.
+  std::uint64_t connections() const { return connections_.load(); }
+  std::string last_error() const;
+  void Stop();
+  // Drops the connection and every frame of it not taken yet, and connects again from the
+  // caller's cursor (after the caller failed to handle frames it took).
+  void Reconnect();
+
+  // At most this many frames wait in the queue: past it the connection is dropped and made again
+  // from the caller's cursor (memory stays bounded; nothing is lost).
+  static constexpr std::size_t kMaxQueued = 200'000;
+
+ private:
+  void Loop();
+  bool Connection(const std::vector<std::string>& dids, std::uint64_t generation);
+
+  std::string base_;
+  std::function<std::int64_t()> cursor_us_;
+  mutable std::mutex mutex_;
+  std::condition_variable frames_ready_;
+  std::deque<std::pair<std::uint64_t, std::string>> frames_;  // (connection, frame)
+  std::uint64_t discard_below_ = 0;  // frames of connections before this one are dropped
+  std::atomic<bool> reconnect_{false};
+  std::vector<std::string> dids_;
+  std::uint64_t dids_generation_ = 0;
+  std::string last_error_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> connections_{0};
+  std::thread thread_;
+};
+
+// The options_update message that sets a subscription's filter to the posts of these DIDs.
+std::string JetstreamOptionsUpdate(const std::vector<std::string>& dids);
+
+}  // namespace tweetkeeper::worker::follow
