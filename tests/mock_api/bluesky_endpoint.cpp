@@ -879,19 +879,28 @@ EndpointReply GetAuthorFeed(const QueryParams& params, const MockConfig& config,
   rapidjson::Value feed(rapidjson::kArrayType);
   std::string cursor;
   if (const auto k = WorldAccount(*did); k && filter != "posts_with_media" && filter != "posts_with_video") {
-    std::vector<int64_t> times = PostTimes(CadenceOf("bluesky", *k, config), 0, to, static_cast<size_t>(limit) + 1, true);
-    const bool more = static_cast<int64_t>(times.size()) > limit;
-    if (more) times.pop_back();
+    // A page holds `limit` posts the feed shows (not the deleted ones, nor replies when they are
+    // filtered out), and a cursor when more of them are older.
+    const size_t asked = static_cast<size_t>(limit) * 4 + 10;
+    const std::vector<int64_t> times = PostTimes(CadenceOf("bluesky", *k, config), 0, to, asked, true);
+    int64_t last_ms = 0;
+    bool more = false;
     for (int64_t ms : times) {
       const std::string rkey = FollowRkey(*k, ms, config);
       const MockPost m = Describe("at://" + *did + kCollection + rkey, *did, rkey, ms);
       if (filter == "posts_no_replies" && IsReply(m.h)) continue;
       if (DeletedByNow(m, config, now_ms)) continue;
+      if (static_cast<int64_t>(feed.Size()) == limit) {
+        more = true;
+        break;
+      }
       rapidjson::Value item(rapidjson::kObjectType);
       item.AddMember("post", PostView(m, config, now_ms, a), a);
       feed.PushBack(item, a);
+      last_ms = ms;
     }
-    if (more && !times.empty()) cursor = std::to_string(times.back()) + "::" + FollowRkey(*k, times.back(), config);
+    if (!more && times.size() == asked && feed.Size() > 0) more = true;  // older ones beyond this look
+    if (more && last_ms != 0) cursor = std::to_string(last_ms) + "::" + FollowRkey(*k, last_ms, config);
   }
   doc.AddMember("feed", feed, a);
   if (!cursor.empty()) doc.AddMember("cursor", Str(cursor, a), a);

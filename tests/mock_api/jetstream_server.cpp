@@ -206,12 +206,14 @@ class Session : public std::enable_shared_from_this<Session> {
       closed_ = true;
       return;
     }
-    if (!hello_) {
-      const int64_t now = NowUs();
+    if (!hello_ && outbox_.size() < 10'000) {
+      // A replay goes a minute of the stream's time per tick at most, as a real one streams: the
+      // memory it takes stays bounded.
+      const int64_t until = std::min(NowUs(), position_us_ + 60'000'000);
       if (filter_.WantsPosts()) {
-        for (auto& [time_us, json] : JetstreamEvents(filter_.dids, position_us_, now, config_)) outbox_.push_back(std::move(json));
+        for (auto& [time_us, json] : JetstreamEvents(filter_.dids, position_us_, until, config_)) outbox_.push_back(std::move(json));
       }
-      position_us_ = now;
+      position_us_ = until;
       Write();
     }
     timer_.expires_after(std::chrono::milliseconds(20));

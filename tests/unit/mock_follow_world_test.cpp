@@ -191,3 +191,49 @@ TEST(MockFollowWorld, BlueskyAuthorFeedPagesByCursor) {
 
 }  // namespace
 }  // namespace tweetkeeper::mock
+
+namespace tweetkeeper::mock {
+namespace {
+
+TEST(MockFollowWorld, JetstreamEventsAreTheMadePostsAndTheirDeletesInTimeOrder) {
+  MockConfig c = World(3, 3.0);
+  c.follow_delete_every = 4;
+  const int64_t from = kNow - 60'000, to = kNow;
+  const std::string did0 = MockDid("user0.bsky.social"), did2 = MockDid("user2.bsky.social");
+  const auto events = JetstreamEvents({did0, did2, MockDid("someone.else")}, from * 1000, to * 1000, c);
+  std::set<std::string> created, deleted;
+  int64_t last = 0;
+  for (const auto& [time_us, json] : events) {
+    EXPECT_GE(time_us, last);
+    last = time_us;
+    const auto e = Parse(json);
+    EXPECT_EQ(e["time_us"].GetInt64(), time_us);
+    EXPECT_STREQ(e["kind"].GetString(), "commit");
+    const std::string did = e["did"].GetString();
+    EXPECT_TRUE(did == did0 || did == did2) << did;
+    const std::string uri = "at://" + did + "/app.bsky.feed.post/" + e["commit"]["rkey"].GetString();
+    if (std::string(e["commit"]["operation"].GetString()) == "create") {
+      EXPECT_TRUE(e["commit"].HasMember("record") && e["commit"].HasMember("cid"));
+      created.insert(uri);
+    } else {
+      EXPECT_FALSE(e["commit"].HasMember("record"));
+      deleted.insert(uri);
+    }
+  }
+  std::set<std::string> made, gone;
+  for (const MadePost& p : BlueskyMadePosts(from - 10'000, to, c)) {
+    if (p.url.rfind("at://" + did0, 0) != 0 && p.url.rfind("at://" + did2, 0) != 0) continue;
+    if (p.created_ms >= from && p.created_ms < to) made.insert(p.url);
+    if (p.deleted_ms >= from && p.deleted_ms < to) gone.insert(p.url);
+  }
+  EXPECT_EQ(created, made);
+  EXPECT_EQ(deleted, gone);
+  EXPECT_FALSE(deleted.empty());
+  // A deleted post: getPosts stops showing it once it is gone.
+  const std::string victim = *deleted.begin();
+  const auto shown = Parse(GetBlueskyPosts({{"uris", victim}}, c, kNow).body);
+  EXPECT_EQ(shown["posts"].Size(), 0u);
+}
+
+}  // namespace
+}  // namespace tweetkeeper::mock

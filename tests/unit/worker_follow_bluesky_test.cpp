@@ -136,3 +136,17 @@ TEST(BlueskyFollow, JetstreamUrl) {
 
 }  // namespace
 }  // namespace tweetkeeper::worker::follow
+
+#include "follow/jetstream_client.hpp"
+
+namespace tweetkeeper::worker::follow {
+namespace {
+
+TEST(BlueskyFollow, JetstreamOptionsUpdate) {
+  EXPECT_EQ(JetstreamOptionsUpdate({"did:plc:a", "did:web:b.example"}),
+            R"({"type":"options_update","payload":{"wantedCollections":["app.bsky.feed.post"],)"
+            R"("wantedDids":["did:plc:a","did:web:b.example"],"maxMessageSizeBytes":0}})");
+}
+
+}  // namespace
+}  // namespace tweetkeeper::worker::follow

@@ -49,7 +49,9 @@ else
   tk_fail "the extract is exactly what $(basename "$openapi") gives" "$openapi is not here (set TK_OPENAPI)"
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
-  --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 || exit 1
+  --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 \
+  --jetstream-port 0 --follow-delete-every 5 --follow-rate 20 || exit 1
+jetstream_url=$(sed -n 's/^tweetkeeper-mock-api jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
 tally "$dir/out" $? validate_answers.py
 # X's most-used JavaScript client, twitter-api-v2 1.29.1 (pinned whole by x/package-lock.json;
@@ -101,6 +103,15 @@ tally "$dir/bsky" $? validate_bluesky.mjs
 node "$here/bluesky/client_check.mjs" "$npm_prefix" "$TK_MOCK_URL" >"$dir/client" 2>&1 ||
   { rc=$?; tail -3 "$dir/npm.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/client"; (exit $rc); }
 tally "$dir/client" $? client_check.mjs
+# Bluesky's Jetstream: @skyware/jetstream 0.2.5, a client of the ecosystem (with ws 8.18.3; both
+# pinned whole by jetstream/package-lock.json; npm ci once per build directory into
+# build/npm-jetstream), replays, follows live, updates its options; each record through
+# @atproto/lexicon against the vendored lexicons.
+js_prefix=$TK_BUILD/npm-jetstream
+npm_ci jetstream "$js_prefix" "$dir/npm-jetstream.log"
+node "$here/jetstream/client_check.mjs" "$js_prefix" "$npm_prefix" "$here/bluesky/lexicons" "$TK_MOCK_URL" "$jetstream_url" \
+  >"$dir/jetstream" 2>&1 || { rc=$?; tail -3 "$dir/npm-jetstream.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/jetstream"; (exit $rc); }
+tally "$dir/jetstream" $? jetstream/client_check.mjs
 # Mastodon: masto, a Mastodon client library (8.0.0, pinned whole by mastodon/package-lock.json;
 # npm ci once per build directory into build/npm-mastodon), talks to three of the mock's servers
 # at the roots of their own ports (--mastodon-host: 4.5, 4.2 and one in authorized-fetch mode) and
