@@ -39,6 +39,20 @@ for i in 1 2; do
   [ -n "$port" ] || { cat "$dir/prom-$i.log"; exit 1; }
   targets+=("127.0.0.1:$port")
 done
+# And a follower of two of the mock's posting Mastodon accounts (tweetkeeper-worker --follow).
+tk_psql -c "SELECT tweetkeeper.follow_accounts(ARRAY(SELECT url FROM json_to_recordset(('$(
+  curl -sf "$TK_MOCK_URL/mock/follow/accounts?network=mastodon&host=a.social" | jq -c '.accounts[:2]')')::json) AS a(url text)))" >/dev/null
+"$TK_WORKER" --follow --provider mastodon --dsn "$worker_dsn" --name prom-follower --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
+  --follow-share 1 --follow-min-poll 1 --metrics-address 127.0.0.1:0 >"$dir/prom-follower.log" 2>&1 &
+TK_PIDS+=($!)
+follower_pid=$!
+for _ in $(seq 1 50); do
+  port=$(sed -n 's|.*metrics at http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/prom-follower.log" | head -1)
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$dir/prom-follower.log"; exit 1; }
+targets+=("127.0.0.1:$port")
 out=$("$TK_WORKER" --dsn "$worker_dsn" --credentials "$dir/credentials" --metrics-address "${targets[0]}" 2>&1)
 rc=$?
 [ $rc -eq 1 ] && [[ "$out" == *"cannot serve metrics on '${targets[0]}'"* ]]
@@ -64,7 +78,7 @@ rule_files:
 scrape_configs:
   - job_name: tweetkeeper-worker
     static_configs:
-      - targets: ['${targets[0]}', '${targets[1]}']
+      - targets: ['${targets[0]}', '${targets[1]}', '${targets[2]}']
   - job_name: tweetkeeper-postgres
     static_configs:
       - targets: ['127.0.0.1:$exporter_port']
@@ -84,15 +98,16 @@ results() { curl -s --data-urlencode "query=$1" "$api/query" | jq -r '.data.resu
 # met deleted tweets, and Prometheus scrapes all three targets and evaluates the rules.
 worked="SELECT (SELECT coalesce(sum(stored), 0) > 500 FROM tweetkeeper.batches WHERE outcome = 'completed')
            AND EXISTS (SELECT FROM tweetkeeper.batches WHERE outcome = 'released')
-           AND EXISTS (SELECT FROM tweetkeeper.tweets WHERE state = 'deleted')"
+           AND EXISTS (SELECT FROM tweetkeeper.tweets WHERE state = 'deleted')
+           AND (SELECT sum(posts_found) > 0 FROM tweetkeeper.follows)"
 for ((i = 0; i < 60; i++)); do
-  [ "$(tk_psql -c "$worked")" = t ] && [ "$(query 'sum(up)')" = 3 ] &&
-    [ "$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = 6 ] && break
+  [ "$(tk_psql -c "$worked")" = t ] && [ "$(query 'sum(up)')" = 4 ] &&
+    [ "$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = 7 ] && break
   sleep 0.5
 done
 up=$(query 'sum(up)')
-[ "$up" = 3 ]
-tk_ok "Prometheus scrapes both workers and the exporter (up: ${up:-none} of 3)" $? "$(curl -s "$api/targets" | jq -c '.data.activeTargets[] | {scrapeUrl, health, lastError}')"
+[ "$up" = 4 ]
+tk_ok "Prometheus scrapes both workers, the follower and the exporter (up: ${up:-none} of 4)" $? "$(curl -s "$api/targets" | jq -c '.data.activeTargets[] | {scrapeUrl, health, lastError}')"
 for t in "${targets[@]}"; do
   curl -s "http://$t/metrics" >"$dir/metrics-$t.txt"
   out=$(promtool check metrics <"$dir/metrics-$t.txt" 2>&1)
@@ -101,8 +116,8 @@ done
 ! grep -q 'tok-alpha' "$dir"/metrics-*.txt
 tk_ok "no token in the workers' metrics" $?
 rules=$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')
-[ "$rules" = 6 ]
-tk_ok "Prometheus loaded the 6 alert rules of deploy/prometheus/alerts.yml and evaluates them (${rules:-0} ok)" $?
+[ "$rules" = 7 ]
+tk_ok "Prometheus loaded the 7 alert rules of deploy/prometheus/alerts.yml and evaluates them (${rules:-0} ok)" $?
 
 # Quiet the queue, then compare. A batch in flight may still be released, which makes its tweets
 # due again at once: push due tweets a day away until none is left to push and no batch is in
@@ -132,8 +147,8 @@ deleted_exporter=$(query 'sum(tweetkeeper_queue_tweets{state="deleted"})')
 [ "$deleted_db" -gt 0 ] && [ "$deleted_problems" = "$deleted_db" ] && [ "$deleted_exporter" = "$deleted_db" ]
 tk_ok "deleted tweets: the workers' problems and the exporter's count equal the database's ($deleted_problems, $deleted_exporter, $deleted_db)" $?
 requests_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome IN ('completed', 'released')")
-requests_prom=$(query 'sum(tweetkeeper_worker_api_requests_total)')
-errors_prom=$(query 'sum(tweetkeeper_worker_api_requests_total{outcome="5xx"})')
+requests_prom=$(query 'sum(tweetkeeper_worker_api_requests_total{provider="x-v2"})')  # (the follower's are mastodon's)
+errors_prom=$(query 'sum(tweetkeeper_worker_api_requests_total{provider="x-v2",outcome="5xx"})')
 released_db=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'released'")
 [ "$requests_prom" = "$requests_db" ] && [ "$errors_prom" = "$released_db" ] && [ "$released_db" -gt 0 ]
 tk_ok "API requests ($requests_prom) and 5xx answers ($errors_prom) equal the batches answered and released ($requests_db, $released_db)" $? \
