@@ -11,6 +11,7 @@
 # Prints "ok"/"not ok" lines and "follow: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/follow_verify.sh"
 RUN_SECONDS=${RUN_SECONDS:-16}
 LEASE_S=3
 
@@ -99,79 +100,8 @@ states=$(tk_psql -c "SELECT string_agg(coalesce(handle, account) || '=' || statu
 tk_ok "missing and private accounts marked, the quiet one followed" \
   "$([ "$states" = "gone.bsky.social=missing nobody=missing gone_for_good=missing locked_away=private someone_quiet=following" ]; echo $?)" "$states"
 
-# What the mock made, per followed account, from its follow to its last complete read: the posts
-# /mock/follow/posts lists for that span, those of that account (Mastodon: its @user in the URL;
-# Bluesky: its DID; X: the author_id /2/tweets gives, as the refreshing worker would read it).
-tk_psql -F ' ' -c "SELECT network, coalesce(nullif(host, ''), '-'), account_id, coalesce(handle, '-'),
-                          (extract(epoch FROM since) * 1000)::bigint, (extract(epoch FROM checked_at) * 1000)::bigint - 1
-                     FROM tweetkeeper.followed_accounts WHERE status = 'following' AND checked_at IS NOT NULL" >"$dir/ranges"
-python3 - "$TK_MOCK_URL" "$dir/ranges" >"$dir/made" <<'PY'
-import json, sys, urllib.request
-base = sys.argv[1]
-def get(path, token=None):
-    req = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token} if token else {})
-    return json.load(urllib.request.urlopen(req))
-for line in open(sys.argv[2]):
-    network, host, account, handle, start, end = line.split()
-    # Up to now: a post found after the last complete read is no extra; one before it must be there.
-    posts = get(f"/mock/follow/posts?network={network}" + ("" if host == "-" else f"&host={host}") +
-                f"&from_ms={start}")["posts"]
-    if network == "mastodon":
-        posts = [p for p in posts if f"/@{handle}/" in p["url"]]
-    elif network == "bluesky":
-        posts = [p for p in posts if p["url"].startswith(f"at://{account}/")]
-    else:
-        ids = {p["url"].rsplit("/", 1)[1]: p for p in posts}
-        keep = []
-        keys = list(ids)
-        for i in range(0, len(keys), 100):
-            answer = get(f"/2/tweets?ids={','.join(keys[i:i + 100])}&tweet.fields=author_id", "the-tests-own-token")
-            keep += [ids[t["id"]] for t in answer.get("data", []) if t["author_id"] == account]
-        posts = keep
-    for p in posts:
-        print(f"{p['url']}\t{p['created_ms']}\t{p.get('deleted_ms', 0)}\t{'t' if p['created_ms'] <= int(end) else 'f'}")
-PY
-tk_psql -c "CREATE TABLE public.made (url text, created_ms bigint, deleted_ms bigint, read boolean)"
-tk_psql -c "COPY public.made FROM STDIN" <"$dir/made"
-n_made=$(tk_psql -c "SELECT count(*) FROM public.made WHERE read")
-echo "# $n_made posts made by the followed accounts while followed"
-tk_ok "the followed accounts made posts meanwhile" "$([ "$n_made" -gt 30 ]; echo $?)" "$n_made"
-tk_psql -c "CREATE TABLE public.made_keys AS
-  SELECT m.url, m.created_ms, m.deleted_ms, m.read, p.network, coalesce(p.host, '') AS host, p.author, p.post_key
-    FROM public.made m, tweetkeeper.parse_post_url(m.url) p"
-missing=$(tk_psql -c "SELECT CASE WHEN count(*) = 0 THEN 'none made' ELSE count(*) FILTER (WHERE m.read AND NOT EXISTS (
-  SELECT FROM tweetkeeper.post_refs r WHERE (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key))
-  AND NOT (m.network = 'x' AND EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = m.post_key::bigint))
-  -- (a post deleted before its account was subscribed and its gap read cannot be found)
-  AND NOT (m.deleted_ms > 0 AND m.deleted_ms < (SELECT extract(epoch FROM since) * 1000 + 10000
-                                                  FROM tweetkeeper.followed_accounts LIMIT 1)))::text END
-  FROM public.made_keys m")
-tk_ok "every post made while followed is tracked" "$([ "$missing" = 0 ]; echo $?)" "$missing missing"
-extra=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets t WHERE NOT EXISTS (
-  SELECT FROM public.made_keys m WHERE m.network = 'x' AND m.post_key::bigint = t.tweet_id
-  UNION ALL SELECT FROM public.made_keys m JOIN tweetkeeper.post_refs r
-    ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key) WHERE r.tweet_id = t.tweet_id)")
-tk_ok "no post from before its account's follow, or of an account not followed" "$([ "$extra" = 0 ]; echo $?)" "$extra extra"
-wrong_time=$(tk_psql -c "SELECT count(*) FROM public.made_keys m
-  LEFT JOIN tweetkeeper.post_refs r ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)
-  JOIN tweetkeeper.tweets t ON t.tweet_id = coalesce(r.tweet_id, CASE WHEN m.network = 'x' THEN m.post_key::bigint END)
- WHERE t.created_at <> to_timestamp(m.created_ms / 1000.0)")
-tk_ok "each post's creation time is the mock's, to the millisecond" "$([ "$wrong_time" = 0 ]; echo $?)" "$wrong_time differ"
-wrong_due=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.tweets
-                         WHERE due_at <> created_at + tweetkeeper.first_delay() AND update_count = 0")
-tk_ok "each post's first refresh is due at its creation plus the first delay" "$([ "$wrong_due" = 0 ]; echo $?)" "$wrong_due"
-counted=$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows) = (SELECT count(*) FROM tweetkeeper.tweets)")
-tk_ok "posts found add up to the posts tracked: none counted twice" "$([ "$counted" = t ]; echo $?)" \
-  "$(tk_psql -c "SELECT (SELECT sum(posts_found) FROM tweetkeeper.follows), (SELECT count(*) FROM tweetkeeper.tweets)")"
-
-# Deletes seen on the stream: each tracked post the mock deleted by the last read is deleted.
-deleted=$(tk_psql -c "SELECT count(*) FILTER (WHERE t.state = 'deleted' AND x.tweet_id IS NOT NULL) || ' ' || count(*)
-  FROM public.made_keys m JOIN tweetkeeper.post_refs r ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)
-  JOIN tweetkeeper.tweets t USING (tweet_id) LEFT JOIN tweetkeeper.tombstones x USING (tweet_id)
-  JOIN tweetkeeper.followed_accounts f ON f.network = 'bluesky' AND f.account_id = m.author
- WHERE m.network = 'bluesky' AND m.deleted_ms > 0 AND m.deleted_ms < extract(epoch FROM f.checked_at) * 1000")
-tk_ok "every tracked Bluesky post deleted while followed is marked deleted, with a tombstone (of $deleted)" \
-  "$(set -- $deleted; [ "$1" = "$2" ] && [ "$2" -gt 0 ]; echo $?)"
+# Every post made while followed tracked once, as made (tests/lib/follow_verify.sh).
+tk_follow_verify 30
 wrongly=$(tk_psql -c "SELECT count(*) FROM public.made_keys m JOIN tweetkeeper.post_refs r
     ON (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)
   JOIN tweetkeeper.tweets t USING (tweet_id) WHERE m.deleted_ms = 0 AND t.state = 'deleted'")
