@@ -1,11 +1,13 @@
 # tk_follow_verify MIN_MADE: after a run of followers against the mock's posting accounts (the
-# suite's $dir, the mock at TK_MOCK_URL, the database the suite's), checks with tk_ok that every
+# suite's $dir, the mock at TK_MOCK_URL, Mastodon's at TK_MOCK_URL_MASTODON if another, the
+# database the suite's), checks with tk_ok that every
 # post the mock made while its account was followed, up to the account's last complete read, is
 # tracked, once, with its creation time to the millisecond and its first refresh due at that
 # time plus the first delay; that no other post is; that the posts found add up; and that every
 # tracked Bluesky post the mock deleted is marked deleted with a tombstone (when the mock deletes
 # some). MIN_MADE: fewer posts made than this fails (the run proves nothing). Leaves public.made
-# and public.made_keys for the suite's own checks.
+# and public.made_keys (each post's account: its id, a Mastodon account's username) for the
+# suite's own checks.
 tk_follow_verify() {
   # What the mock made, per followed account, from its follow to its last complete read: the posts
   # /mock/follow/posts lists for that span, those of that account (Mastodon: its @user in the URL;
@@ -13,12 +15,12 @@ tk_follow_verify() {
   tk_psql -F ' ' -c "SELECT network, coalesce(nullif(host, ''), '-'), account_id, coalesce(handle, '-'),
                             (extract(epoch FROM since) * 1000)::bigint, (extract(epoch FROM checked_at) * 1000)::bigint - 1
                        FROM tweetkeeper.followed_accounts WHERE status = 'following' AND checked_at IS NOT NULL" >"$dir/ranges"
-  python3 - "$TK_MOCK_URL" "$dir/ranges" >"$dir/made" <<'PY'
+  python3 - "$TK_MOCK_URL" "$dir/ranges" "${TK_MOCK_URL_MASTODON:-$TK_MOCK_URL}" >"$dir/made" <<'PY'
 import json, sys, urllib.request
 from collections import defaultdict
-base = sys.argv[1]
-def get(path, token=None):
-    req = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token} if token else {})
+base, mastodon_base = sys.argv[1], sys.argv[3]
+def get(path, token=None, at=None):
+    req = urllib.request.Request((at or base) + path, headers={"Authorization": "Bearer " + token} if token else {})
     return json.load(urllib.request.urlopen(req))
 ranges = [line.split() for line in open(sys.argv[2])]
 # Each network's (each server's) posts once, from the earliest follow on, told apart by account.
@@ -26,7 +28,7 @@ by_account = defaultdict(list)
 for network, host in sorted({(r[0], r[1]) for r in ranges}):
     start = min(int(r[4]) for r in ranges if (r[0], r[1]) == (network, host))
     posts = get(f"/mock/follow/posts?network={network}" + ("" if host == "-" else f"&host={host}") +
-                f"&from_ms={start}")["posts"]
+                f"&from_ms={start}", at=mastodon_base if network == "mastodon" else None)["posts"]
     if network == "mastodon":
         for p in posts: by_account[(network, host, p["url"].split("/@")[1].split("/")[0])].append(p)
     elif network == "bluesky":
@@ -42,15 +44,15 @@ for network, host, account, handle, start, end in ranges:
     # Up to now: a post found after the last complete read is no extra; one before it must be there.
     for p in by_account[(network, host, key)]:
         if p["created_ms"] >= int(start):
-            print(f"{p['url']}\t{p['created_ms']}\t{p.get('deleted_ms', 0)}\t{'t' if p['created_ms'] <= int(end) else 'f'}")
+            print(f"{p['url']}\t{p['created_ms']}\t{p.get('deleted_ms', 0)}\t{'t' if p['created_ms'] <= int(end) else 'f'}\t{key}")
 PY
-  tk_psql -c "CREATE TABLE public.made (url text, created_ms bigint, deleted_ms bigint, read boolean)"
+  tk_psql -c "CREATE TABLE public.made (url text, created_ms bigint, deleted_ms bigint, read boolean, account text)"
   tk_psql -c "COPY public.made FROM STDIN" <"$dir/made"
   n_made=$(tk_psql -c "SELECT count(*) FROM public.made WHERE read")
   echo "# $n_made posts made by the followed accounts while followed"
   tk_ok "the followed accounts made posts meanwhile" "$([ "$n_made" -gt "$1" ]; echo $?)" "$n_made"
   tk_psql -c "CREATE TABLE public.made_keys AS
-    SELECT m.url, m.created_ms, m.deleted_ms, m.read, p.network, coalesce(p.host, '') AS host, p.author, p.post_key
+    SELECT m.url, m.created_ms, m.deleted_ms, m.read, m.account, p.network, coalesce(p.host, '') AS host, p.author, p.post_key
       FROM public.made m, tweetkeeper.parse_post_url(m.url) p"
   missing=$(tk_psql -c "SELECT CASE WHEN count(*) = 0 THEN 'none made' ELSE count(*) FILTER (WHERE m.read AND NOT EXISTS (
     SELECT FROM tweetkeeper.post_refs r WHERE (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key))

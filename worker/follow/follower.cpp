@@ -326,7 +326,9 @@ void Follower::Subscribe(bool) {
     if (from * 1000 > now * 1000 - kReplayUs) {
       covered_.insert(id);
       replay_from_us_ = std::min(replay_from_us_, from * 1000);
-      if (replay_due_ms_ == 0) replay_due_ms_ = now + 500;
+      // Accounts join a few at a time (as they resolve, as claims bring them): one replay for
+      // those of 5 seconds, not one each.
+      if (replay_due_ms_ == 0) replay_due_ms_ = std::max(now + 500, last_replay_ms_ + 5000);
       h->next_poll_ms = INT64_MAX / 2;
     } else {
       gaps_.insert(id);
@@ -355,6 +357,7 @@ void Follower::Replay() {
   replay_due_ms_ = 0;
   const std::int64_t from = replay_from_us_ - kRewindUs;
   replay_from_us_ = INT64_MAX;
+  last_replay_ms_ = NowMs();
   if (from >= position_us_ - kRewindUs && stream_->connections() > 0) return;  // the stream is there already
   position_us_ = std::min(position_us_, from);
   stream_cursor_us_ = position_us_;
@@ -642,9 +645,16 @@ int Follower::Run() {
       if (now >= next_claim_ms_) ClaimAccounts();
       for (auto& [group, budget] : budgets_)
         if (budget->repace) Repace(group);
+      // The account to read next: due the soonest, counting its budget's wait (one thread reads
+      // for every server: it takes an account whose server may be asked now before one whose
+      // server's window must be waited for).
       Held* due = nullptr;
-      for (auto& [id, h] : held_)
-        if (!due || h->next_poll_ms < due->next_poll_ms) due = h.get();
+      std::int64_t due_at = INT64_MAX;
+      for (auto& [id, h] : held_) {
+        if (h->next_poll_ms >= INT64_MAX / 2) continue;
+        const std::int64_t at = std::max(h->next_poll_ms, BudgetOf(*h).gate.NextAt());
+        if (at < due_at) due = h.get(), due_at = at;
+      }
       now = NowMs();
       if (now >= next_summary) {
         spdlog::info("last 60 s: {} account(s) held, {} request(s), {} new post(s)", held_.size(), requests_ - summary_requests,
@@ -657,7 +667,7 @@ int Follower::Run() {
         spdlog::info("no new post for {} s (--exit-when-idle): stopping", options_.exit_when_idle.count());
         break;
       }
-      const std::int64_t wake = std::min(next_claim_ms_, due ? due->next_poll_ms : INT64_MAX);
+      const std::int64_t wake = std::min(next_claim_ms_, due_at);
       if (streaming()) {
         if (stream_->connections() != connections_seen_) {
           connections_seen_ = stream_->connections();
@@ -678,12 +688,12 @@ int Follower::Run() {
         const std::vector<std::string> frames = stream_->Take(wait, 5000);
         if (!frames.empty()) HandleFrames(frames);
         MarkStreamRead(false);
-        if (!due || due->next_poll_ms > NowMs()) continue;
+        if (!due || due_at > NowMs()) continue;
       } else if (wake > now) {
         stop_.SleepUnlessStopped(Millis(std::min<std::int64_t>(wake - now, 1000)));
         continue;
       }
-      Poll(*due);
+      if (due) Poll(*due);
       failures = 0;
     } catch (const pqxx::broken_connection& e) {
       spdlog::warn("database connection lost: {}; reconnecting", RedactDsnSecrets(e.what(), options_.dsn));

@@ -92,6 +92,7 @@ class Follower {
   std::set<std::int64_t> covered_;                 // accounts whose position follows the stream's
   std::int64_t replay_from_us_ = INT64_MAX;        // the stream again from here (accounts joined)
   std::int64_t replay_due_ms_ = 0;                 // ... once the joins of the moment are in
+  std::int64_t last_replay_ms_ = 0;
   std::set<std::int64_t> gaps_;                    // accounts whose gap their feed fills first
   std::map<std::string, std::int64_t> by_did_;     // the subscription: DID -> follow_id
   bool claimed_once_ = false;

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# make bench (issue 38): 1,000 followed accounts per network posting 50 posts a second between
+# them (Zipf-shared: a few busy, many quiet), each network read by its follower against the mock:
+# Bluesky through Jetstream; Mastodon on 10 servers of 100 accounts, each server's window (300
+# requests per 5 minutes) shared out; X through users/:id/tweets at its per-app window (10,000 per
+# 15 minutes), each post billed. A second follower per network stands by.
+#   1. Latency, in a quiet first phase (CLEAN_S seconds after a warm-up): from a post's creation
+#      on the mock to its row in tweets (scheduled_at - created_at). Targets: Bluesky p99 <= 2 s;
+#      Mastodon and X, each post within its account's poll interval (from its follower's pacing:
+#      poll_after - checked_at) + 2 s, p99 of the excess <= 0.
+#   2. Then the faults: the active Mastodon follower SIGKILLed (the other takes over), the stream
+#      dropped, PostgreSQL restarted, the X follower SIGKILLed and started again. At the end
+#      every post made while followed is tracked exactly once, with its creation time and its
+#      first refresh due at creation + first delay (tests/lib/follow_verify.sh).
+#   3. Requests: no answer 429; the quiet accounts read less often than the busy ones.
+# Exits 1 when a target is missed. RUN_S (300) seconds in all.
+set -uo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/follow_verify.sh"
+RUN_S=${RUN_S:-300}
+WARM_S=${WARM_S:-30}
+CLEAN_S=${CLEAN_S:-60}
+ACCOUNTS=${ACCOUNTS:-1000}
+RATE=${RATE:-50}
+SERVERS=10
+LEASE_S=10
+
+tk_workdir bench-follow
+tk_pg_start "$dir" -c max_connections=100 || exit 1
+# X and Bluesky on one mock, Mastodon's servers on another (its accounts are per server).
+tk_mock_start "$dir/mock.log" --follow-accounts "$ACCOUNTS" --follow-rate "$RATE" --jetstream-port 0 \
+  --follow-delete-every 20 --rate-limit 10000 --window-seconds 900 --answer-log "$dir/answers" || exit 1
+main_mock=$TK_MOCK_URL
+jetstream=$(sed -n 's/.*jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
+tk_mock_start "$dir/mastodon.log" --follow-accounts $((ACCOUNTS / SERVERS)) \
+  --follow-rate "$(awk -v r="$RATE" -v s=$SERVERS 'BEGIN { print r / s }')" --answer-log "$dir/answers-mastodon" || exit 1
+mastodon_mock=$TK_MOCK_URL
+TK_MOCK_URL=$main_mock TK_MOCK_URL_MASTODON=$mastodon_mock
+
+urls() { curl -sf "$1/mock/follow/accounts?network=$2${3:+&host=$3}" | jq -r '.accounts[].url'; }
+{
+  urls "$main_mock" x
+  urls "$main_mock" bluesky
+  for s in $(seq 1 $SERVERS); do urls "$mastodon_mock" mastodon "m$s.social"; done
+} >"$dir/urls"
+instances=()
+for s in $(seq 1 $SERVERS); do instances+=(--instance "m$s.social=$mastodon_mock/mastodon/m$s.social"); done
+tk_psql >/dev/null <<SQL || exit 1
+CREATE EXTENSION tweetkeeper;
+CREATE ROLE tk_follower LOGIN IN ROLE tweetkeeper_worker;
+CREATE TEMP TABLE u (url text);
+\copy u FROM '$dir/urls'
+SELECT tweetkeeper.follow_accounts(array_agg(url)) FROM u;
+SQL
+echo "# $(tk_psql -c "SELECT string_agg(network || ' ' || n, ', ') FROM (SELECT network, count(*) n FROM tweetkeeper.follows GROUP BY 1) x") accounts followed; ${RUN_S} s"
+export TWEETKEEPER_BEARER_TOKEN=bench-follow-token
+common=(--follow --follow-lease $LEASE_S --follow-share 1 --log-level info)
+declare -A pid=()
+follower() { # follower NAME PROVIDER ARGS...
+  local name=$1 provider=$2
+  shift 2
+  "$TK_WORKER" --dsn "$TK_DSN user=tk_follower" --name "$name" --provider "$provider" "${common[@]}" "$@" \
+    >>"$dir/$name.log" 2>&1 &
+  pid[$name]=$!
+  TK_PIDS+=($!)
+}
+start_all() {
+  follower x-1 x-v2 --api-url "$main_mock"
+  follower x-2 x-v2 --api-url "$main_mock"
+  follower bluesky-1 bluesky --api-url "$main_mock" --jetstream-url "$jetstream"
+  follower bluesky-2 bluesky --api-url "$main_mock" --jetstream-url "$jetstream"
+  follower mastodon-1 mastodon "${instances[@]}"
+  follower mastodon-2 mastodon "${instances[@]}"
+}
+started=$(date +%s%3N)
+start_all
+# The follower of a network holding its accounts now.
+holder() { tk_psql -c "SELECT follower FROM tweetkeeper.follows WHERE network = '$1' AND follower IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1"; }
+sleep $((WARM_S + CLEAN_S + 5))
+clean_from=$((started + WARM_S * 1000)) clean_to=$((started + (WARM_S + CLEAN_S) * 1000))
+# The faults, spread over the rest of the run.
+rest=$((RUN_S - WARM_S - CLEAN_S - 5))
+step=$((rest / 5))
+h=$(holder mastodon); echo "# SIGKILL $h"; kill -KILL "${pid[$h]}"
+sleep $step
+curl -sf -X POST "$main_mock/mock/jetstream/drop" >/dev/null; echo "# Jetstream dropped"
+sleep $step
+echo "# PostgreSQL restarting"; tk_pg_stop "$dir" fast >/dev/null; sleep 2; tk_pg_start "$dir" -c max_connections=100 >/dev/null
+sleep $step
+h=$(holder x); echo "# SIGKILL $h, and started again"; kill -KILL "${pid[$h]}"; follower "$h" x-v2 --api-url "$main_mock"
+h=$(holder bluesky); echo "# SIGKILL $h, and started again"; kill -KILL "${pid[$h]}"
+follower "$h" bluesky --api-url "$main_mock" --jetstream-url "$jetstream"
+sleep $((step * 2))
+for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${pid[@]}"; do tk_wait_exit "$p" 30; done
+
+# 2. Every post made while followed tracked once, as made, through the faults.
+tk_follow_verify 10000
+
+# 1. Latency in the clean phase: from creation to the row in tweets.
+lat=$(tk_psql -F ' ' -c "
+  WITH p AS (
+    SELECT m.network, extract(epoch FROM t.scheduled_at - t.created_at) AS lat, f.interval_s
+      FROM public.made_keys m
+      JOIN tweetkeeper.tweets t ON t.tweet_id = CASE WHEN m.network = 'x' THEN m.post_key::bigint ELSE
+             (SELECT r.tweet_id FROM tweetkeeper.post_refs r
+               WHERE (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)) END
+      JOIN (SELECT network, host, CASE WHEN network = 'mastodon' THEN handle ELSE account_id END AS account,
+                   extract(epoch FROM poll_after - checked_at) AS interval_s
+              FROM tweetkeeper.followed_accounts WHERE status = 'following') f
+        ON (f.network, f.host, f.account) = (m.network, m.host, m.account)
+     WHERE m.created_ms >= $clean_from AND m.created_ms < $clean_to)
+  SELECT network, count(*), round(percentile_cont(0.5) WITHIN GROUP (ORDER BY lat)::numeric, 2),
+         round(percentile_cont(0.99) WITHIN GROUP (ORDER BY lat)::numeric, 2), round(max(lat)::numeric, 2),
+         round(percentile_cont(0.99) WITHIN GROUP (ORDER BY lat - interval_s)::numeric, 2),
+         round(avg(interval_s)::numeric, 1), round(max(interval_s)::numeric, 1)
+    FROM p GROUP BY 1 ORDER BY 1")
+echo "# posts made in the clean phase: network, posts, latency p50 p99 max (s), p99 of (latency - the account's poll interval), poll interval mean max (s)"
+echo "$lat" | sed 's/^/#   /'
+b99=$(echo "$lat" | awk '$1 == "bluesky" { print $4 }')
+tk_ok "Bluesky through Jetstream: latency p99 ${b99:-none} s <= 2 s" "$(awk -v p="${b99:-99}" 'BEGIN { exit !(p <= 2) }'; echo $?)"
+for n in mastodon x; do
+  e=$(echo "$lat" | awk -v n=$n '$1 == n { print $6 }')
+  tk_ok "$n: latency at most the account's poll interval + 2 s for 99% of posts (p99 of the excess ${e:-none} s)" \
+    "$(awk -v p="${e:-99}" 'BEGIN { exit !(p <= 2) }'; echo $?)"
+done
+
+# 3. Requests: no 429, and busy accounts read more often than quiet ones.
+n429=$(cat "$dir/answers" "$dir/answers-mastodon" | awk '$2 == 429' | wc -l)
+tk_ok "no answer 429 (of $(cat "$dir/answers" "$dir/answers-mastodon" | wc -l) requests)" "$([ "$n429" = 0 ]; echo $?)"
+reads() { # reads NETWORK: "busy quiet": mean reads of the 10 busiest and of the 100 quietest accounts
+  tk_psql -c "SELECT account_id FROM tweetkeeper.followed_accounts WHERE network = '$1' AND status = 'following'
+               ORDER BY posts_found DESC" >"$dir/order-$1"
+  local log=$dir/answers; [ "$1" = mastodon ] && log=$dir/answers-mastodon
+  local pattern; [ "$1" = x ] && pattern='/2/users/%s/tweets' || pattern='/api/v1/accounts/%s/statuses'
+  awk '{ print $3 }' "$log" | grep -oE "$(printf "$pattern" '[0-9]+')" | grep -oE '[0-9]+' | sort | uniq -c |
+    awk '{ print $2, $1 }' | sort >"$dir/reads-$1"
+  awk -v f="$dir/reads-$1" 'BEGIN { while ((getline l < f) > 0) { split(l, a, " "); r[a[1]] = a[2] } }
+    { n++; if (n <= 10) { b += r[$1] } } n > 0 { id[n] = $1 }
+    END { for (i = n - 99; i <= n; i++) q += r[id[i]]; printf "%.1f %.1f", b / 10, q / 100 }' "$dir/order-$1"
+}
+for n in mastodon x; do
+  read -r busy quiet <<<"$(reads $n)"
+  tk_ok "$n: the 10 busiest accounts were read $busy times each, the 100 quietest $quiet" \
+    "$(awk -v b="$busy" -v q="$quiet" 'BEGIN { exit !(b > q) }'; echo $?)"
+done
+billed_db=$(tk_psql -c "SELECT coalesce(sum(billed_reads), 0) FROM tweetkeeper.daily_usage WHERE provider = 'x-v2'")
+billed_mock=$(curl -sf "$main_mock/mock/stats" | python3 -c '
+import hashlib, json, sys
+print(json.load(sys.stdin)["billed"].get(hashlib.sha256(b"bench-follow-token").hexdigest()[:12], 0))')
+echo "# X: billed reads, the database's count and the mock's: $billed_db, $billed_mock"
+tk_summary bench-follow
