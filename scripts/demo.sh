@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: a throwaway PostgreSQL with tweetkeeper, the mock X API (or the real one), two
 # workers, a few hundred sample tweets, and a live view of them being refreshed; with the mock,
+# followers of two accounts of each network whose new posts appear and are refreshed; also,
 # also Bluesky posts (scheduled by URL, some by handle) and Mastodon statuses of two servers, a
 # worker for each network on the same queue, and what the posts say (payloads kept, exported).
 #   DEMO_SECONDS   how long to watch (default 60)
@@ -25,7 +26,10 @@ if [ -n "${TWEETKEEPER_API_URL:-}" ]; then
   say "Using the real API at $api"
 else
   # Each Mastodon server at the root of a port of its own, as a real server is at its own host.
-  tk_mock_start "$dir/mock.log" --mastodon-host mastodon.social=0 --mastodon-host fosstodon.org=0 || exit 1
+  # Five accounts of each network post now and then (one post a second between them), and the
+  # mock's Jetstream streams Bluesky's.
+  tk_mock_start "$dir/mock.log" --mastodon-host mastodon.social=0 --mastodon-host fosstodon.org=0 \
+    --follow-accounts 5 --follow-rate 1 --jetstream-port 0 || exit 1
   api=$TK_MOCK_URL
   export TWEETKEEPER_BEARER_TOKEN=demo-token
   say "Started the mock X API at $api (no real token given)"
@@ -78,6 +82,26 @@ if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
   TK_PIDS+=($!)
 fi
 
+if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
+  say "Following two accounts of each network (tweetkeeper.follow_accounts: the profile URLs people paste)"
+  masto_url=$(tk_mock_mastodon_url "$dir/mock.log" mastodon.social)
+  accounts=$(for q in "network=x" "network=bluesky" "network=mastodon&host=mastodon.social"; do
+               curl -sf "$api/mock/follow/accounts?$q" | jq -r '.accounts[:2][].url'
+             done | sed "s/.*/'&'/" | paste -sd, -)
+  show "SELECT tweetkeeper.follow_accounts(ARRAY[$accounts]) AS followed"
+  say "Starting a follower per network (tweetkeeper-worker --follow): Jetstream for Bluesky, polling for X and Mastodon"
+  "$TK_WORKER" --follow --provider x-v2 --dsn "$TK_DSN" --api-url "$api" --name demo-follow-x --follow-share 1 \
+    >"$dir/worker-follow-x.log" 2>&1 &
+  TK_PIDS+=($!)
+  jetstream=$(sed -n 's/.*jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
+  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --follow --provider bluesky --dsn "$TK_DSN" --api-url "$api" \
+    --jetstream-url "$jetstream" --name demo-follow-bluesky >"$dir/worker-follow-bluesky.log" 2>&1 &
+  TK_PIDS+=($!)
+  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --follow --provider mastodon --dsn "$TK_DSN" --name demo-follow-mastodon \
+    --instance "mastodon.social=$masto_url" --follow-share 1 >"$dir/worker-follow-mastodon.log" 2>&1 &
+  TK_PIDS+=($!)
+fi
+
 sample="SELECT tweet_id, state, update_count AS updates, like_count AS likes, retweet_count AS retweets,
                impression_count AS impressions, to_char(updated_at, 'HH24:MI:SS') AS updated,
                to_char(due_at, 'HH24:MI:SS') AS next_due
@@ -91,6 +115,15 @@ while ((SECONDS < end)); do
   psql -X -c "$sample"
   psql -X -c "SELECT network, count(*) AS posts, sum(update_count) AS refreshes, max(updated_at)::time(0) AS last_update
                 FROM tweetkeeper.posts GROUP BY network ORDER BY network"
+  if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
+    # Followed accounts: their new posts found the moment they appear, then refreshed like any.
+    psql -X -c "SELECT network, handle, posts_found, to_char(newest_post_at, 'HH24:MI:SS') AS newest_post,
+                       round(extract(epoch FROM behind))::int AS behind_s, status FROM tweetkeeper.follows ORDER BY 1, 2"
+    psql -X -c "SELECT p.network, count(*) AS posts_found_by_following, count(*) FILTER (WHERE p.update_count > 0) AS refreshed,
+                       sum(p.update_count) AS refreshes, max(p.like_count) AS max_likes
+                  FROM tweetkeeper.posts p WHERE p.created_at >= (SELECT min(since) FROM tweetkeeper.follows)
+                 GROUP BY 1 ORDER BY 1"
+  fi
   # How counts move: young posts gain fast, day-old ones slowly, old ones hardly at all.
   psql -X -c "SELECT p.network, CASE WHEN now() - p.created_at < interval '1 hour' THEN '1. minutes old'
                                      WHEN now() - p.created_at < interval '1 day' THEN '2. hours old'
