@@ -13,12 +13,13 @@
 #      every post made while followed is tracked exactly once, with its creation time and its
 #      first refresh due at creation + first delay (tests/lib/follow_verify.sh).
 #   3. Requests: no answer 429; the quiet accounts read less often than the busy ones.
-# Exits 1 when a target is missed. RUN_S (300) seconds in all.
+# Exits 1 when a target is missed. RUN_S (360) seconds in all, the first WARM_S (120) to resolve
+# the 3,000 accounts at each network's window.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/follow_verify.sh"
-RUN_S=${RUN_S:-300}
-WARM_S=${WARM_S:-30}
+RUN_S=${RUN_S:-360}
+WARM_S=${WARM_S:-120}
 CLEAN_S=${CLEAN_S:-60}
 ACCOUNTS=${ACCOUNTS:-1000}
 RATE=${RATE:-50}
@@ -102,9 +103,7 @@ lat=$(tk_psql -F ' ' -c "
   WITH p AS (
     SELECT m.network, extract(epoch FROM t.scheduled_at - t.created_at) AS lat, f.interval_s
       FROM public.made_keys m
-      JOIN tweetkeeper.tweets t ON t.tweet_id = CASE WHEN m.network = 'x' THEN m.post_key::bigint ELSE
-             (SELECT r.tweet_id FROM tweetkeeper.post_refs r
-               WHERE (r.network, r.host, r.author, r.post_key) = (m.network, m.host, m.author, m.post_key)) END
+      JOIN tweetkeeper.tweets t USING (tweet_id)
       JOIN (SELECT network, host, CASE WHEN network = 'mastodon' THEN handle ELSE account_id END AS account,
                    extract(epoch FROM poll_after - checked_at) AS interval_s
               FROM tweetkeeper.followed_accounts WHERE status = 'following') f

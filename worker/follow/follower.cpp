@@ -453,7 +453,9 @@ void Follower::Repace(const std::string& group) {
   std::vector<double> rates;
   const std::int64_t now = NowMs();
   for (auto& [id, h] : held_) {
-    if (reader_->Group(h->f) != group || h->f.status != "following") continue;
+    // The accounts still resolving share the budget too: they are to be read as soon as they
+    // are, and counting them from the start keeps the first ones resolved from taking it all.
+    if (reader_->Group(h->f) != group || (h->f.status != "following" && h->f.status != "resolving")) continue;
     accounts.push_back(h.get());
     rates.push_back(PostRate(h->f.posts_found, static_cast<double>(now - h->f.since_ms) / 1000.0));
   }
@@ -648,12 +650,16 @@ int Follower::Run() {
       // The account to read next: due the soonest, counting its budget's wait (one thread reads
       // for every server: it takes an account whose server may be asked now before one whose
       // server's window must be waited for).
+      // An account to resolve goes before one to read again at the same moment: resolving is
+      // asked once, and an account not resolved is not followed at all.
       Held* due = nullptr;
       std::int64_t due_at = INT64_MAX;
+      bool due_resolves = false;
       for (auto& [id, h] : held_) {
         if (h->next_poll_ms >= INT64_MAX / 2) continue;
         const std::int64_t at = std::max(h->next_poll_ms, BudgetOf(*h).gate.NextAt());
-        if (at < due_at) due = h.get(), due_at = at;
+        const bool resolves = h->f.status != "following";
+        if (at < due_at || (at == due_at && resolves && !due_resolves)) due = h.get(), due_at = at, due_resolves = resolves;
       }
       now = NowMs();
       if (now >= next_summary) {
