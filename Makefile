@@ -48,7 +48,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check check-citus demo bench bench-shortage bench-citus bench-scale bench-import soak fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check check-citus demo bench bench-follow bench-shortage bench-citus bench-scale bench-import soak fuzz clean
 
 all: build
 
@@ -117,6 +117,8 @@ bench: deps
 	tests/bench/archive.sh
 	tests/bench/export.sh
 	tests/bench/citus_cpu.sh
+	# Following 1,000 accounts per network at 50 posts/s: latency, faults, exactly once (6 minutes).
+	tests/bench/follow.sh
 
 # Each network's claim latency at 100,000 and 10,000,000 tracked posts of every network, and the
 # update from 0.3.0 on 10,000,000 (about 35 minutes, 6 GB of disk).
@@ -125,6 +127,12 @@ bench-scale: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/claim_scale.sh
 	tests/bench/upgrade.sh
+
+# Only the following scenario of make bench (about 7 minutes).
+bench-follow: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/follow.sh
 
 # Only the shortage scenario of make bench (about 4 minutes).
 bench-shortage: deps
