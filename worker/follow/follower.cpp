@@ -482,7 +482,17 @@ void Follower::Learn(Budget& budget, const HttpResponse& response) {
     budget.repace = true;
   }
   const std::int64_t now = NowMs();
-  if (response.status == 429 || (rate.remaining && *rate.remaining == 0)) {
+  // What is left of the window, spread over the time left of it: another client on the same
+  // address (a second follower, a refreshing worker) spends the same window, and this one slows
+  // down as it sees the window go faster than it spends it (two of them converge on sharing it).
+  // Two requests are kept in hand for the moment both send the last one.
+  const double configured = options_.share * budget.limit / budget.window_s;
+  if (rate.remaining && rate.reset_epoch_s && *rate.reset_epoch_s * 1000 > now) {
+    const double left_s = static_cast<double>(*rate.reset_epoch_s * 1000 - now) / 1000.0;
+    const double spare = std::max(0.0, static_cast<double>(*rate.remaining) - 2) / std::max(left_s, 1.0);
+    budget.gate.SetBudget(std::max(std::min(configured, spare), configured * 0.05));
+  }
+  if (response.status == 429 || (rate.remaining && *rate.remaining <= 1)) {
     const std::int64_t until = rate.reset_epoch_s ? *rate.reset_epoch_s * 1000 + 1000 : now + 60'000;
     budget.gate.PauseUntil(std::min(until, now + 15 * 60'000));
     spdlog::warn("{}: the window is spent ({}); reading again in {:.0f} s",
