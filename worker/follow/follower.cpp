@@ -676,7 +676,12 @@ int Follower::Run() {
         if (h->next_poll_ms >= INT64_MAX / 2) continue;
         const std::int64_t at = std::max(h->next_poll_ms, BudgetOf(*h).gate.NextAt());
         const bool resolves = h->f.status != "following";
-        if (at < due_at || (at == due_at && resolves && !due_resolves)) due = h.get(), due_at = at, due_resolves = resolves;
+        // At the same moment (several waiting for one server's window): resolving first, then the
+        // account due the longest (not the first in id order: the busiest accounts, followed first,
+        // would take every turn and starve the quiet ones; make bench saw 0 reads of 100 of them).
+        if (at < due_at || (at == due_at && ((resolves && !due_resolves) ||
+                                             (resolves == due_resolves && h->next_poll_ms < due->next_poll_ms))))
+          due = h.get(), due_at = at, due_resolves = resolves;
       }
       now = NowMs();
       if (now >= next_summary) {
