@@ -51,6 +51,7 @@ struct Follower::Budget {
   double window_s;
   Gate gate;
   bool repace = true;  // accounts came or went, or the limit changed
+  double planned_rps = 0;  // the rate the accounts' intervals were planned for
 };
 
 // What one read of an account found.
@@ -462,8 +463,11 @@ void Follower::Repace(const std::string& group) {
   // Planned for 90% of what the window allows (the gate lets the whole through): reads come due
   // unevenly, and a schedule that spends it all makes them queue at the gate, each a little later
   // than its interval (measured by make bench: 41 s beyond it at p99 on X, against 2 s).
-  const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * options_.share * budget.limit / budget.window_s,
-                                                      options_.min_poll, options_.max_poll);
+  // What this follower gets of the window: its share, or less when the window's headers say
+  // another client spends it too (Learn()).
+  const double rps = std::min(options_.share * budget.limit / budget.window_s, budget.gate.budget());
+  budget.planned_rps = rps;
+  const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
   for (std::size_t i = 0; i < accounts.size(); ++i) {
     // A longer interval than before takes effect from the last read, a shorter one at once.
     const Millis before = accounts[i]->interval;
@@ -491,6 +495,10 @@ void Follower::Learn(Budget& budget, const HttpResponse& response) {
     const double left_s = static_cast<double>(*rate.reset_epoch_s * 1000 - now) / 1000.0;
     const double spare = std::max(0.0, static_cast<double>(*rate.remaining) - 2) / std::max(left_s, 1.0);
     budget.gate.SetBudget(std::max(std::min(configured, spare), configured * 0.05));
+    // A schedule planned for a rate this far from the one the gate lets through is planned again:
+    // reads planned faster than they can go queue at the gate and lose their order.
+    if (budget.planned_rps > 0 && std::abs(budget.gate.budget() - budget.planned_rps) > 0.2 * budget.planned_rps)
+      budget.repace = true;
   }
   if (response.status == 429 || (rate.remaining && *rate.remaining <= 1)) {
     const std::int64_t until = rate.reset_epoch_s ? *rate.reset_epoch_s * 1000 + 1000 : now + 60'000;
