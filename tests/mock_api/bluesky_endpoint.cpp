@@ -715,6 +715,8 @@ uint64_t TidClock(const std::string& rkey) {
   return static_cast<uint64_t>(SortableValue(rkey[11]) * 32 + SortableValue(rkey[12])) & 0x3FF;
 }
 
+bool IsDid(const std::string& s) { return ValidDid(s); }
+
 std::string MockDid(const std::string& handle) {
   uint64_t h = Fnv(handle);
   std::string did = "did:plc:";

@@ -26,6 +26,9 @@ std::optional<int64_t> TidMillis(const std::string& rkey);
 // A TID's clock id (its last 10 bits), which decides the post's fate in the mock's world.
 uint64_t TidClock(const std::string& rkey);
 
+// Whether s is a DID as the AppView's lexicons check one (did:<method>:<id>).
+bool IsDid(const std::string& s);
+
 // The DID the mock's world gives a handle: did:plc: and 24 base32 characters from its hash.
 std::string MockDid(const std::string& handle);
 

@@ -47,13 +47,6 @@ std::string Decode(std::string_view s) {
   return out;
 }
 
-bool ValidDid(const std::string& s) {
-  if (s.size() > 2048 || (s.rfind("did:plc:", 0) != 0 && s.rfind("did:web:", 0) != 0) || s.size() < 9) return false;
-  return std::all_of(s.begin() + 8, s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == ':' || c == '%';
-  });
-}
-
 bool ValidNsid(const std::string& s) {
   if (s.empty() || s.size() > 317 || std::count(s.begin(), s.end(), '.') < 2) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '*'; });
@@ -78,7 +71,7 @@ struct Filter {
 // Checks a filter as Jetstream does: valid DIDs and NSIDs, at most 10,000 and 100 of them.
 std::string CheckFilter(const Filter& f) {
   for (const std::string& d : f.dids)
-    if (!ValidDid(d)) return "invalid DID: " + d;
+    if (!IsDid(d)) return "invalid DID: " + d;
   for (const std::string& c : f.collections)
     if (!ValidNsid(c)) return "invalid collection: " + c;
   if (f.dids.size() > kMaxDids) return "too many wanted DIDs";

@@ -42,6 +42,7 @@ struct Follower::Held {
   std::int64_t next_poll_ms = 0;
   Millis interval{0};
   int failures = 0;
+  Budget* budget = nullptr;  // BudgetOf()'s, once found
 };
 
 // A budget of requests: a Mastodon server, the AppView, an X credential's timeline window.
@@ -270,14 +271,26 @@ bool Follower::Connect(std::chrono::seconds startup_timeout) {
   }
 }
 
-Follower::Budget& Follower::BudgetOf(const Held& held) {
-  const std::string group = reader_->Group(held.f);
-  auto& b = budgets_[group];
+Follower::Budget& Follower::BudgetOf(Held& held) {
+  // An account's budget never changes (its server, the credential): found once, kept.
+  if (held.budget) return *held.budget;
+  auto& b = budgets_[reader_->Group(held.f)];
   if (!b) {
     b = std::make_unique<Budget>(reader_->DefaultLimit(), reader_->WindowSeconds());
     b->gate.SetBudget(options_.share * b->limit / b->window_s);
   }
+  held.budget = b.get();
   return *b;
+}
+
+void Follower::ForgetLeases() {
+  held_.clear();
+  covered_.clear();
+  gaps_.clear();
+  by_did_.clear();
+  next_claim_ms_ = 0;
+  // Frames taken and not stored: the stream starts again from the positions kept.
+  if (streaming()) stream_->Reconnect();
 }
 
 void Follower::ClaimAccounts() {
@@ -307,11 +320,10 @@ void Follower::ClaimAccounts() {
   held_ = std::move(next);
   next_claim_ms_ = now + options_.lease_seconds * 1000 / 3;
   telemetry_.FollowAccounts(static_cast<std::int64_t>(held_.size()));
-  if (streaming()) Subscribe(!claimed_once_);
-  claimed_once_ = true;
+  if (streaming()) Subscribe();
 }
 
-void Follower::Subscribe(bool) {
+void Follower::Subscribe() {
   const std::int64_t now = NowMs();
   if (position_us_ == 0) position_us_ = marked_us_ = now * 1000;
   std::map<std::string, std::int64_t> dids;
@@ -580,7 +592,7 @@ void Follower::Poll(Held& held) {
     if (budget.repace) Repace(reader_->Group(f));
     if (streaming()) {
       // Subscribed first; its gap (since it was followed) filled once the stream has it.
-      Subscribe(false);
+      Subscribe();
       return;
     }
     // Its first read comes when its server may be asked again: this one thread meanwhile asks
@@ -659,13 +671,8 @@ int Follower::Run() {
   while (!stop_.stopping()) {
     try {
       if (!db_.connected()) {
-        db_.Connect();
-        held_.clear();  // the leases went with the old session
+        db_.Connect();  // (what it held was forgotten when the connection was lost)
         next_claim_ms_ = 0;
-        covered_.clear();
-        gaps_.clear();
-        by_did_.clear();
-        claimed_once_ = false;
         spdlog::info("database connection back");
       }
       std::int64_t now = NowMs();
@@ -733,13 +740,7 @@ int Follower::Run() {
       failures = 0;
     } catch (const pqxx::broken_connection& e) {
       spdlog::warn("database connection lost: {}; reconnecting", RedactDsnSecrets(e.what(), options_.dsn));
-      held_.clear();
-      covered_.clear();
-      gaps_.clear();
-      by_did_.clear();
-      claimed_once_ = false;
-      // Frames taken and not stored: the stream starts again from the positions kept.
-      if (streaming()) stream_->Reconnect();
+      ForgetLeases();
       stop_.SleepUnlessStopped(backoff.Next(++failures));
       try {
         db_.Connect();
@@ -749,13 +750,7 @@ int Follower::Run() {
     } catch (const pqxx::sql_error& e) {
       // 55000: the lease is gone (taken over after a stall) or the account was unfollowed.
       spdlog::warn("SQLSTATE {}: {}", e.sqlstate(), RedactDsnSecrets(e.what(), options_.dsn));
-      next_claim_ms_ = 0;
-      held_.clear();
-      covered_.clear();
-      gaps_.clear();
-      by_did_.clear();
-      claimed_once_ = false;
-      if (streaming()) stream_->Reconnect();
+      ForgetLeases();
       stop_.SleepUnlessStopped(backoff.Next(++failures));
     }
   }

@@ -59,13 +59,15 @@ class Follower {
   struct Budget;
   void ClaimAccounts();
   void Poll(Held& held);
-  Budget& BudgetOf(const Held& held);
+  Budget& BudgetOf(Held& held);
+  // The leases went (a lost session): nothing held, the stream to start again from the positions kept.
+  void ForgetLeases();
   void Repace(const std::string& group);
   void Learn(Budget& budget, const HttpResponse& response);
   // Bluesky with Jetstream: the accounts' DIDs subscribed, the gaps the stream cannot replay
   // filled from their feeds, the events handled, the read position kept.
   bool streaming() const { return stream_ != nullptr; }
-  void Subscribe(bool first_claim);
+  void Subscribe();
   void HandleFrames(const std::vector<std::string>& frames);
   void MarkStreamRead(bool now);
   void Replay();
@@ -95,7 +97,6 @@ class Follower {
   std::int64_t last_replay_ms_ = 0;
   std::set<std::int64_t> gaps_;                    // accounts whose gap their feed fills first
   std::map<std::string, std::int64_t> by_did_;     // the subscription: DID -> follow_id
-  bool claimed_once_ = false;
 };
 
 }  // namespace tweetkeeper::worker::follow

@@ -228,7 +228,9 @@ if timeline:
            expect=("older than the first page", lambda b: int(b["data"][0]["id"]) < int(timeline["data"][-1]["id"])))
     answer("user timeline: nothing since the newest", f"/2/users/100000/tweets?since_id={timeline['meta']['newest_id']}"
            "&max_results=5", 200, "Get2UsersIdTweetsResponse",
-           expect=("meta only", lambda b: "data" not in b and b["meta"]["result_count"] >= 0))
+           expect=("only posts newer than since_id, counted in meta",
+                   lambda b: all(int(t["id"]) > int(timeline["meta"]["newest_id"]) for t in b.get("data", []))
+                   and b["meta"]["result_count"] == len(b.get("data", []))))
 if locked:
     answer("user timeline: protected", f"/2/users/{locked['data']['id']}/tweets", 200, "Get2UsersIdTweetsResponse",
            expect=("a not-authorized error", lambda b: b["errors"][0]["type"].endswith("/not-authorized-for-resource")))

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { exit, report } from '../tap.mjs';
+import { exit, lexiconDocuments, report } from '../tap.mjs';
 
 const [prefix, lexDir, mock] = process.argv.slice(2);
 if (!prefix || !lexDir || !mock) {
@@ -23,15 +23,7 @@ const { Lexicons, jsonToLex } = await import(
   pathToFileURL(path.join(prefix, 'node_modules/@atproto/lexicon/dist/index.js')).href);
 
 
-const docs = [];
-const walk = (dir) => {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) walk(p);
-    else if (e.name.endsWith('.json')) docs.push(JSON.parse(fs.readFileSync(p, 'utf8')));
-  }
-};
-walk(lexDir);
+const docs = lexiconDocuments(lexDir);
 const lex = new Lexicons(docs);
 report(docs.length > 0 && lex.getDef('app.bsky.feed.getPosts') !== undefined,
        `@atproto/lexicon loads the ${docs.length} vendored lexicon documents`);

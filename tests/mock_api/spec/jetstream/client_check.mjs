@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { exit, report } from '../tap.mjs';
+import { exit, lexiconDocuments, report } from '../tap.mjs';
 
 const [prefix, atprotoPrefix, lexDir, mock, jetstream] = process.argv.slice(2);
 if (!jetstream) {
@@ -24,15 +24,7 @@ const WebSocket = (await from('ws/wrapper.mjs')).default;
 const { Lexicons, jsonToLex } = await from('@atproto/lexicon/dist/index.js', atprotoPrefix);
 const version = JSON.parse(fs.readFileSync(path.join(prefix, 'node_modules/@skyware/jetstream/package.json'))).version;
 
-const docs = [];
-const walk = (dir) => {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) walk(p);
-    else if (e.name.endsWith('.json')) docs.push(JSON.parse(fs.readFileSync(p, 'utf8')));
-  }
-};
-walk(lexDir);
+const docs = lexiconDocuments(lexDir);
 const lex = new Lexicons(docs);
 
 const get = async (p) => (await fetch(mock + p)).json();
