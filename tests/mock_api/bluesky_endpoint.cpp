@@ -23,7 +23,7 @@ namespace tweetkeeper::mock {
 namespace {
 
 constexpr const char* kSortable = "234567abcdefghijklmnopqrstuvwxyz";
-constexpr size_t kMaxUris = 25;  // getPosts.json: "maxLength": 25
+constexpr size_t kMaxUris = 25;  // getPosts.json and getProfiles.json: "maxLength": 25
 constexpr const char* kCollection = "/app.bsky.feed.post/";
 
 int SortableValue(char c) {
@@ -821,29 +821,70 @@ bool DeletedByNow(const MockPost& m, const MockConfig& config, int64_t now_ms) {
 
 }  // namespace
 
-EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
-  EndpointReply error;
-  const std::optional<std::string> did = ActorDid(Param(params, "actor"), &error);
-  if (!did) return error;
+namespace {
+// The profileViewDetailed of an actor (as asked: a DID, or a handle the mock resolves), or nullopt
+// when the AppView has none: an unknown DID of the mock's world, a "gone" handle.
+std::optional<rapidjson::Value> DetailedProfile(const std::string& actor, const std::string& did, const MockConfig& config,
+                                                int64_t now_ms, rapidjson::Document::AllocatorType& a) {
   // The mock's world knows its own accounts' DIDs, and those its handles resolve to.
-  const std::string actor = Param(params, "actor");
-  if (ValidDid(actor) && !WorldAccount(*did)) return XrpcError(400, "InvalidRequest", "Profile not found");
-  rapidjson::Document doc(rapidjson::kObjectType);
-  auto& a = doc.GetAllocator();
-  rapidjson::Value author = Author(*did, a);
+  if (ValidDid(actor) && !WorldAccount(did)) return std::nullopt;
+  rapidjson::Value profile(rapidjson::kObjectType);
+  rapidjson::Value author = Author(did, a);
   if (!ValidDid(actor)) {
     std::string handle = actor;
     std::transform(handle.begin(), handle.end(), handle.begin(), [](unsigned char c) { return std::tolower(c); });
     author["handle"] = Str(handle, a);
   }
-  for (auto& m : author.GetObject()) doc.AddMember(rapidjson::Value(m.name, a), rapidjson::Value(m.value, a), a);
-  const uint64_t who = Fnv(*did);
-  const auto k = WorldAccount(*did);
+  for (auto& m : author.GetObject()) profile.AddMember(rapidjson::Value(m.name, a), rapidjson::Value(m.value, a), a);
+  const uint64_t who = Fnv(did);
+  const auto k = WorldAccount(did);
   const Cadence cadence = k ? CadenceOf("bluesky", *k, config) : Cadence{};
-  doc.AddMember("followersCount", static_cast<int64_t>(who % 5000), a);
-  doc.AddMember("followsCount", static_cast<int64_t>(who % 700), a);
-  doc.AddMember("postsCount", cadence.period_ms > 0 ? now_ms / cadence.period_ms % 100000 : static_cast<int64_t>(who % 900), a);
-  doc.AddMember("indexedAt", Str(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000), a), a);
+  profile.AddMember("followersCount", static_cast<int64_t>(who % 5000), a);
+  profile.AddMember("followsCount", static_cast<int64_t>(who % 700), a);
+  profile.AddMember("postsCount", cadence.period_ms > 0 ? now_ms / cadence.period_ms % 100000 : static_cast<int64_t>(who % 900), a);
+  profile.AddMember("indexedAt", Str(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000), a), a);
+  return profile;
+}
+}  // namespace
+
+EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
+  EndpointReply error;
+  const std::optional<std::string> did = ActorDid(Param(params, "actor"), &error);
+  if (!did) return error;
+  rapidjson::Document doc(rapidjson::kObjectType);
+  std::optional<rapidjson::Value> profile = DetailedProfile(Param(params, "actor"), *did, config, now_ms, doc.GetAllocator());
+  if (!profile) return XrpcError(400, "InvalidRequest", "Profile not found");
+  static_cast<rapidjson::Value&>(doc).Swap(*profile);  // (the allocator stays the document's)
+  EndpointReply reply;
+  reply.body = Serialized(doc);
+  return reply;
+}
+
+// app.bsky.actor.getProfiles: up to 25 actors; those with no profile are left out of the answer
+// (the AppView's skeleton drops actors it cannot resolve, its presentation those it has no view
+// of), and the rest come in the order asked, each once.
+EndpointReply GetBlueskyProfiles(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
+  std::vector<std::string> actors;
+  const auto range = params.equal_range("actors");
+  for (auto it = range.first; it != range.second; ++it) actors.push_back(it->second);
+  if (actors.empty()) return XrpcError(400, "InvalidRequest", "Error: Params must have the property \"actors\"");
+  if (actors.size() > kMaxUris) return XrpcError(400, "InvalidRequest", "Error: actors must not have more than 25 elements");
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  rapidjson::Value profiles(rapidjson::kArrayType);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < actors.size(); ++i) {
+    std::string lowered = actors[i];
+    std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (!ValidDid(actors[i]) && !ValidHandle(lowered))
+      return XrpcError(400, "InvalidRequest", "Error: actors/" + std::to_string(i) + " must be a valid did or a handle");
+    EndpointReply ignored;
+    const std::optional<std::string> did = ActorDid(actors[i], &ignored);
+    if (!did || !seen.insert(*did).second) continue;
+    std::optional<rapidjson::Value> profile = DetailedProfile(actors[i], *did, config, now_ms, a);
+    if (profile) profiles.PushBack(std::move(*profile), a);
+  }
+  doc.AddMember("profiles", profiles, a);
   EndpointReply reply;
   reply.body = Serialized(doc);
   return reply;

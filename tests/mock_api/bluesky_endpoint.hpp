@@ -44,6 +44,9 @@ EndpointReply ResolveHandle(const QueryParams& params, const MockConfig& config,
 // GET /xrpc/app.bsky.actor.getProfile?actor=<handle or DID>: profileViewDetailed; a DID of no
 // world account, or a handle starting with "gone", is 400 InvalidRequest "Profile not found".
 EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& config, int64_t now_ms);
+// GET /xrpc/app.bsky.actor.getProfiles?actors=...: {"profiles": [...]}, at most 25 actors; those
+// with no profile are left out (no error), the rest once each, in the order asked.
+EndpointReply GetBlueskyProfiles(const QueryParams& params, const MockConfig& config, int64_t now_ms);
 // GET /xrpc/app.bsky.feed.getAuthorFeed?actor=&limit=&cursor=&filter=: {"feed":[{"post":...}],
 // "cursor"}, newest first; other accounts' feeds are empty.
 EndpointReply GetAuthorFeed(const QueryParams& params, const MockConfig& config, int64_t now_ms);

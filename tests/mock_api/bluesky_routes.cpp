@@ -1,5 +1,5 @@
 // Bluesky's AppView as the mock serves it: the XRPC routes (app.bsky.feed.getPosts,
-// com.atproto.identity.resolveHandle), no token, one rate-limit window shared by every caller with
+// com.atproto.identity.resolveHandle, the actor and feed reads of following), no token, one rate-limit window shared by every caller with
 // the reference xrpc-server's RateLimit-* headers. The answers themselves are bluesky_endpoint.*.
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/mock_api.hpp"
@@ -11,6 +11,7 @@ void MockApi::AddBlueskyRoutes() {
       {"GET", "/xrpc/app.bsky.feed.getPosts", "uris", &GetBlueskyPosts, Dialect::kV2},
       {"GET", "/xrpc/com.atproto.identity.resolveHandle", "handle", &ResolveHandle, Dialect::kV2},
       {"GET", "/xrpc/app.bsky.actor.getProfile", "actor", &GetBlueskyProfile, Dialect::kV2},
+      {"GET", "/xrpc/app.bsky.actor.getProfiles", "actors", &GetBlueskyProfiles, Dialect::kV2},
       {"GET", "/xrpc/app.bsky.feed.getAuthorFeed", "actor", &GetAuthorFeed, Dialect::kV2},
   };
   for (const ProviderRoute& route : kRoutes) {

@@ -98,12 +98,16 @@ report(pictured.length > 0 && pictured.every((p) => p.record.embed?.images?.leng
          p.embed.images.every((v, i) => v.fullsize.includes(p.record.embed.images[i].image.ref.toString()))),
        `some posts hold images: each view's URLs name its blob's CID (${pictured.length} of ${posts.length})`,
        JSON.stringify(pictured[0]?.embed));
-// A follower's reads through the client (issue 38): getProfile and getAuthorFeed, which it
+// A follower's reads through the client (issue 38): getProfile(s) and getAuthorFeed, which it
 // validates against the lexicons as it reads them, and the feed's cursor.
 try {
   const profile = await agent.getProfile({ actor: 'user1.bsky.social' });
   report(profile.data.handle === 'user1.bsky.social' && profile.data.did.startsWith('did:plc:'),
          `@atproto/api getProfile reads a posting account: ${profile.data.did}`);
+  const many = await agent.getProfiles({ actors: ['user1.bsky.social', 'gone.bsky.social', 'user2.bsky.social'] });
+  report(JSON.stringify(many.data.profiles.map((p) => p.handle)) === JSON.stringify(['user1.bsky.social', 'user2.bsky.social']) &&
+         many.data.profiles[0].did === profile.data.did,
+         `@atproto/api getProfiles reads two profiles of three actors asked (${many.data.profiles.length})`);
   const first = await agent.getAuthorFeed({ actor: profile.data.did, limit: 5 });
   const second = await agent.getAuthorFeed({ actor: profile.data.did, limit: 5, cursor: first.data.cursor });
   const feed = [...first.data.feed, ...second.data.feed].map((item) => item.post);

@@ -144,8 +144,8 @@ headersOk(r.headers, 'resolveHandle');
 r = await get('com.atproto.identity.resolveHandle', { handle: 'gone.example.com' });
 report(xrpcError(r, 'InvalidRequest', 'Unable to resolve handle'),
        'an unresolvable handle: 400 InvalidRequest, Unable to resolve handle (the AppView\'s words)', r.text);
-// 3. A follower's reads (issue 38): a posting account's profile and its feed, valid against their
-// output schemas, the feed newest first and paged by its cursor; an unknown actor's error.
+// 3. A follower's reads (issue 38): a posting account's profile (one, or 25 at a time) and its
+// feed, valid against their output schemas, the feed newest first and paged by its cursor; an unknown actor's error.
 r = await get('app.bsky.actor.getProfile', { actor: 'user0.bsky.social' });
 const profileBad = r.status === 200 ? valid(() => lex.assertValidXrpcOutput('app.bsky.actor.getProfile', jsonToLex(r.body))) : r.text;
 report(profileBad === null && r.body.handle === 'user0.bsky.social' && r.body.did.startsWith('did:plc:'),
@@ -170,6 +170,20 @@ report(feedBad.length === 0 && feedPosts.length === 30 && new Set(feedPosts.map(
        feedBad.slice(0, 3).join('\n'));
 r = await get('app.bsky.actor.getProfile', { actor: 'gone.bsky.social' });
 report(xrpcError(r, 'InvalidRequest', 'Profile not found'), 'an unknown actor: 400 InvalidRequest, Profile not found', r.text);
+// getProfiles (25 at a time, as a follower resolves): the found ones once each, in the order
+// asked; an actor with no profile left out, not an error; 26 actors, or one that is no
+// identifier, refused as the lexicon's parameters say.
+r = await get('app.bsky.actor.getProfiles', { actors: ['user2.bsky.social', 'gone.bsky.social', feedDid, 'USER2.bsky.social', 'user3.bsky.social'] });
+const profilesBad = r.status === 200 ? valid(() => lex.assertValidXrpcOutput('app.bsky.actor.getProfiles', jsonToLex(r.body))) : r.text;
+const gotProfiles = (r.body?.profiles ?? []).map((p) => p.handle);
+report(profilesBad === null && JSON.stringify(gotProfiles) === JSON.stringify(['user2.bsky.social', 'user0.bsky.social', 'user3.bsky.social']) &&
+       r.body.profiles[1].did === feedDid,
+       `getProfiles: valid against its output schema; the unknown actor left out, the repeated one once (${gotProfiles.join(', ')})`, profilesBad ?? r.text);
+headersOk(r.headers, 'getProfiles');
+r = await get('app.bsky.actor.getProfiles', { actors: Array.from({ length: 26 }, (_, k) => `user${k}.bsky.social`) });
+report(xrpcError(r, 'InvalidRequest', 'Error: actors must not have more than 25 elements'), 'getProfiles with 26 actors: 400 InvalidRequest', r.text);
+r = await get('app.bsky.actor.getProfiles', { actors: ['user1.bsky.social', 'not an identifier'] });
+report(xrpcError(r, 'InvalidRequest', 'Error: actors/1 must be a valid did or a handle'), 'getProfiles with no identifier: 400 InvalidRequest naming it', r.text);
 r = await get('app.bsky.feed.getAuthorFeed', { actor: feedDid, limit: 101 });
 report(r.status === 400 && r.body?.error === 'InvalidRequest', 'getAuthorFeed limit 101: 400 InvalidRequest', r.text);
 exit();

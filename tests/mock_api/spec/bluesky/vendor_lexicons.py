@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Bluesky's lexicons that the mock's AppView answers are validated against (validate_bluesky.mjs):
-the lexicon documents of app.bsky.feed.getPosts, app.bsky.actor.getProfile and
+the lexicon documents of app.bsky.feed.getPosts, app.bsky.actor.getProfile(s) and
 app.bsky.feed.getAuthorFeed (a follower's reads), com.atproto.identity.resolveHandle and the
 records a post holds (app.bsky.feed.post and its embeds), and every document they refer to,
 copied byte for byte from the atproto repository's lexicons/ folder at a pinned commit.
@@ -22,6 +22,7 @@ import sys
 ROOTS = [
     "app.bsky.feed.getPosts",
     "app.bsky.actor.getProfile",
+    "app.bsky.actor.getProfiles",
     "app.bsky.feed.getAuthorFeed",
     "com.atproto.identity.resolveHandle",
     "app.bsky.feed.post",
