@@ -111,6 +111,10 @@ b_polls=$(grep -c "getAuthorFeed" "$dir/answers")
 b_accounts=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.followed_accounts WHERE network = 'bluesky' AND status = 'following'")
 tk_ok "Bluesky's posts came from the stream: one feed read per account, to fill its gap ($b_polls for $b_accounts)" \
   "$([ "$b_polls" -le "$b_accounts" ]; echo $?)"
+lookups=$(grep -c "app.bsky.actor.getProfile" "$dir/answers")
+batched=$(grep -c "app.bsky.actor.getProfiles?actors=.*&actors=.*&actors=.*&actors=" "$dir/answers")
+tk_ok "Bluesky's 4 accounts (one missing) resolved by one getProfiles request ($batched of $lookups lookups)" \
+  "$([ "$lookups" = 1 ] && [ "$batched" = 1 ]; echo $?)" "$(grep "app.bsky.actor.getProfile" "$dir/answers")"
 
 # X bills each post a timeline returns: the database counted what the mock billed, no more, no less.
 mock_billed=$(curl -sf "$TK_MOCK_URL/mock/stats" | python3 -c '

@@ -1,4 +1,4 @@
-// What a follower reads of followed Bluesky accounts: getProfile, getAuthorFeed and Jetstream's
+// What a follower reads of followed Bluesky accounts: getProfile(s), getAuthorFeed and Jetstream's
 // events, as the AppView and Jetstream send them (events captured from
 // wss://jetstream1.us-east.bsky.network/subscribe, kept in bluesky-social/jetstream's testdata),
 // and hostile ones refused with a reason.
@@ -38,6 +38,39 @@ TEST(BlueskyFollow, Profile) {
   EXPECT_EQ(ParseBlueskyProfile(Answer(502, "")).status, Account::Status::kFailed);
   EXPECT_EQ(BlueskyProfileUrl("https://public.api.bsky.app", "alice.bsky.social"),
             "https://public.api.bsky.app/xrpc/app.bsky.actor.getProfile?actor=alice.bsky.social");
+}
+
+TEST(BlueskyFollow, Profiles) {
+  EXPECT_EQ(BlueskyProfilesUrl("https://public.api.bsky.app", {"alice.bsky.social", kDid}),
+            "https://public.api.bsky.app/xrpc/app.bsky.actor.getProfiles?actors=alice.bsky.social"
+            "&actors=did%3Aplc%3Az72i7hdynmk6r22z27h6tvur");
+  // Asked: a DID, a handle (in another case than the answer's), an actor the answer leaves out,
+  // and a handle whose profile says handle.invalid (found by DID only: so not by that handle).
+  const std::vector<std::string> actors = {kDid, "Alice.bsky.social", "gone.bsky.social", "stale.example.com"};
+  const std::vector<Account> got = ParseBlueskyProfiles(Answer(200, R"({"profiles":[
+      {"did":"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa","handle":"alice.bsky.social","followersCount":3},
+      {"did":"did:plc:z72i7hdynmk6r22z27h6tvur","handle":"bsky.app"},
+      {"did":"did:plc:bbbbbbbbbbbbbbbbbbbbbbbb","handle":"handle.invalid"},
+      {"did":"did:key:zQ3shunBKsXixLxKtC5qeSG9E4J5RkGN57im31pcTzbNQnm5w","handle":"evil.example.com"},
+      17, null]})"),
+                                                       actors);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].status, Account::Status::kFound);
+  EXPECT_EQ(got[0].account_id, kDid);
+  EXPECT_EQ(got[0].handle, "bsky.app");
+  EXPECT_EQ(got[1].status, Account::Status::kFound);
+  EXPECT_EQ(got[1].account_id, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa") << "matched by its handle, not by its place";
+  EXPECT_EQ(got[2].status, Account::Status::kMissing);
+  EXPECT_EQ(got[2].reason, "Profile not found (getProfiles left it out)");
+  EXPECT_EQ(got[3].status, Account::Status::kMissing);
+  // An answer that is no list of profiles says nothing of any account.
+  for (const HttpResponse& bad : {Answer(502, ""), Answer(200, R"({"profiles":{}})"), Answer(200, "[1,2]"),
+                                  Answer(400, R"({"error":"InvalidRequest","message":"Error: actors/1 must be a valid did or a handle"})")}) {
+    const std::vector<Account> none = ParseBlueskyProfiles(bad, actors);
+    ASSERT_EQ(none.size(), 4u);
+    for (const Account& a : none) EXPECT_EQ(a.status, Account::Status::kFailed) << bad.body;
+    EXPECT_FALSE(none[0].reason.empty());
+  }
 }
 
 TEST(BlueskyFollow, AuthorFeed) {

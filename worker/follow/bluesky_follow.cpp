@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <map>
 
 #include "follow/names.hpp"
 #include "json/bounded.hpp"
@@ -87,6 +88,50 @@ Account ParseBlueskyProfile(const HttpResponse& r) {
   a.status = Account::Status::kFound;
   a.handle = HandleOf(StringMember(doc, "handle"));
   return a;
+}
+
+std::string BlueskyProfilesUrl(const std::string& base, const std::vector<std::string>& actors) {
+  std::string url = base + "/xrpc/app.bsky.actor.getProfiles";
+  for (std::size_t i = 0; i < actors.size(); ++i) url += (i == 0 ? "?actors=" : "&actors=") + EncodeQueryValue(actors[i]);
+  return url;
+}
+
+std::vector<Account> ParseBlueskyProfiles(const HttpResponse& r, const std::vector<std::string>& actors) {
+  std::vector<Account> out(actors.size());
+  const auto fail_all = [&](const std::string& reason) {
+    for (Account& a : out) a.reason = reason;
+    return out;
+  };
+  if (r.status != 200) return fail_all(Reason(r));
+  rapidjson::Document doc;
+  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
+  if (!error.empty()) return fail_all("unparsable 200 body: " + error);
+  const auto profiles = doc.IsObject() ? doc.FindMember("profiles") : doc.MemberEnd();
+  if (!doc.IsObject() || profiles == doc.MemberEnd() || !profiles->value.IsArray())
+    return fail_all("a 200 body with no profiles array: " + Snippet(r.body));
+  std::map<std::string, Account> by_did, by_handle;
+  for (const auto& p : profiles->value.GetArray()) {
+    if (!p.IsObject()) continue;
+    Account a;
+    a.account_id = DidOf(StringMember(p, "did"));
+    if (a.account_id.empty()) continue;  // not a did:plc or did:web: no account of ours
+    a.status = Account::Status::kFound;
+    a.handle = HandleOf(StringMember(p, "handle"));
+    by_did.emplace(a.account_id, a);
+    if (!a.handle.empty()) by_handle.emplace(a.handle, a);
+  }
+  for (std::size_t i = 0; i < actors.size(); ++i) {
+    const std::string did = DidOf(actors[i]);
+    const auto& index = did.empty() ? by_handle : by_did;
+    const auto it = index.find(did.empty() ? HandleOf(actors[i]) : did);
+    if (it != index.end()) {
+      out[i] = it->second;
+    } else {
+      out[i].status = Account::Status::kMissing;
+      out[i].reason = "Profile not found (getProfiles left it out)";
+    }
+  }
+  return out;
 }
 
 std::string BlueskyAuthorFeedUrl(const std::string& base, const std::string& did, const std::string& cursor) {

@@ -1,6 +1,6 @@
 #pragma once
 // What a follower reads of followed Bluesky accounts: who an account is (app.bsky.actor.getProfile
-// on the AppView), its posts (app.bsky.feed.getAuthorFeed, to fill a gap the stream cannot replay
+// and getProfiles on the AppView), its posts (app.bsky.feed.getAuthorFeed, to fill a gap the stream cannot replay
 // and to start a newly followed account), and the events of Jetstream's /subscribe (posts made
 // and deleted as they happen). Requests as URLs, answers parsed from plain data, hostile until
 // parsed. Sources: bluesky-social/atproto's lexicons (app/bsky/actor/getProfile.json,
@@ -24,6 +24,15 @@ inline constexpr std::size_t kJetstreamMaxDids = 10000;
 // GET /xrpc/app.bsky.actor.getProfile?actor=<handle or DID>
 std::string BlueskyProfileUrl(const std::string& base, const std::string& actor);
 Account ParseBlueskyProfile(const HttpResponse& response);
+
+// GET /xrpc/app.bsky.actor.getProfiles?actors=...&actors=... (at most kBlueskyProfilesPerRequest):
+// a follower resolves the accounts it holds 25 to a request, not one each.
+inline constexpr std::size_t kBlueskyProfilesPerRequest = 25;  // getProfiles.json: "maxLength": 25
+std::string BlueskyProfilesUrl(const std::string& base, const std::vector<std::string>& actors);
+// Each actor asked, in order: found (the profile whose DID it is, or whose handle it is), missing
+// (the AppView leaves out an actor it has no profile of: unknown, taken down, deactivated), or,
+// when the answer is no list of profiles, every one failed with the reason.
+std::vector<Account> ParseBlueskyProfiles(const HttpResponse& response, const std::vector<std::string>& actors);
 
 // GET /xrpc/app.bsky.feed.getAuthorFeed?actor=<DID>&limit=100&filter=posts_with_replies[&cursor=]
 std::string BlueskyAuthorFeedUrl(const std::string& base, const std::string& did, const std::string& cursor);

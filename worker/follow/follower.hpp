@@ -59,6 +59,7 @@ class Follower {
   struct Budget;
   void ClaimAccounts();
   void Poll(Held& held);
+  bool Resolved(Held& held, const Account& a);
   Budget& BudgetOf(Held& held);
   // The leases went (a lost session): nothing held, the stream to start again from the positions kept.
   void ForgetLeases();
@@ -68,9 +69,10 @@ class Follower {
   // filled from their feeds, the events handled, the read position kept.
   bool streaming() const { return stream_ != nullptr; }
   void Subscribe();
-  void HandleFrames(const std::vector<std::string>& frames);
+  // catch_up: frames of the catch-up connection (the accounts that joined, from their positions).
+  void HandleFrames(const std::vector<std::string>& frames, bool catch_up);
   void MarkStreamRead(bool now);
-  void Replay();
+  void CatchUp();
 
   FollowerOptions options_;
   Telemetry& telemetry_;
@@ -92,9 +94,19 @@ class Follower {
   std::int64_t next_mark_ms_ = 0;
   std::uint64_t connections_seen_ = 0;
   std::set<std::int64_t> covered_;                 // accounts whose position follows the stream's
-  std::int64_t replay_from_us_ = INT64_MAX;        // the stream again from here (accounts joined)
-  std::int64_t replay_due_ms_ = 0;                 // ... once the joins of the moment are in
-  std::int64_t last_replay_ms_ = 0;
+  // Accounts that join the subscription (newly followed, taken over, held again) are read from
+  // their own positions by a second, temporary connection, which leaves the live one live: it
+  // replays the stream from the earliest of them until it has passed the moment they joined the
+  // live one, then closes; they are covered from then on.
+  std::set<std::int64_t> joining_;                 // joined; their catch-up starts soon
+  std::int64_t join_from_us_ = INT64_MAX;          // ... from here
+  std::int64_t catch_up_due_ms_ = 0;               // ... once the joins of the moment are in
+  std::set<std::int64_t> catching_;                // read by the catch-up connection now
+  std::unique_ptr<JetstreamClient> catch_up_;
+  std::atomic<std::int64_t> catch_up_cursor_us_{0};
+  std::int64_t catch_up_position_us_ = 0;
+  std::int64_t catch_up_until_us_ = 0;             // it is done once past here
+  std::int64_t catch_up_started_ms_ = 0;
   std::set<std::int64_t> gaps_;                    // accounts whose gap their feed fills first
   std::map<std::string, std::int64_t> by_did_;     // the subscription: DID -> follow_id
 };

@@ -112,6 +112,14 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
                      .Labels(worker)
                      .Register(*registry_)
                      .Add({}, prometheus::Histogram::BucketBoundaries{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600});
+  follow_read_delay_ = &prometheus::BuildHistogram()
+                            .Name("tweetkeeper_follower_read_delay_seconds")
+                            .Help("How long after its planned moment each read of a followed account went (its "
+                                  "window's gate, other accounts due at once): a post waits its account's poll "
+                                  "interval plus this")
+                            .Labels(worker)
+                            .Register(*registry_)
+                            .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300});
   follow_connections_ = &prometheus::BuildCounter()
                              .Name("tweetkeeper_follower_stream_connections_total")
                              .Help("Connections a follower made to its stream (Jetstream): the first and each reconnection")
@@ -176,6 +184,7 @@ void Telemetry::Success() {
 void Telemetry::FollowAccounts(std::int64_t held) { follow_accounts_->Set(static_cast<double>(held)); }
 void Telemetry::FollowPosts(std::int64_t found) { follow_posts_->Increment(static_cast<double>(found)); }
 void Telemetry::FollowLag(double seconds) { follow_lag_->Observe(seconds); }
+void Telemetry::FollowReadDelay(double seconds) { follow_read_delay_->Observe(seconds); }
 void Telemetry::FollowStreamConnection() { follow_connections_->Increment(); }
 void Telemetry::FollowDeleted(std::int64_t posts) { follow_deleted_->Increment(static_cast<double>(posts)); }
 

@@ -55,6 +55,7 @@ class Telemetry {
   void FollowAccounts(std::int64_t held);
   void FollowPosts(std::int64_t found);
   void FollowLag(double seconds);
+  void FollowReadDelay(double seconds);  // a read's first request, after the moment it was planned for
   void FollowStreamConnection();  // a Jetstream connection made (the first, or a reconnection)
   void FollowDeleted(std::int64_t posts);  // posts its stream said were deleted
 
@@ -78,6 +79,7 @@ class Telemetry {
   prometheus::Gauge* follow_accounts_;
   prometheus::Counter* follow_posts_;
   prometheus::Histogram* follow_lag_;
+  prometheus::Histogram* follow_read_delay_;
   prometheus::Counter* follow_connections_;
   prometheus::Counter* follow_deleted_;
   std::mutex mutex_;  // Family::Add is thread-safe; the lookups of children we cache are not
