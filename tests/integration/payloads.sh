@@ -206,6 +206,90 @@ tk_sql_ok "csv --history --network bluesky: one row per observation of those pos
   "SELECT $rc = 0 AND $(($(wc -l <"$dir/history.csv") - 1)) = (SELECT count(*) FROM tweetkeeper.metric_history h
       JOIN tweetkeeper.posts p ON p.post_id = h.tweet_id WHERE p.network = 'bluesky') AND $(wc -l <"$dir/history.csv") > 1"
 
+# twarc2 tells today's truth (issue 39): each tweet's public_metrics are its latest counts, the
+# answer's own kept in the page's provenance.
+tk_psql -F ',' -c "SELECT tweet_id, like_count, retweet_count, reply_count, quote_count, impression_count
+                     FROM tweetkeeper.tweets WHERE tweet_id > 0" >"$dir/latest.csv"
+latest_report=$(python3 - "$dir/x.jsonl" "$dir/latest.csv" <<'PY'
+import csv, json, sys
+latest = {r[0]: r[1:] for r in csv.reader(open(sys.argv[2]))}
+keys = ["like_count", "retweet_count", "reply_count", "quote_count", "impression_count"]
+n = bad = kept = 0
+for line in open(sys.argv[1]):
+    page = json.loads(line)
+    for t in page["data"]:
+        n += 1
+        want = [int(v) if v else None for v in latest[t["id"]]]
+        if [t["public_metrics"].get(k) for k in keys] != want: bad += 1
+        kept += t["id"] in page["__tweetkeeper"].get("answer_public_metrics", {})
+print(n, bad, kept)
+PY
+)
+read -r n_tweets n_bad n_kept <<<"$latest_report"
+tk_ok "twarc2: every tweet's public_metrics are the database's latest counts, the answer's kept beside ($n_tweets tweets, $n_bad differ, $n_kept kept)" \
+  "$([ "${n_tweets:-0}" -gt 0 ] && [ "$n_bad" = 0 ] && [ "$n_kept" = "$n_tweets" ]; echo $?)"
+
+# Curves and lifespans (issue 39), against what the observations themselves say: at each age, the
+# last observation at or before it, and the line from it to the next (from 0 at the creation);
+# nothing past the last observation.
+"$EXPORT" --dsn "$TK_DSN" --format curves --ages 30s,2m,1h -o "$dir/curves.csv" 2>"$dir/export.err"
+rc=$?
+tk_psql -F ',' -c "SELECT t.tweet_id, extract(epoch FROM t.created_at), extract(epoch FROM t.updated_at),
+                          extract(epoch FROM h.observed_at), h.like_count
+                     FROM tweetkeeper.tweets t JOIN tweetkeeper.metric_history h USING (tweet_id)
+                    WHERE NOT EXISTS (SELECT FROM tweetkeeper.tombstones x WHERE x.tweet_id = t.tweet_id)
+                    ORDER BY 1, 4" >"$dir/observations.csv"
+curves_report=$(python3 - "$dir/curves.csv" "$dir/observations.csv" <<'PY'
+import csv, sys
+obs = {}
+for pid, created, updated, at, like in csv.reader(open(sys.argv[2])):
+    obs.setdefault(pid, (float(created), float(updated) if updated else None, []))[2].append((float(at), int(like) if like else None))
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad, checked, between = [], 0, 0
+for r in rows:
+    created, updated, seen = obs.get(r["post_id"], (None, None, []))
+    for label, age in (("30s", 30), ("2m", 120), ("1h", 3600)):
+        got_o, got_i = r[f"like_count_{label}_observed"], r[f"like_count_{label}"]
+        if created is None or updated is None or created + age > updated + 1e-6:
+            want_o = want_i = None
+        else:
+            t = created + age
+            before = [o for o in seen if o[0] <= t]
+            after = [o for o in seen if o[0] > t]
+            want_o = before[-1][1] if before else None
+            b = before[-1] if before else (created, 0)
+            if after and b[1] is not None and after[0][1] is not None:
+                want_i = b[1] + (after[0][1] - b[1]) * (t - b[0]) / (after[0][0] - b[0]); between += 0 < t - b[0]
+            else:
+                want_i = b[1] if not after else None
+        checked += 1
+        ok_o = (got_o == "" and want_o is None) or (want_o is not None and got_o != "" and int(got_o) == want_o)
+        ok_i = (got_i == "" and want_i is None) or (want_i is not None and got_i != "" and abs(float(got_i) - want_i) < 1e-6)
+        if not (ok_o and ok_i): bad.append(f"{r['post_id']}@{label}: {got_o}/{got_i} against {want_o}/{want_i}")
+print(len(rows), checked, between, len(bad), "; ".join(bad[:3]) or "-")
+PY
+)
+read -r c_rows c_checked c_between c_bad c_why <<<"$curves_report"
+c_posts=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.posts p WHERE NOT EXISTS (SELECT FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id)")
+tk_ok "curves: a row per post ($c_rows of $c_posts), each like count at 30 s, 2 min and 1 h as its observations say ($c_checked checked, $c_between between two observations, $c_bad differ; exit $rc)" \
+  "$([ "$rc" = 0 ] && [ "$c_rows" = "$c_posts" ] && [ "$c_bad" = 0 ] && [ "${c_between:-0}" -gt 0 ]; echo $?)" "$c_why"
+"$EXPORT" --dsn "$TK_DSN" --format lifespans --network x -o "$dir/lifespans.csv" 2>"$dir/export.err"
+rc=$?
+tk_psql -c "CREATE TABLE public.lifespans_csv (post_id bigint, network text, url text, metric text, latest bigint,
+  latest_at timestamptz, age_50_seconds numeric, age_90_seconds numeric, still_changing boolean)" >/dev/null
+tk_psql -c "\copy public.lifespans_csv FROM '$dir/lifespans.csv' WITH (FORMAT csv, HEADER true)" >/dev/null
+tk_sql_ok "lifespans --network x: a row per X post and count it has, its latest value the post's own (exit $rc)" \
+  "SELECT $rc = 0 AND count(*) > 0 AND bool_and(l.network = 'x')
+          AND bool_and(l.latest IS NOT DISTINCT FROM CASE l.metric WHEN 'like_count' THEN p.like_count
+                                                                    WHEN 'retweet_count' THEN p.retweet_count
+                                                                    WHEN 'reply_count' THEN p.reply_count
+                                                                    WHEN 'quote_count' THEN p.quote_count
+                                                                    WHEN 'bookmark_count' THEN p.bookmark_count
+                                                                    ELSE p.impression_count END)
+          AND count(*) = (SELECT count(*) FROM tweetkeeper.lifespans x JOIN tweetkeeper.posts q ON q.post_id = x.post_id
+                           WHERE x.network = 'x' AND NOT EXISTS (SELECT FROM tweetkeeper.tombstones t WHERE t.tweet_id = x.post_id))
+     FROM public.lifespans_csv l JOIN tweetkeeper.posts p USING (post_id)" "SELECT * FROM public.lifespans_csv LIMIT 3"
+
 gone=$(tk_psql -c "SELECT min(tweet_id) FROM tweetkeeper.tombstones WHERE tweet_id > 0")
 kept=$(tk_psql -c "SELECT min(tweet_id) FROM tweetkeeper.payloads WHERE tweet_id > 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tombstones x WHERE x.tweet_id = payloads.tweet_id)")
 bsky=$(tk_psql -c "SELECT url FROM tweetkeeper.posts WHERE network = 'bluesky' AND update_count > 0 LIMIT 1")
@@ -221,8 +305,11 @@ usage=""
 "$EXPORT" --dsn "$TK_DSN" --format csv --since yesterday-ish >/dev/null 2>&1; usage+="$? "
 "$EXPORT" --dsn "$TK_DSN" --format twarc2 --history >/dev/null 2>&1; usage+="$? "
 "$EXPORT" --dsn "$TK_DSN" --format csv --ids "$dir/no-such-file" >/dev/null 2>&1; usage+="$? "
-"$EXPORT" --dsn "$TK_DSN" --format xml >/dev/null 2>&1; usage+="$?"
+"$EXPORT" --dsn "$TK_DSN" --format xml >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format curves >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format curves --ages 1h,1x >/dev/null 2>&1; usage+="$? "
+"$EXPORT" --dsn "$TK_DSN" --format csv --ages 1h >/dev/null 2>&1; usage+="$?"
 "$EXPORT" --dsn "host=/nonexistent" --format csv -o "$dir/none.csv" >/dev/null 2>&1; dbrc=$?
-tk_sql_ok "bad usage exits 2 (twarc2 of Bluesky, a bad time, --history with twarc2, no --ids file, a bad format: $usage); no database exits 1 ($dbrc) and leaves no file" \
-  "SELECT '$usage' = '2 2 2 2 2' AND $dbrc = 1 AND '$(ls "$dir"/none.csv* 2>/dev/null | wc -l)' = '0'"
+tk_sql_ok "bad usage exits 2 (twarc2 of Bluesky, a bad time, --history with twarc2, no --ids file, a bad format, curves without --ages or with a bad one, --ages without curves: $usage); no database exits 1 ($dbrc) and leaves no file" \
+  "SELECT '$usage' = '2 2 2 2 2 2 2 2' AND $dbrc = 1 AND '$(ls "$dir"/none.csv* 2>/dev/null | wc -l)' = '0'"
 tk_summary payloads

@@ -28,7 +28,8 @@ INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unn
   'tweetkeeper.tweet_cost(numeric)', 'tweetkeeper.forecast(interval)', 'tweetkeeper.next_month_utc()',
   'tweetkeeper.unpack_history(bytea)', 'tweetkeeper.history_span(timestamptz)', 'tweetkeeper.first_delay()',
   'tweetkeeper.parse_post_url(text)', 'tweetkeeper.payload_content(jsonb, jsonb)',
-  'tweetkeeper.payload_without_counts(jsonb)', 'tweetkeeper.parse_profile_url(text)']) f;
+  'tweetkeeper.payload_without_counts(jsonb)', 'tweetkeeper.parse_profile_url(text)',
+  'tweetkeeper.metrics_at(bigint[], interval[])']) f;
 -- The admin: the reader's, and scheduling, watching, credentials, upkeep.
 INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';
 INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unnest(ARRAY[

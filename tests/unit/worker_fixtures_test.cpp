@@ -181,7 +181,7 @@ TEST(FixturesX, Twarc2ExportOfTheDocumentedTweets) {
            {"x/v2_reply.json", kReply}, {"x/v2_retweet.json", kRetweet}, {"x/v2_quote.json", kQuote}}) {
     const BatchResult r = ParseX(file, {id}, keys);
     ASSERT_EQ(r.observations.size(), 1u) << file << ": " << r.reason;
-    stored.push_back({id, r.observations[0].payload, r.observations[0].author});
+    stored.push_back({id, r.observations[0].payload, r.observations[0].author, std::nullopt});
   }
   const exporter::PageResult page =
       exporter::Twarc2Page(stored, {5, "2026-11-26T09:00:00+00:00", "2026-11-26T09:00:00.123Z"},

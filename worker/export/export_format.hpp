@@ -18,12 +18,29 @@ std::string CsvField(const std::optional<std::string>& value);
 // Fields joined by commas, ending in CRLF (RFC 4180).
 std::string CsvRow(const std::vector<std::optional<std::string>>& fields);
 
+// The ages of --format curves: "1h,6h,24h,7d" (a whole number and a unit: s, m, h, d or w), each
+// with its label (as written) and its length in seconds, in the order given. nullopt, with
+// *error saying why, for anything else: an empty list, a bad or repeated age, more than 50.
+struct Age {
+  std::string label;
+  std::int64_t seconds = 0;
+};
+std::optional<std::vector<Age>> ParseAges(std::string_view text, std::string* error);
+
+// A post's counts as last observed (tweets' columns; NULL where the answer had none), and when.
+struct Counts {
+  std::optional<std::int64_t> retweet, reply, like, quote, bookmark, impression;
+  std::string observed_at;  // ISO 8601
+};
+
 // A post's latest payload as stored: its id, the tweet object and its author's (JSON text; the
-// author may be empty).
+// author may be empty), and its latest counts (written as its public_metrics: what twarc2
+// hydrate run now would give, not the counts of the answer that first carried that content).
 struct StoredPost {
   std::int64_t id = 0;
   std::string payload;
   std::string author;
+  std::optional<Counts> latest;
 };
 
 // What one page says of where it came from: the batch whose answer the payloads are, when it
@@ -35,7 +52,10 @@ struct PageSource {
 };
 
 // The page as one line of compact JSON, non-ASCII escaped as \uXXXX (Python's json.dumps, as
-// twarc2 writes); users in includes once each, in order of first appearance. `url` is the
+// twarc2 writes); users in includes once each, in order of first appearance. Each tweet's
+// public_metrics are its latest counts (StoredPost::latest), the answer's own kept in
+// __tweetkeeper.answer_public_metrics (by id) with __tweetkeeper.counts_observed_at; with
+// answer_counts, the answer's stay where they were. `url` is the
 // request that reads these ids with the fields tweetkeeper asks for; `version` is
 // "tweetkeeper-export <version>". A stored text that is no JSON object is left out, its id
 // in `unreadable` (the caller reports it); no line when nothing is left.
@@ -44,6 +64,6 @@ struct PageResult {
   std::vector<std::int64_t> unreadable;  // ids whose stored payload could not be read: left out
 };
 PageResult Twarc2Page(const std::vector<StoredPost>& posts, const PageSource& source, const std::string& url,
-                      const std::string& version);
+                      const std::string& version, bool answer_counts = false);
 
 }  // namespace tweetkeeper::exporter

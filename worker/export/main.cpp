@@ -110,30 +110,44 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
 }
 
 struct Options {
-  std::string dsn, dsn_file, format, network, since, until, ids_file, output = "-";
-  bool history = false;
+  std::string dsn, dsn_file, format, network, since, until, ids_file, output = "-", ages_text;
+  bool history = false, answer_counts = false;
   int progress_every = 5;
+  std::vector<ex::Age> ages;  // --format curves
 
   bool twarc2() const { return format == "twarc2"; }
+  bool curves() const { return format == "curves"; }
+  bool csv_like() const { return format != "twarc2"; }
 };
 
 // The command line, checked. An exit code when the export should not run (--help: 0).
 std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
-  CLI::App app{"tweetkeeper-export: writes tracked posts as twarc2 JSON lines or CSV.", "tweetkeeper-export"};
+  CLI::App app{"tweetkeeper-export: writes tracked posts as twarc2 JSON lines or CSV (posts, observations, curves, "
+               "lifespans).", "tweetkeeper-export"};
   app.footer(
       "twarc2: X posts' latest payloads (tweetkeeper.payloads first or changed), one line per page of at most 100 "
       "posts seen by one batch, as GET /2/tweets answered them, with twarc2's __twarc object and tweetkeeper's "
-      "provenance in __tweetkeeper; twarc2's own tools (twarc2 flatten, twarc-csv) read it. csv: one row per post "
+      "provenance in __tweetkeeper; twarc2's own tools (twarc2 flatten, twarc-csv) read it. Each tweet's "
+      "public_metrics are its latest counts (the answer's own in __tweetkeeper.answer_public_metrics; "
+      "--answer-counts keeps them in place). csv: one row per post "
       "(post_id, network, url, created_at, author, text, the latest counts, updated_at, state); --history: one row "
-      "per observation. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
+      "per observation. curves: one row per post, each count at each of --ages (interpolated between observations, "
+      "<count>_<age>; the last observation at or before it, <count>_<age>_observed; empty past the last "
+      "observation). lifespans: one row per post and count: its latest value and the ages (seconds) at which it "
+      "reached 50% and 90% of it. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
   app.add_option("--dsn", o.dsn,
                  "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
                  "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_reader");
   app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours)");
-  app.add_option("--format", o.format, "twarc2 or csv")->required()->check(CLI::IsMember({"twarc2", "csv"}));
+  app.add_option("--format", o.format, "twarc2, csv, curves or lifespans")
+      ->required()
+      ->check(CLI::IsMember({"twarc2", "csv", "curves", "lifespans"}));
   app.add_flag("--history", o.history, "csv: one row per observation instead of one per post");
+  app.add_option("--ages", o.ages_text, "curves: the ages, e.g. 1h,6h,24h,7d (s, m, h, d, w)");
+  app.add_flag("--answer-counts", o.answer_counts,
+               "twarc2: each tweet's public_metrics as the answer that carried its content gave them, not its latest");
   app.add_option("--network", o.network, "Only this network's posts: x, bluesky or mastodon")
       ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
   app.add_option("--since", o.since, "Only posts created at or after this time (e.g. 2026-11-01 or 2026-11-01T12:00Z)");
@@ -161,6 +175,25 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   if (o.history && o.format != "csv") {
     std::cerr << "tweetkeeper-export: --history needs --format csv (twarc2 pages hold payloads, not observations)"
               << std::endl;
+    return kExitUsage;
+  }
+  if (o.curves() != !o.ages_text.empty()) {
+    std::cerr << "tweetkeeper-export: " << (o.curves() ? "--format curves needs --ages (e.g. --ages 1h,6h,24h,7d)"
+                                                       : "--ages is for --format curves")
+              << std::endl;
+    return kExitUsage;
+  }
+  if (o.curves()) {
+    std::string error;
+    const auto ages = ex::ParseAges(o.ages_text, &error);
+    if (!ages) {
+      std::cerr << "tweetkeeper-export: --ages: " << error << std::endl;
+      return kExitUsage;
+    }
+    o.ages = *ages;
+  }
+  if (o.answer_counts && !o.twarc2()) {
+    std::cerr << "tweetkeeper-export: --answer-counts is for --format twarc2" << std::endl;
     return kExitUsage;
   }
   if (o.twarc2() && !o.network.empty() && o.network != "x") {
@@ -240,10 +273,32 @@ Queries BuildQueries(const Options& o, const std::string& filter) {
   Queries q;
   if (o.twarc2()) {
     q.rows = "SELECT l.lease_id, to_char(l.seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"'), " +
-             Iso("l.seen_at") + ", l.tweet_id, l.payload::text, l.author::text FROM tweetkeeper.posts p " +
+             Iso("l.seen_at") + ", l.tweet_id, l.payload::text, l.author::text, p.retweet_count, p.reply_count, " +
+             "p.like_count, p.quote_count, p.bookmark_count, p.impression_count, " + Iso("p.updated_at") +
+             " FROM tweetkeeper.posts p " +
              "CROSS JOIN LATERAL (" + latest + ") l WHERE " + filter + " ORDER BY l.seen_at, l.lease_id, l.tweet_id";
     q.count = "SELECT count(*) FROM tweetkeeper.posts p WHERE " + filter +
               " AND EXISTS (SELECT 1 FROM tweetkeeper.payloads x WHERE x.tweet_id = p.post_id)";
+  } else if (o.curves()) {
+    // One call for every post (metrics_at is set-based), its rows by post and age, pivoted here.
+    std::string ages;
+    for (const ex::Age& a : o.ages) ages += (ages.empty() ? "" : ",") + std::to_string(a.seconds) + " seconds";
+    q.rows = "SELECT p.post_id, p.network, p.url, " + Iso("p.created_at") + ", extract(epoch FROM m.age)::bigint, " +
+             Iso("m.observed_before") + ", " + Iso("m.observed_after") +
+             ", m.like_interpolated, m.retweet_interpolated, m.reply_interpolated, m.quote_interpolated, "
+             "m.bookmark_interpolated, m.impression_interpolated, m.like_count, m.retweet_count, m.reply_count, "
+             "m.quote_count, m.bookmark_count, m.impression_count "
+             "FROM tweetkeeper.metrics_at(ARRAY(SELECT p.post_id FROM tweetkeeper.posts p WHERE " + filter +
+             "), '{" + ages + "}'::interval[]) m JOIN tweetkeeper.posts p ON p.post_id = m.post_id "
+             "ORDER BY m.post_id, m.age";
+    q.count = "SELECT count(*) * " + std::to_string(o.ages.size()) + " FROM tweetkeeper.posts p WHERE " + filter;
+  } else if (o.format == "lifespans") {
+    q.rows = "SELECT p.post_id, p.network, p.url, l.metric, l.latest, " + Iso("l.latest_at") +
+             ", round(extract(epoch FROM l.age_50), 3), round(extract(epoch FROM l.age_90), 3), l.still_changing "
+             "FROM tweetkeeper.posts p JOIN tweetkeeper.lifespans l ON l.post_id = p.post_id WHERE " +
+             filter + " ORDER BY p.post_id, l.metric";
+    q.count = "SELECT count(*) FROM tweetkeeper.posts p JOIN tweetkeeper.lifespans l ON l.post_id = p.post_id WHERE " +
+              filter;
   } else if (o.history) {
     q.rows = "SELECT p.post_id, p.network, p.url, " + Iso("h.observed_at") +
              ", h.like_count, h.retweet_count, h.reply_count, h.quote_count, h.bookmark_count, h.impression_count "
@@ -319,14 +374,22 @@ struct Written {
 // twarc2's pages: the posts one batch saw, at most kPage each, as GET /2/tweets answered them.
 class Twarc2Pages {
  public:
-  Twarc2Pages(Output& out, Written& written) : out_(out), written_(written) {}
+  Twarc2Pages(Output& out, Written& written, bool answer_counts)
+      : out_(out), written_(written), answer_counts_(answer_counts) {}
 
   // One row of the twarc2 query; false when writing failed.
   bool Add(const pqxx::row& row) {
     const std::int64_t lease = row[0].as<std::int64_t>();
     if (!page_.empty() && (lease != source_.lease_id || page_.size() == kPage) && !Flush()) return false;
     source_ = {lease, row[1].c_str(), row[2].c_str()};
-    page_.push_back({row[3].as<std::int64_t>(), row[4].c_str(), row[5].is_null() ? "" : row[5].c_str()});
+    ex::Counts latest;
+    std::optional<std::int64_t>* counts[] = {&latest.retweet, &latest.reply,    &latest.like,
+                                             &latest.quote,   &latest.bookmark, &latest.impression};
+    for (int i = 0; i < 6; ++i)
+      if (!row[6 + i].is_null()) *counts[i] = row[6 + i].as<std::int64_t>();
+    latest.observed_at = row[12].is_null() ? "" : row[12].c_str();
+    page_.push_back({row[3].as<std::int64_t>(), row[4].c_str(), row[5].is_null() ? "" : row[5].c_str(),
+                     row[12].is_null() ? std::nullopt : std::optional<ex::Counts>(latest)});
     return true;
   }
 
@@ -336,7 +399,7 @@ class Twarc2Pages {
     for (const auto& post : page_) ids.push_back(post.id);
     tweetkeeper::worker::PostKeys keys;
     keys.payloads = true;
-    ex::PageResult result = ex::Twarc2Page(page_, source_, x_api_.RequestUrl(ids, keys), kVersion);
+    ex::PageResult result = ex::Twarc2Page(page_, source_, x_api_.RequestUrl(ids, keys), kVersion, answer_counts_);
     written_.unreadable.insert(written_.unreadable.end(), result.unreadable.begin(), result.unreadable.end());
     page_.clear();
     if (result.line.empty()) return true;
@@ -347,13 +410,70 @@ class Twarc2Pages {
  private:
   Output& out_;
   Written& written_;
+  bool answer_counts_;
   const tweetkeeper::worker::XV2Provider x_api_{"https://api.x.com"};
   std::vector<ex::StoredPost> page_;
   ex::PageSource source_;
 };
 
-std::vector<std::optional<std::string>> CsvHeader(bool history) {
-  if (history) {
+// --format curves: the rows of metrics_at (a post's, one per age, in order) as one CSV line a post.
+class CurveRows {
+ public:
+  explicit CurveRows(const std::vector<ex::Age>& ages) : ages_(ages) {}
+
+  // One row; the line of the post before it once its rows are all in.
+  std::optional<std::string> Add(const pqxx::row& row) {
+    std::optional<std::string> line;
+    const std::int64_t post = row[0].as<std::int64_t>();
+    if (!fields_.empty() && post != post_) line = Flush();
+    if (fields_.empty()) {
+      post_ = post;
+      fields_ = {Field(row[0]), Field(row[1]), Field(row[2]), Field(row[3])};
+      fields_.resize(4 + ages_.size() * 14);
+    }
+    const std::int64_t seconds = row[4].as<std::int64_t>();
+    for (std::size_t i = 0; i < ages_.size(); ++i) {
+      if (ages_[i].seconds != seconds) continue;
+      const std::size_t at = 4 + i * 14;
+      for (int k = 0; k < 12; ++k) fields_[at + k] = Field(row[7 + k]);
+      fields_[at + 12] = Field(row[5]);
+      fields_[at + 13] = Field(row[6]);
+    }
+    return line;
+  }
+  std::optional<std::string> Flush() {
+    if (fields_.empty()) return std::nullopt;
+    std::string line = ex::CsvRow(fields_);
+    fields_.clear();
+    return line;
+  }
+
+ private:
+  const std::vector<ex::Age>& ages_;
+  std::int64_t post_ = 0;
+  std::vector<std::optional<std::string>> fields_;
+};
+
+// The curves' counts, in the order of the query's interpolated (and then observed) columns.
+constexpr const char* kCurveCounts[] = {"like_count", "retweet_count", "reply_count", "quote_count", "bookmark_count",
+                                        "impression_count"};
+
+std::vector<std::optional<std::string>> CsvHeader(const Options& o) {
+  if (o.curves()) {
+    std::vector<std::optional<std::string>> h = {"post_id", "network", "url", "created_at"};
+    for (const ex::Age& a : o.ages) {
+      for (const char* c : kCurveCounts) h.push_back(std::string(c) + "_" + a.label);
+      for (const char* c : kCurveCounts) h.push_back(std::string(c) + "_" + a.label + "_observed");
+      h.push_back("observed_before_" + a.label);
+      h.push_back("observed_after_" + a.label);
+    }
+    return h;
+  }
+  if (o.format == "lifespans") {
+    return {"post_id", "network", "url", "metric", "latest", "latest_at", "age_50_seconds", "age_90_seconds",
+            "still_changing"};
+  }
+  if (o.history) {
     return {"post_id",       "network",     "url",         "observed_at",    "like_count",
             "retweet_count", "reply_count", "quote_count", "bookmark_count", "impression_count"};
   }
@@ -375,14 +495,18 @@ std::optional<int> WriteRows(pqxx::connection& conn, const Options& o, const Que
                                            o.twarc2() ? "posts written" : "rows written", total,
                                            isatty(STDERR_FILENO) != 0, std::chrono::seconds(o.progress_every));
     tx.exec("DECLARE export_rows NO SCROLL CURSOR FOR " + q.rows);
-    if (o.format == "csv" && !out.Write(ex::CsvRow(CsvHeader(o.history)))) return out.FailWriting();
-    Twarc2Pages pages(out, written);
+    if (o.csv_like() && !out.Write(ex::CsvRow(CsvHeader(o)))) return out.FailWriting();
+    Twarc2Pages pages(out, written, o.answer_counts);
+    CurveRows curves(o.ages);
     for (;;) {
       const pqxx::result r = tx.exec("FETCH " + std::to_string(kFetch) + " FROM export_rows");
       if (r.empty()) break;
       for (const auto& row : r) {
         if (o.twarc2()) {
           if (!pages.Add(row)) return out.FailWriting();
+        } else if (o.curves()) {
+          const std::optional<std::string> line = curves.Add(row);
+          if (line && !out.Write(*line)) return out.FailWriting();
         } else {
           std::vector<std::optional<std::string>> fields;
           for (const auto& f : row) fields.push_back(Field(f));
@@ -393,6 +517,7 @@ std::optional<int> WriteRows(pqxx::connection& conn, const Options& o, const Que
       progress.Update(written.rows, written.rows);
     }
     if (!pages.Flush()) return out.FailWriting();
+    if (const std::optional<std::string> line = curves.Flush(); line && !out.Write(*line)) return out.FailWriting();
     progress.Update(written.rows, written.rows, true);
     tx.commit();
   } catch (const std::exception& e) {
@@ -405,7 +530,8 @@ std::optional<int> WriteRows(pqxx::connection& conn, const Options& o, const Que
 int Report(const Options& o, const Selection& selection, const Written& written, const Output& out, double secs) {
   std::string what = o.twarc2() ? fmt::format("{} posts in {} pages",
                                               Thousands(written.rows - written.unreadable.size()), written.pages)
-                                : fmt::format("{} rows", Thousands(written.rows));
+                    : o.curves() ? fmt::format("{} posts at {} ages", Thousands(written.rows / o.ages.size()), o.ages.size())
+                                 : fmt::format("{} rows", Thousands(written.rows));
   std::cerr << fmt::format(
       "tweetkeeper-export: {} written to {} ({}{}) in {:.1f} s; {} left out (deleted or unavailable)", what, out.name(),
       o.format, o.history ? ", history" : "", secs, Thousands(written.left_out));
