@@ -116,8 +116,10 @@ bench: deps
 	tests/bench/shortage.sh
 	tests/bench/archive.sh
 	tests/bench/export.sh
+	# metrics_at() for a million posts at five ages, recent and compacted history (target 60 s).
+	tests/bench/curves.sh
 	tests/bench/citus_cpu.sh
-	# Following 1,000 accounts per network at 50 posts/s: latency, faults, exactly once (6 minutes).
+	# Following 1,000 accounts per network at 50 posts/s: latency, faults, exactly once (12 minutes).
 	tests/bench/follow.sh
 
 # Each network's claim latency at 100,000 and 10,000,000 tracked posts of every network, and the
@@ -128,7 +130,7 @@ bench-scale: deps
 	tests/bench/claim_scale.sh
 	tests/bench/upgrade.sh
 
-# Only the following scenario of make bench (about 7 minutes).
+# Only the following scenario of make bench (about 12 minutes).
 bench-follow: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
