@@ -156,6 +156,10 @@ say "And what one tweet costs over its life under the default policy (tweetkeepe
 psql -X -c "BEGIN" -c "DELETE FROM tweetkeeper.age_policy" \
   -c "INSERT INTO tweetkeeper.age_policy VALUES ('18 minutes', '2 minutes'), ('1 hour', '5 minutes'), ('1 day', '30 minutes'), ('7 days', '6 hours'), ('30 days', '1 day')" \
   -c "SELECT * FROM tweetkeeper.tweet_cost()" -c "ROLLBACK" | grep -v '^BEGIN\|^DELETE\|^INSERT\|^ROLLBACK'
+say "The report of what it just tracked: curves, lifespans, timeliness and cost (tweetkeeper-report)"
+report=$TK_BUILD/demo-report.html
+"$TK_BUILD/worker/tweetkeeper-report" --dsn "$TK_DSN" -o "$report" 2>&1
+echo "Open $report in a browser: one file, charts and tables, nothing fetched from the network."
 say "Stopping the workers (SIGTERM: they hand back what they hold and exit 0)"
 tk_cleanup
 tail -n 3 "$dir"/worker-*.log

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package the project builds, tests or demos with. Idempotent: asks apt
+# Installs every Debian package the project builds, tests or demos with (chromium: the browser the
+# report's test opens it in, tests/integration/report.sh). Idempotent: asks apt
 # only for what is missing, and refreshes the package lists only then.
 set -euo pipefail
 packages=(
@@ -10,6 +11,7 @@ packages=(
   libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev libboost-dev
   prometheus prometheus-postgres-exporter systemd
   curl jq python3-jsonschema faketime libarchive-tools time
+  chromium
 )
 # `install-deps.sh citus`: what building Citus from source needs (tests/citus/build.sh).
 if [ "${1:-}" = citus ]; then

@@ -70,6 +70,7 @@ suite import wait - tests/cli/import_cli.sh
 suite accounted wait - tests/integration/accounted.sh
 suite backup wait - tests/integration/backup.sh
 suite payloads wait - tests/integration/payloads.sh
+suite report wait - tests/integration/report.sh       # the report in chromium
 suite warc wait - tests/integration/warc.sh
 suite v1.1 wait - tests/integration/v1_1.sh
 suite cli wait - tests/cli/worker_cli.sh

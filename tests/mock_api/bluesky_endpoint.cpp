@@ -822,13 +822,14 @@ bool DeletedByNow(const MockPost& m, const MockConfig& config, int64_t now_ms) {
 }  // namespace
 
 namespace {
-// The profileViewDetailed of an actor (as asked: a DID, or a handle the mock resolves), or nullopt
-// when the AppView has none: an unknown DID of the mock's world, a "gone" handle.
-std::optional<rapidjson::Value> DetailedProfile(const std::string& actor, const std::string& did, const MockConfig& config,
-                                                int64_t now_ms, rapidjson::Document::AllocatorType& a) {
+// The profileViewDetailed of an actor (as asked: a DID, or a handle the mock resolves) into
+// *profile, or false when the AppView has none: an unknown DID of the mock's world. (Not an
+// optional<Value>: a Value is moved, never copied, which optional's assignment cannot say.)
+bool DetailedProfile(const std::string& actor, const std::string& did, const MockConfig& config, int64_t now_ms,
+                     rapidjson::Document::AllocatorType& a, rapidjson::Value* out) {
   // The mock's world knows its own accounts' DIDs, and those its handles resolve to.
-  if (ValidDid(actor) && !WorldAccount(did)) return std::nullopt;
-  rapidjson::Value profile(rapidjson::kObjectType);
+  if (ValidDid(actor) && !WorldAccount(did)) return false;
+  rapidjson::Value& profile = out->SetObject();
   rapidjson::Value author = Author(did, a);
   if (!ValidDid(actor)) {
     std::string handle = actor;
@@ -843,7 +844,7 @@ std::optional<rapidjson::Value> DetailedProfile(const std::string& actor, const 
   profile.AddMember("followsCount", static_cast<int64_t>(who % 700), a);
   profile.AddMember("postsCount", cadence.period_ms > 0 ? now_ms / cadence.period_ms % 100000 : static_cast<int64_t>(who % 900), a);
   profile.AddMember("indexedAt", Str(IsoMillis(1680307200000LL + static_cast<int64_t>(who % 400) * 86'400'000), a), a);
-  return profile;
+  return true;
 }
 }  // namespace
 
@@ -852,9 +853,8 @@ EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& con
   const std::optional<std::string> did = ActorDid(Param(params, "actor"), &error);
   if (!did) return error;
   rapidjson::Document doc(rapidjson::kObjectType);
-  std::optional<rapidjson::Value> profile = DetailedProfile(Param(params, "actor"), *did, config, now_ms, doc.GetAllocator());
-  if (!profile) return XrpcError(400, "InvalidRequest", "Profile not found");
-  static_cast<rapidjson::Value&>(doc).Swap(*profile);  // (the allocator stays the document's)
+  if (!DetailedProfile(Param(params, "actor"), *did, config, now_ms, doc.GetAllocator(), &doc))
+    return XrpcError(400, "InvalidRequest", "Profile not found");
   EndpointReply reply;
   reply.body = Serialized(doc);
   return reply;
@@ -881,8 +881,8 @@ EndpointReply GetBlueskyProfiles(const QueryParams& params, const MockConfig& co
     EndpointReply ignored;
     const std::optional<std::string> did = ActorDid(actors[i], &ignored);
     if (!did || !seen.insert(*did).second) continue;
-    std::optional<rapidjson::Value> profile = DetailedProfile(actors[i], *did, config, now_ms, a);
-    if (profile) profiles.PushBack(std::move(*profile), a);
+    rapidjson::Value profile;
+    if (DetailedProfile(actors[i], *did, config, now_ms, a, &profile)) profiles.PushBack(profile, a);
   }
   doc.AddMember("profiles", profiles, a);
   EndpointReply reply;

@@ -2,6 +2,8 @@
 // tables carry the exact numbers (data-value) under stable ids, the log age axis puts its ticks
 // in order inside the plot, and empty or non-finite data gives a note, never a broken chart.
 
+#include "report/report_html.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -14,8 +16,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "report/report_html.hpp"
 
 namespace tweetkeeper::report {
 namespace {
@@ -66,7 +66,8 @@ std::string XmlProblem(const std::string& xml, Visit visit) {
     if (xml[i] != '<') {
       const std::size_t end = std::min(xml.find('<', i), xml.size());
       const std::string text = xml.substr(i, end - i);
-      if (open.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos) return "text outside the root: " + text;
+      if (open.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos)
+        return "text outside the root: " + text;
       if (const std::string p = TextProblem(text); !p.empty()) return p;
       i = end;
       continue;
@@ -83,7 +84,8 @@ std::string XmlProblem(const std::string& xml, Visit visit) {
       const std::string name = name_at(k);
       while (k < xml.size() && Space(xml[k])) ++k;
       if (k >= xml.size() || xml[k] != '>') return "bad end tag at " + xml.substr(i, 40);
-      if (open.empty() || open.back() != name) return "</" + name + "> closes <" + (open.empty() ? "" : open.back()) + ">";
+      if (open.empty() || open.back() != name)
+        return "</" + name + "> closes <" + (open.empty() ? "" : open.back()) + ">";
       open.pop_back();
       root_done = open.empty();
       i = k + 1;
@@ -100,7 +102,8 @@ std::string XmlProblem(const std::string& xml, Visit visit) {
       if (xml.compare(k, 2, "/>") == 0 || xml[k] == '>') break;
       if (k == before) return "no space before an attribute in <" + element.name;
       const std::string attribute = name_at(k);
-      if (attribute.empty() || k >= xml.size() || xml[k] != '=') return "bad attribute in <" + element.name + ": " + xml.substr(k, 30);
+      if (attribute.empty() || k >= xml.size() || xml[k] != '=')
+        return "bad attribute in <" + element.name + ": " + xml.substr(k, 30);
       ++k;
       if (k >= xml.size() || (xml[k] != '"' && xml[k] != '\'')) return "unquoted attribute " + attribute;
       const char quote = xml[k];
@@ -173,7 +176,8 @@ Report Sample() {
   likes.value_label = "likes";
   const std::vector<double> ages = {600, 3600, 21600, 86400, 604800, 2592000};
   likes.bands.push_back({"x", ages, {0, 1, 3, 5, 8, 9}, {1, 3, 7, 12, 20, 22}, {2, 6, 15, 30, 50, 55}, 120});
-  likes.bands.push_back({"bluesky", ages, {0, 0.5, 2, 3, 4, 4}, {0.25, 1, 94.28571428571429, 5, 6, 6}, {1, 2, 5, 8, 9, 9}, 30});
+  likes.bands.push_back(
+      {"bluesky", ages, {0, 0.5, 2, 3, 4, 4}, {0.25, 1, 94.28571428571429, 5, 6, 6}, {1, 2, 5, 8, 9, 9}, 30});
   likes.top.push_back({"first post", {{600, 10}, {3600, 200}, {86400, 900}, {2592000, 1000}}});
   likes.top.push_back({"second post", {{600, 5}, {3600, 100}, {86400, 400}}});
   r.curves.push_back(likes);
@@ -184,7 +188,8 @@ Report Sample() {
   half.edges_seconds = {0, 600, 3600, 21600, 86400, 604800, kInf};
   half.series = {{"x", {10, 40, 30, 20, 15, 5}}, {"bluesky", {1, 3, 4, 2, 0, 0}}};
   r.lifespans.push_back(half);
-  r.timeliness = {{"under 1 h", 5000, 1.5, 12.25, 95}, {"1 h to 1 d", 900, 30, 240, 3600}, {"over 1 d", 40, -2, 10, 20}};
+  r.timeliness = {
+      {"under 1 h", 5000, 1.5, 12.25, 95}, {"1 h to 1 d", 900, 30, 240, 3600}, {"over 1 d", 40, -2, 10, 20}};
   for (int d = 20; d <= 27; ++d) {
     r.cost.push_back({"2026-11-" + std::to_string(d), 100 + d, 9000 + d, 0.5 * d, d >= 25});
   }
@@ -196,11 +201,15 @@ Report Sample() {
 TEST(ReportEscape, HostileTextStaysText) {
   EXPECT_EQ(EscapeHtml("</svg><script>alert(1)</script>"), "&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;");
   EXPECT_EQ(EscapeHtml("a & \"b\" 'c'"), "a &amp; &quot;b&quot; &#39;c&#39;");
-  EXPECT_EQ(EscapeHtml("caf\xC3\xA9 \xE2\x98\x95 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x98\x95 \xF0\x9F\x98\x80") << "UTF-8 kept";
+  EXPECT_EQ(EscapeHtml("caf\xC3\xA9 \xE2\x98\x95 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x98\x95 \xF0\x9F\x98\x80")
+      << "UTF-8 kept";
   EXPECT_EQ(EscapeHtml("tab\there\nnew"), "tab\there\nnew");
   // What XML cannot hold becomes U+FFFD: control characters, broken or overlong UTF-8, surrogates, U+FFFF.
   const std::string r = "\xEF\xBF\xBD";
-  EXPECT_EQ(EscapeHtml(std::string("a\x01" "b\x7F", 4)), "a" + r + "b" + r);
+  EXPECT_EQ(EscapeHtml(std::string("a\x01"
+                                   "b\x7F",
+                                   4)),
+            "a" + r + "b" + r);
   EXPECT_EQ(EscapeHtml(std::string("\0", 1)), r);
   EXPECT_EQ(EscapeHtml("\xC3"), r) << "a sequence cut short";
   EXPECT_EQ(EscapeHtml("\xC0\xAF"), r + r) << "overlong";
@@ -217,7 +226,8 @@ TEST(ReportEscape, HostileLabelsEverywhereLeaveTheDocumentWhole) {
   CurveChart& c = r.curves[0];
   c.title = c.metric = c.value_label = c.note = kHostile;
   c.bands[0].network = kHostile;
-  c.top[0].label = std::string(kHostile) + " a very long label that the legend must shorten somewhere \xE2\x98\x95\xE2\x98\x95";
+  c.top[0].label =
+      std::string(kHostile) + " a very long label that the legend must shorten somewhere \xE2\x98\x95\xE2\x98\x95";
   r.lifespans[0].title = r.lifespans[0].x_label = r.lifespans[0].key = r.lifespans[0].note = kHostile;
   r.lifespans[0].series[0].name = kHostile;
   r.timeliness[0].age_bucket = kHostile;
@@ -225,7 +235,8 @@ TEST(ReportEscape, HostileLabelsEverywhereLeaveTheDocumentWhole) {
   const std::string html = RenderReport(r);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<!--"), std::string::npos);
-  EXPECT_NE(html.find("&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;amp;&lt;!--"), std::string::npos);
+  EXPECT_NE(html.find("&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;amp;&lt;!--"),
+            std::string::npos);
   const auto svgs = SvgFragments(html);
   EXPECT_EQ(svgs.size(), 5u) << "medians, top posts, lifespans, timeliness, cost";
   EXPECT_EQ(Count(html, "</svg>"), svgs.size());
@@ -250,7 +261,8 @@ TEST(ReportNumbers, RawNumbersReadBackExactly) {
   std::uint64_t state = 42;
   for (int i = 0; i < 2000; ++i) {  // a fixed pseudo-random spread of magnitudes
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    values.push_back(static_cast<double>(state >> 11) / 9007199254740992.0 * std::pow(10.0, static_cast<int>(state % 40) - 20));
+    values.push_back(static_cast<double>(state >> 11) / 9007199254740992.0 *
+                     std::pow(10.0, static_cast<int>(state % 40) - 20));
   }
   for (double v : values) {
     const std::string raw = RawNumber(v);
@@ -313,9 +325,10 @@ TEST(ReportTables, EveryChartHasATableWithItsNumbers) {
     EXPECT_NE(table.find("<th scope=\"row\""), std::string::npos) << id;
     EXPECT_EQ(Count(html, "id=\"" + std::string(id) + "\""), 1u) << id;
   }
-  for (const char* id : {"chart-curve-like_count-median", "chart-curve-like_count-top", "chart-lifespans-like_count-age_50",
-                         "chart-timeliness", "chart-cost"}) {
-    EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + std::string(id) + "\""), std::string::npos) << id;
+  for (const char* id : {"chart-curve-like_count-median", "chart-curve-like_count-top",
+                         "chart-lifespans-like_count-age_50", "chart-timeliness", "chart-cost"}) {
+    EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + std::string(id) + "\""), std::string::npos)
+        << id;
   }
 
   // A band: per age p25, median, p75, read back exactly.
@@ -331,7 +344,7 @@ TEST(ReportTables, EveryChartHasATableWithItsNumbers) {
 
   // The top posts: a row per point, age and value.
   const std::string top = Table(html, "table-curve-like_count-top");
-  EXPECT_EQ(Count(top, "<tr><th"), 7u);
+  EXPECT_EQ(Count(top, "<tr><th scope=\"row\""), 7u);
   EXPECT_NE(top.find("data-rank=\"2\">second post</th><td data-value=\"3600\">1 h</td><td data-value=\"100\">100</td>"),
             std::string::npos);
 
@@ -339,22 +352,25 @@ TEST(ReportTables, EveryChartHasATableWithItsNumbers) {
   const std::string life = Table(html, "table-lifespans-like_count-age_50");
   const std::vector<std::string> cells = CellValues(life);
   ASSERT_EQ(cells.size(), 6u * 4);
-  EXPECT_EQ(cells[0], "10");                      // x, bin 0, count
+  EXPECT_EQ(cells[0], "10");                         // x, bin 0, count
   EXPECT_EQ(cells[1], RawNumber(10.0 / 120 * 100));  // x, bin 0, share of its 120 posts
-  EXPECT_EQ(cells[2], "1");                       // bluesky, bin 0
+  EXPECT_EQ(cells[2], "1");                          // bluesky, bin 0
   EXPECT_EQ(cells[3], RawNumber(1.0 / 10 * 100));
-  EXPECT_NE(life.find("data-bin=\"0\" data-lower=\"0\" data-upper=\"600\">0 s \xE2\x80\x93 10 min</th>"), std::string::npos);
+  EXPECT_NE(life.find("data-bin=\"0\" data-lower=\"0\" data-upper=\"600\">0 s \xE2\x80\x93 10 min</th>"),
+            std::string::npos);
   EXPECT_NE(life.find("data-bin=\"5\" data-lower=\"604800\">7 d or more</th>"), std::string::npos);
 
   // Timeliness and cost.
-  EXPECT_EQ(CellValues(Table(html, "table-timeliness")),
-            (std::vector<std::string>{"5000", "1.5", "12.25", "95", "900", "30", "240", "3600", "40", "-2", "10", "20"}));
+  EXPECT_EQ(
+      CellValues(Table(html, "table-timeliness")),
+      (std::vector<std::string>{"5000", "1.5", "12.25", "95", "900", "30", "240", "3600", "40", "-2", "10", "20"}));
   const std::string cost = Table(html, "table-cost");
   EXPECT_EQ(Count(cost, "data-forecast=\"true\""), 3u);
   EXPECT_EQ(Count(cost, "data-forecast=\"false\""), 5u);
-  EXPECT_NE(cost.find("<th scope=\"row\">2026-11-27</th><td data-value=\"127\">127</td><td data-value=\"9027\">9027</td>"
-                      "<td data-value=\"13.5\">13.50</td><td>forecast</td>"),
-            std::string::npos);
+  EXPECT_NE(
+      cost.find("<th scope=\"row\">2026-11-27</th><td data-value=\"127\">127</td><td data-value=\"9027\">9027</td>"
+                "<td data-value=\"13.5\">13.50</td><td>forecast</td>"),
+      std::string::npos);
 }
 
 TEST(ReportTables, IdsStayUnique) {
@@ -384,8 +400,8 @@ TEST(ReportAxis, LogAgeTicksAreInOrderInsideThePlot) {
   EXPECT_DOUBLE_EQ(axis.ticks.back().position, 564);
   EXPECT_NEAR(axis.Position(6000), 64 + 500 * std::log(10.0) / std::log(4320.0), 1e-9) << "log, not linear";
 
-  const double cases[][2] = {{700, 20 * 86400}, {30, 30}, {3600, 3600}, {0.2, 0.5}, {1e-3, 1e9}, {kNaN, kNaN},
-                             {-5, 0},           {kInf, 1}, {5e8, 6e8},   {1, 31536000}};
+  const double cases[][2] = {{700, 20 * 86400}, {30, 30}, {3600, 3600}, {0.2, 0.5}, {1e-3, 1e9},
+                             {kNaN, kNaN},      {-5, 0},  {kInf, 1},    {5e8, 6e8}, {1, 31536000}};
   for (const auto& c : cases) {
     const LogAxis a = LogAgeAxis(c[0], c[1], 64, 564);
     ASSERT_GE(a.ticks.size(), 2u) << c[0] << " " << c[1];
@@ -396,11 +412,19 @@ TEST(ReportAxis, LogAgeTicksAreInOrderInsideThePlot) {
       EXPECT_GE(t.position, 64 - 1e-9) << t.label;
       EXPECT_LE(t.position, 564 + 1e-9) << t.label;
       EXPECT_FALSE(t.label.empty());
-      if (i) { EXPECT_GT(t.value, a.ticks[i - 1].value); }
-      if (i) { EXPECT_GT(t.position, a.ticks[i - 1].position); }
+      if (i) {
+        EXPECT_GT(t.value, a.ticks[i - 1].value);
+      }
+      if (i) {
+        EXPECT_GT(t.position, a.ticks[i - 1].position);
+      }
     }
-    if (std::isfinite(c[0]) && c[0] > 0) { EXPECT_LE(a.lo, c[0]); }
-    if (std::isfinite(c[1]) && c[1] > 0 && c[1] >= c[0]) { EXPECT_GE(a.hi, c[1]); }
+    if (std::isfinite(c[0]) && c[0] > 0) {
+      EXPECT_LE(a.lo, c[0]);
+    }
+    if (std::isfinite(c[1]) && c[1] > 0 && c[1] >= c[0]) {
+      EXPECT_GE(a.hi, c[1]);
+    }
   }
 }
 
@@ -423,7 +447,9 @@ TEST(ReportAxis, TheChartDrawsTheAxisTicksInsideThePlot) {
   for (std::size_t i = 0; i < xs.size(); ++i) {
     EXPECT_GE(xs[i], axis_from);
     EXPECT_LE(xs[i], axis_to);
-    if (i) { EXPECT_GT(xs[i], xs[i - 1]); }
+    if (i) {
+      EXPECT_GT(xs[i], xs[i - 1]);
+    }
   }
   EXPECT_NE(svg.find(">age (log scale)</text>"), std::string::npos);
   EXPECT_NE(svg.find(">likes</text>"), std::string::npos) << "the y axis label";
@@ -478,22 +504,24 @@ TEST(ReportEmpty, NonFiniteValuesNeverReachTheSvg) {
   const auto svgs = SvgFragments(html);
   ASSERT_EQ(svgs.size(), 5u);
   for (const std::string& svg : svgs) {
-    EXPECT_EQ(XmlProblem(svg, [&](const Element& e) {
-                for (const auto& [name, value] : e.attributes) {
-                  if (name == "id" || name == "aria-labelledby") continue;
-                  std::string lower = value;
-                  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                  EXPECT_EQ(lower.find("nan"), std::string::npos) << e.name << " " << name << "=" << value;
-                  EXPECT_EQ(lower.find("inf"), std::string::npos) << e.name << " " << name << "=" << value;
-                  EXPECT_EQ(lower.find("e+"), std::string::npos) << e.name << " " << name << "=" << value;
-                }
-              }),
+    EXPECT_EQ(XmlProblem(svg,
+                         [&](const Element& e) {
+                           for (const auto& [name, value] : e.attributes) {
+                             if (name == "id" || name == "aria-labelledby") continue;
+                             std::string lower = value;
+                             for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                             EXPECT_EQ(lower.find("nan"), std::string::npos) << e.name << " " << name << "=" << value;
+                             EXPECT_EQ(lower.find("inf"), std::string::npos) << e.name << " " << name << "=" << value;
+                             EXPECT_EQ(lower.find("e+"), std::string::npos) << e.name << " " << name << "=" << value;
+                           }
+                         }),
               "")
         << svg;
   }
   const std::string band = Table(html, "table-curve-like_count-x");
   EXPECT_EQ(Count(band, "<tr><th scope=\"row\""), 8u) << "every row stays in the table";
-  EXPECT_EQ(Count(band, "n/a"), 1u + 1 + 1 + 1 + 1 + 1 + 1) << "NaN age, NaN p25, NaN median, inf age, inf median, -inf p75, missing p75";
+  EXPECT_EQ(Count(band, "n/a"), 1u + 1 + 1 + 1 + 1 + 1 + 1)
+      << "NaN age, NaN p25, NaN median, inf age, inf median, -inf p75, missing p75";
   EXPECT_EQ(Count(html, "data-value=\"\""), 0u);
   for (const std::string& v : CellValues(html)) EXPECT_TRUE(std::isfinite(std::strtod(v.c_str(), nullptr))) << v;
 }
@@ -519,7 +547,9 @@ TEST(ReportPage, SelfContainedAccessibleAndInOrder) {
   int previous = 0;
   for (auto it = std::sregex_iterator(html.begin(), html.end(), heading); it != std::sregex_iterator(); ++it) {
     const int level = std::stoi((*it)[1]);
-    if (previous == 0) { EXPECT_EQ(level, 1); }
+    if (previous == 0) {
+      EXPECT_EQ(level, 1);
+    }
     EXPECT_LE(level, previous + 1);
     previous = level;
   }

@@ -106,9 +106,10 @@ std::vector<Account> ParseBlueskyProfiles(const HttpResponse& r, const std::vect
   rapidjson::Document doc;
   const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
   if (!error.empty()) return fail_all("unparsable 200 body: " + error);
-  const auto profiles = doc.IsObject() ? doc.FindMember("profiles") : doc.MemberEnd();
-  if (!doc.IsObject() || profiles == doc.MemberEnd() || !profiles->value.IsArray())
+  // (MemberEnd() of a document that is no object is an assertion, not an iterator.)
+  if (!doc.IsObject() || !doc.HasMember("profiles") || !doc["profiles"].IsArray())
     return fail_all("a 200 body with no profiles array: " + Snippet(r.body));
+  const auto profiles = doc.FindMember("profiles");
   std::map<std::string, Account> by_did, by_handle;
   for (const auto& p : profiles->value.GetArray()) {
     if (!p.IsObject()) continue;
@@ -161,11 +162,11 @@ TimelinePage ParseBlueskyAuthorFeed(const HttpResponse& r, const std::string& di
     page.reason = "unparsable 200 body: " + error;
     return page;
   }
-  const auto feed = doc.IsObject() ? doc.FindMember("feed") : doc.MemberEnd();
-  if (!doc.IsObject() || feed == doc.MemberEnd() || !feed->value.IsArray()) {
+  if (!doc.IsObject() || !doc.HasMember("feed") || !doc["feed"].IsArray()) {
     page.reason = "unparsable 200 body: no feed array";
     return page;
   }
+  const auto feed = doc.FindMember("feed");
   for (const rapidjson::Value& item : feed->value.GetArray()) {
     if (!item.IsObject()) continue;
     if (item.HasMember("reason")) continue;  // a repost of someone's post, or the pinned post

@@ -52,13 +52,15 @@ std::string C(double v) {
 // The length of the UTF-8 sequence at s[i] when it is valid and an XML 1.0 character other than
 // a C1 control; 0 otherwise (a lone byte: replaced).
 std::size_t ValidSequence(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) -> unsigned { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const auto byte = [&](std::size_t k) -> unsigned {
+    return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u;
+  };
   const auto continuation = [](unsigned b) { return b >= 0x80 && b <= 0xBF; };
   const unsigned b0 = byte(0), b1 = byte(1);
   if (b0 >= 0xC2 && b0 <= 0xDF) return continuation(b1) && !(b0 == 0xC2 && b1 <= 0x9F) ? 2 : 0;
   if (b0 >= 0xE0 && b0 <= 0xEF) {
     if (!continuation(b1) || !continuation(byte(2))) return 0;
-    if ((b0 == 0xE0 && b1 < 0xA0) || (b0 == 0xED && b1 > 0x9F)) return 0;           // overlong, surrogate
+    if ((b0 == 0xE0 && b1 < 0xA0) || (b0 == 0xED && b1 > 0x9F)) return 0;            // overlong, surrogate
     if (b0 == 0xEF && b1 == 0xBF && (byte(2) == 0xBE || byte(2) == 0xBF)) return 0;  // U+FFFE, U+FFFF
     return 3;
   }
@@ -115,9 +117,9 @@ Linear NiceLinear(double max, double target = 5) {
 
 // The same for durations, in steps a clock has (15 s, 5 min, 6 h, 7 d, ...).
 Linear NiceDuration(double max) {
-  static constexpr double kSteps[] = {0.1,  0.2,  0.5,  1,     2,     5,     10,    15,     30,     60,      120,    300,
-                                      600,  900,  1800, 3600,  7200,  10800, 21600, 43200,  86400,  172800,  604800, 1209600,
-                                      2592000};
+  static constexpr double kSteps[] = {0.1,   0.2,   0.5,   1,      2,      5,       10,     15,   30,
+                                      60,    120,   300,   600,    900,    1800,    3600,   7200, 10800,
+                                      21600, 43200, 86400, 172800, 604800, 1209600, 2592000};
   if (!(Finite(max) && max > 0)) max = 1;
   for (double step : kSteps) {
     if (max / step <= 5) return {std::max(step, std::ceil(max / step - 1e-9) * step), step};
@@ -176,8 +178,8 @@ double YOf(double v, const Linear& scale, const Frame& f) {
 }
 
 std::string SvgOpen(const std::string& id, double height, std::string_view title, std::string_view desc) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + id + "\" class=\"chart\" viewBox=\"0 0 " + C(kWidth) + " " +
-         C(std::ceil(height)) + "\" width=\"100%\" role=\"img\" aria-labelledby=\"" + id + "-title " + id +
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"" + id + "\" class=\"chart\" viewBox=\"0 0 " + C(kWidth) +
+         " " + C(std::ceil(height)) + "\" width=\"100%\" role=\"img\" aria-labelledby=\"" + id + "-title " + id +
          "-desc\" font-family=\"system-ui, sans-serif\" font-size=\"12\"><title id=\"" + id + "-title\">" + E(title) +
          "</title><desc id=\"" + id + "-desc\">" + E(desc) + "</desc>";
 }
@@ -192,8 +194,8 @@ void Axes(std::string& s, const Frame& f, const AxisSpec& x, const AxisSpec& y) 
   s += "<g class=\"grid\" stroke=\"#e2e2e2\" stroke-width=\"1\">";
   if (x.grid) {
     for (const Tick& t : x.ticks) {
-      s += "<line x1=\"" + C(t.position) + "\" y1=\"" + C(f.top) + "\" x2=\"" + C(t.position) + "\" y2=\"" + C(f.bottom()) +
-           "\"/>";
+      s += "<line x1=\"" + C(t.position) + "\" y1=\"" + C(f.top) + "\" x2=\"" + C(t.position) + "\" y2=\"" +
+           C(f.bottom()) + "\"/>";
     }
   }
   if (y.grid) {
@@ -203,7 +205,8 @@ void Axes(std::string& s, const Frame& f, const AxisSpec& x, const AxisSpec& y) 
     }
   }
   s += "</g><g class=\"axes\" stroke=\"#333\" stroke-width=\"1\">";
-  s += "<line x1=\"" + C(f.left) + "\" y1=\"" + C(f.bottom()) + "\" x2=\"" + C(f.right()) + "\" y2=\"" + C(f.bottom()) + "\"/>";
+  s += "<line x1=\"" + C(f.left) + "\" y1=\"" + C(f.bottom()) + "\" x2=\"" + C(f.right()) + "\" y2=\"" + C(f.bottom()) +
+       "\"/>";
   s += "<line x1=\"" + C(f.left) + "\" y1=\"" + C(f.top) + "\" x2=\"" + C(f.left) + "\" y2=\"" + C(f.bottom()) + "\"/>";
   for (const Tick& t : x.ticks) {
     s += "<line class=\"x-tick\" x1=\"" + C(t.position) + "\" y1=\"" + C(f.bottom()) + "\" x2=\"" + C(t.position) +
@@ -219,8 +222,8 @@ void Axes(std::string& s, const Frame& f, const AxisSpec& x, const AxisSpec& y) 
          "</text>";
   }
   for (const Tick& t : y.ticks) {
-    s += "<text x=\"" + C(f.left - 8) + "\" y=\"" + C(t.position) + "\" dy=\"0.32em\" text-anchor=\"end\">" + E(t.label) +
-         "</text>";
+    s += "<text x=\"" + C(f.left - 8) + "\" y=\"" + C(t.position) + "\" dy=\"0.32em\" text-anchor=\"end\">" +
+         E(t.label) + "</text>";
   }
   s += "</g>";
   if (!x.label.empty()) {
@@ -255,12 +258,13 @@ double Legend(std::string& s, const std::vector<LegendEntry>& entries, double to
 }
 
 std::string LineSwatch(const char* colour, double width, const std::string& dash) {
-  return "<line x1=\"0\" y1=\"6\" x2=\"24\" y2=\"6\" stroke=\"" + std::string(colour) + "\" stroke-width=\"" + C(width) + "\"" +
-         dash + "/>";
+  return "<line x1=\"0\" y1=\"6\" x2=\"24\" y2=\"6\" stroke=\"" + std::string(colour) + "\" stroke-width=\"" +
+         C(width) + "\"" + dash + "/>";
 }
 
 std::string BoxSwatch(const std::string& fill, const char* stroke, const std::string& extra = "") {
-  return "<rect x=\"1\" y=\"1\" width=\"22\" height=\"10\" fill=\"" + fill + "\" stroke=\"" + stroke + "\"" + extra + "/>";
+  return "<rect x=\"1\" y=\"1\" width=\"22\" height=\"10\" fill=\"" + fill + "\" stroke=\"" + stroke + "\"" + extra +
+         "/>";
 }
 
 // A fill that is not colour alone: pattern `kind` (0 solid, then hatch, dots, cross-hatch,
@@ -269,14 +273,16 @@ std::string PatternFill(std::string& defs, const std::string& id, std::size_t ki
   kind %= kFillCount;
   if (kind == 0) return colour;
   const std::string c = colour;
-  static const char* const kShapes[] = {"", "<path d=\"M-1 1L1 -1M0 6L6 0M5 7L7 5\" stroke=\"#C\" stroke-width=\"1.5\"/>",
+  static const char* const kShapes[] = {"",
+                                        "<path d=\"M-1 1L1 -1M0 6L6 0M5 7L7 5\" stroke=\"#C\" stroke-width=\"1.5\"/>",
                                         "<circle cx=\"3\" cy=\"3\" r=\"1.4\" fill=\"#C\"/>",
                                         "<path d=\"M0 0L6 6M6 0L0 6\" stroke=\"#C\" stroke-width=\"1\"/>",
                                         "<path d=\"M0 3H6\" stroke=\"#C\" stroke-width=\"1.5\"/>"};
   std::string shape = kShapes[kind];
   for (std::size_t at; (at = shape.find("#C")) != std::string::npos;) shape.replace(at, 2, c);
-  defs += "<pattern id=\"" + id + "\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\"><rect width=\"6\" height=\"6\" fill=\"" +
-          c + "\" fill-opacity=\"0.25\"/>" + shape + "</pattern>";
+  defs += "<pattern id=\"" + id +
+          "\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\"><rect width=\"6\" height=\"6\" fill=\"" + c +
+          "\" fill-opacity=\"0.25\"/>" + shape + "</pattern>";
   return "url(#" + id + ")";
 }
 
@@ -312,8 +318,8 @@ std::vector<std::vector<std::size_t>> IndexRuns(const std::vector<std::size_t>& 
 
 // The points of each run of finite values, in the viewBox.
 template <typename Value>
-std::vector<std::vector<Point>> Runs(const std::vector<std::size_t>& order, const std::vector<double>& ages, Value value,
-                                     const LogAxis& x, const Linear& y, const Frame& f) {
+std::vector<std::vector<Point>> Runs(const std::vector<std::size_t>& order, const std::vector<double>& ages,
+                                     Value value, const LogAxis& x, const Linear& y, const Frame& f) {
   std::vector<std::vector<Point>> runs;
   for (const auto& run : IndexRuns(order, [&](std::size_t i) { return Finite(value(i)); })) {
     auto& points = runs.emplace_back();
@@ -323,7 +329,8 @@ std::vector<std::vector<Point>> Runs(const std::vector<std::size_t>& order, cons
 }
 
 // A path through each run; a run of one point is a dot (a path of one point draws nothing).
-std::string Polyline(const std::vector<std::vector<Point>>& runs, const char* colour, double width, const std::string& dash) {
+std::string Polyline(const std::vector<std::vector<Point>>& runs, const char* colour, double width,
+                     const std::string& dash) {
   std::string d, dots;
   for (const auto& run : runs) {
     if (run.size() == 1) {
@@ -345,8 +352,9 @@ std::string Polyline(const std::vector<std::vector<Point>>& runs, const char* co
 
 std::string TableOpen(const std::string& id, std::string_view caption, const std::vector<std::string>& columns) {
   // The wrapper scrolls on a narrow screen; focusable so that a keyboard can scroll it too.
-  std::string s = "<div class=\"table-wrap\" role=\"region\" tabindex=\"0\" aria-labelledby=\"" + id + "-caption\"><table id=\"" +
-                  id + "\"><caption id=\"" + id + "-caption\">" + E(caption) + "</caption><thead><tr>";
+  std::string s = "<div class=\"table-wrap\" role=\"region\" tabindex=\"0\" aria-labelledby=\"" + id +
+                  "-caption\"><table id=\"" + id + "\"><caption id=\"" + id + "-caption\">" + E(caption) +
+                  "</caption><thead><tr>";
   for (const std::string& column : columns) s += "<th scope=\"col\">" + E(column) + "</th>";
   return s + "</tr></thead><tbody>";
 }
@@ -359,7 +367,9 @@ std::string NumberCell(double v, const std::string& text) {
   return "<td data-value=\"" + RawNumber(v) + "\">" + text + "</td>";
 }
 
-std::string IntegerCell(std::int64_t v) { return "<td data-value=\"" + RawInteger(v) + "\">" + RawInteger(v) + "</td>"; }
+std::string IntegerCell(std::int64_t v) {
+  return "<td data-value=\"" + RawInteger(v) + "\">" + RawInteger(v) + "</td>";
+}
 
 std::string Empty(std::string_view sentence) { return "<p class=\"empty\">" + E(sentence) + "</p>"; }
 std::string Note(std::string_view note) { return note.empty() ? "" : "<p class=\"note\">" + E(note) + "</p>"; }
@@ -451,7 +461,8 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
           for (auto it = run.rbegin(); it != run.rend(); ++it) {
             d += "L" + C(x.Position(b.ages_seconds[*it])) + " " + C(YOf(p25(*it), y, f));
           }
-          areas += "<path d=\"" + d + "Z\" fill=\"" + std::string(colour) + "\" fill-opacity=\"0.16\" stroke=\"none\"/>";
+          areas +=
+              "<path d=\"" + d + "Z\" fill=\"" + std::string(colour) + "\" fill-opacity=\"0.16\" stroke=\"none\"/>";
         }
         edges += Polyline(Runs(order, b.ages_seconds, p25, x, y, f), colour, 0.75, DashAttribute(style));
         edges += Polyline(Runs(order, b.ages_seconds, p75, x, y, f), colour, 0.75, DashAttribute(style));
@@ -468,27 +479,28 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
         }
         desc += ".";
       }
-      body += "<g class=\"bands\">" + areas + "</g><g class=\"quartiles\">" + edges + "</g><g class=\"medians\">" + medians +
-              "</g>";
+      body += "<g class=\"bands\">" + areas + "</g><g class=\"quartiles\">" + edges + "</g><g class=\"medians\">" +
+              medians + "</g>";
       const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
       out += "<figure>" +
              SvgOpen(id, height, name + ": median " + value_label + " by age",
                      "Line chart of " + value_label + " by post age on a log scale from " + range +
-                         ": per network the median (thick line) and the 25th to 75th percentiles (shaded band)." + desc +
-                         " The table below gives every value.") +
+                         ": per network the median (thick line) and the 25th to 75th percentiles (shaded band)." +
+                         desc + " The table below gives every value.") +
              body + "</svg><figcaption>Median " + E(value_label) +
              " by age; the shaded band spans the 25th to 75th percentile of the network's posts.</figcaption></figure>";
     }
     std::string tables;
     for (const Band& b : chart.bands) {
-      std::string t = TableOpen(ctx.Id("table-curve-" + metric + "-" + Slug(b.network)),
-                                name + ", " + b.network + ": " + value_label +
-                                    " by age over " + std::to_string(b.posts) + " posts",
-                                {"age", "25th percentile", "median", "75th percentile"});
+      std::string t =
+          TableOpen(ctx.Id("table-curve-" + metric + "-" + Slug(b.network)),
+                    name + ", " + b.network + ": " + value_label + " by age over " + std::to_string(b.posts) + " posts",
+                    {"age", "25th percentile", "median", "75th percentile"});
       for (std::size_t i = 0; i < b.ages_seconds.size(); ++i) {
         const double age = b.ages_seconds[i];
-        t += Finite(age) ? "<tr><th scope=\"row\" data-value=\"" + RawNumber(age) + "\">" + FormatDuration(age) + "</th>"
-                         : std::string("<tr><th scope=\"row\">n/a</th>");
+        t += Finite(age)
+                 ? "<tr><th scope=\"row\" data-value=\"" + RawNumber(age) + "\">" + FormatDuration(age) + "</th>"
+                 : std::string("<tr><th scope=\"row\">n/a</th>");
         for (double v : {At(b.p25, i), At(b.median, i), At(b.p75, i)}) t += NumberCell(v, FormatNumber(v));
         t += "</tr>";
       }
@@ -502,7 +514,8 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
     double y_max = kNaN;
     for (const Curve& c : chart.top) {
       for (const CurvePoint& p : c.points) {
-        if (Finite(p.age_seconds) && p.age_seconds > 0 && Finite(p.value)) y_max = Finite(y_max) ? std::max(y_max, p.value) : p.value;
+        if (Finite(p.age_seconds) && p.age_seconds > 0 && Finite(p.value))
+          y_max = Finite(y_max) ? std::max(y_max, p.value) : p.value;
       }
     }
     const std::string id = ctx.Id("chart-curve-" + metric + "-top");
@@ -511,6 +524,7 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
     } else {
       const Linear y = NiceLinear(y_max);
       std::string body, lines, ranks, desc;
+      std::vector<std::pair<Point, std::string>> ends;  // where each line ends, and its rank
       Axes(body, f, {x.ticks, "age (log scale)", true},
            {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }), value_label, true});
       std::vector<LegendEntry> legend;
@@ -523,14 +537,27 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
         const std::string dash = DashAttribute(n / kColourCount);  // beyond the colours, a dash tells lines apart
         lines += Polyline(runs, Colour(n), 1.25, dash);
         const std::string rank = std::to_string(n + 1);
-        if (!runs.empty()) {
-          const Point& end = runs.back().back();
-          ranks += "<text x=\"" + C(end.x + 4) + "\" y=\"" + C(end.y) + "\" dy=\"0.32em\">" + rank + "</text>";
-        }
+        if (!runs.empty()) ends.push_back({runs.back().back(), rank});
         legend.push_back({LineSwatch(Colour(n), 1.5, dash), rank + ". " + Shorten(c.label, 48)});
         desc += " " + rank + ". " + Shorten(c.label, 48) + ".";
       }
-      body += "<g class=\"top-posts\">" + lines + "</g><g class=\"ranks\" fill=\"#111\" font-size=\"10\">" + ranks + "</g>";
+      // Lines that end close together would print their numbers over each other: top to bottom,
+      // each at least a line of text below the one before; then, from the bottom, those pushed
+      // out of the plot back up.
+      std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first.y < b.first.y; });
+      constexpr double kGap = 11;
+      std::vector<double> label_y;
+      for (const auto& end : ends)
+        label_y.push_back(label_y.empty() ? end.first.y : std::max(end.first.y, label_y.back() + kGap));
+      for (std::size_t k = label_y.size(); k-- > 0;) {
+        label_y[k] = std::min(label_y[k], k + 1 < label_y.size() ? label_y[k + 1] - kGap : f.bottom() + 4);
+      }
+      for (std::size_t k = 0; k < ends.size(); ++k) {
+        ranks += "<text x=\"" + C(ends[k].first.x + 4) + "\" y=\"" + C(label_y[k]) + "\" dy=\"0.32em\">" +
+                 ends[k].second + "</text>";
+      }
+      body +=
+          "<g class=\"top-posts\">" + lines + "</g><g class=\"ranks\" fill=\"#111\" font-size=\"10\">" + ranks + "</g>";
       const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
       out += "<figure>" +
              SvgOpen(id, height, name + ": the top posts' " + value_label + " by age",
@@ -541,13 +568,12 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
              ", numbered at the end of each line as in the legend.</figcaption></figure>";
     }
     std::string t = TableOpen(ctx.Id("table-curve-" + metric + "-top"),
-                              name + ": the top posts' " + value_label + " by age",
-                              {"post", "age", value_label});
+                              name + ": the top posts' " + value_label + " by age", {"post", "age", value_label});
     for (std::size_t n = 0; n < chart.top.size(); ++n) {
       for (const CurvePoint& p : chart.top[n].points) {
-        t += "<tr><th scope=\"row\" class=\"label\" data-rank=\"" + std::to_string(n + 1) + "\">" + E(chart.top[n].label) +
-             "</th>" + NumberCell(p.age_seconds, FormatDuration(p.age_seconds)) + NumberCell(p.value, FormatNumber(p.value)) +
-             "</tr>";
+        t += "<tr><th scope=\"row\" class=\"label\" data-rank=\"" + std::to_string(n + 1) + "\">" +
+             E(chart.top[n].label) + "</th>" + NumberCell(p.age_seconds, FormatDuration(p.age_seconds)) +
+             NumberCell(p.value, FormatNumber(p.value)) + "</tr>";
       }
     }
     out += Folded(t + kTableClose);
@@ -555,14 +581,17 @@ std::string CurveCharts(const CurveChart& chart, Context& ctx) {
   return out;
 }
 
-std::string EdgeLabel(double edge) { return edge == std::numeric_limits<double>::infinity() ? "\xE2\x88\x9E" : FormatDuration(edge); }
+std::string EdgeLabel(double edge) {
+  return edge == std::numeric_limits<double>::infinity() ? "\xE2\x88\x9E" : FormatDuration(edge);
+}
 
 std::string HistogramSection(const Histogram& h, Context& ctx) {
   const std::string key = Slug(h.key.empty() ? h.title : h.key);
   const std::string name = !h.title.empty() ? h.title : !h.x_label.empty() ? h.x_label : "Lifespans";
   std::string out = "<h3>" + E(name) + "</h3>" + Note(h.note);
   const std::size_t bins = h.edges_seconds.size() < 2 ? 0 : h.edges_seconds.size() - 1;
-  if (bins == 0 || h.series.empty()) return out + Empty("No posts to count: " + std::string(bins ? "no series." : "no bins."));
+  if (bins == 0 || h.series.empty())
+    return out + Empty("No posts to count: " + std::string(bins ? "no series." : "no bins."));
 
   // Counts (a missing one n/a), each series' total over the bins, and its share in each.
   const std::size_t series = h.series.size();
@@ -570,7 +599,8 @@ std::string HistogramSection(const Histogram& h, Context& ctx) {
   std::vector<std::vector<double>> shares(series, std::vector<double>(bins, kNaN));
   for (std::size_t s = 0; s < series; ++s) {
     const auto& counts = h.series[s].counts;
-    for (std::size_t b = 0; b < bins && b < counts.size(); ++b) totals[s] += counts[b] > 0 ? static_cast<double>(counts[b]) : 0;
+    for (std::size_t b = 0; b < bins && b < counts.size(); ++b)
+      totals[s] += counts[b] > 0 ? static_cast<double>(counts[b]) : 0;
     for (std::size_t b = 0; b < bins && b < counts.size(); ++b) {
       if (totals[s] > 0 && counts[b] >= 0) shares[s][b] = static_cast<double>(counts[b]) / totals[s] * 100;
     }
@@ -601,12 +631,13 @@ std::string HistogramSection(const Histogram& h, Context& ctx) {
     for (std::size_t b = 0; b <= bins; ++b) {
       // Every edge when there is room for its label, otherwise every other.
       const bool labelled = group >= 44 || b % 2 == 0;
-      x_ticks.push_back({h.edges_seconds[b], f.left + group * static_cast<double>(b), labelled ? EdgeLabel(h.edges_seconds[b]) : ""});
+      x_ticks.push_back(
+          {h.edges_seconds[b], f.left + group * static_cast<double>(b), labelled ? EdgeLabel(h.edges_seconds[b]) : ""});
     }
     std::string body, defs, bars, desc;
     Axes(body, f, {x_ticks, h.x_label, false},
-         {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y) + "%"; }), "share of the network's posts (%)",
-          true});
+         {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y) + "%"; }),
+          "share of the network's posts (%)", true});
     std::vector<LegendEntry> legend;
     for (std::size_t s = 0; s < series; ++s) {
       const std::size_t style = ctx.Style(h.series[s].name);
@@ -619,9 +650,9 @@ std::string HistogramSection(const Histogram& h, Context& ctx) {
         if (mode == bins || v > shares[s][mode]) mode = b;
         if (v <= 0) continue;
         const double top = YOf(v, y, f);
-        bars += "<rect x=\"" + C(f.left + group * (static_cast<double>(b) + 0.1) + bar * static_cast<double>(s)) + "\" y=\"" +
-                C(top) + "\" width=\"" + C(bar) + "\" height=\"" + C(f.bottom() - top) + "\" fill=\"" + fill + "\" stroke=\"" +
-                colour + "\"/>";
+        bars += "<rect x=\"" + C(f.left + group * (static_cast<double>(b) + 0.1) + bar * static_cast<double>(s)) +
+                "\" y=\"" + C(top) + "\" width=\"" + C(bar) + "\" height=\"" + C(f.bottom() - top) + "\" fill=\"" +
+                fill + "\" stroke=\"" + colour + "\"/>";
       }
       const std::string posts = FormatNumber(totals[s]);
       legend.push_back({BoxSwatch(fill, colour), Shorten(h.series[s].name, 24) + " (" + posts + " posts)"});
@@ -636,12 +667,14 @@ std::string HistogramSection(const Histogram& h, Context& ctx) {
                    "Bar chart: the share of each network's posts by " + h.x_label + ", in " + std::to_string(bins) +
                        " bins from " + EdgeLabel(h.edges_seconds.front()) + " to " + EdgeLabel(h.edges_seconds.back()) +
                        "." + desc + " The table below gives the counts and shares.") +
-           (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body + "</svg><figcaption>Share of each network's posts per bin of " +
-           E(h.x_label) + "; bars of one bin side by side, in the legend's order.</figcaption></figure>";
+           (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body +
+           "</svg><figcaption>Share of each network's posts per bin of " + E(h.x_label) +
+           "; bars of one bin side by side, in the legend's order.</figcaption></figure>";
   }
 
   std::vector<std::string> columns = {h.x_label.empty() ? "bin" : h.x_label};
-  for (const HistogramSeries& s : h.series) columns.push_back(s.name + ": posts"), columns.push_back(s.name + ": share");
+  for (const HistogramSeries& s : h.series)
+    columns.push_back(s.name + ": posts"), columns.push_back(s.name + ": share");
   std::string t = TableOpen(ctx.Id("table-lifespans-" + key), name + ": posts per bin", columns);
   for (std::size_t b = 0; b < bins; ++b) {
     const double lo = h.edges_seconds[b], hi = h.edges_seconds[b + 1];
@@ -682,15 +715,30 @@ std::string TimelinessSection(const Report& report, Context& ctx) {
       y_ticks.push_back({0, f.top + kRow * (static_cast<double>(r) + 0.5), Shorten(rows[r].age_bucket, 16)});
     }
     std::string body, defs, bars;
-    Axes(body, f, {LinearTicks(x, f.left, f.right(), [](double v) { return FormatDuration(v); }), "lateness behind the due time", true},
+    Axes(body, f,
+         {LinearTicks(x, f.left, f.right(), [](double v) { return FormatDuration(v); }), "lateness behind the due time",
+          true},
          {y_ticks, "", false});
-    body += "<text x=\"" + C(f.left - 8) + "\" y=\"" + C(f.top - 8) + "\" text-anchor=\"end\" fill=\"#111\">post age</text>";
+    body += "<text x=\"" + C(f.left - 8) + "\" y=\"" + C(f.top - 8) +
+            "\" text-anchor=\"end\" fill=\"#111\">post age</text>";
     const char* p50_colour = Colour(0);
     const char* p90_colour = Colour(1);
     const std::string p90_fill = PatternFill(defs, id + "-fill-p90", 1, p90_colour);
     const auto width = [&](double v) { return std::clamp(v, 0.0, x.max) / x.max * f.width; };
+    // Each bar's value beside it: on a linear scale a few seconds are a sliver next to minutes.
+    std::string values;
+    const auto value_label = [&](double v, double middle) {
+      if (!Finite(v)) return;
+      const std::string text = FormatDuration(v);
+      const double end = f.left + width(v);
+      const bool inside = end + 4 + 6.5 * static_cast<double>(text.size()) > kWidth - 4;
+      values += "<text x=\"" + C(inside ? end - 4 : end + 4) + "\" y=\"" + C(middle) + "\" dy=\"0.32em\"" +
+                (inside ? " text-anchor=\"end\"" : "") + ">" + text + "</text>";
+    };
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const double top = f.top + kRow * static_cast<double>(r);
+      value_label(rows[r].p50_late_s, top + 9.5);
+      value_label(rows[r].p90_late_s, top + 20.5);
       // Early refreshes (negative lateness) draw no bar; the table has the value.
       if (Finite(rows[r].p50_late_s) && rows[r].p50_late_s > 0) {
         bars += "<rect x=\"" + C(f.left) + "\" y=\"" + C(top + 5) + "\" width=\"" + C(width(rows[r].p50_late_s)) +
@@ -701,17 +749,23 @@ std::string TimelinessSection(const Report& report, Context& ctx) {
                 "\" height=\"9\" fill=\"" + p90_fill + "\" stroke=\"" + p90_colour + "\"/>";
       }
     }
-    body += "<g class=\"bars\">" + bars + "</g>";
-    const double height =
-        f.bottom() + 48 +
-        Legend(body, {{BoxSwatch(p50_colour, p50_colour), "median (p50)"}, {BoxSwatch(p90_fill, p90_colour), "90th percentile (p90)"}},
-               f.bottom() + 48) +
-        6;
+    // (A white halo keeps a value legible where it sits on a bar.)
+    body += "<g class=\"bars\">" + bars +
+            "</g><g class=\"values\" font-size=\"10\" fill=\"#111\" stroke=\"#fff\" "
+            "stroke-width=\"3\" paint-order=\"stroke\">" +
+            values + "</g>";
+    const double height = f.bottom() + 48 +
+                          Legend(body,
+                                 {{BoxSwatch(p50_colour, p50_colour), "median (p50)"},
+                                  {BoxSwatch(p90_fill, p90_colour), "90th percentile (p90)"}},
+                                 f.bottom() + 48) +
+                          6;
     out += "<figure>" +
-           SvgOpen(id, height, "Lateness of refreshes by post age",
-                   "Bar chart: per post age bucket, the median (solid) and 90th percentile (hatched) of how late refreshes "
-                   "ran behind their due time, from 0 to " +
-                       FormatDuration(x.max) + ". The table below gives them with the counts and the maximum.") +
+           SvgOpen(
+               id, height, "Lateness of refreshes by post age",
+               "Bar chart: per post age bucket, the median (solid) and 90th percentile (hatched) of how late refreshes "
+               "ran behind their due time, from 0 to " +
+                   FormatDuration(x.max) + ". The table below gives them with the counts and the maximum.") +
            (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body +
            "</svg><figcaption>Median and 90th percentile lateness per age bucket.</figcaption></figure>";
   }
@@ -746,12 +800,13 @@ std::string CostSection(const Report& report, Context& ctx) {
     y_max = Finite(y_max) ? std::max(y_max, d.cost) : d.cost;
   }
   const std::string currency = report.currency;
-  const std::string totals = "Measured: " + FormatCost(measured) + " " + currency + " over " + std::to_string(measured_days) +
-                             (measured_days == 1 ? " day" : " days") +
-                             (forecast_days ? "; forecast: " + FormatCost(forecast) + " " + currency + " over " +
-                                                  std::to_string(forecast_days) + (forecast_days == 1 ? " day" : " days")
-                                            : std::string()) +
-                             ".";
+  const std::string totals =
+      "Measured: " + FormatCost(measured) + " " + currency + " over " + std::to_string(measured_days) +
+      (measured_days == 1 ? " day" : " days") +
+      (forecast_days ? "; forecast: " + FormatCost(forecast) + " " + currency + " over " +
+                           std::to_string(forecast_days) + (forecast_days == 1 ? " day" : " days")
+                     : std::string()) +
+      ".";
   out += "<p class=\"totals\">" + E(totals) + "</p>";
   const std::string id = ctx.Id("chart-cost");
   if (!Finite(y_max)) {
@@ -768,7 +823,8 @@ std::string CostSection(const Report& report, Context& ctx) {
     }
     std::string body, defs, bars, brackets;
     Axes(body, f, {x_ticks, "day", false},
-         {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }), "cost per day (" + currency + ")", true});
+         {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }),
+          "cost per day (" + currency + ")", true});
     const char* colour = Colour(0);
     const std::string hatched = PatternFill(defs, id + "-fill-forecast", 1, colour);
     for (std::size_t i = 0; i < days.size(); ++i) {
@@ -777,17 +833,19 @@ std::string CostSection(const Report& report, Context& ctx) {
         const double top = YOf(d.cost, y, f);
         bars += "<rect x=\"" + C(f.left + slot * (static_cast<double>(i) + 0.15)) + "\" y=\"" + C(top) + "\" width=\"" +
                 C(std::max(1.0, slot * 0.7)) + "\" height=\"" + C(f.bottom() - top) + "\" fill=\"" +
-                (d.forecast ? hatched + "\" stroke=\"" + colour + "\" stroke-dasharray=\"3 2\"" : std::string(colour) + "\"") +
+                (d.forecast ? hatched + "\" stroke=\"" + colour + "\" stroke-dasharray=\"3 2\""
+                            : std::string(colour) + "\"") +
                 "/>";
       }
       // Each run of forecast days gets a bracket and a label above it.
       if (d.forecast && (i == 0 || !days[i - 1].forecast)) {
         std::size_t end = i;
         while (end + 1 < days.size() && days[end + 1].forecast) ++end;
-        const double x1 = f.left + slot * static_cast<double>(i) + 1, x2 = f.left + slot * static_cast<double>(end + 1) - 1;
+        const double x1 = f.left + slot * static_cast<double>(i) + 1,
+                     x2 = f.left + slot * static_cast<double>(end + 1) - 1;
         const double mid = std::clamp((x1 + x2) / 2, f.left + 30, f.right() - 30);
-        brackets += "<path d=\"M" + C(x1) + " " + C(f.top - 4) + "V" + C(f.top - 10) + "H" + C(x2) + "V" + C(f.top - 4) +
-                    "\" fill=\"none\" stroke=\"#333\"/><text x=\"" + C(mid) + "\" y=\"" + C(f.top - 14) +
+        brackets += "<path d=\"M" + C(x1) + " " + C(f.top - 4) + "V" + C(f.top - 10) + "H" + C(x2) + "V" +
+                    C(f.top - 4) + "\" fill=\"none\" stroke=\"#333\"/><text x=\"" + C(mid) + "\" y=\"" + C(f.top - 14) +
                     "\" text-anchor=\"middle\">forecast</text>";
       }
     }
@@ -802,8 +860,8 @@ std::string CostSection(const Report& report, Context& ctx) {
            SvgOpen(id, height, "Cost per day in " + currency,
                    "Bar chart of the cost per day in " + currency + " over " + std::to_string(days.size()) +
                        " days, forecast days hatched and bracketed. " + totals + " The table below gives every day.") +
-           (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body + "</svg><figcaption>Cost per day in " + E(currency) +
-           "; forecast days are hatched, lighter and labelled.</figcaption></figure>";
+           (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body + "</svg><figcaption>Cost per day in " +
+           E(currency) + "; forecast days are hatched, lighter and labelled.</figcaption></figure>";
   }
   std::string t = TableOpen(ctx.Id("table-cost"), "Requests and cost per day, forecast days marked",
                             {"day", "requests", "billed reads", "cost (" + currency + ")", "kind"});
@@ -846,7 +904,8 @@ dd{margin:0;overflow-wrap:anywhere}
 details{margin:.5rem 0}
 summary{cursor:pointer;color:#0b5394}
 :focus-visible{outline:2px solid #0b5394;outline-offset:2px}
-@media (max-width:40rem){main{padding:.5rem}section{padding:.75rem}dl.facts{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
+@media (max-width:40rem){main{padding:.5rem}section{padding:.75rem}
+dl.facts{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
 @media print{body{background:#fff;color:#000;font-size:11pt}main{max-width:none;padding:0}nav{display:none}
 section{box-shadow:none;border-radius:0;padding:0;margin:0 0 1rem}
 figure,table,.empty{break-inside:avoid}h2,h3{break-after:avoid}
@@ -872,15 +931,28 @@ std::string EscapeHtml(std::string_view text) {
       continue;
     }
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       case '\t':
       case '\n':
-      case '\r': out += static_cast<char>(c); break;
-      default: out += c < 0x20 || c == 0x7F ? "\xEF\xBF\xBD" : std::string(1, static_cast<char>(c));
+      case '\r':
+        out += static_cast<char>(c);
+        break;
+      default:
+        out += c < 0x20 || c == 0x7F ? "\xEF\xBF\xBD" : std::string(1, static_cast<char>(c));
     }
     ++i;
   }
@@ -958,8 +1030,8 @@ LogAxis LogAgeAxis(double min_age, double max_age, double from, double to) {
     double seconds;
     const char* label;
   };
-  static constexpr Named kTicks[] = {{1, "1 s"},      {10, "10 s"},   {60, "1 min"},      {600, "10 min"},
-                                     {3600, "1 h"},   {21600, "6 h"}, {86400, "1 d"},     {604800, "7 d"},
+  static constexpr Named kTicks[] = {{1, "1 s"},        {10, "10 s"},      {60, "1 min"},      {600, "10 min"},
+                                     {3600, "1 h"},     {21600, "6 h"},    {86400, "1 d"},     {604800, "7 d"},
                                      {2592000, "30 d"}, {7776000, "90 d"}, {31536000, "365 d"}};
   if (!(Finite(min_age) && min_age > 0)) min_age = 1;
   if (!(Finite(max_age) && max_age > 0)) max_age = min_age;
@@ -987,7 +1059,8 @@ LogAxis LogAgeAxis(double min_age, double max_age, double from, double to) {
   }
   if (axis.ticks.size() < 2) {
     // Ages off the list (below 1 s, beyond a year): the domain's ends, labelled as they are.
-    if (axis.ticks.empty() || axis.ticks.front().value > axis.lo) axis.ticks.insert(axis.ticks.begin(), {axis.lo, 0, FormatDuration(axis.lo)});
+    if (axis.ticks.empty() || axis.ticks.front().value > axis.lo)
+      axis.ticks.insert(axis.ticks.begin(), {axis.lo, 0, FormatDuration(axis.lo)});
     if (axis.ticks.back().value < axis.hi) axis.ticks.push_back({axis.hi, 0, FormatDuration(axis.hi)});
   }
   for (Tick& t : axis.ticks) t.position = axis.Position(t.value);
@@ -1000,16 +1073,20 @@ std::string RenderReport(const Report& report) {
   std::string html =
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-      E(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>" + E(title) + "</h1>\n";
+      E(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<main>\n<header>\n<h1>" + E(title) +
+      "</h1>\n";
   if (!report.generated_at.empty()) html += "<p class=\"meta\">Generated " + E(report.generated_at) + ".</p>\n";
   if (!report.selection.empty()) html += "<p class=\"meta\">Posts: " + E(report.selection) + "</p>\n";
   html += "<nav aria-label=\"Sections\"><ul>";
   if (!report.summary.empty()) html += "<li><a href=\"#summary\">Summary</a></li>";
-  html += "<li><a href=\"#curves\">Engagement over time</a></li><li><a href=\"#lifespans\">Lifespans</a></li>"
-          "<li><a href=\"#timeliness\">Timeliness</a></li><li><a href=\"#cost\">Cost</a></li></ul></nav>\n</header>\n";
+  html +=
+      "<li><a href=\"#curves\">Engagement over time</a></li><li><a href=\"#lifespans\">Lifespans</a></li>"
+      "<li><a href=\"#timeliness\">Timeliness</a></li><li><a href=\"#cost\">Cost</a></li></ul></nav>\n</header>\n";
 
   if (!report.summary.empty()) {
-    html += "<section id=\"summary\" aria-labelledby=\"summary-heading\">\n<h2 id=\"summary-heading\">Summary</h2>\n<dl class=\"facts\">";
+    html +=
+        "<section id=\"summary\" aria-labelledby=\"summary-heading\">\n<h2 id=\"summary-heading\">Summary</h2>\n<dl "
+        "class=\"facts\">";
     for (const auto& [key, value] : report.summary) html += "<dt>" + E(key) + "</dt><dd>" + E(value) + "</dd>";
     html += "</dl>\n</section>\n";
   }
@@ -1022,35 +1099,41 @@ std::string RenderReport(const Report& report) {
     for (const HistogramSeries& s : h.series) ctx.Style(s.name);
   }
 
-  html += "<section id=\"curves\" aria-labelledby=\"curves-heading\">\n<h2 id=\"curves-heading\">Engagement over time</h2>\n"
-          "<p>How each count grew with the posts' age. The thick line is the median post of a network at each age, the "
-          "shaded band the middle half of its posts (25th to 75th percentile); a second chart draws the top posts one by "
-          "one, on a scale of their own. Age runs on a log scale, so that the first hour has as much room as the first "
-          "month. Each network keeps its colour and line pattern in every chart.</p>\n";
+  html +=
+      "<section id=\"curves\" aria-labelledby=\"curves-heading\">\n<h2 id=\"curves-heading\">Engagement over "
+      "time</h2>\n"
+      "<p>How each count grew with the posts' age. The thick line is the median post of a network at each age, the "
+      "shaded band the middle half of its posts (25th to 75th percentile); a second chart draws the top posts one by "
+      "one, on a scale of their own. Age runs on a log scale, so that the first hour has as much room as the first "
+      "month. Each network keeps its colour and line pattern in every chart.</p>\n";
   if (report.curves.empty()) html += Empty("No curves: no post in this selection has observations.");
   for (const CurveChart& chart : report.curves) html += CurveCharts(chart, ctx) + "\n";
   html += "</section>\n";
 
-  html += "<section id=\"lifespans\" aria-labelledby=\"lifespans-heading\">\n<h2 id=\"lifespans-heading\">Lifespans</h2>\n"
-          "<p>How long posts took to reach a share of their latest count. Each bar is the share of one network's posts "
-          "whose age at that point falls in the bin, so that networks of different sizes compare; the table gives the "
-          "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n";
+  html +=
+      "<section id=\"lifespans\" aria-labelledby=\"lifespans-heading\">\n<h2 id=\"lifespans-heading\">Lifespans</h2>\n"
+      "<p>How long posts took to reach a share of their latest count. Each bar is the share of one network's posts "
+      "whose age at that point falls in the bin, so that networks of different sizes compare; the table gives the "
+      "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n";
   if (report.lifespans.empty()) html += Empty("No lifespans: no post in this selection has a count above 0.");
   for (const Histogram& h : report.lifespans) html += HistogramSection(h, ctx) + "\n";
   html += "</section>\n";
 
-  html += "<section id=\"timeliness\" aria-labelledby=\"timeliness-heading\">\n<h2 id=\"timeliness-heading\">Timeliness</h2>\n"
-          "<p>How late refreshes ran behind the time they were due, by the post's age at the refresh: the median and the "
-          "90th percentile. Workers that keep up show seconds here; minutes or hours mean too few workers or too little "
-          "API quota for the posts tracked.</p>\n" +
-          TimelinessSection(report, ctx) + "\n</section>\n";
+  html +=
+      "<section id=\"timeliness\" aria-labelledby=\"timeliness-heading\">\n<h2 "
+      "id=\"timeliness-heading\">Timeliness</h2>\n"
+      "<p>How late refreshes ran behind the time they were due, by the post's age at the refresh: the median and the "
+      "90th percentile. Workers that keep up show seconds here; minutes or hours mean too few workers or too little "
+      "API quota for the posts tracked.</p>\n" +
+      TimelinessSection(report, ctx) + "\n</section>\n";
 
-  html += "<section id=\"cost\" aria-labelledby=\"cost-heading\">\n<h2 id=\"cost-heading\">Cost</h2>\n"
-          "<p>What the API requests cost per day, in " +
-          E(report.currency) +
-          ". Days marked forecast are an estimate, not a bill: hatched, lighter and bracketed in the chart, in italics "
-          "in the table.</p>\n" +
-          CostSection(report, ctx) + "\n</section>\n";
+  html +=
+      "<section id=\"cost\" aria-labelledby=\"cost-heading\">\n<h2 id=\"cost-heading\">Cost</h2>\n"
+      "<p>What the API requests cost per day, in " +
+      E(report.currency) +
+      ". Days marked forecast are an estimate, not a bill: hatched, lighter and bracketed in the chart, in italics "
+      "in the table.</p>\n" +
+      CostSection(report, ctx) + "\n</section>\n";
 
   html += "</main>\n</body>\n</html>\n";
   return html;

@@ -118,9 +118,9 @@ struct CostDay {
 };
 
 struct Report {
-  std::string title;         // the <title> and <h1>; "tweetkeeper report" when empty
-  std::string generated_at;  // as the caller writes it, e.g. "2026-11-27 20:18 UTC"
-  std::string selection;     // what posts, in words
+  std::string title;                                         // the <title> and <h1>; "tweetkeeper report" when empty
+  std::string generated_at;                                  // as the caller writes it, e.g. "2026-11-27 20:18 UTC"
+  std::string selection;                                     // what posts, in words
   std::vector<std::pair<std::string, std::string>> summary;  // key facts, already formatted
   std::vector<CurveChart> curves;
   std::vector<Histogram> lifespans;
