@@ -44,8 +44,8 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(b
   reset_credential(text) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION create_partitions(), apply_retention(), housekeeping(interval),
   schedule_housekeeping(text, text, text), unschedule_housekeeping() TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz), metrics_at(bigint[], interval[])
-  TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz), metrics_at(bigint[], interval[]),
+  crossing_seconds(numeric, bigint, bigint, bigint, timestamptz, timestamptz, timestamptz) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION compact_history(integer) TO tweetkeeper_admin;
 
 -- Without shared_preload_libraries everything above works, but the background worker does not.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make bench (issue 39): metrics_at() for POSTS posts (1,000,000 by default) at five ages, and the
-# view lifespans over them. Each post has OBS observations (8) over its first 30 days, as the age
+# make bench (issue 39): metrics_at() for POSTS posts (1,000,000 by default) at five ages, the view
+# lifespans over them, and tweetkeeper-report of them all. Each post has OBS observations (8) over its first 30 days, as the age
 # policy's refreshes would have left them (more in the first hours); half the posts were made six
 # weeks ago, their history compacted, the other half this week, their history recent. Target:
 # metrics_at within 60 s on this machine. Prints the times and checks the answer is whole (a row
@@ -50,4 +50,12 @@ t0=$(date +%s.%N)
 n=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.lifespans WHERE metric = 'like_count' AND age_90 IS NOT NULL")
 secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }")
 echo "# lifespans of likes: $n posts in $secs s"
+# The report of all of them (metrics_at at 13 ages, the lifespans, batches, usage): its time and size.
+t0=$(date +%s.%N)
+"$TK_BUILD/worker/tweetkeeper-report" --dsn "$TK_DSN" -o "$dir/report.html" 2>"$dir/report.err"
+rc=$?
+secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }")
+echo "# tweetkeeper-report of $POSTS posts: $secs s, $(( $(stat -c %s "$dir/report.html" 2>/dev/null || echo 0) / 1024 )) KB"
+tk_ok "tweetkeeper-report writes the report of $POSTS posts (exit $rc)" "$([ "$rc" = 0 ] && grep -q "$POSTS posts" "$dir/report.err"; echo $?)" \
+  "$(cat "$dir/report.err")"
 tk_summary bench-curves

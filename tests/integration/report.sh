@@ -62,8 +62,18 @@ ok_data=$(tk_psql -c "SELECT (SELECT count(*) FROM tweetkeeper.metric_history_co
                          AND (SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky') = 4")
 tk_ok "the test's posts, observations (some compacted), batches and usage are in place" "$([ "$ok_data" = t ]; echo $?)"
 
+# forecast() counts from now: its days are read just before the report and just after, and the
+# page's must lie between (a second moves a day's fractional count across a rounding).
+forecast_days() {
+  tk_psql -F ',' -c "SELECT ((now() AT TIME ZONE 'UTC')::date + d)::text, (f.requests - lag(f.requests, 1, 0) OVER w)::bigint,
+                            (f.billed_reads - lag(f.billed_reads, 1, 0) OVER w)::bigint
+                     FROM generate_series(1, 7) d CROSS JOIN LATERAL tweetkeeper.forecast(d * interval '1 day') f
+                   WINDOW w AS (ORDER BY d) ORDER BY d"
+}
+forecast_days >"$dir/forecast-before.csv"
 "$REPORT" --dsn "$TK_DSN" -o "$dir/report.html" 2>"$dir/report.err"
 rc=$?
+forecast_days >"$dir/forecast-after.csv"
 tk_ok "tweetkeeper-report writes the page and says where (exit $rc: $(tail -1 "$dir/report.err"))" \
   "$([ "$rc" = 0 ] && [ -s "$dir/report.html" ] && grep -q "report.html written" "$dir/report.err"; echo $?)"
 
@@ -73,10 +83,6 @@ tk_psql -F ',' -c "SELECT o.tweet_id, p.network, p.url, o.age_s, o.likes, o.like
 tk_psql -F ',' -c "SELECT b.lease_id, extract(epoch FROM b.claimed_at - t.created_at), extract(epoch FROM b.claimed_at - b.oldest_due_at)
                      FROM tweetkeeper.batches b, unnest(b.tweet_ids) i(id) JOIN tweetkeeper.tweets t ON t.tweet_id = i.id" >"$dir/refreshes.csv"
 tk_psql -F ',' -c "SELECT day, requests, billed_reads FROM tweetkeeper.daily_usage ORDER BY day" >"$dir/usage.csv"
-tk_psql -F ',' -c "SELECT ((now() AT TIME ZONE 'UTC')::date + d)::text, (f.requests - lag(f.requests, 1, 0) OVER w)::bigint,
-                            (f.billed_reads - lag(f.billed_reads, 1, 0) OVER w)::bigint
-                     FROM generate_series(1, 7) d CROSS JOIN LATERAL tweetkeeper.forecast(d * interval '1 day') f
-                   WINDOW w AS (ORDER BY d) ORDER BY d" >"$dir/forecast.csv"
 python3 - "$dir" >"$dir/expected.json" <<'PY'
 import bisect, csv, json, sys
 from collections import defaultdict
@@ -134,7 +140,9 @@ for _, age, l in csv.reader(open(f"{d}/refreshes.csv")):
 out["table-timeliness"] = [[None, len(v), pct(v, 0.5), pct(v, 0.9), max(v)] for _, v in sorted(late.items())]
 # Cost: the usage rows at the credential's price, then the forecast's days.
 rows = [[day, int(r), int(b), int(b) * 0.005, "measured"] for day, r, b in csv.reader(open(f"{d}/usage.csv"))]
-rows += [[day, int(r), int(b), int(b) * 0.005, "forecast"] for day, r, b in csv.reader(open(f"{d}/forecast.csv"))]
+for (day, r1, b1), (_, r2, b2) in zip(csv.reader(open(f"{d}/forecast-before.csv")), csv.reader(open(f"{d}/forecast-after.csv"))):
+    r, b = sorted((int(r1), int(r2))), sorted((int(b1), int(b2)))
+    rows.append([day, r, b, [b[0] * 0.005, b[1] * 0.005], "forecast"])  # [lo, hi]: between the two readings
 out["table-cost"] = rows
 print(json.dumps(out))
 PY

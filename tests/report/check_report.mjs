@@ -3,7 +3,7 @@
 // failed load or request that leaves the file (the page must need no network), on a page wider
 // than a phone's screen, and on any table number that differs from what the test expects
 // (EXPECTED: {tableId: [[rowKey, value, ...], ...]}, computed by report.sh from the observations it
-// wrote, and from SQL for the forecast). Writes the screenshots. TAP lines on stdout.
+// wrote, and from SQL for the forecast; a value [lo, hi] is a range, null a cell not compared). Writes the screenshots. TAP lines on stdout.
 //     node check_report.mjs NPM_PREFIX REPORT.html EXPECTED.json SCREENSHOT_PREFIX
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -80,9 +80,11 @@ try {
       rows[i].forEach((want, k) => {
         if (want === null) return;  // not compared (a text column)
         const have = got[i][k];
-        const ok = typeof want === 'number'
-          ? have !== undefined && have !== '' && Math.abs(Number(have) - want) <= 1e-6 * Math.max(1, Math.abs(want))
-          : have === want;
+        const near = (a, b) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
+        const number = have !== undefined && have !== '' ? Number(have) : NaN;
+        const ok = Array.isArray(want)  // [lo, hi]: a value read between two moments
+          ? (number >= want[0] || near(number, want[0])) && (number <= want[1] || near(number, want[1]))
+          : typeof want === 'number' ? near(number, want) : have === want;
         if (!ok) bad.push(`row ${i} cell ${k}: ${have} against ${want}`);
       });
     }
