@@ -580,13 +580,18 @@ void Follower::Learn(Budget& budget, const HttpResponse& response) {
   }
 }
 
+// An account as the log names it: handle (or id) and server.
+static std::string NameOf(const Followed& f) {
+  return (f.handle.empty() ? f.account_id : f.handle) + (f.host.empty() ? "" : "@" + f.host);
+}
+
 // What a lookup found of a held account: it is followed (its first read takes its turn), the same
 // account as another followed one (followed once: no longer held), missing or private (marked), or
 // not known yet (asked again later). Whether it is to join the stream's subscription.
 bool Follower::Resolved(Held& held, const Account& a) {
   Budget& budget = BudgetOf(held);
   Followed& f = held.f;
-  const std::string name = (f.handle.empty() ? f.account_id : f.handle) + (f.host.empty() ? "" : "@" + f.host);
+  const std::string name = NameOf(f);
   if (a.status == Account::Status::kFailed) {
     held.next_poll_ms = NowMs() + kFailedPause.count();
     spdlog::warn("{}: could not look the account up: {}", name, a.reason);
@@ -662,7 +667,7 @@ void Follower::Poll(Held& held) {
     return r;
   };
   Followed& f = held.f;
-  const std::string name = (f.handle.empty() ? f.account_id : f.handle) + (f.host.empty() ? "" : "@" + f.host);
+  const std::string name = NameOf(f);
   if (f.status != "following" || f.account_id.empty()) {
     // With the others of its group due to be resolved too, as many as one request looks up.
     std::vector<Held*> batch{&held};
