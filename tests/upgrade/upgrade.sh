@@ -2,8 +2,8 @@
 # Releases that upgrade. For every released version (a frozen sql/tweetkeeper--<version>.sql), a
 # database made with it and filled through its own SQL API with a queue in every state, and one
 # left empty, are updated with ALTER EXTENSION tweetkeeper UPDATE along the chain to the current
-# version: 0.1.0 -> 0.2.0 -> 0.3.0 -> current step by step and in one command, 0.2.0 and 0.3.0 ->
-# current. Nothing
+# version: 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> current step by step and in one command, 0.2.0,
+# 0.3.0 and 0.4.0 -> current. Nothing
 # may be lost (every row of every table the old version had, its sequence), the new columns must
 # say the right thing, every updated schema must equal a fresh install's (tests/upgrade/schema.sql,
 # diffed), and the queue must go on working. Also how the scripts are made: released scripts are
@@ -19,9 +19,10 @@ current=$TK_VERSION
 sharedir=$(pg_config --sharedir)/extension
 
 # The released versions and how each is filled: its own sample, through its own SQL.
-released=(0.1.0 0.2.0 0.3.0)
+released=(0.1.0 0.2.0 0.3.0 0.4.0)
 declare -A fill=([0.1.0]="sample_queue.sql" [0.2.0]="sample_queue.sql sample_queue_0_2_0.sql"
-                 [0.3.0]="sample_queue.sql sample_queue_0_2_0.sql sample_queue_0_3_0.sql")
+                 [0.3.0]="sample_queue.sql sample_queue_0_2_0.sql sample_queue_0_3_0.sql"
+                 [0.4.0]="sample_queue.sql sample_queue_0_2_0.sql sample_queue_0_3_0.sql sample_queue_0_4_0.sql")
 frozen=$(cd "$TK_ROOT/sql" && ls tweetkeeper--*.sql | sed -n 's/^tweetkeeper--\([0-9.]*\)\.sql$/\1/p' |
   grep -vx "$current" | sort -V | tr '\n' ' ')
 [ "$frozen" = "${released[*]} " ]
@@ -124,6 +125,14 @@ PGDATABASE=filled_0_3_0 tk_sql_ok "the 0.3.0 database holds what 0.3.0 added: po
          (SELECT count(*) FROM tweetkeeper.payloads), (SELECT count(*) FROM tweetkeeper.edits),
          (SELECT count(*) FROM tweetkeeper.metric_history_compact)"
 
+PGDATABASE=filled_0_4_0 tk_sql_ok "the 0.4.0 database holds what 0.4.0 added: followed accounts of every network, one resolved with a post found, one missing" "
+  SELECT (SELECT count(*) = 4 FROM tweetkeeper.followed_accounts)
+     AND (SELECT count(*) = 1 FROM tweetkeeper.followed_accounts WHERE status = 'following' AND posts_found = 1)
+     AND (SELECT count(*) = 1 FROM tweetkeeper.followed_accounts WHERE status = 'missing')
+     AND (SELECT count(*) = 0 FROM tweetkeeper.followed_accounts WHERE lease_pid IS NOT NULL)
+     AND (SELECT count(*) = 1 FROM tweetkeeper.post_refs WHERE url LIKE '%/@carol/113000000000000010')" "
+  SELECT network, handle, status, posts_found, lease_pid FROM tweetkeeper.followed_accounts ORDER BY follow_id"
+
 # Until ALTER EXTENSION UPDATE, an old database runs its own SQL on the new library (every C
 # symbol it names, lease_settings() included, must still be there and answer the same).
 for v in "${released[@]}"; do
@@ -183,15 +192,19 @@ PGDATABASE=filled_0_1_0 tk_sql_ok "the first of them starts where it ends" \
 
 # On to the current version: the 0.1.0 database step by step, the untouched 0.1.0 one in one
 # command (PostgreSQL follows the chain of scripts), the filled 0.2.0 one through 0.3.0, the
-# others in one command.
+# filled 0.3.0 one through 0.4.0, the others in one command.
 update filled_0_1_0 0.3.0
+update filled_0_1_0 0.4.0
 update filled_0_1_0
 update untouched_0_1_0
 update filled_0_2_0 0.3.0
 update filled_0_2_0
 update untouched_0_2_0
+update filled_0_3_0 0.4.0
 update filled_0_3_0
 update untouched_0_3_0
+update filled_0_4_0
+update untouched_0_4_0
 PGDATABASE=untouched_0_2_0 tk_sql_ok "an untouched policy is still the extension's (pg_dump leaves it out)" \
   "SELECT bool_and(source = 'extension') AND count(*) = 5 FROM tweetkeeper.age_policy"
 for v in "${released[@]}"; do
@@ -221,7 +234,7 @@ tk_psql -d postgres -c "CREATE DATABASE fresh"
 tk_psql -d fresh -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 tk_psql -d fresh -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-fresh.txt"
 facts=$(wc -l <"$dir/schema-fresh.txt")
-for db in filled_0_1_0 untouched_0_1_0 filled_0_2_0 untouched_0_2_0 filled_0_3_0 untouched_0_3_0; do
+for db in filled_0_1_0 untouched_0_1_0 filled_0_2_0 untouched_0_2_0 filled_0_3_0 untouched_0_3_0 filled_0_4_0 untouched_0_4_0; do
   tk_psql -d "$db" -f "$TK_ROOT/tests/upgrade/schema.sql" >"$dir/schema-$db.txt"
   diff -u "$dir/schema-fresh.txt" "$dir/schema-$db.txt" >"$dir/schema-$db.diff"
   tk_ok "the schema of $db, updated, equals a fresh $current install ($facts facts compared)" $? \
