@@ -48,7 +48,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check check-citus demo bench bench-follow bench-shortage bench-citus bench-scale bench-import soak fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import soak fuzz clean
 
 all: build
 
@@ -88,13 +88,6 @@ check: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/run-all.sh
 
-# Only the Citus suite (make check runs it too): Citus built from CITUS_SRC (by default
-# ../shared/citus/citus-12.1.12.tar.gz; cached once installed), a coordinator and two worker nodes.
-check-citus: deps
-	$(MAKE) build
-	$(MAKE) TK_PGXS=1 install >/dev/null
-	tests/citus/citus.sh
-
 demo: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
@@ -118,7 +111,6 @@ bench: deps
 	tests/bench/export.sh
 	# metrics_at() for a million posts at five ages, recent and compacted history (target 60 s).
 	tests/bench/curves.sh
-	tests/bench/citus_cpu.sh
 	# Following 1,000 accounts per network at 50 posts/s: latency, faults, exactly once (12 minutes).
 	tests/bench/follow.sh
 
@@ -141,13 +133,6 @@ bench-shortage: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/shortage.sh
-
-# What the Citus coordinator spends per refresh against one node (about 3 minutes; Citus built as
-# make check-citus builds it).
-bench-citus: deps
-	$(MAKE) build
-	$(MAKE) TK_PGXS=1 install >/dev/null
-	tests/bench/citus_cpu.sh
 
 # tweetkeeper-import of 1,000,000 and of 10,000,000 ids from a file (about 2 minutes).
 bench-import: deps

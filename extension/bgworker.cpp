@@ -76,8 +76,7 @@ constexpr long kIdleSleepMs = 10'000;
 // script (sql/tweetkeeper--0.2.0--0.3.0.sql and later ones); every transaction of this worker
 // takes it shared before it touches a table of the extension. So an update waits for the tick in
 // progress and holds the next one back before that locks anything: the two never deadlock,
-// whatever order the script takes its locks in. (On Citus, where the update runs on every node
-// beside that node's worker, one was cancelled as a distributed deadlock.)
+// whatever order the script takes its locks in.
 constexpr int64 kUpdateLockKey = 8388903688909320804;  // "tk_upgrd"
 
 // Whether the extension is installed in this database; if so, the update lock is held (shared)

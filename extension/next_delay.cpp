@@ -147,10 +147,9 @@ TK_FUNCTION(tk_age_policy_changed) {
 }
 
 // policy_delay(created_at, at, max_ages interval[], delays interval[]) -> interval: next_delay
-// with the time and the policy given, not read here, so IMMUTABLE. On Citus a statement routed to
-// a worker node runs there: it must not read that node's own copy of age_policy (nor may a query
-// on a shard run another distributed query), so the coordinator reads its policy once and passes
-// it along (refresh_delay_at). The last policy given is kept, parsed, for the next call.
+// with the time and the policy given, not read here, so IMMUTABLE: a completion reads its policy
+// once and passes it along (refresh_delay_at). The last policy given is kept, parsed, for the
+// next call.
 namespace tweetkeeper {
 namespace {
 struct GivenPolicy {

@@ -26,8 +26,8 @@ class PolicyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// An age policy has at most this many rows (the default has 7): more is a mistake, and the
-// coordinator of a Citus cluster passes the whole policy along with every completion.
+// An age policy has at most this many rows (the default has 7): more is a mistake, and a
+// completion passes the whole policy along (policy_delay()).
 constexpr size_t kMaxPolicyRows = 1000;
 
 class AgePolicy {

@@ -2,8 +2,8 @@
 # Writes the extension's SQL scripts from their sources (the Makefile calls it; so does the
 # upgrade test, to check what was built and installed). Two kinds of source:
 #   sql/schema/NN_*.sql       what runs once: types, tables, indexes, sequences, triggers (95:
-#                             on Citus a trigger on a distributed table cannot be declared
-#                             again), their comments, the rows CREATE EXTENSION inserts,
+#                             declared once, like an index), their comments, the rows CREATE
+#                             EXTENSION inserts,
 #                             pg_extension_config_dump
 #   sql/replaceable/NN_*.sql  what can be run again: functions (those of triggers too) and views
 #                             (CREATE OR REPLACE), their comments, roles and grants (idempotent)

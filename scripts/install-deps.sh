@@ -13,19 +13,12 @@ packages=(
   curl jq python3-jsonschema faketime libarchive-tools time
   chromium
 )
-# `install-deps.sh citus`: what building Citus from source needs (tests/citus/build.sh).
-if [ "${1:-}" = citus ]; then
-  packages=(build-essential postgresql-server-dev-15 liblz4-dev libzstd-dev libkrb5-dev libssl-dev
-            libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libcurl4-openssl-dev)
-fi
 # warcio.js (npm), the second WARC reader of tests/integration/warc.sh, and the networks' own
 # clients and validators that tests/mock_api/spec/spec.sh reads the mock's answers with (npm, each
 # pinned by a package-lock.json): Node and npm from Debian,
 # unless a Node with its own npm is there already (NodeSource's nodejs conflicts with Debian's npm).
-if [ "${1:-}" != citus ]; then
-  command -v node >/dev/null || packages+=(nodejs)
-  command -v npm >/dev/null || packages+=(npm)
-fi
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

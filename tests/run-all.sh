@@ -4,21 +4,20 @@
 # run at all, "<suite>: skipped: <reason>" and exits 77.
 #
 # Suites run side by side, up to TK_JOBS (default 4) at once: each starts its own cluster in its
-# own /tmp directory on a unix socket (Citus on free TCP ports) and the mock on a free port, and
+# own /tmp directory on a unix socket and the mock on a free port, and
 # most of them spend their time waiting on the clock, on workers, on pg_cron. Each suite writes
 # to a file of its own, printed whole when it ends, so outputs never interleave. Two kinds of
 # suite never share the machine as the others do (see the table below):
 #  - alone: suites that time a latency or a pace (a claim within 0.75 s of a NOTIFY, requests
-#    never 0.3 s apart, a killed worker's batch back within a second) or count what Citus's
-#    three nodes got done in a fixed time run with no other suite beside them: such a check
+#    never 0.3 s apart, a killed worker's batch back within a second) run with no other suite
+#    beside them: such a check
 #    must not depend on what else the machine is doing;
 #  - cpu: suites that keep a core busy (ctest -j2, the fuzzer, pgTAP's passes) run one at a
 #    time, beside waiting suites only.
-# What unit, sanitize, fuzz and citus need (the unit tests, one instrumented build, Citus from
-# source) is built in the background from the start, at the lowest priority, in the time the
-# suites spend waiting.
+# What unit, sanitize and fuzz need (the unit tests, one instrumented build) is built in the
+# background from the start, at the lowest priority, in the time the suites spend waiting.
 #
-# Environment: TK_SKIP="citus spec": suites not to run (space-separated names as in the table);
+# Environment: TK_SKIP="fuzz spec": suites not to run (space-separated names as in the table);
 # they are listed as skipped on request. A suite that skips by itself (exit 77) fails make check.
 # TK_JOBS=1 runs the suites one after the other, in the table's order.
 #
@@ -40,14 +39,11 @@ suite() {
   shift 3
   cmds+=("$(printf '%q ' "$@")")
 }
-# First the suites whose checks time latencies or paces, or count what a CPU-bound cluster got
-# done in a fixed time, one at a time and alone, while the background builds use the cores they
-# leave idle:
+# First the suites whose checks time latencies or paces, one at a time and alone, while the
+# background builds use the cores they leave idle:
 suite wakeup alone - tests/integration/wakeup.sh     # claimed within 0.75 s of a NOTIFY or due time
 suite quota alone - tests/integration/quota.sh       # requests 0.67 s apart, never 0.3 s; 15 a window
 suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches back within 1 s (p99)
-suite citus alone citus tests/citus/citus.sh         # 100,000 posts through three CPU-bound nodes,
-                                                     # counted after a fixed 90 s
 # Then up to TK_JOBS at once, at most one of those that keep a core busy (cpu). Those that wait
 # have timing checks too, with room for a busy machine (a forecast within 10%, refreshes within
 # their delay + 3 s, counted in a run); they use a few CPU-seconds a minute each.
@@ -97,7 +93,7 @@ for s in "${skip_asked[@]}"; do
 done
 
 # The background builds: one instrumented tree for sanitize and fuzz (tests/lib/instrumented_build.sh),
-# Citus from its source when it is not installed yet. bg_pid[NAME]: its pid until it ends;
+# the unit tests. bg_pid[NAME]: its pid until it ends;
 # bg_done[NAME]: its exit status then.
 declare -A bg_pid=() bg_done=() bg_of=()
 background() { # background NAME COMMAND...: in a process group of its own, stopped whole at exit
@@ -109,7 +105,6 @@ asked_to_skip sanitize && asked_to_skip fuzz || background instrumented tests/li
 # (make check builds only the programs the suites run before it calls this; after a full build
 # this is a second of "up to date".)
 asked_to_skip unit || background unit-build cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target unit_tests
-asked_to_skip citus || background citus tests/citus/build.sh
 
 # The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.
 declare -A running=() started=() beside=()

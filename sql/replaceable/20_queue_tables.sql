@@ -29,10 +29,9 @@ CREATE OR REPLACE FUNCTION metric_history_write() RETURNS trigger
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count, reply_count,
-                                                like_count, quote_count, bookmark_count, impression_count, bucket)
+                                                like_count, quote_count, bookmark_count, impression_count)
     VALUES (NEW.tweet_id, NEW.lease_id, NEW.observed_at, NEW.retweet_count, NEW.reply_count, NEW.like_count,
-            NEW.quote_count, NEW.bookmark_count, NEW.impression_count,
-            CASE WHEN tweetkeeper.shard_count() > 0 THEN tweetkeeper.bucket_of(NEW.tweet_id) END);
+            NEW.quote_count, NEW.bookmark_count, NEW.impression_count);
     RETURN NEW;
   END IF;
   DELETE FROM tweetkeeper.metric_history_hot h

@@ -60,10 +60,8 @@ CREATE OR REPLACE FUNCTION refresh_delay(created_at timestamptz, watch_every int
   RETURNS interval LANGUAGE sql STABLE
   RETURN CASE WHEN watch_until > now() THEN watch_every ELSE tweetkeeper.next_delay(created_at) END;
 
--- refresh_delay() with the time and the age policy given, not read: IMMUTABLE, so that Citus lets
--- an UPDATE routed to a worker node compute it there from each row (a STABLE function of a column
--- it refuses), and the node computes it with the coordinator's policy, not its own copy.
--- complete_batch() passes age_policy's max_age and delay columns as arrays.
+-- refresh_delay() with the time and the age policy given, not read: a completion reads the policy
+-- once and passes age_policy's max_age and delay columns as arrays.
 CREATE OR REPLACE FUNCTION policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
   RETURNS interval AS 'MODULE_PATHNAME', 'tk_policy_delay' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION policy_delay(timestamptz, timestamptz, interval[], interval[]) IS
@@ -96,12 +94,10 @@ CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestampt
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
-  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
-  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay, bucket)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          CASE WHEN distributed THEN tweetkeeper.bucket_of(tweet_id) END)
+  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay)
+  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c))
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     PERFORM tweetkeeper.wake_maintenance();
@@ -125,7 +121,6 @@ DECLARE
   dup bigint;
   dup_count bigint;
   added bigint;
-  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF tweet_ids IS NULL THEN
     RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -162,9 +157,8 @@ BEGIN
   END IF;
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, bucket)
-  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last),
-         CASE WHEN distributed THEN tweetkeeper.bucket_of(id) END
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay)
+  SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last)
     FROM unnest(tweet_ids) AS id,
          LATERAL (SELECT tweetkeeper.snowflake_time(id) AS c) AS t
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;

@@ -38,18 +38,15 @@ CREATE OR REPLACE FUNCTION post_ref_id(network text, host text, author text, pos
 DECLARE
   identity text := tweetkeeper.post_identity(network, host, author, post_key);
   other text;
-  distributed boolean := tweetkeeper.shard_count() > 0;
-  bk smallint;  -- on Citus the id's bucket: each look routed to its one shard
 BEGIN
   FOR seed IN 0..1000 LOOP
     tweet_id := tweetkeeper.post_id(identity, seed);
-    bk := CASE WHEN distributed THEN tweetkeeper.bucket_of(tweet_id) END;
     SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) INTO other
-      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id AND (bk IS NULL OR r.bucket = bk);
+      FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id;
     known := FOUND;
     IF NOT FOUND OR other = identity THEN
       tracked := known AND EXISTS (SELECT 1 FROM tweetkeeper.tweets t
-                                    WHERE t.tweet_id = post_ref_id.tweet_id AND (bk IS NULL OR t.bucket = bk));
+                                    WHERE t.tweet_id = post_ref_id.tweet_id);
       RETURN;
     END IF;
   END LOOP;
@@ -71,7 +68,6 @@ DECLARE
   p record;
   r record;
   c timestamptz;
-  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
 BEGIN
   IF url IS NULL THEN
     RAISE EXCEPTION 'url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -95,17 +91,16 @@ BEGIN
     EXIT WHEN r.known;
     -- Another session may take the id first (the same post: then it is tracked; another one
     -- hashed alike: then the next seed is this post's): look again.
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
     VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
             CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
+                           ELSE p.canonical END)
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
     EXIT WHEN FOUND;
   END LOOP;
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
   VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author),
-          CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END)
+          tweetkeeper.post_endpoint(p.network, p.host, p.author))
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     -- (the background worker, woken at commit, tells the network's workers when it is claimable)
@@ -135,41 +130,6 @@ CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
            WHERE p.network <> 'x') x
    ORDER BY x.identity, x.i $$;
 
--- schedule_posts()'s posts of other networks on Citus (under its SECURITY DEFINER), where a
--- statement that writes two distributed tables, or reads one in a correlated subquery, is not
--- planned: the single-node statement's steps one statement each, through temporary tables on the
--- coordinator. post_refs is read again after the insert: it says whose each id is. Returns how
--- many posts were added, and the URLs whose seed-0 id another post holds (rest).
-CREATE OR REPLACE FUNCTION schedule_posts_distributed(urls text[], OUT added bigint, OUT rest text[])
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  ids bigint[];
-BEGIN
-  CREATE TEMP TABLE tk_want ON COMMIT DROP AS
-  SELECT * FROM tweetkeeper.posts_wanted(urls);
-  ids := ARRAY(SELECT w.id0 FROM pg_temp.tk_want w);
-  INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-  SELECT w.id0, w.network, w.host, w.author, w.post_key,
-         CASE w.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', w.author, w.post_key)
-                        ELSE w.canonical END, tweetkeeper.bucket_of(w.id0)
-    FROM pg_temp.tk_want w ORDER BY w.id0
-  ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
-  CREATE TEMP TABLE tk_refs ON COMMIT DROP AS
-  SELECT r.tweet_id, tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) AS identity
-    FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
-  SELECT w.id0, w.created_at, w.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(w.created_at),
-         tweetkeeper.post_endpoint(w.network, nullif(w.host, ''), w.author), tweetkeeper.bucket_of(w.id0)
-    FROM pg_temp.tk_want w JOIN pg_temp.tk_refs r ON r.tweet_id = w.id0 AND r.identity = w.identity
-   ORDER BY w.id0
-  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-  GET DIAGNOSTICS added = ROW_COUNT;
-  rest := ARRAY(SELECT w.url FROM pg_temp.tk_want w
-                 WHERE NOT EXISTS (SELECT FROM pg_temp.tk_refs r WHERE r.tweet_id = w.id0 AND r.identity = w.identity)
-                 ORDER BY w.i);
-  DROP TABLE pg_temp.tk_want, pg_temp.tk_refs;
-END $$;
-
 -- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
 -- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
 CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
@@ -181,8 +141,6 @@ DECLARE
   added bigint := 0;
   u text;
   rest text[];
-  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
-  n bigint;
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -234,41 +192,35 @@ BEGIN
   -- when that is free or its own, inserted in id order (one pass over the indexes' pages). The
   -- rare rest (a collision, or a race with another session) goes through schedule_post, which
   -- probes the next seeds.
-  IF distributed THEN
-    SELECT d.added, d.rest INTO n, rest FROM tweetkeeper.schedule_posts_distributed(urls) d;
-    added := added + n;
-  ELSE
-    WITH want AS (
-      SELECT * FROM tweetkeeper.posts_wanted(urls)
-    ), cand AS (
-      SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
-                     FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
-        FROM want
-    ), refs AS (
-      INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
-      SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
-             CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                            ELSE cand.canonical END, CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
-        FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
-      ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
-      RETURNING tweet_id
-    ), added_rows AS (
-      INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint, bucket)
-      SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-             tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author),
-             CASE WHEN distributed THEN tweetkeeper.bucket_of(cand.id0) END
-        FROM cand
-       WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
-       ORDER BY cand.id0
-      ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
-      RETURNING 1
-    )
-    SELECT added + (SELECT count(*) FROM added_rows),
-           ARRAY(SELECT cand.url FROM cand
-                  WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
-                  ORDER BY cand.i)
-      INTO added, rest;
-  END IF;
+  WITH want AS (
+    SELECT * FROM tweetkeeper.posts_wanted(urls)
+  ), cand AS (
+    SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
+                   FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
+      FROM want
+  ), refs AS (
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
+           CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
+                          ELSE cand.canonical END
+      FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
+    RETURNING tweet_id
+  ), added_rows AS (
+    INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+    SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
+           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author)
+      FROM cand
+     WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
+     ORDER BY cand.id0
+    ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING
+    RETURNING 1
+  )
+  SELECT added + (SELECT count(*) FROM added_rows),
+         ARRAY(SELECT cand.url FROM cand
+                WHERE cand.holder IS DISTINCT FROM cand.identity AND cand.id0 NOT IN (SELECT refs.tweet_id FROM refs)
+                ORDER BY cand.i)
+    INTO added, rest;
   -- The rest: posts whose seed-0 id another post holds (or took meanwhile).
   FOREACH u IN ARRAY rest LOOP
     IF tweetkeeper.schedule_post(u) THEN

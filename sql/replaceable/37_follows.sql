@@ -419,7 +419,6 @@ DECLARE
   f tweetkeeper.followed_accounts;
   erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
   gone bigint[];
-  gone_buckets smallint[];
   erased bigint[];
 BEGIN
   IF follow_id IS NULL OR urls IS NULL THEN
@@ -439,8 +438,8 @@ BEGIN
            problem_type = 'resource-not-found', problem_detail = 'deleted (seen on the network''s stream)',
            problem_at = now(), payload_hash = CASE WHEN erase THEN NULL ELSE t.payload_hash END
       FROM k WHERE t.tweet_id = k.tweet_id AND t.lease_id IS NULL AND t.state <> 'deleted'
-    RETURNING t.tweet_id, t.bucket)
-  SELECT array_agg(d.tweet_id), array_agg(d.bucket) INTO gone, gone_buckets FROM d;
+    RETURNING t.tweet_id)
+  SELECT array_agg(d.tweet_id) INTO gone FROM d;
   IF gone IS NULL THEN
     RETURN 0;
   END IF;
@@ -448,9 +447,9 @@ BEGIN
     WITH x AS (DELETE FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (gone) RETURNING p.tweet_id)
     SELECT array_agg(x.tweet_id) INTO erased FROM x;
   END IF;
-  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
-  SELECT g.id, 'resource-not-found', now(), coalesce(cardinality(array_positions(erased, g.id)), 0), g.bucket
-    FROM unnest(gone, gone_buckets) AS g(id, bucket)
+  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
+  SELECT g.id, 'resource-not-found', now(), coalesce(cardinality(array_positions(erased, g.id)), 0)
+    FROM unnest(gone) AS g(id)
   ON CONFLICT ON CONSTRAINT tombstones_pkey
     DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
                   payloads_erased = x.payloads_erased + excluded.payloads_erased;

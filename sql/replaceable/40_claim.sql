@@ -22,22 +22,19 @@
 -- hands the batch back within a tick instead of after lease_ttl (tweetkeeper.reclaim_abandoned).
 
 -- The full look of delay_heads(): a loose scan from the start of tweets_lateness_idx, one
--- descent per delay; of one shard's buckets on Citus (claim_in(), which keeps no memory of heads
--- there: the writes that move them run on the worker nodes), of all tweets otherwise (NULL).
--- (PL/pgSQL: Citus cannot plan an SQL function's statements that use its parameters.)
-CREATE OR REPLACE FUNCTION full_delay_heads(buckets smallint[], OUT delays interval[], OUT heads timestamptz[])
+-- descent per delay.
+CREATE OR REPLACE FUNCTION full_delay_heads(OUT delays interval[], OUT heads timestamptz[])
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   WITH RECURSIVE d(delay, head) AS (
      (SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
-       WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
+       WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
        ORDER BY t.delay, t.due_at LIMIT 1)
      UNION ALL
      SELECT n.delay, n.due_at
        FROM d CROSS JOIN LATERAL (
          SELECT t.delay, t.due_at FROM tweetkeeper.tweets t
           WHERE t.due_at IS NOT NULL AND t.tweet_id > 0 AND t.delay > d.delay
-            AND (buckets IS NULL OR t.bucket = ANY (buckets))
           ORDER BY t.delay, t.due_at LIMIT 1) n)
   SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
     INTO delays, heads FROM d;
@@ -55,7 +52,7 @@ CREATE OR REPLACE FUNCTION delay_heads(OUT delays interval[], OUT heads timestam
 BEGIN
   SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
   IF delays IS NULL THEN
-    SELECT f.delays, f.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(NULL) f;
+    SELECT f.delays, f.heads INTO delays, heads FROM tweetkeeper.full_delay_heads() f;
     PERFORM tweetkeeper.remember_claim_heads(delays, heads, true);
   ELSE
     -- Each head as it is now: the first tweet at or after the remembered one (a delay that has
@@ -79,19 +76,17 @@ COMMENT ON FUNCTION delay_heads() IS
 -- A claim's lease on the rows its locking read returned: each row version where the read found
 -- it (a TID scan, no index descent: only this transaction may update a row it locked, so none
 -- should have moved), and by key any that was not there.
-CREATE OR REPLACE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz,
-                           buckets smallint[] DEFAULT NULL) RETURNS void
+CREATE OR REPLACE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_leased bigint;
 BEGIN
   UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
-   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
+   WHERE t.ctid = ANY (ctids) AND t.tweet_id = ANY (ids);
   GET DIAGNOSTICS n_leased = ROW_COUNT;
   IF n_leased < cardinality(ids) THEN
     UPDATE tweetkeeper.tweets t SET due_at = expires_at, lease_id = lease
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease
-       AND (buckets IS NULL OR t.bucket = ANY (buckets));
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id IS DISTINCT FROM lease;
   END IF;
 END $$;
 
@@ -127,7 +122,7 @@ END $$;
 -- Returns the locked tweets (held), their due times, row versions and kept payload hashes, per
 -- read of them this UTC day the credential that read it (read_today), and how many due tweets a
 -- concurrent claim held (skipped).
-CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, buckets smallint[], claim_order text,
+CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, claim_order text,
                                OUT held bigint[], OUT held_due timestamptz[], OUT held_ctid tid[],
                                OUT held_hash bytea[], OUT read_today text[], OUT skipped bigint)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -147,18 +142,14 @@ BEGIN
   WITH c AS MATERIALIZED (
     SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
-     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0 AND (buckets IS NULL OR t.bucket = ANY (buckets))
+     WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
   SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
          coalesce(array_agg(c.payload_hash), '{}'),
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
     INTO held, held_due, held_ctid, held_hash, read_today FROM c;
   IF cardinality(held) < max_size THEN
-    IF buckets IS NULL THEN
-      SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
-    ELSE
-      SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.full_delay_heads(buckets) h;
-    END IF;
+    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
       INTO due_delays, due_heads FROM unnest(due_delays, due_heads) AS d(delay, head) WHERE d.head <= now();
     IF cardinality(due_delays) = 1 THEN
@@ -177,7 +168,6 @@ BEGIN
                  WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                    AND (t.delay, t.due_at) >= (d.delay, d.head)
                    AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
-                   AND (buckets IS NULL OR t.bucket = ANY (buckets))
                  ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
              ORDER BY CASE claim_order
                         WHEN 'due' THEN extract(epoch FROM now() - c.due_at)
@@ -197,7 +187,6 @@ BEGIN
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
              AND (t.delay, t.due_at) >= (g.delay, g.head)
              AND (t.delay, t.due_at) <= (g.delay, now()) AND t.tweet_id <> ALL (held)
-             AND (buckets IS NULL OR t.bucket = ANY (buckets))
            ORDER BY t.delay, t.due_at LIMIT g.n FOR UPDATE SKIP LOCKED) l
        WHERE g.n > 0)
     SELECT coalesce(array_agg(c.tweet_id), '{}'), coalesce(array_agg(c.due_at), '{}'), coalesce(array_agg(c.ctid), '{}'),
@@ -212,7 +201,6 @@ BEGIN
                WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
                  AND (t.delay, t.due_at) >= (due_delays[1], due_heads[1])
                  AND (t.delay, t.due_at) <= (due_delays[1], now()) AND t.tweet_id <> ALL (held)
-                 AND (buckets IS NULL OR t.bucket = ANY (buckets))
                LIMIT max_size - cardinality(held)) x;
     END IF;
     skipped := coalesce(wanted - cardinality(got), 0);
@@ -224,10 +212,8 @@ BEGIN
   END IF;
 END $$;
 
--- claim_batch()'s work, on all tweets (buckets NULL) or on one shard's (Citus: shard, 1-based, is
--- the high bits of the lease id, by which completion and release find the batch's shard again).
-CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[],
-                         buckets smallint[], shard integer)
+-- claim_batch()'s work, once its arguments are checked.
+CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[])
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -252,7 +238,7 @@ DECLARE
   l record;
 BEGIN
   -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
-  l := tweetkeeper.lock_due_tweets(max_size, buckets, claim_order);
+  l := tweetkeeper.lock_due_tweets(max_size, claim_order);
   held := l.held;
   held_due := l.held_due;
   held_ctid := l.held_ctid;
@@ -292,14 +278,13 @@ BEGIN
   END IF;
 
   billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
-  lease := tweetkeeper.new_lease(shard);
-  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl, buckets);
+  lease := nextval('tweetkeeper.lease_id_seq');
+  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                    expires_at, credential, claimer_pid, claimer_started, billable,
-                                   provider, bucket)
+                                   provider)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider,
-          CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
 END $$;
 
@@ -319,9 +304,6 @@ CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-DECLARE
-  n_shards integer := tweetkeeper.shard_count();
-  sh record;
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -337,20 +319,7 @@ BEGIN
     RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF n_shards = 0 THEN
-    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, NULL, 0);
-    RETURN;
-  END IF;
-  -- On Citus (tweetkeeper.distribute()) a claim's row locks must be routed to one shard: the
-  -- shards in turn, from the one after this session's last batch, until one has a batch to send
-  -- (or quota says wait). A batch is as full as its shard's due tweets allow.
-  FOR sh IN SELECT * FROM tweetkeeper.shards_in_turn() LOOP
-    RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials, sh.buckets, sh.shard);
-    IF FOUND THEN
-      PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
-      RETURN;
-    END IF;
-  END LOOP;
+  RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials);
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
   'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
@@ -359,13 +328,12 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 
 -- complete_batch()'s steps. Each runs under complete_batch()'s SECURITY DEFINER and search_path,
 -- with the batch's row locked (b) and its tweets' rows as the lease left them; none is granted to
--- anyone. at_now is complete_batch()'s now(); ages and delays the age policy, read once
--- (refresh_delay_at: on Citus a statement on tweets may evaluate no STABLE function of a column).
+-- anyone. at_now is complete_batch()'s now(); ages and delays the age policy, read once.
 
 -- The observations: each of our tweets updated once, its history and payload kept. Returns how
 -- many were stored and billed, and the X posts found edited with their newest versions.
 CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, batch_ids bigint[],
-                               batch_credential text, buckets smallint[], keep_payloads text, keep_all boolean,
+                               batch_credential text, keep_payloads text, keep_all boolean,
                                at_now timestamptz, ages interval[], delays interval[],
                                OUT n_observed integer, OUT n_billed integer, OUT edited bigint[],
                                OUT newest bigint[])
@@ -380,7 +348,6 @@ DECLARE
   bms bigint[];
   ims bigint[];
   changed boolean[];
-  bkts smallint[];
   pays jsonb[];
   authors jsonb[];
   hashes bytea[];
@@ -445,56 +412,53 @@ BEGIN
            payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
                                THEN o.content_hash ELSE t.payload_hash END
       FROM tweetkeeper.observations_in(observations, batch_ids, keep_payloads) o
-     WHERE t.tweet_id = o.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
+     WHERE t.tweet_id = o.id AND t.lease_id = lease
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
-              t.last_change_lease = lease AS changed, t.bucket, o.payload, o.author, o.content_hash, o.edited, o.newest_id
+              t.last_change_lease = lease AS changed, o.payload, o.author, o.content_hash, o.edited, o.newest_id
   )
-  -- (What the update returned, as arrays for the statements below: each of them, and this one,
-  -- touches one table, so that on Citus each is routed whole to the batch's shard, where a chain
-  -- of data-modifying CTEs over several tables is planned step by step with its intermediate
-  -- results sent between nodes.)
+  -- (What the update returned, as arrays for the statements below, each of one table.)
   SELECT array_agg(u.tweet_id), array_agg(u.retweet_count), array_agg(u.reply_count), array_agg(u.like_count),
          array_agg(u.quote_count), array_agg(u.bookmark_count), array_agg(u.impression_count),
-         array_agg(u.changed), array_agg(u.bucket), array_agg(u.payload), array_agg(u.author), array_agg(u.content_hash),
+         array_agg(u.changed), array_agg(u.payload), array_agg(u.author), array_agg(u.content_hash),
          count(*), count(*) FILTER (WHERE u.billed),
          array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
-    INTO ids, rts, rps, lks, qts, bms, ims, changed, bkts, pays, authors, hashes, n_observed, n_billed, edited, newest
+    INTO ids, rts, rps, lks, qts, bms, ims, changed, pays, authors, hashes, n_observed, n_billed, edited, newest
     FROM upd u;
   IF n_observed = 0 THEN
     RETURN;
   END IF;
   INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-              reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
-  SELECT u.id, lease, at_now, u.rt, u.rp, u.lk, u.qt, u.bm, u.im, u.bucket
-    FROM unnest(ids, rts, rps, lks, qts, bms, ims, changed, bkts) AS u(id, rt, rp, lk, qt, bm, im, changed, bucket)
+              reply_count, like_count, quote_count, bookmark_count, impression_count)
+  SELECT u.id, lease, at_now, u.rt, u.rp, u.lk, u.qt, u.bm, u.im
+    FROM unnest(ids, rts, rps, lks, qts, bms, ims, changed) AS u(id, rt, rp, lk, qt, bm, im, changed)
    WHERE u.changed OR keep_all;
   IF keep_payloads <> 'none' AND EXISTS (SELECT FROM unnest(pays) AS x(p) WHERE x.p IS NOT NULL) THEN
     -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
     -- its last stored one (payload_content(): not the counts), compared by hash.
-    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author, bucket)
-    SELECT u.id, at_now, lease, u.hash, u.payload, u.author, u.bucket
-      FROM unnest(ids, pays, authors, hashes, bkts) AS u(id, payload, author, hash, bucket)
+    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author)
+    SELECT u.id, at_now, lease, u.hash, u.payload, u.author
+      FROM unnest(ids, pays, authors, hashes) AS u(id, payload, author, hash)
      WHERE u.payload IS NOT NULL
        AND CASE WHEN keep_payloads = 'first'
                 THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
-                                  WHERE p.tweet_id = u.id AND (buckets IS NULL OR p.bucket = ANY (buckets)))
+                                  WHERE p.tweet_id = u.id)
                 ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
-                       WHERE p.tweet_id = u.id AND (buckets IS NULL OR p.bucket = ANY (buckets))
+                       WHERE p.tweet_id = u.id
                        ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.hash END;
   END IF;
   -- A post seen again is no longer gone.
   DELETE FROM tweetkeeper.tombstones x
-   WHERE x.tweet_id = ANY (ids) AND (buckets IS NULL OR x.bucket = ANY (buckets));
+   WHERE x.tweet_id = ANY (ids);
 END $$;
 
 -- Each edited post's newest version is tracked from now on, on its own age schedule (each
 -- version has its own counts); the old one is done, linked to it.
-CREATE OR REPLACE FUNCTION link_edits(edited bigint[], newest bigint[], at_now timestamptz, buckets smallint[])
+CREATE OR REPLACE FUNCTION link_edits(edited bigint[], newest bigint[], at_now timestamptz)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at, bucket)
-  SELECT e.id, e.newest, at_now, CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(e.id) END
+  INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at)
+  SELECT e.id, e.newest, at_now
     FROM unnest(edited, newest) AS e(id, newest)
   ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
   PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
@@ -504,19 +468,16 @@ END $$;
 -- the last metrics and when it vanished. Hidden (protected, suspended): keep the last metrics,
 -- look again after unavailable_recheck. Anything else is recorded and the tweet stays on its
 -- schedule.
-CREATE OR REPLACE FUNCTION store_problems(lease bigint, problems jsonb, batch_ids bigint[], buckets smallint[],
+CREATE OR REPLACE FUNCTION store_problems(lease bigint, problems jsonb, batch_ids bigint[],
                                erase boolean, recheck interval, at_now timestamptz, ages interval[],
                                delays interval[])
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_problems integer;
-  gone_ids bigint[];       -- the posts gone (deleted or unavailable), their types and buckets
+  gone_ids bigint[];       -- the posts gone (deleted or unavailable), and their types
   gone_types text[];
-  gone_buckets smallint[];
   erased bigint[];         -- per payload erased, its post
 BEGIN
-  -- (Statements of one table each, as store_observations(): on Citus each is routed whole to
-  -- the batch's shard.)
   WITH p AS (
     SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
            CASE WHEN x.type = 'resource-not-found' THEN 'deleted'::tweetkeeper.tweet_state
@@ -550,26 +511,25 @@ BEGIN
          -- Its payloads erased below (gone): none kept, so the next one seen is kept.
          payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
     FROM p
-   WHERE t.tweet_id = p.id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets))
-  RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type, t.bucket
+   WHERE t.tweet_id = p.id AND t.lease_id = lease
+  RETURNING t.tweet_id, p.terminal, coalesce(p.type, 'unknown') AS type
   )
   SELECT count(*), array_agg(u.tweet_id) FILTER (WHERE u.terminal IN ('deleted', 'unavailable')),
-         array_agg(u.type) FILTER (WHERE u.terminal IN ('deleted', 'unavailable')),
-         array_agg(u.bucket) FILTER (WHERE u.terminal IN ('deleted', 'unavailable'))
-    INTO n_problems, gone_ids, gone_types, gone_buckets FROM u;
+         array_agg(u.type) FILTER (WHERE u.terminal IN ('deleted', 'unavailable'))
+    INTO n_problems, gone_ids, gone_types FROM u;
   IF gone_ids IS NOT NULL THEN
     -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
     -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
     IF erase THEN
       WITH gone AS (
         DELETE FROM tweetkeeper.payloads x
-         WHERE x.tweet_id = ANY (gone_ids) AND (buckets IS NULL OR x.bucket = ANY (buckets))
+         WHERE x.tweet_id = ANY (gone_ids)
         RETURNING x.tweet_id)
       SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
     END IF;
-    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, bucket)
-    SELECT g.id, g.type, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0), g.bucket
-      FROM unnest(gone_ids, gone_types, gone_buckets) AS g(id, type, bucket)
+    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
+    SELECT g.id, g.type, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0)
+      FROM unnest(gone_ids, gone_types) AS g(id, type)
     ON CONFLICT ON CONSTRAINT tombstones_pkey
       DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
                     payloads_erased = x.payloads_erased + excluded.payloads_erased;
@@ -584,7 +544,7 @@ END $$;
   -- that is longer); at the missing_after-th in a row it is 'missing', rechecked every
   -- unavailable_recheck like an unavailable tweet. An answer that mentions it again resets
   -- the count. The doubling is done in seconds: an interval would overflow long before.
-CREATE OR REPLACE FUNCTION put_off_omitted(lease bigint, batch_ids bigint[], buckets smallint[],
+CREATE OR REPLACE FUNCTION put_off_omitted(lease bigint, batch_ids bigint[],
                                missing_after integer, recheck interval, at_now timestamptz,
                                ages interval[], delays interval[])
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -601,8 +561,7 @@ BEGIN
                    extract(epoch FROM coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
                                                  t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
               FROM tweetkeeper.tweets t
-             WHERE t.tweet_id = ANY (batch_ids) AND t.lease_id = lease
-               AND (buckets IS NULL OR t.bucket = ANY (buckets))) x
+             WHERE t.tweet_id = ANY (batch_ids) AND t.lease_id = lease) x
   )
   UPDATE tweetkeeper.tweets t
      SET omissions = o.n,
@@ -614,7 +573,7 @@ BEGIN
          problem_type = 'omitted',
          problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now
     FROM o
-   WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
+   WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease;
   GET DIAGNOSTICS n_omitted = ROW_COUNT;
   RETURN n_omitted;
 END $$;
@@ -627,7 +586,7 @@ END $$;
 -- next tick: false, and nothing more happens. Batches claimed before 0.2.0 name no session; with
 -- tweetkeeper.reclaim_abandoned off (a connection pooler in transaction mode, where sessions are
 -- not workers) the lease id alone fences, as before.
-CREATE OR REPLACE FUNCTION lease_holder(b tweetkeeper.batches, buckets smallint[]) RETURNS boolean
+CREATE OR REPLACE FUNCTION lease_holder(b tweetkeeper.batches) RETURNS boolean
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF b.claimer_pid IS NULL OR (b.claimer_pid = pg_backend_pid() AND b.claimer_started = tweetkeeper.backend_start())
@@ -639,25 +598,25 @@ BEGIN
       USING ERRCODE = 'insufficient_privilege',
             HINT = 'A batch is completed or released by the session that claimed it.';
   END IF;
-  PERFORM tweetkeeper.abandon_batch(b.lease_id, buckets);
+  PERFORM tweetkeeper.abandon_batch(b.lease_id);
   RETURN false;
 END $$;
 
 -- Hands back a batch whose claimer is gone (lease_holder(), maintenance()): the batch is
 -- `abandoned`, and its tweets are due again at their place in the queue, since the oldest of them
 -- was. Nothing happens to a batch that is finished already.
-CREATE OR REPLACE FUNCTION abandon_batch(lease bigint, buckets smallint[]) RETURNS void
+CREATE OR REPLACE FUNCTION abandon_batch(lease bigint) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   ids bigint[];
   oldest timestamptz;
 BEGIN
   UPDATE tweetkeeper.batches b SET outcome = 'abandoned', finished_at = now(), stored = 0
-   WHERE b.lease_id = lease AND b.outcome IS NULL AND (buckets IS NULL OR b.bucket = ANY (buckets))
+   WHERE b.lease_id = lease AND b.outcome IS NULL
   RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
   IF FOUND THEN
     UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
+     WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease;
   END IF;
 END $$;
 
@@ -683,13 +642,10 @@ DECLARE
   n_omitted integer := 0;
   missing_after integer;
   keep_all boolean;
-  -- Below, now() is at_now and the age policy is given (refresh_delay_at): on Citus every
-  -- statement on tweets runs on the worker node that holds the batch's shard, where Citus allows
-  -- in an UPDATE only what it can evaluate here (no STABLE function of a column, none in a CASE).
+  -- Below, now() is at_now and the age policy is read once and given (refresh_delay_at).
   at_now timestamptz := now();
   ages interval[];
   delays interval[];
-  buckets smallint[] := tweetkeeper.lease_buckets(lease);
   keep_payloads text := current_setting('tweetkeeper.payloads');  -- none, first, changed
   erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
 BEGIN
@@ -707,18 +663,15 @@ BEGIN
       jsonb_array_length(observations) + jsonb_array_length(problems)
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
-  IF buckets IS NULL AND tweetkeeper.shard_count() > 0 THEN
-    RETURN 0;  -- a lease from before distribute(): it ended there (distribute() released it)
-  END IF;
   SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
+   WHERE batches.lease_id = lease FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
   END IF;
   -- (The claimer is nearly always this session: the test of that is inline, lease_holder() is
   -- called only when it fails.)
   IF (b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
-     AND NOT tweetkeeper.lease_holder(b, buckets) THEN
+     AND NOT tweetkeeper.lease_holder(b) THEN
     RETURN 0;  -- its session is gone: handed back, as maintenance() would have
   END IF;
 
@@ -740,26 +693,26 @@ BEGIN
   -- as it was.)
   -- (Steps are called as expressions, x := f(): a query such as SELECT ... FROM f() would go
   -- through the executor, and these run on every completion.)
-  observed := tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, buckets, keep_payloads,
+  observed := tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, keep_payloads,
                                       keep_all, at_now, ages, delays);
   IF observed.edited IS NOT NULL THEN
     -- (At most one per post of this lease, and only a newer id: observations_in(). Counted on
     -- the batch, as each is a read more per refresh from now on.)
-    PERFORM tweetkeeper.link_edits(observed.edited, observed.newest, at_now, buckets);
+    PERFORM tweetkeeper.link_edits(observed.edited, observed.newest, at_now);
     b.edits_followed := cardinality(observed.edited);
   END IF;
 
   n_problems := CASE WHEN jsonb_array_length(problems) = 0 THEN 0
-                     ELSE tweetkeeper.store_problems(lease, problems, b.tweet_ids, buckets, erase, recheck,
+                     ELSE tweetkeeper.store_problems(lease, problems, b.tweet_ids, erase, recheck,
                                                      at_now, ages, delays) END;
 
   IF observed.n_observed + n_problems < b.size THEN
     -- Ids the answer left out: neither found nor an error (put_off_omitted() says when to ask
     -- again).
-    n_omitted := tweetkeeper.put_off_omitted(lease, b.tweet_ids, buckets, missing_after, recheck, at_now,
+    n_omitted := tweetkeeper.put_off_omitted(lease, b.tweet_ids, missing_after, recheck, at_now,
                                              ages, delays);
   END IF;
-  RETURN tweetkeeper.settle_batch(b, buckets, observed.n_observed, n_problems, observed.n_billed, n_omitted, rate, at_now);
+  RETURN tweetkeeper.settle_batch(b, observed.n_observed, n_problems, observed.n_billed, n_omitted, rate, at_now);
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
   'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '
@@ -776,7 +729,6 @@ CREATE OR REPLACE FUNCTION release_batch(lease bigint, reason text DEFAULT NULL,
 DECLARE
   b tweetkeeper.batches;
   n integer;
-  buckets smallint[] := tweetkeeper.lease_buckets(lease);
 BEGIN
   IF lease IS NULL THEN
     RAISE EXCEPTION 'lease must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -785,13 +737,10 @@ BEGIN
     RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF buckets IS NULL AND tweetkeeper.shard_count() > 0 THEN
-    RETURN 0;  -- a lease from before distribute(), which ended it
-  END IF;
   SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
+   WHERE batches.lease_id = lease FOR UPDATE;
   IF NOT FOUND OR ((b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
-                    AND NOT tweetkeeper.lease_holder(b, buckets)) THEN
+                    AND NOT tweetkeeper.lease_holder(b)) THEN
     RETURN 0;
   END IF;
   IF b.outcome IS NOT NULL THEN
@@ -801,11 +750,11 @@ BEGIN
     RETURN 0;
   END IF;
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
   GET DIAGNOSTICS n = ROW_COUNT;
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'released', stored = 0, reason = release_batch.reason, billed = 0
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
+   WHERE batches.lease_id = lease;
   -- A refused or failed request returned no posts, so it is billed nothing: give back the reads
   -- the claim reserved.
   UPDATE tweetkeeper.credentials c SET month_used = greatest(c.month_used - coalesce(b.billable, 0), 0)

@@ -10,25 +10,16 @@ CREATE OR REPLACE FUNCTION endpoint_batch_max(endpoint text, single_status boole
 
 -- The keys the API knows the posts ids by, in their order: at:// URIs (Bluesky), status ids
 -- (Mastodon).
-CREATE OR REPLACE FUNCTION post_keys_of(ids bigint[], buckets smallint[]) RETURNS text[]
+CREATE OR REPLACE FUNCTION post_keys_of(ids bigint[]) RETURNS text[]
   LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   -- Each id's key looked up by itself: a join could be planned (generic plan, ids unknown)
-  -- as a hash of all of post_refs, spilled to disk on every claim. On Citus one query routed
-  -- to the shard (a correlated subquery of a distributed table is not planned there).
-  IF buckets IS NOT NULL THEN
-    RETURN ARRAY(SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
-                                        ELSE r.post_key END
-                    FROM tweetkeeper.post_refs r
-                   WHERE r.tweet_id = ANY (ids) AND r.bucket = ANY (buckets)
-                   ORDER BY array_position(ids, r.tweet_id));
-  ELSE
+  -- as a hash of all of post_refs, spilled to disk on every claim.
   RETURN ARRAY(SELECT (SELECT CASE r.network WHEN 'bluesky' THEN format('at://%s/app.bsky.feed.post/%s', r.author, r.post_key)
                                               ELSE r.post_key END
                           FROM tweetkeeper.post_refs r WHERE r.tweet_id = i.id)
                   FROM unnest(ids) WITH ORDINALITY AS i(id, k) ORDER BY i.k);
-  END IF;
 END $$;
 
 -- Up to n due posts of an endpoint, locked (claim_posts()'s step, under its search_path): its
@@ -36,7 +27,7 @@ END $$;
 -- them), then the oldest due. (Each row's ctid too: the lease is set where the lock found it, as
 -- claim_batch() does; and the content hash of its last kept payload, in the order of the ids, for
 -- the worker.)
-CREATE OR REPLACE FUNCTION lock_endpoint_posts(ep text, n integer, buckets smallint[], OUT ids bigint[],
+CREATE OR REPLACE FUNCTION lock_endpoint_posts(ep text, n integer, OUT ids bigint[],
                                                OUT dues timestamptz[], OUT oldest timestamptz,
                                                OUT ctids tid[], OUT hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -47,22 +38,18 @@ BEGIN
     INTO ids, dues, oldest, ctids, hashes
     FROM (SELECT * FROM (SELECT t.tweet_id, t.due_at, 0 AS w, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
                           WHERE t.watch_until IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
-                            AND t.due_at <= now() AND (buckets IS NULL OR t.bucket = ANY (buckets))
+                            AND t.due_at <= now()
                           ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) watched
           UNION ALL
           SELECT * FROM (SELECT t.tweet_id, t.due_at, 1, t.ctid, t.payload_hash FROM tweetkeeper.tweets t
                           WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" = ep
                             AND t.due_at <= now() AND t.watch_until IS NULL
-                            AND (buckets IS NULL OR t.bucket = ANY (buckets))
                           ORDER BY t.due_at LIMIT n FOR UPDATE SKIP LOCKED) others
           LIMIT n) c;
 END $$;
 
--- claim_posts()'s work, on all posts (buckets NULL) or on one shard's (Citus: shard is the lease
--- id's high bits, as for claim_in()). Every endpoint's window stays one row on the coordinator:
--- a request is counted there whichever shard the batch is of.
-CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[],
-                         buckets smallint[], shard integer)
+-- claim_posts()'s work, once its arguments are checked.
+CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[])
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -101,21 +88,19 @@ BEGIN
       OPEN endpoints_due FOR
         SELECT t.endpoint COLLATE "C" AS endpoint FROM tweetkeeper.tweets t
          WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND starts_with(t.endpoint, 'mastodon:') AND t.due_at <= now()
-           AND (buckets IS NULL OR t.bucket = ANY (buckets))
          ORDER BY t.due_at LIMIT 1;
     ELSE
       OPEN endpoints_due FOR
         WITH RECURSIVE d(endpoint, first_due) AS (
           (SELECT t.endpoint COLLATE "C", t.due_at FROM tweetkeeper.tweets t
             WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" >= lo AND t.endpoint COLLATE "C" <= hi
-              AND (buckets IS NULL OR t.bucket = ANY (buckets))
             ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1)
           UNION ALL
           SELECT n.endpoint, n.due_at
             FROM d CROSS JOIN LATERAL (
               SELECT t.endpoint COLLATE "C" AS endpoint, t.due_at FROM tweetkeeper.tweets t
                WHERE t.due_at IS NOT NULL AND t.tweet_id < 0 AND t.endpoint COLLATE "C" > d.endpoint
-                 AND t.endpoint COLLATE "C" <= hi AND (buckets IS NULL OR t.bucket = ANY (buckets))
+                 AND t.endpoint COLLATE "C" <= hi
                ORDER BY t.endpoint COLLATE "C", t.due_at LIMIT 1) n)
         SELECT d.endpoint FROM d
          WHERE d.first_due <= now() AND d.endpoint IS DISTINCT FROM tried
@@ -138,7 +123,7 @@ BEGIN
     END IF;
     n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
     -- Its due posts, locked (lock_endpoint_posts()).
-    l := tweetkeeper.lock_endpoint_posts(ep, n, buckets);
+    l := tweetkeeper.lock_endpoint_posts(ep, n);
     ids := l.ids;
     dues := l.dues;
     oldest := l.oldest;
@@ -146,21 +131,20 @@ BEGIN
     hashes := l.hashes;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
-    lease := tweetkeeper.new_lease(shard);
-    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl, buckets);
+    lease := nextval('tweetkeeper.lease_id_seq');
+    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
     INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                      expires_at, credential, claimer_pid, claimer_started, billable,
-                                     provider, endpoint, bucket)
+                                     provider, endpoint)
     VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep,
-            CASE WHEN buckets IS NOT NULL THEN tweetkeeper.bucket_of(ids[1]) END);
-    keys := tweetkeeper.post_keys_of(ids, buckets);
+            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep);
+    keys := tweetkeeper.post_keys_of(ids);
     IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
       -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
       -- were, no batch), and the next claim says why.
       UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-       WHERE t.tweet_id = ANY (ids) AND (buckets IS NULL OR t.bucket = ANY (buckets));
-      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease AND (buckets IS NULL OR b.bucket = ANY (buckets));
+       WHERE t.tweet_id = ANY (ids);
+      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
       waits := waits || format('%s: its window changed meanwhile', ep);
       wait_min := least(wait_min, now() + interval '1 second');
       CONTINUE;
@@ -181,8 +165,8 @@ BEGIN
   END IF;
 END $$;
 
-COMMENT ON FUNCTION posts_in(text, integer, text, text[], smallint[], integer) IS
-  'claim_posts()''s work on all posts, or on one shard''s buckets (Citus).';
+COMMENT ON FUNCTION posts_in(text, integer, text, text[]) IS
+  'claim_posts()''s work, once its arguments are checked.';
 
 -- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
 -- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
@@ -199,12 +183,6 @@ CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider t
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-DECLARE
-  n_shards integer := tweetkeeper.shard_count();
-  sh record;
-  r record;
-  wait_min timestamptz;
-  waits text[] := '{}';
 BEGIN
   IF worker IS NULL OR worker = '' THEN
     RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
@@ -219,30 +197,7 @@ BEGIN
       tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF n_shards = 0 THEN
-    RETURN QUERY SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, NULL, 0);
-    RETURN;
-  END IF;
-  -- On Citus (tweetkeeper.distribute()), as claim_batch(): the shards in turn, from the one after
-  -- this session's last batch, until one has a batch to send. An endpoint's posts are spread over
-  -- every shard, its window is one row: a shard whose posts wait for it says until when, and the
-  -- earliest of those is the answer when no shard has a batch.
-  FOR sh IN SELECT * FROM tweetkeeper.shards_in_turn() LOOP
-    FOR r IN SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens, sh.buckets, sh.shard) LOOP
-      IF r.lease_id IS NOT NULL THEN
-        PERFORM set_config('tweetkeeper_claim.next_shard', (1 + sh.shard % n_shards)::text, false);
-        RETURN QUERY SELECT r.lease_id, r.tweet_ids, r.post_keys, r.endpoint, NULL::timestamptz, NULL::text,
-                            r.payload_hashes;
-        RETURN;
-      END IF;
-      wait_min := least(wait_min, r.wait_until);
-      waits := waits || r.wait_reason;
-    END LOOP;
-  END LOOP;
-  IF wait_min IS NOT NULL THEN
-    RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text, wait_min,
-      (SELECT string_agg(DISTINCT w, ', ') FROM unnest(waits) w), NULL::text[];
-  END IF;
+  RETURN QUERY SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens);
 END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
   'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
@@ -274,8 +229,6 @@ DECLARE
   r record;
   settled integer := 0;
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
-  distributed boolean := tweetkeeper.shard_count() > 0;  -- bucket: NULL on one node (no byte)
-  buckets smallint[] := tweetkeeper.lease_buckets(lease);  -- on Citus: the batch's shard
   h record;
 BEGIN
   IF lease IS NULL OR resolutions IS NULL THEN
@@ -285,10 +238,10 @@ BEGIN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets)) FOR UPDATE;
+   WHERE batches.lease_id = lease FOR UPDATE;
   -- Not such a batch, another session's (refused), or completed already (a repeated call):
   -- nothing to settle.
-  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR NOT tweetkeeper.lease_holder(b, buckets)
+  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR NOT tweetkeeper.lease_holder(b)
      OR b.outcome = 'completed' THEN
     RETURN 0;
   END IF;
@@ -298,13 +251,10 @@ BEGIN
    WHERE x.handle IS NOT NULL AND (x.did IS NULL OR x.did ~ '^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$')
   ON CONFLICT ON CONSTRAINT bluesky_handles_pkey
   DO UPDATE SET did = excluded.did, problem = excluded.problem, resolved_at = excluded.resolved_at;
-  -- (The batch's posts read routed to its shard, each one's handle looked up by itself: on Citus
-  -- bluesky_handles is the coordinator's, and a join of it with a shard is not routed.)
   FOR p IN
     SELECT t.*, f.author, f.post_key
       FROM tweetkeeper.tweets t JOIN tweetkeeper.post_refs f USING (tweet_id)
      WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease
-       AND (buckets IS NULL OR (t.bucket = ANY (buckets) AND f.bucket = ANY (buckets)))
   LOOP
     SELECT x.did, x.problem INTO h FROM tweetkeeper.bluesky_handles x
      WHERE x.handle = p.author AND x.resolved_at = now();
@@ -315,32 +265,31 @@ BEGIN
          SET state = 'missing', lease_id = NULL, due_at = now() + recheck, delay = recheck,
              problem_type = 'handle-unresolved', problem_at = now(),
              problem_detail = format('the handle %s does not resolve to a DID: %s', p.author, h.problem)
-       WHERE t.tweet_id = p.tweet_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
+       WHERE t.tweet_id = p.tweet_id;
       CONTINUE;
     END IF;
     r := tweetkeeper.post_ref_id('bluesky', '', h.did, p.post_key);
     IF NOT r.tracked THEN
       IF NOT r.known THEN
-        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url, bucket)
+        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
         VALUES (r.tweet_id, 'bluesky', '', h.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', h.did, p.post_key),
-                CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
+                format('https://bsky.app/profile/%s/post/%s', h.did, p.post_key));
       END IF;
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
-                                      watch_until, endpoint, bucket)
+                                      watch_until, endpoint)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
-              p.watch_until, 'bluesky', CASE WHEN distributed THEN tweetkeeper.bucket_of(r.tweet_id) END);
+              p.watch_until, 'bluesky');
     END IF;
-    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id AND (buckets IS NULL OR t.bucket = ANY (buckets));
-    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id AND (buckets IS NULL OR f.bucket = ANY (buckets));
+    DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id;
+    DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
   END LOOP;
   -- Posts of handles the answer did not mention: due again now, for the next worker.
   UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease AND (buckets IS NULL OR t.bucket = ANY (buckets));
+   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
          tweets_read = 0
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
+   WHERE batches.lease_id = lease;
   RETURN settled;
 END $$;
 COMMENT ON FUNCTION complete_handles(bigint, jsonb) IS

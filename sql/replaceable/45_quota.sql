@@ -25,9 +25,8 @@ DECLARE
 BEGIN
   -- A request still in flight when a window ends may reach the API in its next window (a slow
   -- answer, a paused worker): a credential's next window starts with its requests in flight
-  -- counted in it, so that the API never sees more than its limit in one of its windows. (A
-  -- late one did, in tests/citus/citus.sh: a 429.) Looked up only when a window has ended;
-  -- batches (distributed on Citus) read apart from credentials.
+  -- counted in it, so that the API never sees more than its limit in one of its windows (a
+  -- late one did, once: a 429). Looked up only when a window has ended.
   SELECT coalesce(array_agg(x.name), '{}'),
          coalesce(array_agg(coalesce(x.window_started_at, x.window_reset_at - x.window_length)), '{}'),
          coalesce(array_agg(x.window_reset_at), '{}')
@@ -104,8 +103,7 @@ DECLARE
 BEGIN
   -- A credential whose monthly cap is used up (by settled reads, not reservations of
   -- batches in flight) is capped until next month, as X blocks it, and credential_stats says so.
-  -- (The reservations are summed first, and only when a cap may be reached: on Citus batches
-  -- is distributed, and an UPDATE of a coordinator table may not read it.)
+  -- (The reservations are summed first, and only when a cap may be reached.)
   IF EXISTS (SELECT FROM tweetkeeper.credentials x
               WHERE x.provider = quota_wait.provider AND x.status = 'active'
                 AND x.month_start = date_trunc('month', now(), 'UTC') AND x.month_used >= x.monthly_cap) THEN
@@ -319,7 +317,7 @@ END $$;
 -- The batch's record settled (completed, or left abandoned), and its credential's or endpoint's
 -- quota from what the claim reserved and the answer said. Returns how many of its posts got a
 -- result stored (complete_batch()'s answer).
-CREATE OR REPLACE FUNCTION settle_batch(b tweetkeeper.batches, buckets smallint[], n_observed integer,
+CREATE OR REPLACE FUNCTION settle_batch(b tweetkeeper.batches, n_observed integer,
                                n_problems integer, n_billed integer, n_omitted integer, rate jsonb,
                                at_now timestamptz)
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -342,7 +340,7 @@ BEGIN
          tweets_read = CASE WHEN b.outcome IS NULL THEN n_observed ELSE coalesce(b.billable, 0) END,
          omitted = n_omitted,
          edits_followed = b.edits_followed
-   WHERE batches.lease_id = lease AND (buckets IS NULL OR batches.bucket = ANY (buckets));
+   WHERE batches.lease_id = lease;
   IF b.credential IS NOT NULL THEN
     -- The claim reserved b.billable reads of the monthly cap; settle to what was billed.
     UPDATE tweetkeeper.credentials c
@@ -377,8 +375,6 @@ BEGIN
     -- another goes.
     INSERT INTO tweetkeeper.endpoints AS x (endpoint) VALUES (ep) ON CONFLICT DO NOTHING;
     SELECT * INTO q FROM tweetkeeper.endpoints x WHERE x.endpoint = ep FOR UPDATE;
-    -- (Its batches of every shard looked at: PERFORM, as Citus plans no subquery of a
-    -- distributed table beside a record's field.)
     IF q.answered_at IS NULL THEN
       PERFORM FROM tweetkeeper.batches b WHERE b.outcome IS NULL AND b.endpoint = ep LIMIT 1;
       IF FOUND THEN

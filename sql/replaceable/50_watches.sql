@@ -13,7 +13,7 @@ DECLARE
   last interval;           -- for tweets past the last bucket, as age_delay()
   at_now timestamptz := now();
 BEGIN
-  -- The policy given, as complete_batch() does (on Citus the UPDATE runs on the worker nodes).
+  -- The policy given, as complete_batch() does.
   SELECT array_agg(p.max_age ORDER BY p.max_age), array_agg(p.delay ORDER BY p.max_age), max(p.delay)
     INTO ages, delays, last FROM tweetkeeper.age_policy p;
   UPDATE tweetkeeper.tweets t

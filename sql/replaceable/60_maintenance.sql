@@ -3,9 +3,8 @@
 
 -- When X's tweets are next claimable, by claim_batch()'s own test (a full batch, or a partial
 -- one past the buffer TTL), read as the claim reads them: each delay of the scheduled tweets
--- from its head (delay_heads()), then its oldest due; on Citus per shard, as a claim takes them
--- (full_delay_heads(): no memory of heads there). at: now() when a batch is claimable now
--- (n_due: how many tweets of its shard, at most 100), else the moment the oldest due tweet has
+-- from its head (delay_heads()), then its oldest due. at: now() when a batch is claimable now
+-- (n_due: how many tweets, at most 100), else the moment the oldest due tweet has
 -- waited the buffer TTL or the next tweet falls due (a head in the future; one that is not
 -- belongs to a delay that has no tweet left); NULL when nothing is scheduled. maintenance()
 -- notifies by it; claim_wait() tells a worker whose claim found nothing.
@@ -13,39 +12,30 @@ CREATE OR REPLACE FUNCTION x_claimable(OUT at timestamptz, OUT n_due integer) LA
   SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
-  shard record;
   delays interval[];
   heads timestamptz[];
   n integer;
   oldest timestamptz;
 BEGIN
-  FOR shard IN SELECT b.buckets FROM tweetkeeper.shard_buckets b
-               UNION ALL SELECT NULL WHERE tweetkeeper.shard_count() = 0 LOOP
-    IF shard.buckets IS NULL THEN
-      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
-    ELSE
-      SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.full_delay_heads(shard.buckets) h;
-    END IF;
-    -- (EXECUTEd, so planned at every call: see maintenance().)
-    EXECUTE $q$
-      SELECT count(*), min(c.due_at)
-        FROM (SELECT c.due_at
-                FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
-                  SELECT t.due_at FROM tweetkeeper.tweets t
-                   WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                     AND (t.delay, t.due_at) >= (d.delay, d.head)
-                     AND (t.delay, t.due_at) <= (d.delay, now())
-                     AND ($3 IS NULL OR t.bucket = ANY ($3))
-                   ORDER BY t.delay, t.due_at LIMIT 100) c
-               ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n, oldest USING delays, heads, shard.buckets;
-    IF n >= 100 OR (n > 0 AND oldest <= now() - s.buffer_ttl) THEN
-      at := now();
-      n_due := n;
-      RETURN;
-    END IF;
-    at := least(at, CASE WHEN n > 0 THEN oldest + s.buffer_ttl
-                         ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END);
-  END LOOP;
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
+  -- (EXECUTEd, so planned at every call: see maintenance().)
+  EXECUTE $q$
+    SELECT count(*), min(c.due_at)
+      FROM (SELECT c.due_at
+              FROM unnest($1, $2) AS d(delay, head) CROSS JOIN LATERAL (
+                SELECT t.due_at FROM tweetkeeper.tweets t
+                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+                   AND (t.delay, t.due_at) >= (d.delay, d.head)
+                   AND (t.delay, t.due_at) <= (d.delay, now())
+                 ORDER BY t.delay, t.due_at LIMIT 100) c
+             ORDER BY c.due_at LIMIT 100) AS c$q$ INTO n, oldest USING delays, heads;
+  IF n >= 100 OR (n > 0 AND oldest <= now() - s.buffer_ttl) THEN
+    at := now();
+    n_due := n;
+    RETURN;
+  END IF;
+  at := CASE WHEN n > 0 THEN oldest + s.buffer_ttl
+             ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END;
 END $$;
 COMMENT ON FUNCTION x_claimable() IS
   'When X''s tweets are next claimable by claim_batch()''s test: now() (with how many), a moment '
@@ -73,7 +63,7 @@ BEGIN
     SELECT c.at INTO at FROM tweetkeeper.x_claimable() c;
     RETURN at;
   END IF;
-  -- The sample: each a query of tweets alone (on Citus planned on its own, then read here),
+  -- The sample: each a query of tweets alone,
   -- along tweets_endpoint_due_idx per Bluesky endpoint, tweets_mastodon_due_idx for Mastodon.
   -- (EXECUTEd, so planned at every call: see maintenance().)
   IF provider = 'bluesky' THEN
@@ -130,9 +120,6 @@ DECLARE
   gone record;
   purged jsonb;
 BEGIN
-  IF tweetkeeper.citus_worker_node() THEN
-    RETURN interval '1 minute';  -- the coordinator's maintenance() looks after the whole cluster
-  END IF;
   -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
   -- at every call, not cached (the min() lookups of batches and watches follow a partial index
   -- whatever the statistics):
@@ -144,14 +131,12 @@ BEGIN
   -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
   -- back at once, at their place in the queue: due since the oldest of them was. A worker that
   -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
-  -- (The claimers are looked up here, where they ran: on Citus batches lives on the worker
-  -- nodes, and each abandoned batch is handed back by statements routed to its shard.)
   IF reclaim THEN
     FOR gone IN WITH f AS MATERIALIZED (
                   SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
                    WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
                 SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
-      PERFORM tweetkeeper.abandon_batch(gone.lease_id, tweetkeeper.lease_buckets(gone.lease_id));
+      PERFORM tweetkeeper.abandon_batch(gone.lease_id);
     END LOOP;
   END IF;
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
@@ -166,8 +151,7 @@ BEGIN
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
    WHERE outcome IS NULL AND expires_at < now();
   -- Old batch records go; the requests they answered stay counted in daily_usage. (What was
-  -- deleted is summed here, then counted: on Citus daily_usage is the coordinator's and batches is
-  -- not, and one statement may not write both.)
+  -- deleted is summed here, then counted.)
   WITH gone AS (
     DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
     RETURNING finished_at, provider, credential, tweets_read, billed

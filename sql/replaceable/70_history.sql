@@ -83,34 +83,14 @@ BEGIN
       locked := true;
     END IF;
     part := 'metric_history_' || to_char(lo, 'YYYYMMDD_HH24MISS');
-    IF tweetkeeper.shard_count() = 0 THEN
-      EXECUTE format('CREATE TABLE tweetkeeper.%1$I (LIKE tweetkeeper.metric_history_hot,
-                        CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id))', part, part || '_pkey');
-      EXECUTE format('WITH m AS (DELETE FROM tweetkeeper.metric_history_default
-                                  WHERE observed_at >= $1 AND observed_at < $2 RETURNING *)
-                      INSERT INTO tweetkeeper.%I SELECT * FROM m', part) USING lo, hi;
-      GET DIAGNOSTICS n = ROW_COUNT;
-      EXECUTE format('ALTER TABLE tweetkeeper.metric_history_hot ATTACH PARTITION tweetkeeper.%I FOR VALUES FROM (%L) TO (%L)',
-                     part, lo, hi);
-    ELSE
-      -- Citus: the partition made by PARTITION OF, which Citus distributes as its parent (its key
-      -- with bucket); rows of the default partition in its range set aside in a temporary table
-      -- first (Citus moves no rows between a distributed table's partitions in one statement).
-      CREATE TEMP TABLE IF NOT EXISTS history_moving (LIKE tweetkeeper.metric_history_hot) ON COMMIT DROP;
-      DELETE FROM history_moving;
-      INSERT INTO history_moving SELECT * FROM tweetkeeper.metric_history_default d
-       WHERE d.observed_at >= lo AND d.observed_at < hi;
-      GET DIAGNOSTICS n = ROW_COUNT;
-      IF n > 0 THEN
-        DELETE FROM tweetkeeper.metric_history_default d WHERE d.observed_at >= lo AND d.observed_at < hi;
-      END IF;
-      EXECUTE format('CREATE TABLE tweetkeeper.%1$I PARTITION OF tweetkeeper.metric_history_hot (
-                        CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id, bucket)) FOR VALUES FROM (%3$L) TO (%4$L)',
-                     part, part || '_pkey', lo, hi);
-      IF n > 0 THEN
-        INSERT INTO tweetkeeper.metric_history_hot SELECT * FROM history_moving;
-      END IF;
-    END IF;
+    EXECUTE format('CREATE TABLE tweetkeeper.%1$I (LIKE tweetkeeper.metric_history_hot,
+                      CONSTRAINT %2$I PRIMARY KEY (tweet_id, observed_at, lease_id))', part, part || '_pkey');
+    EXECUTE format('WITH m AS (DELETE FROM tweetkeeper.metric_history_default
+                                WHERE observed_at >= $1 AND observed_at < $2 RETURNING *)
+                    INSERT INTO tweetkeeper.%I SELECT * FROM m', part) USING lo, hi;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    EXECUTE format('ALTER TABLE tweetkeeper.metric_history_hot ATTACH PARTITION tweetkeeper.%I FOR VALUES FROM (%L) TO (%L)',
+                   part, lo, hi);
     moved := moved + n;
     created := created + 1;
   END LOOP;
@@ -133,13 +113,12 @@ DECLARE
 BEGIN
   EXECUTE format($q$
     INSERT INTO tweetkeeper.metric_daily AS d (tweet_id, day, observations, last_observed_at,
-           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count, bucket)
-    SELECT DISTINCT ON (h.bucket, h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
-           count(*) OVER (PARTITION BY h.bucket, h.tweet_id, h.observed_at::date), h.observed_at,
-           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count,
-           h.bucket
+           retweet_count, reply_count, like_count, quote_count, bookmark_count, impression_count)
+    SELECT DISTINCT ON (h.tweet_id, h.observed_at::date) h.tweet_id, h.observed_at::date,
+           count(*) OVER (PARTITION BY h.tweet_id, h.observed_at::date), h.observed_at,
+           h.retweet_count, h.reply_count, h.like_count, h.quote_count, h.bookmark_count, h.impression_count
       FROM %s h
-     ORDER BY h.bucket, h.tweet_id, h.observed_at::date, h.observed_at DESC
+     ORDER BY h.tweet_id, h.observed_at::date, h.observed_at DESC
     ON CONFLICT ON CONSTRAINT metric_daily_pkey DO UPDATE
        SET observations = d.observations + excluded.observations,
            last_observed_at = greatest(d.last_observed_at, excluded.last_observed_at),
@@ -165,7 +144,7 @@ DECLARE
   s record := tweetkeeper.settings();
   cutoff timestamptz := now() - s.history_retention;
   -- The compacted weeks that end by the cutoff.
-  weeks text := format('(SELECT c.tweet_id, u.*, c.bucket FROM tweetkeeper.metric_history_compact c
+  weeks text := format('(SELECT c.tweet_id, u.* FROM tweetkeeper.metric_history_compact c
                           CROSS JOIN LATERAL tweetkeeper.unpack_history(c.packed) u
                          WHERE c.span_start <= %L)', cutoff - interval '7 days');
   p record;
@@ -180,19 +159,11 @@ BEGIN
   END IF;
   PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
   -- Payloads older than the cutoff go too, except each post's newest: what it looks like now.
-  IF tweetkeeper.shard_count() = 0 THEN
-    DELETE FROM tweetkeeper.payloads o
-     WHERE o.seen_at < cutoff
-       AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n WHERE n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
-  ELSE
-    DELETE FROM tweetkeeper.payloads o
-     WHERE o.seen_at < cutoff
-       AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n
-                    WHERE n.bucket = o.bucket AND n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
-  END IF;
+  DELETE FROM tweetkeeper.payloads o
+   WHERE o.seen_at < cutoff
+     AND EXISTS (SELECT 1 FROM tweetkeeper.payloads n WHERE n.tweet_id = o.tweet_id AND n.seen_at > o.seen_at);
   GET DIAGNOSTICS payloads_dropped = ROW_COUNT;
   IF NOT EXISTS (SELECT FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff)
-     -- (SELECT 1: Citus cannot ship a sublink that selects no column to its worker nodes)
      AND NOT EXISTS (SELECT 1 FROM tweetkeeper.metric_history_default d WHERE d.observed_at < cutoff)
      -- (the oldest week, from metric_history_compact_span_idx: an EXISTS over the weeks before the
      -- cutoff may be planned as a scan of every compacted row when there is none)
@@ -273,7 +244,7 @@ BEGIN
   SELECT string_agg(format('SELECT * FROM %s', x), ' UNION ALL ') INTO source FROM unnest(parts) x;
   EXECUTE format($q$
     WITH g AS (
-      SELECT h.tweet_id, tweetkeeper.history_span(h.observed_at) AS span_start, count(*) AS n, h.bucket,
+      SELECT h.tweet_id, tweetkeeper.history_span(h.observed_at) AS span_start, count(*) AS n,
              tweetkeeper.pack_history(array_agg(h.observed_at ORDER BY h.observed_at, h.lease_id),
                array_agg(h.lease_id ORDER BY h.observed_at, h.lease_id),
                array_agg(h.retweet_count ORDER BY h.observed_at, h.lease_id),
@@ -283,10 +254,10 @@ BEGIN
                array_agg(h.bookmark_count ORDER BY h.observed_at, h.lease_id),
                array_agg(h.impression_count ORDER BY h.observed_at, h.lease_id)) AS packed
         FROM (%s) h
-       GROUP BY h.bucket, 1, 2
+       GROUP BY 1, 2
     ), ins AS (
-      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed, bucket)
-      SELECT g.tweet_id, g.span_start, g.packed, g.bucket FROM g ORDER BY 1, 2
+      INSERT INTO tweetkeeper.metric_history_compact AS c (tweet_id, span_start, packed)
+      SELECT g.tweet_id, g.span_start, g.packed FROM g ORDER BY 1, 2
       ON CONFLICT ON CONSTRAINT metric_history_compact_pkey
       DO UPDATE SET packed = tweetkeeper.merge_history(c.packed, excluded.packed)
     )
@@ -317,9 +288,6 @@ BEGIN
   IF if_older_than IS NULL OR if_older_than < interval '0' THEN
     RAISE EXCEPTION 'if_older_than must be zero or more, not %', if_older_than
       USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF tweetkeeper.citus_worker_node() THEN
-    RETURN 'nothing: this is a Citus worker node, the coordinator keeps house';
   END IF;
   -- Retention first: it takes the strongest lock (see apply_retention), before any other.
   FOREACH job IN ARRAY ARRAY['retention', 'partitions', 'compaction'] LOOP

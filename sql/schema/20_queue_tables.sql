@@ -42,7 +42,6 @@ CREATE TABLE tweets (
                                  --   'mastodon:<host>' (the server that holds the status)
   last_change_lease bigint,      -- the batch whose observation last changed a count (or was the first)
   last_billed_lease bigint,      -- the last batch whose read of it X billed
-  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id): its shard on Citus (distribute())
   payload_hash bytea,            -- the content hash of its last kept payload (tweetkeeper.payloads),
                                  --   kept by complete_batch(), handed to the worker by the claim
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
@@ -64,10 +63,8 @@ COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.
 -- The key of every network's posts. X's posts keep their own id: 8 bytes, positive, the key of
 -- every 0.2.0 table, index and query. A post of another network is keyed by a negative id that
 -- is a hash of what names it there (tweetkeeper.post_id(); post_refs keeps the names): one
--- bigint column still names every post, so every table can be distributed by it (Citus: tweets,
--- history and post_refs colocated by tweet_id), and the id follows from the post itself, so the
--- same post in any spelling finds the same row without a shared counter or a unique index on
--- its name (which a table distributed by tweet_id could not have). The sign says which: X's
+-- bigint column still names every post, and the id follows from the post itself, so the same
+-- post in any spelling finds the same row without a shared counter. The sign says which: X's
 -- claim reads only positive ids, each other endpoint only its own negative ones.
 
 -- The claim's indexes, partial, so finished tweets cost nothing here: the due tweets per delay,
@@ -99,8 +96,7 @@ CREATE TABLE metric_history_hot (
   like_count bigint,
   quote_count bigint,
   bookmark_count bigint,
-  impression_count bigint,
-  bucket smallint                -- tweetkeeper.bucket_of(tweet_id), as its tweet's
+  impression_count bigint
 ) PARTITION BY RANGE (observed_at);
 SELECT pg_catalog.pg_extension_config_dump('metric_history_hot', '');
 COMMENT ON TABLE metric_history_hot IS
@@ -130,7 +126,6 @@ CREATE TABLE metric_history_compact (
   tweet_id bigint NOT NULL,
   span_start timestamptz NOT NULL,  -- the UTC week (Monday 00:00) its observations fall in
   packed bytea NOT NULL,
-  bucket smallint,                  -- tweetkeeper.bucket_of(tweet_id), as its tweet's
   CONSTRAINT metric_history_compact_pkey PRIMARY KEY (tweet_id, span_start)
 );
 SELECT pg_catalog.pg_extension_config_dump('metric_history_compact', '');
@@ -153,7 +148,6 @@ CREATE TABLE metric_daily (
   quote_count bigint,
   bookmark_count bigint,
   impression_count bigint,
-  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id), as its tweet's
   CONSTRAINT metric_daily_pkey PRIMARY KEY (tweet_id, day)
 );
 SELECT pg_catalog.pg_extension_config_dump('metric_daily', '');
@@ -197,7 +191,6 @@ CREATE TABLE batches (
   tweets_read integer,           -- tweets found in its answer; NULL: no answer (released, in flight)
   omitted integer,               -- ids its answer left out (neither found nor an error)
   endpoint text,                 -- Bluesky and Mastodon: the endpoint it was sent to (tweets.endpoint)
-  bucket smallint,               -- a bucket of its tweets' shard (Citus: the batch lives beside them)
   edits_followed integer,        -- X posts its answer showed edited: each one's newest version is
                                  --   tracked from then on (at most one per post of the batch)
   CONSTRAINT batches_pkey PRIMARY KEY (lease_id),

@@ -8,7 +8,6 @@ CREATE TABLE post_refs (
   author text NOT NULL,          -- Bluesky: the DID, or the handle until it is resolved; Mastodon: the user
   post_key text NOT NULL,        -- Bluesky: the record key; Mastodon: the status id on host
   url text NOT NULL,             -- where a person sees it
-  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id), as its post's
   CONSTRAINT post_refs_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT post_refs_id_negative CHECK (tweet_id < 0),
   CONSTRAINT post_refs_network_known CHECK (network IN ('bluesky', 'mastodon'))

@@ -35,8 +35,7 @@ COMMENT ON TABLE endpoints IS
 -- the number of workers: what the endpoint's row has left plus what its lanes hold is what the
 -- window has left by our count. An answer that changes what we know of the window, a 429 and a
 -- 401 take the lanes' requests back (record_endpoint_quota). Lock order: the endpoint's row,
--- then its lanes (a claim holding a lane never waits for the row). Distributed later by
--- endpoint, or one lane per shard: a claim routed to one shard then counts there.
+-- then its lanes (a claim holding a lane never waits for the row).
 CREATE TABLE endpoint_lanes (
   endpoint text NOT NULL,
   lane smallint NOT NULL,

@@ -3,7 +3,7 @@
 -- the counts. Posts found deleted or unavailable leave a tombstone, and (unless
 -- tweetkeeper.deleted_payloads = keep) their payloads are erased: X's terms require stored
 -- content to follow deletions. An edited X post links to its newest version (edits), which is
--- refreshed from then on. All three are dumped by pg_dump and distributed by bucket on Citus.
+-- refreshed from then on. All three are dumped by pg_dump.
 -- Each tweet keeps the content hash of its last kept payload (tweets.payload_hash, set and
 -- cleared by complete_batch()), which claim_batch() and claim_posts() hand the worker: a worker
 -- that hashes an answer the same way (payload_content()) sends only the payloads whose hash
@@ -20,7 +20,6 @@ CREATE TABLE payloads (
   payload jsonb NOT NULL,        -- X: the tweet object; Bluesky: the postView; Mastodon: the Status
   author jsonb,                  -- X: the author's user object from includes.users; NULL elsewhere
                                  --   (the postView and the Status carry their author themselves)
-  bucket smallint,               -- tweetkeeper.bucket_of(tweet_id): its shard on Citus
   CONSTRAINT payloads_pkey PRIMARY KEY (tweet_id, seen_at, lease_id)
 );
 SELECT pg_catalog.pg_extension_config_dump('payloads', '');
@@ -32,7 +31,6 @@ CREATE TABLE tombstones (
   reason text NOT NULL,          -- the API's problem: resource-not-found, not-authorized-for-resource, ...
   observed_at timestamptz NOT NULL,
   payloads_erased integer NOT NULL DEFAULT 0,  -- how many stored payloads went (0 under keep)
-  bucket smallint,
   CONSTRAINT tombstones_pkey PRIMARY KEY (tweet_id)
 );
 SELECT pg_catalog.pg_extension_config_dump('tombstones', '');
@@ -44,7 +42,6 @@ CREATE TABLE edits (
   tweet_id bigint NOT NULL,      -- an X post that has a newer version
   newest_id bigint NOT NULL,     -- the last id of its edit_history_tweet_ids, scheduled in its place
   seen_at timestamptz NOT NULL,
-  bucket smallint,
   CONSTRAINT edits_pkey PRIMARY KEY (tweet_id)
 );
 SELECT pg_catalog.pg_extension_config_dump('edits', '');

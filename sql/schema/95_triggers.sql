@@ -1,8 +1,7 @@
 -- Triggers: which table calls which function, on what. Each is declared once, like an index,
 -- and changed by a version's delta (sql/updates); the functions they call are replaceable
--- (sql/replaceable), so an upgrade changes what a trigger does without touching the trigger. (On
--- Citus a trigger on a distributed table cannot simply be declared again: an upgrade that did
--- would fail there.) Last, so that every function they call exists; the default policy's rows
+-- (sql/replaceable), so an upgrade changes what a trigger does without touching the trigger.
+-- Last, so that every function they call exists; the default policy's rows
 -- (sql/schema/10_policy.sql) are inserted before any of them, as since 0.1.0.
 
 -- The age policy (sql/schema/10_policy.sql): every session's cached copy dropped when it changes

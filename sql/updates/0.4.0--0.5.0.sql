@@ -6,3 +6,94 @@
 -- transactions before it touches a table (extension/bgworker.cpp), so it waits for the update
 -- instead of locking tables beside it in another order.
 SELECT pg_catalog.pg_advisory_xact_lock(8388903688909320804);
+
+-- Citus is retired (CHANGELOG 0.5.0): no package registry the project builds from has it, and its
+-- coordinator bound the cluster. A database distributed with 0.4.0's distribute() cannot be
+-- taken over in place: its rows live on the worker nodes. It is refused, with the way back.
+DO $do$
+DECLARE
+  distributed boolean := EXISTS (SELECT FROM tweetkeeper.shard_buckets);
+BEGIN
+  IF NOT distributed AND pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    -- (EXECUTEd: the catalog exists only where Citus is installed.)
+    EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1)'
+      INTO distributed USING 'tweetkeeper.tweets'::pg_catalog.regclass;
+  END IF;
+  IF distributed THEN
+    RAISE EXCEPTION 'tweetkeeper 0.5.0 runs on one node, and this database is distributed with Citus (tweetkeeper.distribute())'
+      USING ERRCODE = 'feature_not_supported',
+            HINT = 'Go back to one node with 0.4.0 first: pg_dump the coordinator''s database, restore it on a server '
+                   'without Citus, run SELECT tweetkeeper.undistribute(); there, then ALTER EXTENSION tweetkeeper UPDATE. '
+                   'Scale-out returns as partitions behind PL/Proxy.';
+  END IF;
+END $do$;
+
+-- 0.4.0's Citus functions, and the steps whose arguments carried a shard's buckets (re-declared
+-- without them by the replaceable part).
+DROP FUNCTION tweetkeeper.distribute(integer);
+DROP FUNCTION tweetkeeper.undistribute();
+DROP FUNCTION tweetkeeper.shed_node_partitions();
+DROP FUNCTION tweetkeeper.citus_worker_node();
+DROP FUNCTION tweetkeeper.shards_in_turn();
+DROP FUNCTION tweetkeeper.lease_buckets(bigint);
+DROP FUNCTION tweetkeeper.new_lease(integer);
+DROP FUNCTION tweetkeeper.shard_count();
+DROP FUNCTION tweetkeeper.bucket_of(bigint);
+DROP FUNCTION tweetkeeper.schedule_posts_distributed(text[]);
+DROP FUNCTION tweetkeeper.full_delay_heads(smallint[]);
+DROP FUNCTION tweetkeeper.lease_rows(bigint, bigint[], tid[], timestamptz, smallint[]);
+DROP FUNCTION tweetkeeper.lock_due_tweets(integer, smallint[], text);
+DROP FUNCTION tweetkeeper.claim_in(text, integer, text, text[], smallint[], integer);
+DROP FUNCTION tweetkeeper.store_observations(bigint, jsonb, bigint[], text, smallint[], text, boolean, timestamptz,
+                                             interval[], interval[]);
+DROP FUNCTION tweetkeeper.link_edits(bigint[], bigint[], timestamptz, smallint[]);
+DROP FUNCTION tweetkeeper.store_problems(bigint, jsonb, bigint[], smallint[], boolean, interval, timestamptz,
+                                         interval[], interval[]);
+DROP FUNCTION tweetkeeper.put_off_omitted(bigint, bigint[], smallint[], integer, interval, timestamptz,
+                                          interval[], interval[]);
+DROP FUNCTION tweetkeeper.lease_holder(tweetkeeper.batches, smallint[]);
+DROP FUNCTION tweetkeeper.abandon_batch(bigint, smallint[]);
+DROP FUNCTION tweetkeeper.settle_batch(tweetkeeper.batches, smallint[], integer, integer, integer, integer, jsonb,
+                                       timestamptz);
+DROP FUNCTION tweetkeeper.post_keys_of(bigint[], smallint[]);
+DROP FUNCTION tweetkeeper.lock_endpoint_posts(text, integer, smallint[]);
+DROP FUNCTION tweetkeeper.posts_in(text, integer, text, text[], smallint[], integer);
+DROP TABLE tweetkeeper.shard_buckets;
+
+-- The bucket columns go (a catalog change: no row is rewritten). A database brought back to one
+-- node by undistribute() has primary keys that include bucket, which DROP COLUMN would drop with
+-- it: each such key is made again on its other columns first (unique all the same: bucket was a
+-- function of tweet_id).
+DO $do$
+DECLARE
+  k record;
+BEGIN
+  FOR k IN
+    SELECT c.conrelid::pg_catalog.regclass AS rel, c.conname,
+           pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY x.i) AS cols
+      FROM pg_catalog.pg_constraint c
+      JOIN pg_catalog.pg_class r ON r.oid = c.conrelid
+      JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace AND n.nspname = 'tweetkeeper'
+      CROSS JOIN LATERAL pg_catalog.unnest(c.conkey) WITH ORDINALITY AS x(attnum, i)
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = x.attnum
+     WHERE c.contype = 'p' AND c.conparentid = 0
+       AND EXISTS (SELECT FROM pg_catalog.pg_attribute b
+                    WHERE b.attrelid = c.conrelid AND b.attnum = ANY (c.conkey) AND b.attname = 'bucket')
+       AND a.attname <> 'bucket'
+     GROUP BY c.conrelid, c.conname
+  LOOP
+    EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I, ADD CONSTRAINT %I PRIMARY KEY (%s)',
+                              k.rel, k.conname, k.conname, k.cols);
+  END LOOP;
+END $do$;
+-- (batch_stats reads batches.*: re-declared by the replaceable part, with its grants.)
+DROP VIEW tweetkeeper.batch_stats;
+ALTER TABLE tweetkeeper.tweets DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.metric_history_hot DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.metric_history_compact DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.metric_daily DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.batches DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.post_refs DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.payloads DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.tombstones DROP COLUMN bucket;
+ALTER TABLE tweetkeeper.edits DROP COLUMN bucket;

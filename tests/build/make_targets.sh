@@ -11,7 +11,7 @@ for target in all install installcheck; do
   ! grep -q '^scripts/install-deps.sh' <<<"$out"
   tk_ok "make $target does not install packages" $?
 done
-for target in check demo bench bench-follow bench-shortage bench-citus bench-scale bench-import soak; do
+for target in check demo bench bench-follow bench-shortage bench-scale bench-import soak; do
   out=$(make -n "$target" 2>/dev/null)
   grep -q '^scripts/install-deps.sh' <<<"$out"
   tk_ok "make $target installs what is missing first" $?

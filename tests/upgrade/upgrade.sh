@@ -50,7 +50,7 @@ previous=${released[-1]}
 tk_ok "tweetkeeper--$previous--$current.sql is sql/updates' delta and the replaceable definitions, as built and installed" $?
 # Every update script from 0.2.0 on first takes the update lock that the background worker takes
 # shared in each transaction (extension/bgworker.cpp's kUpdateLockKey), so the two never lock
-# tables in opposite orders: a distributed deadlock on Citus when 0.3.0--0.4.0 lacked it.
+# tables in opposite orders (a deadlock, seen when 0.3.0--0.4.0 lacked it).
 key=$(sed -n 's/^constexpr int64 kUpdateLockKey = \([0-9]*\);.*/\1/p' "$TK_ROOT/extension/bgworker.cpp")
 lockless=$(for f in "$TK_ROOT"/sql/tweetkeeper--*--*.sql; do
   case "$f" in *--0.1.0--0.2.0.sql) continue ;; esac
@@ -86,8 +86,11 @@ for v in "${released[@]}"; do
 done
 
 # Each released version: a filled and an untouched database, and a snapshot of what the filled
-# one holds, in the columns its version had.
+# one holds, in the columns its version had. What 0.5.0 retired with Citus (the bucket columns
+# and shard_buckets) is left out of the snapshot, once checked to hold nothing on one node: the
+# update loses no value.
 declare -A rows tables sequences
+retired_tables=" shard_buckets "
 for v in "${released[@]}"; do
   db=filled_${v//./_}
   tk_psql -d postgres -c "CREATE DATABASE $db" -c "CREATE DATABASE untouched_${v//./_}"
@@ -96,12 +99,25 @@ for v in "${released[@]}"; do
   out=$(for f in ${fill[$v]}; do cat "$TK_ROOT/tests/lib/$f"; done | tk_psql -d "$db" 2>&1 >/dev/null)
   tk_ok "a $v database filled through $v's SQL (${fill[$v]})" $? "$out"
   TK_COLUMNS=()
+  kept=() held=()
   for t in $(tk_tables "$db" r); do
+    if [[ $retired_tables == *" $t "* ]]; then
+      [ "$(tk_psql -d "$db" -c "SELECT count(*) FROM tweetkeeper.$t")" = 0 ] || held+=("$t")
+      continue
+    fi
+    kept+=("$t")
     TK_COLUMNS[$t]=$(tk_psql -d "$db" -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
-      FROM pg_attribute WHERE attrelid = 'tweetkeeper.$t'::regclass AND attnum > 0 AND NOT attisdropped")
+      FROM pg_attribute WHERE attrelid = 'tweetkeeper.$t'::regclass AND attnum > 0 AND NOT attisdropped
+                          AND attname <> 'bucket'")
+    if tk_psql -d "$db" -c "SELECT 1 FROM pg_attribute WHERE attrelid = 'tweetkeeper.$t'::regclass
+                             AND attname = 'bucket' AND NOT attisdropped" | grep -q 1; then
+      [ "$(tk_psql -d "$db" -c "SELECT count(bucket) FROM tweetkeeper.$t")" = 0 ] || held+=("$t.bucket")
+    fi
   done
+  [ ${#held[@]} -eq 0 ]
+  tk_ok "the $v database's Citus columns and tables (retired in 0.5.0) hold nothing on one node" $? "${held[*]}"
   declare -p TK_COLUMNS >"$dir/columns-$v.sh"
-  tables[$v]=$(tk_tables "$db" r)
+  tables[$v]=${kept[*]}
   sequences[$v]=$(tk_tables "$db" S)
   TK_SEQUENCES=${sequences[$v]} tk_snapshot "$db" "$dir/before-$v.txt" ${tables[$v]}
   rows[$v]=$(grep -vc '^--' "$dir/before-$v.txt")
@@ -170,6 +186,22 @@ update() {
   [ "$version" = "$to" ]
   tk_ok "$db is on $to (is on $version)" $?
 }
+
+# A database 0.4.0 distributed over Citus (distribute() mapped its shards in shard_buckets) is
+# refused by the update to 0.5.0, which runs on one node only, with the way back; and it stays on
+# 0.4.0, whole. (No Citus here: the map is what the update reads, and what undistribute() empties.)
+tk_psql -d postgres -c "CREATE DATABASE distributed_0_4_0" >/dev/null
+tk_psql -d distributed_0_4_0 -c "CREATE EXTENSION tweetkeeper VERSION '0.4.0'" \
+  -c "INSERT INTO tweetkeeper.shard_buckets (shard, buckets) VALUES (1, '{0,1}'), (2, '{2,3}')" >/dev/null
+out=$(tk_psql -d distributed_0_4_0 -v VERBOSITY=verbose -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
+[ $? -ne 0 ] && grep -q '0A000' <<<"$out" && grep -q 'distributed with Citus' <<<"$out" &&
+  grep -q 'undistribute()' <<<"$out"
+tk_ok "the update of a 0.4.0 database distributed over Citus is refused (0A000), saying how to go back to one node" $? "$out"
+PGDATABASE=distributed_0_4_0 tk_sql_ok "the refused database is still on 0.4.0, its shard map kept" \
+  "SELECT (SELECT extversion = '0.4.0' FROM pg_extension WHERE extname = 'tweetkeeper')
+      AND (SELECT count(*) = 2 FROM tweetkeeper.shard_buckets)"
+tk_psql -d distributed_0_4_0 -c "SELECT tweetkeeper.undistribute()" >/dev/null
+update distributed_0_4_0
 
 # 0.1.0 -> 0.2.0, and what that step does.
 update filled_0_1_0 0.2.0
