@@ -14,6 +14,7 @@ int tick_interval_ms = 250;
 int batch_retention_s = 3600;
 int max_ids_per_call = 10000000;
 int unavailable_recheck_s = 7 * 86400;
+int rejected_recheck_s = 3600;
 bool reclaim_abandoned = true;
 char* database = nullptr;
 int spending = kSpendEven;
@@ -65,6 +66,11 @@ void Define(bool preloading) {
   DefineCustomIntVariable("tweetkeeper.unavailable_recheck",
                           "How long until a tweet the API would not show (protected, suspended) is asked for again.",
                           nullptr, &unavailable_recheck_s, 7 * 86400, 60, 365 * 86400, PGC_SUSET,
+                          GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("tweetkeeper.rejected_recheck",
+                          "How long a credential the API rejected (401/403), or a server that asked for a token, "
+                          "rests before it is tried again.",
+                          nullptr, &rejected_recheck_s, 3600, 60, 30 * 86400, PGC_SUSET,
                           GUC_UNIT_S, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("tweetkeeper.batch_retention",
                           "How long finished batches are kept in tweetkeeper.batches for the stats.",

@@ -9,6 +9,7 @@ extern int tick_interval_ms;
 extern int batch_retention_s;
 extern int max_ids_per_call;
 extern int unavailable_recheck_s;
+extern int rejected_recheck_s;
 extern bool reclaim_abandoned;
 extern char* database;
 enum Spending { kSpendEven, kSpendBurst };

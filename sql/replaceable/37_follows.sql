@@ -122,6 +122,11 @@ COMMENT ON VIEW follows IS
 -- follower) lets another follower take the account.
 
 -- Whether this session holds the lease on a followed account (else 55000, naming it).
+-- Whether this session holds a followed account's lease.
+CREATE OR REPLACE FUNCTION follow_lease_mine(f tweetkeeper.followed_accounts) RETURNS boolean
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  RETURN coalesce(f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start(), false);
+
 CREATE OR REPLACE FUNCTION follow_lease_held(f tweetkeeper.followed_accounts) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -129,7 +134,7 @@ BEGIN
     RAISE EXCEPTION 'no followed account with that follow_id (unfollowed meanwhile?)'
       USING ERRCODE = 'object_not_in_prerequisite_state';
   END IF;
-  IF f.lease_pid IS DISTINCT FROM pg_backend_pid() OR f.lease_started IS DISTINCT FROM tweetkeeper.backend_start() THEN
+  IF NOT tweetkeeper.follow_lease_mine(f) THEN
     RAISE EXCEPTION 'followed account % (%) is not leased by this session', f.follow_id, f.url
       USING ERRCODE = 'object_not_in_prerequisite_state',
             HINT = 'Claim it again with claim_follows(); another follower may hold it now.';
@@ -137,7 +142,8 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accounts integer,
-                                         lease interval DEFAULT '15 seconds', due_only boolean DEFAULT true)
+                                         lease interval DEFAULT '15 seconds', due_only boolean DEFAULT true,
+                                         credential text DEFAULT NULL)
   RETURNS TABLE (follow_id bigint, host text, handle text, account_id text, status text, since timestamptz,
                  checked_at timestamptz, newest_post_id text, posts_found bigint, poll_after timestamptz)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -164,28 +170,33 @@ BEGIN
      LIMIT max_accounts FOR UPDATE SKIP LOCKED)
   UPDATE tweetkeeper.followed_accounts f
      SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper.backend_start(),
-         lease_until = now() + lease
+         lease_until = now() + lease, lease_credential = claim_follows.credential
     FROM c WHERE f.follow_id = c.follow_id
   RETURNING f.follow_id, nullif(f.host, ''), f.handle, f.account_id, f.status, f.since, f.checked_at, f.newest_post_id,
             f.posts_found, f.poll_after;
 END $$;
-COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean) IS
+COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean, text) IS
   'A follower''s claim: up to max_accounts followed accounts of a network, free (or already this '
   'session''s: their leases are renewed), and with due_only due to be read (poll_after: a missing or '
   'private account after tweetkeeper.unavailable_recheck), the longest waiting first, leased to this '
-  'database session for lease.';
+  'database session for lease; X: with the credential the follower reads them with, the only one '
+  'record_follow_read() takes for them.';
 
 -- A follower's answer on who an account is: its id and current handle, or that it is missing
 -- (no such account, or suspended) or private; a missing or private one is asked about again after
 -- tweetkeeper.unavailable_recheck. One row per account: when another row has the same id (the
--- account followed under another name), that row stays, with this answer, and this one goes
--- (false is returned); a row of no id under the same handle names the same account and goes too;
--- a resolved row of another account under that handle (an old name, taken since) loses it.
+-- account followed under another name), that row stays and this one goes (false is returned); a
+-- row of no id under the same handle names the same account and goes too; a resolved row of
+-- another account under that handle (an old name, taken since) loses it. Other rows are changed
+-- only where this session holds their leases too (their own followers answer for them
+-- otherwise): the other row of the same id then takes this answer, and a handle another row
+-- holds is not taken from it (this row keeps its own until that one is resolved).
 CREATE OR REPLACE FUNCTION resolve_follow(follow_id bigint, account_id text, handle text, status text,
                                           reason text DEFAULT NULL) RETURNS boolean
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   f tweetkeeper.followed_accounts;
+  other record;  -- another row of the same account, and whether this session leases it
   keep bigint;
   name text := lower(handle);  -- every network's handles are kept in lower case
 BEGIN
@@ -206,14 +217,21 @@ BEGIN
   IF account_id IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(hashtextextended(f.network || ' ' || f.host || ' ' || account_id, 0));
   END IF;
-  SELECT a.follow_id INTO keep FROM tweetkeeper.followed_accounts a
+  SELECT a.follow_id, tweetkeeper.follow_lease_mine(a) AS mine INTO other FROM tweetkeeper.followed_accounts a
    WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
      AND a.follow_id <> f.follow_id FOR UPDATE;
-  keep := coalesce(keep, f.follow_id);
+  keep := coalesce(other.follow_id, f.follow_id);
   IF keep <> f.follow_id THEN
     DELETE FROM tweetkeeper.followed_accounts a WHERE a.follow_id = f.follow_id;
+    IF NOT other.mine THEN
+      RETURN false;  -- (the row that stays is another follower's to answer for)
+    END IF;
   END IF;
-  IF name IS NOT NULL THEN
+  IF name IS NOT NULL AND EXISTS (SELECT FROM tweetkeeper.followed_accounts a
+                                   WHERE a.network = f.network AND a.host = f.host AND a.handle = name
+                                     AND a.follow_id <> keep AND NOT tweetkeeper.follow_lease_mine(a)) THEN
+    name := NULL;  -- held by a row this session does not lease: it keeps it
+  ELSIF name IS NOT NULL THEN
     DELETE FROM tweetkeeper.followed_accounts a
      WHERE a.network = f.network AND a.host = f.host AND a.handle = name AND a.follow_id <> keep
        AND a.account_id IS NULL AND resolve_follow.account_id IS NOT NULL;
@@ -336,6 +354,19 @@ BEGIN
     RAISE EXCEPTION 'followed account % is on %: only X bills reads', f.follow_id, f.network
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  -- Only the credential the lease was taken with (claim_follows(credential)): no follower reports
+  -- reads or refusals of another's.
+  IF coalesce(credential, '') <> coalesce(f.lease_credential, '') THEN
+    RAISE EXCEPTION 'followed account % is leased to read with credential %, not %', f.follow_id,
+      coalesce(quote_literal(f.lease_credential), 'none'), coalesce(quote_literal(credential), 'NULL')
+      USING ERRCODE = 'insufficient_privilege',
+            HINT = 'Claim it with the credential its follower reads with: claim_follows(..., credential => ...).';
+  END IF;
+  -- A timeline page holds at most 100 posts (X's max_results).
+  IF cardinality(tweet_ids) > 100 THEN
+    RAISE EXCEPTION 'tweet_ids has % elements: a timeline read returns at most 100 posts', cardinality(tweet_ids)
+      USING ERRCODE = 'program_limit_exceeded';
+  END IF;
   IF refusal IN ('usage-capped', 'rejected') THEN
     PERFORM tweetkeeper.record_quota(credential, NULL, refusal, detail);
   END IF;
@@ -430,8 +461,11 @@ BEGIN
     SELECT r.tweet_id
       FROM unnest(urls) AS u(url), tweetkeeper.parse_post_url(u.url) p
       JOIN tweetkeeper.post_refs r ON (r.network, r.host, r.author, r.post_key) = (p.network, coalesce(p.host, ''), p.author, p.post_key)
-     -- only the account's own posts
-     WHERE p.network = f.network AND (f.network <> 'bluesky' OR p.author = f.account_id)),
+     -- only the account's own posts, as store_follow_posts() takes them: its network, its server,
+     -- its DID or user name (X's post URLs name no author: none of them)
+     WHERE p.network = f.network AND r.host = f.host
+       AND CASE f.network WHEN 'bluesky' THEN p.author = f.account_id
+                          WHEN 'mastodon' THEN lower(p.author) = f.handle ELSE false END),
   d AS (
     UPDATE tweetkeeper.tweets t
        SET state = 'deleted', due_at = NULL, watch_every = NULL, watch_until = NULL, omissions = 0,

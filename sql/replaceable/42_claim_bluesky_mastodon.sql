@@ -249,6 +249,9 @@ BEGIN
   SELECT DISTINCT ON (lower(x.handle)) lower(x.handle), x.did, CASE WHEN x.did IS NULL THEN coalesce(x.problem, 'did not resolve') END, now()
     FROM jsonb_to_recordset(resolutions) AS x(handle text, did text, problem text)
    WHERE x.handle IS NOT NULL AND (x.did IS NULL OR x.did ~ '^did:[a-z]+:[a-zA-Z0-9._:%-]*[a-zA-Z0-9._-]$')
+     -- only the handles of this batch's posts: a worker answers for what its lease holds
+     AND lower(x.handle) IN (SELECT f.author FROM tweetkeeper.post_refs f
+                              WHERE f.tweet_id = ANY (b.tweet_ids) AND f.network = 'bluesky')
   ON CONFLICT ON CONSTRAINT bluesky_handles_pkey
   DO UPDATE SET did = excluded.did, problem = excluded.problem, resolved_at = excluded.resolved_at;
   FOR p IN
@@ -302,7 +305,7 @@ CREATE OR REPLACE VIEW endpoint_stats AS
 SELECT e.endpoint,
        CASE WHEN e.endpoint LIKE 'mastodon:%' THEN 'mastodon' ELSE 'bluesky' END AS network,
        e.status, e.status_reason AS reason,
-       CASE WHEN e.status = 'waiting' AND e.status_until > now() THEN e.status_until END AS until,
+       CASE WHEN e.status IN ('waiting', 'needs-token') AND e.status_until > now() THEN e.status_until END AS until,
        CASE WHEN e.window_reset_at <= now() THEN e.requests_per_window ELSE e.remaining + l.held END AS remaining,
        e.requests_per_window,
        CASE WHEN e.window_reset_at > now() THEN e.window_reset_at END AS window_reset_at,
@@ -318,5 +321,5 @@ SELECT e.endpoint,
  ORDER BY e.endpoint;
 COMMENT ON VIEW endpoint_stats IS
   'Each Bluesky and Mastodon endpoint: its window as its answers said (remaining, limit, reset), '
-  'its status (waiting after a 429, needs-token after a 401) and why, whether it is read one '
+  'its status (waiting after a 429, needs-token after a 401, until tweetkeeper.rejected_recheck) and why, whether it is read one '
   'status at a time, its due posts, and its batches released in the retention window.';

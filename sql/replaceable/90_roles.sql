@@ -78,7 +78,7 @@ GRANT EXECUTE ON FUNCTION claim_wait(text) TO tweetkeeper_worker;
 -- Added in 0.4.0: following accounts, for those who may schedule.
 GRANT EXECUTE ON FUNCTION parse_profile_url(text) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION follow(text), follow_accounts(text[]), unfollow(text) TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION claim_follows(text, text, integer, interval, boolean),
+GRANT EXECUTE ON FUNCTION claim_follows(text, text, integer, interval, boolean, text),
   resolve_follow(bigint, text, text, text, text),
   store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz), release_follows(),
   record_follow_read(bigint, text, bigint[], text, text), follow_read_allowed(text),

@@ -20,6 +20,7 @@ CREATE TABLE followed_accounts (
   lease_pid integer,               -- ... from this database session (pid and start: the lease's
   lease_started timestamptz,       --   holder, as a batch's claimer) ...
   lease_until timestamptz,         -- ... until then, unless it renews the lease
+  lease_credential text,           -- X: the credential whose token its follower reads it with
   CONSTRAINT followed_accounts_pkey PRIMARY KEY (follow_id),
   CONSTRAINT followed_accounts_handle_key UNIQUE (network, host, handle),
   CONSTRAINT followed_accounts_named CHECK (handle IS NOT NULL OR account_id IS NOT NULL),

@@ -97,3 +97,16 @@ ALTER TABLE tweetkeeper.post_refs DROP COLUMN bucket;
 ALTER TABLE tweetkeeper.payloads DROP COLUMN bucket;
 ALTER TABLE tweetkeeper.tombstones DROP COLUMN bucket;
 ALTER TABLE tweetkeeper.edits DROP COLUMN bucket;
+
+-- An X follower's lease names the credential it reads with (claim_follows(credential)), the only
+-- one whose refusals and reads it may report (record_follow_read()).
+ALTER TABLE tweetkeeper.followed_accounts ADD COLUMN lease_credential text;
+DROP FUNCTION tweetkeeper.claim_follows(text, text, integer, interval, boolean);
+
+-- A rejected credential and a server that asked for a token rest for tweetkeeper.rejected_recheck
+-- now, and are then tried again; those of 0.4.0, which rested until an operator reset them, from
+-- the update on.
+UPDATE tweetkeeper.credentials SET status_until = now() + interval '1 hour'
+ WHERE status = 'rejected' AND status_until IS NULL;
+UPDATE tweetkeeper.endpoints SET status_until = now() + interval '1 hour'
+ WHERE status = 'needs-token' AND status_until IS NULL;

@@ -15,7 +15,7 @@ INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unn
   'tweetkeeper.claim_batch(text, integer, text, text[])', 'tweetkeeper.complete_batch(bigint, jsonb, jsonb, jsonb)',
   'tweetkeeper.release_batch(bigint, text, text, jsonb)', 'tweetkeeper.claim_posts(text, integer, text, text[])',
   'tweetkeeper.complete_handles(bigint, jsonb)', 'tweetkeeper.claim_wait(text)',
-  'tweetkeeper.claim_follows(text, text, integer, interval, boolean)',
+  'tweetkeeper.claim_follows(text, text, integer, interval, boolean, text)',
   'tweetkeeper.resolve_follow(bigint, text, text, text, text)',
   'tweetkeeper.store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz)',
   'tweetkeeper.release_follows()', 'tweetkeeper.record_follow_read(bigint, text, bigint[], text, text)',

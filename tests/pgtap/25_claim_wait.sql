@@ -53,8 +53,8 @@ SELECT tweetkeeper.schedule_posts(ARRAY(
 UPDATE tweetkeeper.tweets SET due_at = now() + interval '10 minutes' WHERE endpoint = 'mastodon:a.social';
 UPDATE tweetkeeper.tweets SET due_at = now() - interval '1 hour' WHERE endpoint = 'mastodon:b.social';
 SELECT is(tweetkeeper.claim_wait('mastodon'), now(), 'Mastodon: a server''s status long due: now (a single status past the buffer TTL)');
-INSERT INTO tweetkeeper.endpoints (endpoint, status) VALUES ('mastodon:b.social', 'needs-token')
-  ON CONFLICT (endpoint) DO UPDATE SET status = excluded.status;
+INSERT INTO tweetkeeper.endpoints (endpoint, status, status_until) VALUES ('mastodon:b.social', 'needs-token', now() + interval '1 hour')
+  ON CONFLICT (endpoint) DO UPDATE SET status = excluded.status, status_until = excluded.status_until;
 SELECT is(tweetkeeper.claim_wait('mastodon'), now() + interval '10 minutes',
   'Mastodon: a server that wants a token is left out; the next status due elsewhere');
 SELECT is(tweetkeeper.claim_wait(NULL), now(), 'no provider named: X''s');

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(85);
+SELECT plan(86);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -181,6 +181,9 @@ SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id = 20), 0::bigi
 -- record_follow_read(): X bills each post a timeline returns, once per UTC day and credential.
 SELECT tweetkeeper.add_credential('follow-cred', 300, interval '15 minutes', 1000);
 SET LOCAL ROLE tweetkeeper_worker;
+-- (The leases renewed with the credential this follower reads with: the only one it may bill.)
+SELECT is((SELECT count(*) > 0 FROM tweetkeeper.claim_follows('f1', 'x', 10, '1 hour', false, 'follow-cred')), true,
+  'the X leases renewed with the credential the follower reads with');
 SELECT is(tweetkeeper.record_follow_read((SELECT follow_id FROM claimed WHERE handle = 'b'), 'follow-cred',
   ARRAY[1460323737035677698, 1460323737035677699, 1460323737035677699]), 2,
   'record_follow_read: the two posts returned are billed (a post listed twice once)');

@@ -20,8 +20,11 @@ std::string TimeArray(const std::vector<FoundPost>& posts) {
 
 }  // namespace
 
-FollowDb::FollowDb(std::string dsn, std::string follower, std::string network)
-    : dsn_(std::move(dsn)), follower_(std::move(follower)), network_(std::move(network)) {}
+FollowDb::FollowDb(std::string dsn, std::string follower, std::string network, std::string credential)
+    : dsn_(std::move(dsn)),
+      follower_(std::move(follower)),
+      network_(std::move(network)),
+      credential_(std::move(credential)) {}
 
 FollowDb::~FollowDb() = default;
 
@@ -34,8 +37,8 @@ void FollowDb::Connect() {
   const pqxx::row r = tx.exec1(
       "SELECT e.extversion IS NOT NULL,"
       "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
-      "         to_regprocedure('tweetkeeper.claim_follows(text,text,integer,interval,boolean)') IS NOT NULL"
-      "         AND has_function_privilege('tweetkeeper.claim_follows(text,text,integer,interval,boolean)', 'EXECUTE')"
+      "         to_regprocedure('tweetkeeper.claim_follows(text,text,integer,interval,boolean,text)') IS NOT NULL"
+      "         AND has_function_privilege('tweetkeeper.claim_follows(text,text,integer,interval,boolean,text)', 'EXECUTE')"
       "         AND has_function_privilege('tweetkeeper.store_follow_posts(bigint,text[],timestamptz[],text,timestamptz,"
       "timestamptz)', 'EXECUTE') END"
       "  FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
@@ -44,7 +47,7 @@ void FollowDb::Connect() {
     throw std::runtime_error("the database has no tweetkeeper extension: CREATE EXTENSION tweetkeeper first");
   if (r[1].is_null() || !r[1].as<bool>())
     throw std::runtime_error(
-        "this role may not follow accounts: it needs tweetkeeper_worker, and the extension 0.4.0 or later "
+        "this role may not follow accounts: it needs tweetkeeper_worker, and the extension 0.5.0 or later "
         "(claim_follows)");
   connection_ = std::move(c);
 }
@@ -54,8 +57,8 @@ std::vector<Followed> FollowDb::Claim(int max_accounts, int lease_seconds) {
   const pqxx::result r = tx.exec_params(
       "SELECT follow_id, coalesce(host, ''), coalesce(handle, ''), coalesce(account_id, ''), status, " + Ms("since") +
           ", " + Ms("checked_at") + ", coalesce(newest_post_id, ''), posts_found, " + Ms("poll_after") +
-          " FROM tweetkeeper.claim_follows($1, $2, $3, make_interval(secs => $4), false)",
-      follower_, network_, max_accounts, lease_seconds);
+          " FROM tweetkeeper.claim_follows($1, $2, $3, make_interval(secs => $4), false, nullif($5, ''))",
+      follower_, network_, max_accounts, lease_seconds, credential_);
   tx.commit();
   std::vector<Followed> out;
   out.reserve(r.size());

@@ -31,7 +31,9 @@ struct Followed {
 
 class FollowDb {
  public:
-  FollowDb(std::string dsn, std::string follower, std::string network);
+  // credential: X's, the one whose token the follower reads with (its leases name it, and
+  // record_follow_read() takes no other); "" elsewhere.
+  FollowDb(std::string dsn, std::string follower, std::string network, std::string credential = "");
   ~FollowDb();
   FollowDb(const FollowDb&) = delete;
   FollowDb& operator=(const FollowDb&) = delete;
@@ -70,7 +72,7 @@ class FollowDb {
   void Release();
 
  private:
-  std::string dsn_, follower_, network_;
+  std::string dsn_, follower_, network_, credential_;
   std::unique_ptr<pqxx::connection> connection_;
 };
 

@@ -255,7 +255,8 @@ Follower::Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& st
       stop_(stop),
       network_(options_.provider == "bluesky" ? "bluesky" : options_.provider == "mastodon" ? "mastodon" : "x"),
       http_(options_.http),
-      db_(options_.dsn, options_.name, network_) {
+      db_(options_.dsn, options_.name, network_,
+          network_ == "x" && !options_.tokens.empty() ? options_.tokens.begin()->first : "") {
   if (network_ == "mastodon") reader_ = std::make_unique<MastodonReader>(options_);
   else if (network_ == "bluesky") reader_ = std::make_unique<BlueskyReader>(options_);
   else reader_ = std::make_unique<XReader>(options_);
