@@ -133,6 +133,7 @@ tk_stop_workers() {
 # "<suite>: N passed, M failed" lines).
 TK_PASSED=0
 TK_FAILED=0
+TK_SKIPPED=()
 # tk_ok NAME STATUS [DETAIL]: passes when STATUS is 0; DETAIL is printed under a failure.
 tk_ok() {
   if [ "$2" = 0 ]; then
@@ -160,9 +161,22 @@ tk_ok_if() {
 tk_sql_ok() {
   if [ "$(tk_psql -c "$2" 2>&1)" = t ]; then tk_ok "$1" 0; else tk_ok "$1" 1 "$([ -n "${3:-}" ] && tk_psql -c "$3" 2>&1)"; fi
 }
-# tk_summary SUITE: the summary line; returns non-zero when anything failed or nothing ran.
+# tk_skip NAME REASON: a check that could not run here (what it needs is not at hand), said so
+# and counted: printed now as "skip - NAME (REASON)", and named again after the summary line.
+tk_skip() {
+  echo "skip - $1 ($2)"
+  TK_SKIPPED+=("$1")
+}
+# tk_summary SUITE: the summary line, "SUITE: N passed, M failed" (the format run-all.sh reads),
+# then, when checks were skipped, "# skipped: K (NAME; NAME...)" on a line of its own; returns
+# non-zero when anything failed or nothing ran.
 tk_summary() {
   echo "$1: $TK_PASSED passed, $TK_FAILED failed"
+  if ((${#TK_SKIPPED[@]})); then
+    local names
+    names=$(printf '%s; ' "${TK_SKIPPED[@]}")
+    echo "# skipped: ${#TK_SKIPPED[@]} (${names%; })"
+  fi
   [ "$TK_FAILED" -eq 0 ] && [ "$TK_PASSED" -gt 0 ]
 }
 # tk_snowflake_sql AGE N [OFFSET]: SQL for an array of N Snowflake ids of tweets created AGE ago

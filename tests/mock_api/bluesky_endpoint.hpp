@@ -1,7 +1,7 @@
 #pragma once
 // Bluesky's AppView as the mock answers it (public.api.bsky.app, no token): app.bsky.feed.getPosts
 // and com.atproto.identity.resolveHandle, true to ../shared/providers/FACTS.md section 1 and to the
-// lexicons kept in tests/mock_api/spec/bluesky/: at most 25 URIs or the whole request is a 400,
+// lexicons of @atproto/api (spec/spec.sh validates against them): at most 25 URIs or the whole request is a 400,
 // a malformed URI is a 400 naming its index, posts it will not show are left out silently, an
 // at:// URI with a handle finds nothing, duplicates are answered once, the order is not the
 // request's, every count is sent.

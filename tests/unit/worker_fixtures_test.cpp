@@ -1,5 +1,5 @@
-// The providers on answers as the networks document them: every file of tests/unit/fixtures/
-// (where each came from: fixtures/README.md) through its provider's parser, the payload hashing
+// The providers on answers shaped as the networks document them: every file of tests/unit/fixtures/
+// (our own answers, each in the shape of a documented one: fixtures/README.md) through its provider's parser, the payload hashing
 // and, for X, the twarc2 export. The expected counts, ids and times were read off the fixture
 // files by hand. Replies, quotes, retweets, reposts and reblogs get what docs/workers.md
 // ("Replies, quotes, reposts and reblogs") says tweetkeeper stores for each.
@@ -73,12 +73,12 @@ std::string HashOfThePost(const Provider& api, const std::string& body, const st
 }
 
 // ---------------------------------------------------------------------------------------------
-// X API v2: GET /2/tweets, the data dictionary's example payloads.
+// X API v2: GET /2/tweets, in the shapes of the data dictionary's example payloads.
 
-constexpr std::int64_t kReply = 1296887316556980230, kReplyParent = 1296887091901718529;
-constexpr std::int64_t kRetweet = 1229851574555508737, kRetweeted = 1229843515603144704;
-constexpr std::int64_t kQuote = 1328399838128467969, kQuoted = 1327011423252144128;
-constexpr std::int64_t kMedia = 1293593516040269825;
+constexpr std::int64_t kReply = 1931211065865861724, kReplyParent = 1931210841210567259;
+constexpr std::int64_t kRetweet = 1864175323864390235, kRetweeted = 1864167264911985242;
+constexpr std::int64_t kQuote = 1962723587437570651, kQuoted = 1961335172561255002;
+constexpr std::int64_t kMedia = 1927917265349405275;
 
 BatchResult ParseX(const std::string& file, const std::vector<std::int64_t>& ids, const PostKeys& keys = {}) {
   return XV2Provider("https://api.x.com").ParseAnswer(Ok(Fixture(file)), ids, keys);
@@ -93,13 +93,13 @@ TEST(FixturesX, RepliesQuotesAndRetweetsHaveTheNumbersXGivesThem) {
     Counts counts;
   };
   const std::vector<Case> cases = {
-      // A reply: its own counts (its parent's: 9/7/32/0).
-      {"x/v2_reply.json", kReply, kReplyParent, {9, 3, 26, 2, kNone, kNone}},
-      // A retweet: X gives it the original's retweet_count (19) and no likes, replies or quotes
-      // of its own (the original's: 19/1/71/6, tracked by its own id).
-      {"x/v2_retweet.json", kRetweet, kRetweeted, {19, 0, 0, 0, kNone, kNone}},
-      // A quote: its own counts (the quoted post's: 8/2/33/4).
-      {"x/v2_quote.json", kQuote, kQuoted, {7, 4, 29, 1, kNone, kNone}},
+      // A reply: its own counts (its parent's: 14/12/46/0).
+      {"x/v2_reply.json", kReply, kReplyParent, {14, 6, 38, 5, kNone, kNone}},
+      // A retweet: X gives it the original's retweet_count (28) and no likes, replies or quotes
+      // of its own (the original's: 28/3/99/10, tracked by its own id).
+      {"x/v2_retweet.json", kRetweet, kRetweeted, {28, 0, 0, 0, kNone, kNone}},
+      // A quote: its own counts (the quoted post's: 13/5/47/7).
+      {"x/v2_quote.json", kQuote, kQuoted, {12, 7, 42, 3, kNone, kNone}},
   };
   for (const Case& c : cases) {
     const BatchResult r = ParseX(c.file, {c.referenced, c.id});
@@ -117,17 +117,17 @@ TEST(FixturesX, MediaAndThePartialErrorsExample) {
   BatchResult r = ParseX("x/v2_media.json", {kMedia});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{958, 171, 2848, 333, kNone, kNone}));
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{1314, 236, 3904, 458, kNone, kNone}));
 
-  r = ParseX("x/v2_partial_errors.json", {123, 456});
+  r = ParseX("x/v2_partial_errors.json", {564, 792});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(r.observations[0].id, 123);
+  EXPECT_EQ(r.observations[0].id, 564);
   EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{kNone, kNone, kNone, kNone, kNone, kNone}));  // not asked for
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_EQ(r.problems[0].id, 456);
+  EXPECT_EQ(r.problems[0].id, 792);
   EXPECT_EQ(r.problems[0].type, "resource-not-found");
-  EXPECT_EQ(r.problems[0].detail, "Could not find tweet with id: [456].");
+  EXPECT_EQ(r.problems[0].detail, "Could not find tweet with id: [792].");
   EXPECT_TRUE(r.omitted.empty());
 }
 
@@ -139,10 +139,10 @@ TEST(FixturesX, PayloadIsTheTweetAndItsAuthorNotTheReferencedOnes) {
   ASSERT_EQ(r.observations.size(), 1u);
   const Observation& o = r.observations[0];
   const rapidjson::Document tweet = Json(o.payload), author = Json(o.author);
-  EXPECT_STREQ(tweet["id"].GetString(), "1229851574555508737");
+  EXPECT_STREQ(tweet["id"].GetString(), "1864175323864390235");
   EXPECT_STREQ(tweet["referenced_tweets"][0]["type"].GetString(), "retweeted");
-  EXPECT_STREQ(author["id"].GetString(), "2244994945");  // TwitterDev, who retweeted; not suhemparack
-  EXPECT_STREQ(author["username"].GetString(), "TwitterDev");
+  EXPECT_STREQ(author["id"].GetString(), "2548669468");  // ExampleDevs, who retweeted; not tomasbuilds
+  EXPECT_STREQ(author["username"].GetString(), "ExampleDevs");
   EXPECT_EQ(o.content_hash, ContentHash(o.payload, o.author));
   EXPECT_EQ(o.content_hash.size(), 32u);
 }
@@ -155,25 +155,25 @@ TEST(FixturesX, CountsAreNoContentTheTextIs) {
   const auto hash_of = [&](const std::string& b) { return HashOfThePost(api, b, {kReply}, {}); };
   const std::string original = hash_of(body);
   ASSERT_EQ(original.size(), 32u);
-  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("like_count": 26)", R"("like_count": 27)")), original);
-  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("followers_count": 513962)", R"("followers_count": 600000)")), original);
-  EXPECT_NE(hash_of(ReplacedOnce(body, "COVID-19 health crisis", "COVID-19 health research")), original);
-  EXPECT_NE(hash_of(ReplacedOnce(body, R"("name": "Twitter Dev")", R"("name": "X Dev")")), original);
+  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("like_count": 38)", R"("like_count": 39)")), original);
+  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("followers_count": 704130)", R"("followers_count": 800000)")), original);
+  EXPECT_NE(hash_of(ReplacedOnce(body, "flu season in the city", "flu season in the county")), original);
+  EXPECT_NE(hash_of(ReplacedOnce(body, R"("name": "Example Devs")", R"("name": "Example Dev Team")")), original);
 
   // A claim that says this payload is kept gets no payload back for a count that moved, and the
   // new one for an edited text.
   const std::unordered_map<std::int64_t, std::string> kept{{kReply, original}};
   keys.kept = &kept;
-  BatchResult r = api.ParseAnswer(Ok(ReplacedOnce(body, R"("reply_count": 3)", R"("reply_count": 4)")), {kReply}, keys);
+  BatchResult r = api.ParseAnswer(Ok(ReplacedOnce(body, R"("reply_count": 6)", R"("reply_count": 7)")), {kReply}, keys);
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(r.observations[0].metrics.reply_count, 4);
+  EXPECT_EQ(r.observations[0].metrics.reply_count, 7);
   EXPECT_TRUE(r.observations[0].payload.empty());
-  r = api.ParseAnswer(Ok(ReplacedOnce(body, "COVID-19 health crisis", "COVID-19 health research")), {kReply}, keys);
+  r = api.ParseAnswer(Ok(ReplacedOnce(body, "flu season in the city", "flu season in the county")), {kReply}, keys);
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_NE(r.observations[0].payload.find("COVID-19 health research"), std::string::npos);
+  EXPECT_NE(r.observations[0].payload.find("flu season in the county"), std::string::npos);
 }
 
-TEST(FixturesX, Twarc2ExportOfTheDocumentedTweets) {
+TEST(FixturesX, Twarc2ExportOfTheFixtureTweets) {
   PostKeys keys;
   keys.payloads = true;
   std::vector<exporter::StoredPost> stored;
@@ -190,40 +190,40 @@ TEST(FixturesX, Twarc2ExportOfTheDocumentedTweets) {
   const rapidjson::Document line = Json(page.line);
   ASSERT_TRUE(line.IsObject() && line["data"].IsArray());
   ASSERT_EQ(line["data"].Size(), 3u);
-  EXPECT_STREQ(line["data"][0]["id"].GetString(), "1296887316556980230");
+  EXPECT_STREQ(line["data"][0]["id"].GetString(), "1931211065865861724");
   EXPECT_STREQ(line["data"][1]["referenced_tweets"][0]["type"].GetString(), "retweeted");
   EXPECT_STREQ(line["data"][2]["referenced_tweets"][0]["type"].GetString(), "quoted");
-  EXPECT_EQ(line["data"][2]["public_metrics"]["like_count"].GetInt(), 29);  // as the API gave it
-  ASSERT_EQ(line["includes"]["users"].Size(), 1u);  // one author, TwitterDev, once
-  EXPECT_STREQ(line["includes"]["users"][0]["username"].GetString(), "TwitterDev");
+  EXPECT_EQ(line["data"][2]["public_metrics"]["like_count"].GetInt(), 42);  // as the API gave it
+  ASSERT_EQ(line["includes"]["users"].Size(), 1u);  // one author, ExampleDevs, once
+  EXPECT_STREQ(line["includes"]["users"][0]["username"].GetString(), "ExampleDevs");
   // Non-ASCII as \uXXXX, as twarc2 writes it: the reply's text has U+1F4CA.
   EXPECT_NE(page.line.find(R"(\uD83D\uDCCA)"), std::string::npos);
   EXPECT_EQ(page.line.find("\xF0\x9F\x93\x8A"), std::string::npos);
 }
 
-// X API v1.1: statuses/lookup (map=true) around the Enterprise data dictionary's quote Tweet.
+// X API v1.1: statuses/lookup (map=true) around a quote Tweet shaped as the Enterprise data dictionary's.
 
 TEST(FixturesXV11, AQuoteHasItsOwnCountsAndNullIsAProblem) {
   const XV11Provider api("https://api.x.com");
   const BatchResult r =
-      api.ParseAnswer(Ok(Fixture("x/v1_1_lookup_quote.json")), {1081260794069671936, 1081260794069671937, 1079578364904648705});
+      api.ParseAnswer(Ok(Fixture("x/v1_1_lookup_quote.json")), {1715584543378782810, 1715584543378782811, 1713902114213522011});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(r.observations[0].id, 1081260794069671936);
-  // retweet_count 0, favorite_count 1: its own; the quoted_status's 3 and 6 are not.
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{0, kNone, 1, kNone, kNone, kNone}));
+  EXPECT_EQ(r.observations[0].id, 1715584543378782810);
+  // retweet_count 0, favorite_count 3: its own; the quoted_status's 6 and 10 are not.
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{0, kNone, 3, kNone, kNone, kNone}));
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_EQ(r.problems[0].id, 1081260794069671937);
+  EXPECT_EQ(r.problems[0].id, 1715584543378782811);
   EXPECT_EQ(r.problems[0].type, kV11MissingProblem);
-  EXPECT_EQ(r.omitted, std::vector<std::int64_t>{1079578364904648705});  // only nested: no answer
+  EXPECT_EQ(r.omitted, std::vector<std::int64_t>{1713902114213522011});  // only nested: no answer
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bluesky: getPosts answers from atproto's own AppView test snapshot (posts.test.ts, "fetches
-// posts"), as an unauthenticated reader gets them.
+// Bluesky: getPosts answers in the shape of the AppView's own test snapshot (posts.test.ts,
+// "fetches posts"), as an unauthenticated reader gets them.
 
-const std::string kAlice = "did:plc:2bdca6cd7faeaaafbabfc332", kBob = "did:plc:cbb637dcfcd2c6da635de6d6",
-                  kCarol = "did:plc:4c26dda74c27dcdede5d27ac", kDan = "did:plc:ec4f2dbb3bb4aad555acdafb";
+const std::string kWren = "did:plc:xifhcvgrx4u7sqtkc2n5jmpb", kOtto = "did:plc:nuy24sxzyvcwlcwdok3yi3ll",
+                  kInes = "did:plc:sd2ly765gytneob3eb3uvran", kPablo = "did:plc:2cp3smgenvpdur5gdzrsm7kk";
 std::string Post(const std::string& did, const std::string& rkey) { return "at://" + did + "/app.bsky.feed.post/" + rkey; }
 
 BatchResult ParseBluesky(const std::string& file, const std::vector<std::string>& uris, bool payloads = false) {
@@ -238,89 +238,90 @@ TEST(FixturesBluesky, PlainPostsAndARepostWhichIsNoPost) {
   // A repost is an app.bsky.feed.repost record: getPosts leaves its URI out (and
   // parse_post_url() refuses it before it can be scheduled).
   const BatchResult r = ParseBluesky("bluesky/getPosts_plain.json",
-                                     {Post(kBob, "3l6cmsx6xk22b"), "at://" + kDan + "/app.bsky.feed.repost/3l6cmz4wju22b",
-                                      Post(kAlice, "3l6cmr5xvs22b"), Post(kAlice, "3l6cmpequ222b")});
+                                     {Post(kOtto, "3mlvfwdtdk23y"), "at://" + kPablo + "/app.bsky.feed.repost/3mlvg4jkvu23y",
+                                      Post(kWren, "3mlvfukmbs23y"), Post(kWren, "3mlvfsrfa223y")});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 3u);
-  const Observation* hey = Find(r, -4);
+  const Observation* first = Find(r, -4);
   const Observation* again = Find(r, -3);
-  const Observation* bob = Find(r, -1);
-  ASSERT_TRUE(hey && again && bob);
+  const Observation* otto = Find(r, -1);
+  ASSERT_TRUE(first && again && otto);
   // (repost, reply, like, quote, bookmark, views): Bluesky has no views.
-  EXPECT_EQ(CountsOf(hey->metrics), (Counts{0, 0, 0, 0, 0, kNone}));
-  EXPECT_EQ(CountsOf(again->metrics), (Counts{1, 2, 3, 0, 0, kNone}));
-  EXPECT_EQ(CountsOf(bob->metrics), (Counts{0, 0, 0, 1, 0, kNone}));
-  EXPECT_EQ(hey->created_ms, 1728727200000);    // createdAt 2024-10-12T10:00:00.000Z, before indexedAt
-  EXPECT_EQ(again->created_ms, 1728727260000);  // "...10:01:00.000000Z": microseconds, as the seed writes them
+  EXPECT_EQ(CountsOf(first->metrics), (Counts{0, 0, 0, 0, 0, kNone}));
+  EXPECT_EQ(CountsOf(again->metrics), (Counts{3, 5, 6, 0, 0, kNone}));
+  EXPECT_EQ(CountsOf(otto->metrics), (Counts{0, 0, 0, 3, 0, kNone}));
+  EXPECT_EQ(first->created_ms, 1778850656000);  // createdAt 2026-05-15T13:10:56.000Z, before indexedAt
+  EXPECT_EQ(again->created_ms, 1778850716000);  // "...13:11:56.000000Z": microseconds
   EXPECT_EQ(r.omitted, std::vector<std::int64_t>{-2});
 }
 
 TEST(FixturesBluesky, AQuoteHasItsOwnCountsNotTheEmbeddedViews) {
-  // Dan's post quotes Carol's (app.bsky.embed.record#view, likeCount 2 inside), which quotes Bob's.
-  const std::string dan = Post(kDan, "3l6cmwjn3222b"), carol = Post(kCarol, "3l6cmuqfzc22b");
-  BatchResult r = ParseBluesky("bluesky/getPosts_quote.json", {carol, dan});
+  // Pablo's post quotes Ines's (app.bsky.embed.record#view, likeCount 5 inside), which quotes Otto's.
+  const std::string pablo = Post(kPablo, "3mlvfzwbh223y"), ines = Post(kInes, "3mlvfy52fc23y");
+  BatchResult r = ParseBluesky("bluesky/getPosts_quote.json", {ines, pablo});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
   EXPECT_EQ(r.observations[0].id, -2);
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{1, 0, 0, 1, 0, kNone}));
-  EXPECT_EQ(r.observations[0].created_ms, 1728727440000);
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{3, 0, 0, 3, 0, kNone}));
+  EXPECT_EQ(r.observations[0].created_ms, 1778850896000);
   EXPECT_EQ(r.omitted, std::vector<std::int64_t>{-1});  // an embedded view is no answer for its post
 
-  // Carol's own post: images and a quote of Bob's (recordWithMedia).
-  r = ParseBluesky("bluesky/getPosts_record_with_media.json", {carol});
+  // Ines's own post: images and a quote of Otto's (recordWithMedia).
+  r = ParseBluesky("bluesky/getPosts_record_with_media.json", {ines});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{0, 0, 2, 1, 0, kNone}));
-  EXPECT_EQ(r.observations[0].created_ms, 1728727380000);
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{0, 0, 5, 3, 0, kNone}));
+  EXPECT_EQ(r.observations[0].created_ms, 1778850836000);
 }
 
 TEST(FixturesBluesky, AReplyIsAPostOfItsOwn) {
-  const BatchResult r = ParseBluesky("bluesky/getPosts_reply.json", {Post(kAlice, "3l6cn2436k22b")});
+  const BatchResult r = ParseBluesky("bluesky/getPosts_reply.json", {Post(kWren, "3mlvg5ipkk23y")});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{1, 0, 0, 0, 0, kNone}));
-  EXPECT_EQ(r.observations[0].created_ms, 1728727560000);
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{3, 0, 0, 0, 0, kNone}));
+  EXPECT_EQ(r.observations[0].created_ms, 1778851016000);
   EXPECT_TRUE(r.omitted.empty());
 }
 
 TEST(FixturesBluesky, PayloadIsThePostViewItsCountsNoContent) {
-  const std::string dan = Post(kDan, "3l6cmwjn3222b");
-  const BatchResult r = ParseBluesky("bluesky/getPosts_quote.json", {dan}, true);
+  const std::string pablo = Post(kPablo, "3mlvfzwbh223y");
+  const BatchResult r = ParseBluesky("bluesky/getPosts_quote.json", {pablo}, true);
   ASSERT_EQ(r.observations.size(), 1u) << r.reason;
   const Observation& o = r.observations[0];
   EXPECT_TRUE(o.author.empty());  // the postView carries its author
   const rapidjson::Document view = Json(o.payload);
-  EXPECT_EQ(view["uri"].GetString(), dan);
+  EXPECT_EQ(view["uri"].GetString(), pablo);
   EXPECT_STREQ(view["embed"]["$type"].GetString(), "app.bsky.embed.record#view");
   EXPECT_EQ(o.content_hash, ContentHash(o.payload, ""));
 
   const std::string body = Fixture("bluesky/getPosts_quote.json");
   const BlueskyProvider api("https://public.api.bsky.app");
-  const auto hash_of = [&](const std::string& b) { return HashOfThePost(api, b, {-1}, PostKeys{{dan}, "bluesky"}); };
-  // Dan's own repostCount (the only 1 at the post's level of indentation) moves: same content.
-  EXPECT_EQ(hash_of(ReplacedOnce(body, "      \"repostCount\": 1,", "      \"repostCount\": 5,")), o.content_hash);
-  EXPECT_NE(hash_of(ReplacedOnce(body, "is the best", "is the very best")), o.content_hash);
+  const auto hash_of = [&](const std::string& b) { return HashOfThePost(api, b, {-1}, PostKeys{{pablo}, "bluesky"}); };
+  // Pablo's own repostCount (the only one at the post's level of indentation) moves: same content.
+  EXPECT_EQ(hash_of(ReplacedOnce(body, "      \"repostCount\": 3,", "      \"repostCount\": 8,")), o.content_hash);
+  EXPECT_NE(hash_of(ReplacedOnce(body, "bakes the best", "bakes the very best")), o.content_hash);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Mastodon: the documentation's Status examples (entities/Status.md, methods/statuses.md).
+// Mastodon: Statuses in the shapes of the documentation's examples (entities/Status.md,
+// methods/statuses.md).
 
 BatchResult ParseMastodon(const std::string& file, const std::vector<std::string>& ids, bool payloads = false) {
   std::vector<std::int64_t> claim;
   for (std::size_t i = 0; i < ids.size(); ++i) claim.push_back(-static_cast<std::int64_t>(i) - 1);
-  PostKeys keys{ids, "mastodon:mastodon.social"};
+  PostKeys keys{ids, "mastodon:mastodon.example"};
   keys.payloads = payloads;
   return MastodonProvider().ParseAnswer(Ok(Fixture(file)), claim, keys);
 }
 
 TEST(FixturesMastodon, TheIndexExampleLeavesOutTheStatusThatIsNot) {
-  const BatchResult r = ParseMastodon("mastodon/statuses_index.json", {"1", "2"});
+  const BatchResult r = ParseMastodon("mastodon/statuses_index.json", {"102033319833109411", "102033319898645412"});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
   EXPECT_EQ(r.observations[0].id, -1);
   // (reblogs, replies, favourites, quotes: absent before 4.5, so not reported)
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{98, 7, 112, kNone, kNone, kNone}));
-  EXPECT_EQ(r.observations[0].created_ms, 1458139471580);
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{136, 12, 155, kNone, kNone, kNone}));
+  EXPECT_EQ(r.observations[0].created_ms, 1556904903680);
   EXPECT_EQ(r.omitted, std::vector<std::int64_t>{-2});
 }
 
@@ -331,10 +332,10 @@ TEST(FixturesMastodon, EachDocumentedShapeThroughTheSingleStatusRoute) {
     std::int64_t created_ms;
   };
   const std::vector<Case> cases = {
-      {"mastodon/status_card.json", "103270115826048975", {6, 5, 11, 2, kNone, kNone}, 1575776913901},
-      {"mastodon/status_media.json", "103254193998341330", {0, 0, 0, kNone, kNone, kNone}, 1575533966052},
-      {"mastodon/status_poll.json", "103254222827484720", {0, 0, 0, kNone, kNone, kNone}, 1575534405958},
-      {"mastodon/status_edited.json", "108942703571991143", {1, 3, 6, kNone, kNone, kNone}, 1662333733704},
+      {"mastodon/status_card.json", "109742807184164245", {10, 9, 17, 5, kNone, kNone}, 1674542346001},
+      {"mastodon/status_media.json", "109726885356469896", {0, 0, 0, kNone, kNone, kNone}, 1674299398152},
+      {"mastodon/status_poll.json", "109726914185571434", {0, 0, 0, kNone, kNone, kNone}, 1674299838058},
+      {"mastodon/status_edited.json", "115415394930073661", {3, 6, 10, kNone, kNone, kNone}, 1761099165804},
   };
   for (const Case& c : cases) {
     const BatchResult r = ParseMastodon(c.file, {c.id});
@@ -346,17 +347,17 @@ TEST(FixturesMastodon, EachDocumentedShapeThroughTheSingleStatusRoute) {
 }
 
 TEST(FixturesMastodon, ARebloggedStatusShowsItsOriginalsCounts) {
-  // The boost 103254401326800919 (its own counts all 0) of 99734435964706331 (6 boosts, 5
-  // replies, 11 favourites, 2 quotes): the reblog is tracked with the original's counts and its
+  // The boost 109727092684896845 (its own counts all 0) of 106207127322788929 (10 boosts, 9
+  // replies, 17 favourites, 5 quotes): the reblog is tracked with the original's counts and its
   // own time; the original, nested, is no answer for its own id.
-  BatchResult r = ParseMastodon("mastodon/status_reblog.json", {"103254401326800919"});
+  BatchResult r = ParseMastodon("mastodon/status_reblog.json", {"109727092684896845"});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
-  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{6, 5, 11, 2, kNone, kNone}));
-  EXPECT_EQ(r.observations[0].created_ms, 1575537129625);  // 2019-12-05T09:12:09.625Z, the boost's
+  EXPECT_EQ(CountsOf(r.observations[0].metrics), (Counts{10, 9, 17, 5, kNone, kNone}));
+  EXPECT_EQ(r.observations[0].created_ms, 1674302561725);  // 2023-01-21T12:02:41.725Z, the boost's
 
   const std::string body = "[" + Fixture("mastodon/status_reblog.json") + "]";
-  r = MastodonProvider().ParseAnswer(Ok(body), {-1, -2}, PostKeys{{"99734435964706331", "103254401326800919"}, "mastodon:mastodon.social"});
+  r = MastodonProvider().ParseAnswer(Ok(body), {-1, -2}, PostKeys{{"106207127322788929", "109727092684896845"}, "mastodon:mastodon.example"});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 1u);
   EXPECT_EQ(r.observations[0].id, -2);
@@ -365,46 +366,46 @@ TEST(FixturesMastodon, ARebloggedStatusShowsItsOriginalsCounts) {
   // A `reblog` that is no Status object: the status counts its own.
   const std::string plain = ReplacedOnce(ReplacedOnce(Fixture("mastodon/status_card.json"), R"("reblog": null)",
                                                       R"("reblog": "not a status")"),
-                                         R"("favourites_count": 11)", R"("favourites_count": 12)");
-  r = MastodonProvider().ParseAnswer(Ok(plain), {-1}, PostKeys{{"103270115826048975"}, "mastodon:mastodon.social"});
+                                         R"("favourites_count": 17)", R"("favourites_count": 18)");
+  r = MastodonProvider().ParseAnswer(Ok(plain), {-1}, PostKeys{{"109742807184164245"}, "mastodon:mastodon.example"});
   ASSERT_EQ(r.observations.size(), 1u) << r.reason;
-  EXPECT_EQ(r.observations[0].metrics.like_count, 12);
+  EXPECT_EQ(r.observations[0].metrics.like_count, 18);
 }
 
 TEST(FixturesMastodon, AReplyAndAContentWarningMatchedById) {
-  const BatchResult r = ParseMastodon("mastodon/statuses_reply_and_cw.json", {"101068121469614510", "103189026958574542"});
+  const BatchResult r = ParseMastodon("mastodon/statuses_reply_and_cw.json", {"107540812827698164", "109661718316702100"});
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_EQ(r.observations.size(), 2u);
   const Observation* cw = Find(r, -1);
   const Observation* reply = Find(r, -2);
   ASSERT_TRUE(cw && reply);
-  EXPECT_EQ(CountsOf(cw->metrics), (Counts{3, 2, 9, 0, kNone, kNone}));
-  EXPECT_EQ(cw->created_ms, 1542177108000);
-  EXPECT_EQ(CountsOf(reply->metrics), (Counts{1, 0, 4, 0, kNone, kNone}));
-  EXPECT_EQ(reply->created_ms, 1574539596011);
+  EXPECT_EQ(CountsOf(cw->metrics), (Counts{6, 5, 14, 0, kNone, kNone}));
+  EXPECT_EQ(cw->created_ms, 1640942540100);
+  EXPECT_EQ(CountsOf(reply->metrics), (Counts{3, 0, 7, 0, kNone, kNone}));
+  EXPECT_EQ(reply->created_ms, 1673305028111);
   EXPECT_TRUE(r.omitted.empty());
 }
 
 TEST(FixturesMastodon, PayloadIsTheStatusAsSentItsCountsNoContent) {
-  const BatchResult r = ParseMastodon("mastodon/status_reblog.json", {"103254401326800919"}, true);
+  const BatchResult r = ParseMastodon("mastodon/status_reblog.json", {"109727092684896845"}, true);
   ASSERT_EQ(r.observations.size(), 1u) << r.reason;
   const Observation& o = r.observations[0];
   EXPECT_TRUE(o.author.empty());  // the Status carries its account
   const rapidjson::Document status = Json(o.payload);
-  EXPECT_STREQ(status["id"].GetString(), "103254401326800919");
-  EXPECT_STREQ(status["reblog"]["id"].GetString(), "99734435964706331");  // the original, inside
+  EXPECT_STREQ(status["id"].GetString(), "109727092684896845");
+  EXPECT_STREQ(status["reblog"]["id"].GetString(), "106207127322788929");  // the original, inside
   EXPECT_EQ(o.content_hash, ContentHash(o.payload, ""));
 
   const std::string body = Fixture("mastodon/status_card.json");
   const MastodonProvider api;
   const auto hash_of = [&](const std::string& b) {
-    return HashOfThePost(api, b, {-1}, PostKeys{{"103270115826048975"}, "mastodon:mastodon.social"});
+    return HashOfThePost(api, b, {-1}, PostKeys{{"109742807184164245"}, "mastodon:mastodon.example"});
   };
   const std::string card = hash_of(body);
   ASSERT_EQ(card.size(), 32u);
-  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("favourites_count": 11)", R"("favourites_count": 13)")), card);
-  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("followers_count": 322930)", R"("followers_count": 322931)")), card);
-  EXPECT_NE(hash_of(ReplacedOnce(body, "one wrong digit on my sort code&quot;</p>", "one wrong digit&quot;</p>")), card);
+  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("favourites_count": 17)", R"("favourites_count": 19)")), card);
+  EXPECT_EQ(hash_of(ReplacedOnce(body, R"("followers_count": 442416)", R"("followers_count": 442417)")), card);
+  EXPECT_NE(hash_of(ReplacedOnce(body, "tools as well as books&quot;</p>", "tools&quot;</p>")), card);
 }
 
 // ---------------------------------------------------------------------------------------------

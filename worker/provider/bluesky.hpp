@@ -1,6 +1,6 @@
 #pragma once
 // Bluesky's AppView, `GET /xrpc/app.bsky.feed.getPosts?uris=at://...&uris=...` (FACTS.md section
-// 1; the lexicons in tests/mock_api/spec/bluesky/): at most 25 at:// URIs with DIDs, no token;
+// 1; the lexicons of @atproto/api, which tests/mock_api/spec/spec.sh validates against): at most 25 at:// URIs with DIDs, no token;
 // posts it will not show are left out (no per-URI error), the order is not the request's, so
 // posts are matched to ids by `uri`. Counts map to the tweets' columns: likeCount -> like_count,
 // repostCount -> retweet_count, replyCount -> reply_count, quoteCount -> quote_count,

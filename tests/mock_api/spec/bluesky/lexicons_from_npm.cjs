@@ -1,7 +1,8 @@
 // Writes Bluesky's lexicons as a lexicons/ folder (app/bsky/feed/getPosts.json, ...) from the
 // npm package @atproto/api, whose dist/client/lexicons.js carries every lexicon document of its
-// release (schemaDict), so that vendor_lexicons.py --check can compare the vendored lexicons
-// with them when no atproto checkout is at hand (spec.sh).
+// release (schemaDict), at test time: spec.sh writes them into its run's directory, and
+// needed_lexicons.py takes from them the ones the mock's answers are validated against (no
+// lexicon document is kept in this repository).
 //     node lexicons_from_npm.cjs NPM_PREFIX OUT_DIR      (prints how many documents it wrote)
 // The package's code generator writes every ref in full ("lex:app.bsky.actor.defs#viewerState");
 // the lexicon files write a ref within their own document as "#viewerState" and others without

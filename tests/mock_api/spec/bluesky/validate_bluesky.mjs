@@ -1,8 +1,8 @@
 // The mock's AppView answers against Bluesky's lexicons, with Bluesky's own validator: every
 // getPosts and resolveHandle answer through @atproto/lexicon's assertValidXrpcOutput, every
 // post's record (and every quoted post's) through assertValidRecord('app.bsky.feed.post'), the
-// lexicon documents being the ones vendored in lexicons/ (atproto at a pinned commit:
-// vendor_lexicons.py). Then what the AppView does that no schema says: URIs left out silently,
+// lexicon documents being those the pinned @atproto/api carries, written out by spec.sh into its
+// run's directory (lexicons_from_npm.cjs, needed_lexicons.py). Then what the AppView does that no schema says: URIs left out silently,
 // posts not in the request's order, its errors' words, its RateLimit-* headers; and that the
 // answers hold every kind of post the lexicon lets a post be (replies, facets, link cards, images,
 // quotes, quotes with images), so each kind is validated.
@@ -26,7 +26,7 @@ const { Lexicons, jsonToLex } = await import(
 const docs = lexiconDocuments(lexDir);
 const lex = new Lexicons(docs);
 report(docs.length > 0 && lex.getDef('app.bsky.feed.getPosts') !== undefined,
-       `@atproto/lexicon loads the ${docs.length} vendored lexicon documents`);
+       `@atproto/lexicon loads the ${docs.length} lexicon documents of @atproto/api`);
 
 const get = async (nsid, params) => {
   const q = new URLSearchParams();

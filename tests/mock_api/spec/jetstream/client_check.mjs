@@ -3,7 +3,7 @@
 // live. Checks: the events replayed are exactly the posts /mock/follow/posts says the two made
 // since the cursor (no other account's, none twice), in time order; each delete names a post made
 // 5 s before it, of the posts the mock says were deleted; each record is a valid
-// app.bsky.feed.post by @atproto/lexicon (the vendored lexicons), its createdAt the post's. Then
+// app.bsky.feed.post by @atproto/lexicon (the lexicons of @atproto/api, spec.sh), its createdAt the post's. Then
 // an options_update (the client's updateOptions) adds a third account, whose posts follow. A
 // cursor older than the replay window is clamped silently, a bad DID is an HTTP 400.
 //     node client_check.mjs NPM_PREFIX ATPROTO_NPM_PREFIX LEXICONS_DIR MOCK_URL JETSTREAM_URL
