@@ -73,7 +73,8 @@ BEGIN
      SELECT x.name FROM tweetkeeper.credentials x
       WHERE x.provider = choose_credential.provider
         AND (choose_credential.credentials IS NULL OR x.name = ANY (choose_credential.credentials))
-        AND (x.status = 'active' OR (x.status IN ('waiting', 'capped', 'rejected') AND x.status_until <= now()))
+        -- (A rejection of 0.4.0 has no end: it has ended.)
+        AND (x.status = 'active' OR (x.status IN ('waiting', 'capped', 'rejected') AND coalesce(x.status_until <= now(), true)))
         AND (x.remaining > 0
              OR (x.window_reset_at <= now()
                  AND coalesce(flying[array_position(flying_names, x.name)], 0) < x.requests_per_window))

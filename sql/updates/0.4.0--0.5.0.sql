@@ -103,10 +103,3 @@ ALTER TABLE tweetkeeper.edits DROP COLUMN bucket;
 ALTER TABLE tweetkeeper.followed_accounts ADD COLUMN lease_credential text;
 DROP FUNCTION tweetkeeper.claim_follows(text, text, integer, interval, boolean);
 
--- A rejected credential and a server that asked for a token rest for tweetkeeper.rejected_recheck
--- now, and are then tried again; those of 0.4.0, which rested until an operator reset them, from
--- the update on.
-UPDATE tweetkeeper.credentials SET status_until = now() + interval '1 hour'
- WHERE status = 'rejected' AND status_until IS NULL;
-UPDATE tweetkeeper.endpoints SET status_until = now() + interval '1 hour'
- WHERE status = 'needs-token' AND status_until IS NULL;
