@@ -409,7 +409,7 @@ BEGIN
   IF NOT FOUND THEN
     RETURN;
   END IF;
-  IF c.status IN ('capped', 'rejected') AND c.status_until > now() THEN
+  IF c.status IN ('capped', 'rejected') AND (c.status_until IS NULL OR c.status_until > now()) THEN
     allowed := false;
     until := c.status_until;
     reason := format('credential %s is %s: %s', c.name, c.status, coalesce(c.status_reason, ''));

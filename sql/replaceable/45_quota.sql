@@ -73,8 +73,8 @@ BEGIN
      SELECT x.name FROM tweetkeeper.credentials x
       WHERE x.provider = choose_credential.provider
         AND (choose_credential.credentials IS NULL OR x.name = ANY (choose_credential.credentials))
-        -- (A rejection of 0.4.0 has no end: it has ended.)
-        AND (x.status = 'active' OR (x.status IN ('waiting', 'capped', 'rejected') AND coalesce(x.status_until <= now(), true)))
+        -- (A rejection without an end, of 0.4.0 or an operator's, waits for reset_credential.)
+        AND (x.status = 'active' OR (x.status IN ('waiting', 'capped', 'rejected') AND x.status_until <= now()))
         AND (x.remaining > 0
              OR (x.window_reset_at <= now()
                  AND coalesce(flying[array_position(flying_names, x.name)], 0) < x.requests_per_window))
@@ -201,7 +201,8 @@ BEGIN
   ELSIF refusal = 'rejected' THEN
     -- Tried again after tweetkeeper.rejected_recheck (a token renewed meanwhile works again; a
     -- worker that reports a refusal falsely parks the credential that long, not for good), and
-    -- credential_stats says until when.
+    -- credential_stats says until when. (A rejection without an end, 0.4.0's or one an
+    -- operator sets, waits for reset_credential().)
     UPDATE tweetkeeper.credentials c
        SET status = 'rejected', status_until = now() + current_setting('tweetkeeper.rejected_recheck')::interval,
            status_reason = coalesce(detail, 'rejected')
@@ -389,7 +390,7 @@ BEGIN
       END IF;
     END IF;
   END IF;
-  IF q.status = 'needs-token' AND q.status_until > now() AND NOT substr(ep, 10) = ANY (coalesce(tokens, '{}')) THEN
+  IF q.status = 'needs-token' AND coalesce(q.status_until > now(), true) AND NOT substr(ep, 10) = ANY (coalesce(tokens, '{}')) THEN
     why := format('%s needs a token: %s', ep, q.status_reason);
     RETURN;
   END IF;
@@ -439,12 +440,12 @@ BEGIN
            window_reset_at = CASE WHEN x.window_reset_at <= now() THEN NULL ELSE x.window_reset_at END,
            -- A server that wants a token keeps saying so: only workers holding one claim its
            -- statuses (a worker without would spend a request on another 401 each time).
-           status = CASE WHEN x.status = 'needs-token' AND x.status_until > now() THEN x.status ELSE 'active' END,
-           status_reason = CASE WHEN x.status = 'needs-token' AND x.status_until > now() THEN x.status_reason END,
+           status = CASE WHEN x.status = 'needs-token' AND coalesce(x.status_until > now(), true) THEN x.status ELSE 'active' END,
+           status_reason = CASE WHEN x.status = 'needs-token' AND coalesce(x.status_until > now(), true) THEN x.status_reason END,
            status_until = CASE WHEN x.status = 'needs-token' AND x.status_until > now() THEN x.status_until END,
            requests = x.requests + 1, last_used_at = clock_timestamp()
      WHERE x.endpoint = ep
-       AND (x.status <> 'needs-token' OR NOT x.status_until > now() OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
+       AND (x.status <> 'needs-token' OR x.status_until <= now() OR substr(x.endpoint, 10) = ANY (coalesce(tokens, '{}')))
        AND NOT coalesce(x.status = 'waiting' AND x.status_until > now(), false)
        AND NOT coalesce(x.remaining <= 0 AND x.window_reset_at > now(), false)
     RETURNING x.answered_at INTO was_answered;

@@ -92,7 +92,7 @@ BEGIN
                     min(CASE WHEN e.status = 'waiting' THEN e.status_until END)) AS at
       FROM unnest(eps, dues) AS x(endpoint, due_at)
       LEFT JOIN tweetkeeper.endpoints e ON e.endpoint = x.endpoint
-     WHERE NOT coalesce(e.status = 'needs-token' AND e.status_until > now(), false)
+     WHERE NOT coalesce(e.status = 'needs-token' AND coalesce(e.status_until > now(), true), false)
      GROUP BY x.endpoint) g;
   RETURN at;
 END $$;
