@@ -114,6 +114,16 @@ Parsed Parse(const std::string& record) {
   return p;
 }
 
+// The path of a .open file in dir as a writer of this host, long gone (pid 999999), leaves it.
+std::string DeadWritersFile(const std::string& dir) {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  std::string host(h);
+  for (char& c : host)
+    if (c == '/' || c == '~' || c == '-') c = '_';  // as the writer names its files
+  return dir + "/tweetkeeper-20260101000000000-00000-999999~" + host + ".warc.gz.open";
+}
+
 warc::WriterOptions Options(const std::string& dir) {
   warc::WriterOptions o;
   o.dir = dir;
@@ -387,18 +397,28 @@ TEST(WarcRecover, NeverThroughASymlink) {
   std::string dir = TempDir();
   const std::string target = TempDir() + "/precious";
   std::ofstream(target) << "do not truncate me";
-  const std::string link = dir + "/tweetkeeper-20260101000000000-00000-999999~" + [] {
-    char h[256] = {};
-    gethostname(h, sizeof h - 1);
-    std::string host(h);
-    for (char& c : host)
-      if (c == '/' || c == '~' || c == '-') c = '_';  // as the writer names its files
-    return host;
-  }() + ".warc.gz.open";
+  const std::string link = DeadWritersFile(dir);
   ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
   EXPECT_EQ(warc::Writer::Recover(dir), 0);
   EXPECT_EQ(ReadFile(target), "do not truncate me");
   struct stat st {};
   EXPECT_EQ(lstat(link.c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode)) << "left as it was";
+}
+
+// A hard link named like a killed writer's file (to a file elsewhere the user can write, in a
+// directory the WARC directory's other writers cannot see): recovery would have cut that file to
+// its "complete gzip members", none, and unlinked the name. A file with more than one link is
+// left as it is (issue 49).
+TEST(WarcRecover, NeverAFileWithAnotherLink) {
+  std::string dir = TempDir();
+  const std::string target = TempDir() + "/precious";
+  std::ofstream(target) << "do not truncate me";
+  const std::string link = DeadWritersFile(dir);
+  ASSERT_EQ(::link(target.c_str(), link.c_str()), 0);
+  EXPECT_EQ(warc::Writer::Recover(dir), 0);
+  EXPECT_EQ(ReadFile(target), "do not truncate me");
+  struct stat st {};
+  ASSERT_EQ(stat(link.c_str(), &st), 0) << "left as it was";
+  EXPECT_EQ(st.st_nlink, 2u);
 }

@@ -529,6 +529,14 @@ int Writer::Recover(const std::string& dir) {
       close(fd);
       continue;
     }
+    // Nor a file with another name: a hard link planted here to a file of this user elsewhere
+    // (O_NOFOLLOW does not see one) would have that file cut to its "complete gzip members".
+    if (st.st_nlink != 1) {
+      spdlog::warn("WARC: {} left as it is: it has {} links (a writer's file has one; a hard link to a file elsewhere "
+                   "is never recovered)", n, static_cast<unsigned long long>(st.st_nlink));
+      close(fd);
+      continue;
+    }
     std::string data;
     char buf[1 << 16];
     for (ssize_t r; (r = read(fd, buf, sizeof buf)) > 0;) data.append(buf, static_cast<std::size_t>(r));
