@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "archive/warc.hpp"
 #include "cli/options.hpp"
@@ -142,6 +143,10 @@ int Follow(const tk::Options& o, tk::RunnerOptions ro) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The token out of the environment before anything else runs (its bytes too: unsetenv leaves
+  // them in /proc/PID/environ), whichever provider this worker is for: a Bluesky or Mastodon
+  // worker, or one given --credentials, does not read it, and must not keep it either.
+  tk::CredentialsOrError env_credentials = tk::CredentialsFromEnv();
   // Every batch allocates and frees answers of tens of kilobytes (hundreds with payloads on, more
   // with WARC records) in each slot's thread; glibc gives a thread arena's free top back to the
   // kernel (madvise) at nearly every such free: 1.2 s of system time per 1,000 recorded batches,
@@ -161,7 +166,7 @@ int main(int argc, char** argv) {
   tk::CredentialsOrError creds = o.provider == "bluesky" ? tk::CredentialsOrError{tk::Credentials{{"", ""}}, ""}
                                  : !o.credentials_file.empty() ? tk::LoadCredentials(o.credentials_file)
                                  : o.provider == "mastodon"    ? tk::CredentialsOrError{tk::Credentials{}, ""}
-                                                               : tk::CredentialsFromEnv();
+                                                               : std::move(env_credentials);
   if (!creds.ok()) return Fail(tk::kExitUsage, creds.error);  // one line, never a token
   std::string dsn_error;
   if (auto dsn = tk::ChosenDsn(o.dsn, o.dsn_given, o.dsn_file, &dsn_error))

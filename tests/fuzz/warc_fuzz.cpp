@@ -2,7 +2,8 @@
 // of a worker with --warc-dir goes through. From the input: a token, an HTTP message around it
 // (in its Authorization header, its URL, its body) with a body sent as is or chunked at places
 // the input picks, and a tail of arbitrary bytes after gzip members. Then:
-//  - Redact never leaves the token in the message and keeps its length (Content-Length holds);
+//  - Redact never leaves the token in the message, as it is or escaped (%XX, \uXXXX, each
+//    character or not), and keeps its length (Content-Length holds);
 //  - HttpPayload gives back the body exactly, chunked or not, and never fails on any input;
 //  - a record holds exactly its block (Content-Length), and CompleteMembers keeps the complete
 //    gzip members in front of any tail (what Recover keeps of a file a kill cut).
@@ -47,6 +48,19 @@ std::string Chunked(FuzzedDataProvider& in, const std::string& body) {
   return out + "0\r\n\r\n";
 }
 
+// token as a server may echo it: each character as it is, %XX or \u00XX (either case of hex).
+std::string Escaped(FuzzedDataProvider& in, const std::string& token) {
+  static constexpr char kHex[] = "0123456789abcdef0123456789ABCDEF";
+  std::string out;
+  for (char c : token) {
+    const int form = in.ConsumeIntegralInRange(0, 2);
+    const char* hex = kHex + (in.ConsumeBool() ? 16 : 0);
+    const std::string xx = {hex[(c >> 4) & 15], hex[c & 15]};
+    out += form == 0 ? std::string(1, c) : form == 1 ? "%" + xx : "\\u00" + xx;
+  }
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -56,6 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string body = in.ConsumeRandomLengthString(512);
   const bool chunked = in.ConsumeBool();
   if (in.ConsumeBool()) body += token;
+  const std::string escaped = in.ConsumeBool() ? Escaped(in, token) : "";
+  if (!escaped.empty()) body += " " + escaped;  // (after a blank: not the end of an escape before it)
   std::string head = "GET /2/tweets?" + path + (in.ConsumeBool() ? "&token=" + token : "") + " HTTP/1.1\r\n" +
                      (in.ConsumeBool() ? "authorization" : "Authorization") + ": Bearer " + token + "\r\n" +
                      (chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: " + std::to_string(body.size()) + "\r\n") +
@@ -66,6 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string redacted = warc::Redact(message, {token});
   TK_FUZZ_CHECK(redacted.size() == message.size());
   TK_FUZZ_CHECK(redacted.find(token) == std::string::npos);
+  TK_FUZZ_CHECK(escaped.empty() || redacted.find(escaped) == std::string::npos);
 
   if (clean_head) {
     auto payload = warc::HttpPayload(message);

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -165,6 +167,46 @@ TEST(CredentialsFile, OwnedByTheWorkersUserOnly) {
   ASSERT_TRUE(error.has_value());
   EXPECT_NE(error->find("belongs to uid 0, not to this worker's (1000)"), std::string::npos) << *error;
   EXPECT_NE(error->find("chown"), std::string::npos) << *error;
+}
+
+// unsetenv() only takes the pointer out of environ: the bytes /proc/PID/environ shows (the
+// environment the process was started with, at the top of its stack) stayed, for as long as the
+// worker ran, for whoever may read that file (issue 49). The test runs its second half in a
+// process started with the token in its environment, twice (execve allows it; getenv reads the
+// first, a reader of the file sees both).
+constexpr const char* kEnvironToken = "environ-token-0123456789abcdef";
+
+TEST(CredentialsEnv, TokenGoneFromProcEnvironChild) {
+  if (std::getenv("TK_CREDENTIALS_ENVIRON_CHILD") == nullptr) GTEST_SKIP() << "run by TokenGoneFromProcEnviron";
+  const CredentialsOrError c = CredentialsFromEnv();
+  ASSERT_TRUE(c.ok()) << c.error;
+  EXPECT_EQ(c.credentials->at("default"), kEnvironToken);
+  EXPECT_EQ(std::getenv(kTokenEnvVar), nullptr);
+  std::ifstream in("/proc/self/environ", std::ios::binary);
+  const std::string environ_bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(environ_bytes.find("TK_CREDENTIALS_ENVIRON_CHILD=1"), std::string::npos) << "the file was read";
+  EXPECT_EQ(environ_bytes.find(kEnvironToken), std::string::npos) << "the token is still in /proc/self/environ";
+  EXPECT_EQ(environ_bytes.find("0123456789abcdef"), std::string::npos) << "not even part of it";
+}
+
+TEST(CredentialsEnv, TokenGoneFromProcEnviron) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string filter = "--gtest_filter=CredentialsEnv.TokenGoneFromProcEnvironChild";
+    std::string token = std::string(kTokenEnvVar) + "=" + kEnvironToken;
+    std::string again = token;
+    std::string marker = "TK_CREDENTIALS_ENVIRON_CHILD=1";
+    char self[] = "/proc/self/exe";
+    char* argv[] = {self, filter.data(), nullptr};
+    char* envp[] = {token.data(), marker.data(), again.data(), nullptr};
+    execve(self, argv, envp);
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's half failed: its output says why";
 }
 
 }  // namespace

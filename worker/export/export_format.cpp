@@ -11,10 +11,15 @@
 
 namespace tweetkeeper::exporter {
 
-std::string CsvField(const std::optional<std::string>& value) {
+std::string CsvField(const std::optional<std::string>& value, bool typed) {
   if (!value) return "";
-  if (value->find_first_of(",\"\r\n") == std::string::npos) return *value;
-  std::string out = "\"";
+  // OWASP's CSV injection: text starting with one of these is a formula to a spreadsheet (a
+  // post's "=HYPERLINK(...)" sends the sheet's cells to its server). A leading single quote makes
+  // it text, and the cell is quoted. Not in a column the database typed: "-1" stays a number.
+  const bool formula =
+      !typed && !value->empty() && std::string_view("=+-@\t\r").find(value->front()) != std::string_view::npos;
+  if (!formula && value->find_first_of(",\"\r\n") == std::string::npos) return *value;
+  std::string out = formula ? "\"'" : "\"";
   for (char c : *value) {
     if (c == '"') out += '"';
     out += c;
@@ -23,11 +28,11 @@ std::string CsvField(const std::optional<std::string>& value) {
   return out;
 }
 
-std::string CsvRow(const std::vector<std::optional<std::string>>& fields) {
+std::string CsvRow(const std::vector<std::optional<std::string>>& fields, const std::vector<bool>& typed) {
   std::string row;
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i) row += ',';
-    row += CsvField(fields[i]);
+    row += CsvField(fields[i], i < typed.size() && typed[i]);
   }
   row += "\r\n";
   return row;

@@ -14,9 +14,12 @@
 namespace tweetkeeper::exporter {
 
 // One field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); NULL is empty.
-std::string CsvField(const std::optional<std::string>& value);
-// Fields joined by commas, ending in CRLF (RFC 4180).
-std::string CsvRow(const std::vector<std::optional<std::string>>& fields);
+// Text (typed false) starting with =, +, -, @, a tab or a CR, a formula to a spreadsheet, gets a
+// leading ' and is quoted (OWASP's advice on CSV injection); typed: a value the database typed (a
+// number, a time), taken as it is.
+std::string CsvField(const std::optional<std::string>& value, bool typed = false);
+// Fields joined by commas, ending in CRLF (RFC 4180); typed[i] as CsvField's (missing: text).
+std::string CsvRow(const std::vector<std::optional<std::string>>& fields, const std::vector<bool>& typed = {});
 
 // The ages of --format curves: "1h,6h,24h,7d" (a whole number and a unit: s, m, h, d or w), each
 // with its label (as written) and its length in seconds, in the order given. nullopt, with

@@ -57,6 +57,19 @@ std::optional<std::string> Field(const pqxx::field& f) {
   return std::string(f.c_str());
 }
 
+// Whether PostgreSQL typed the column as a number, a time or a boolean (pg_type.dat's OIDs): its
+// text is never a formula, and "-1" must stay a number. Any other column is text, which CsvRow
+// keeps spreadsheets from reading as a formula.
+bool Typed(pqxx::oid type) {
+  switch (type) {
+    case 16: case 20: case 21: case 23: case 26: case 700: case 701: case 790:    // bool, ints, oid, floats, money
+    case 1082: case 1083: case 1114: case 1184: case 1186: case 1266: case 1700:  // times, numeric
+      return true;
+    default:
+      return false;
+  }
+}
+
 struct Options {
   std::string dsn, dsn_file, format, network, since, until, ids_file, output = "-", ages_text;
   bool history = false, answer_counts = false;
@@ -321,6 +334,8 @@ class CurveRows {
       post_ = post;
       fields_ = {Field(row[0]), Field(row[1]), Field(row[2]), Field(row[3])};
       fields_.resize(4 + ages_.size() * 14);
+      typed_ = {Typed(row[0].type()), Typed(row[1].type()), Typed(row[2].type()), Typed(row[3].type())};
+      typed_.resize(fields_.size(), true);  // the counts and their times
     }
     const std::int64_t seconds = row[4].as<std::int64_t>();
     for (std::size_t i = 0; i < ages_.size(); ++i) {
@@ -334,7 +349,7 @@ class CurveRows {
   }
   std::optional<std::string> Flush() {
     if (fields_.empty()) return std::nullopt;
-    std::string line = ex::CsvRow(fields_);
+    std::string line = ex::CsvRow(fields_, typed_);
     fields_.clear();
     return line;
   }
@@ -343,6 +358,7 @@ class CurveRows {
   const std::vector<ex::Age>& ages_;
   std::int64_t post_ = 0;
   std::vector<std::optional<std::string>> fields_;
+  std::vector<bool> typed_;
 };
 
 // The curves' counts, in the order of the query's interpolated (and then observed) columns.
@@ -400,8 +416,12 @@ std::optional<int> WriteRows(pqxx::connection& conn, const Options& o, const Que
           if (line && !out.Write(*line)) return out.FailWriting();
         } else {
           std::vector<std::optional<std::string>> fields;
-          for (const auto& f : row) fields.push_back(Field(f));
-          if (!out.Write(ex::CsvRow(fields))) return out.FailWriting();
+          std::vector<bool> typed;
+          for (const auto& f : row) {
+            fields.push_back(Field(f));
+            typed.push_back(Typed(f.type()));
+          }
+          if (!out.Write(ex::CsvRow(fields, typed))) return out.FailWriting();
         }
         ++written.rows;
       }

@@ -74,8 +74,9 @@ std::string JetstreamOptionsUpdate(const std::vector<std::string>& dids) {
   return buf.GetString();
 }
 
-JetstreamClient::JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us)
-    : base_(std::move(base)), cursor_us_(std::move(cursor_us)) {
+JetstreamClient::JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us,
+                                 std::size_t max_queued_bytes)
+    : base_(std::move(base)), cursor_us_(std::move(cursor_us)), max_queued_bytes_(max_queued_bytes) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -97,6 +98,7 @@ void JetstreamClient::SetDids(std::vector<std::string> dids) {
 void JetstreamClient::Reconnect() {
   std::lock_guard<std::mutex> lock(mutex_);
   frames_.clear();
+  queued_bytes_ = 0;
   discard_below_ = connections_.load() + 1;
   reconnect_ = true;
 }
@@ -111,6 +113,7 @@ std::vector<std::string> JetstreamClient::Take(std::chrono::milliseconds wait, s
   frames_ready_.wait_for(lock, wait, [this] { return !frames_.empty() || stop_; });
   std::vector<std::string> out;
   while (!frames_.empty() && out.size() < max) {
+    queued_bytes_ -= frames_.front().second.size();
     if (frames_.front().first >= discard_below_) out.push_back(std::move(frames_.front().second));
     frames_.pop_front();
   }
@@ -191,11 +194,16 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
         bool full = false;
         {
           std::lock_guard<std::mutex> lock(mutex_);
-          frames_.emplace_back(connections_.load(), std::move(frame));
-          full = frames_.size() >= kMaxQueued;
+          // (A frame alone may pass the bytes' bound, or it would never be taken.)
+          full = frames_.size() >= kMaxQueued ||
+                 (!frames_.empty() && queued_bytes_ + frame.size() > max_queued_bytes_);
+          if (!full) {
+            queued_bytes_ += frame.size();
+            frames_.emplace_back(connections_.load(), std::move(frame));
+          }
         }
-        frames_ready_.notify_one();
         if (full) return fail("the follower is behind", beast::error_code(net::error::no_buffer_space));
+        frames_ready_.notify_one();
         read();
       });
     });

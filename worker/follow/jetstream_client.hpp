@@ -25,8 +25,9 @@ namespace tweetkeeper::worker::follow {
 class JetstreamClient {
  public:
   // base: ws(s)://host[:port] (the /subscribe path is added). cursor_us: called at each
-  // connection for where to start (0: live).
-  JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us);
+  // connection for where to start (0: live). max_queued_bytes: kMaxQueuedBytes but in tests.
+  JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us,
+                  std::size_t max_queued_bytes = kMaxQueuedBytes);
   ~JetstreamClient();
   JetstreamClient(const JetstreamClient&) = delete;
   JetstreamClient& operator=(const JetstreamClient&) = delete;
@@ -43,9 +44,12 @@ class JetstreamClient {
   // caller's cursor (after the caller failed to handle frames it took).
   void Reconnect();
 
-  // At most this many frames wait in the queue: past it the connection is dropped and made again
-  // from the caller's cursor (memory stays bounded; nothing is lost).
+  // At most this many frames, and this many bytes of them, wait in the queue: a frame past either
+  // is not queued, the connection is dropped and made again from the caller's cursor (memory
+  // stays bounded; nothing is lost). The frames alone bounded nothing: 200,000 of up to 16 MiB
+  // each. Posts of around a kilobyte meet the frame bound first; the bytes' holds against big ones.
   static constexpr std::size_t kMaxQueued = 200'000;
+  static constexpr std::size_t kMaxQueuedBytes = 256u << 20;
 
  private:
   void Loop();
@@ -53,9 +57,11 @@ class JetstreamClient {
 
   std::string base_;
   std::function<std::int64_t()> cursor_us_;
+  const std::size_t max_queued_bytes_;
   mutable std::mutex mutex_;
   std::condition_variable frames_ready_;
   std::deque<std::pair<std::uint64_t, std::string>> frames_;  // (connection, frame)
+  std::size_t queued_bytes_ = 0;                               // of the frames in frames_
   std::uint64_t discard_below_ = 0;  // frames of connections before this one are dropped
   std::atomic<bool> reconnect_{false};
   std::vector<std::string> dids_;
