@@ -195,9 +195,12 @@ tk_sql_ok "csv: one row per post without a tombstone, with its URL, author, text
           AND bool_and(c.url = p.url AND c.like_count IS NOT DISTINCT FROM p.like_count AND c.state = p.state::text
                        AND (p.update_count = 0 OR p.state <> 'scheduled'
                             OR (c.author IS NOT NULL AND c.text <> ''
-                                AND c.text IS NOT DISTINCT FROM coalesce((SELECT t->>'text' FROM public.mock_texts
+                                AND c.text IS NOT DISTINCT FROM coalesce((SELECT CASE WHEN t->>'text' ~ '^[-=+@\t\r]'
+                                                                                 THEN '''' || (t->>'text') ELSE t->>'text' END
+                                                                           FROM public.mock_texts
                                                                            WHERE c.network = 'x' AND t->>'id' = c.post_id::text),
                                                                           c.text))))
+          AND count(*) FILTER (WHERE c.text ~ '^[-=+@\t\r]') = 0
      FROM public.csv c JOIN tweetkeeper.posts p USING (post_id)" \
   "SELECT * FROM public.csv LIMIT 2"
 "$EXPORT" --dsn "$TK_DSN" --format csv --history --network bluesky -o "$dir/history.csv" 2>"$dir/export.err"
