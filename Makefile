@@ -2,8 +2,8 @@
 #  - the PostgreSQL extension, built by PGXS (this file re-invokes itself with TK_PGXS=1, because
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
 #  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
-#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, bench-import, soak, fuzz, which first
-#    install what is missing (as root, on Debian 12).
+#    provide), and deps, check, demo, bench, bench-shortage, bench-scale, bench-import,
+#    bench-hostile, soak, fuzz, which first install what is missing (as root, on Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
 
@@ -13,7 +13,7 @@ OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
        extension/next_delay.o extension/bgworker.o extension/policy.o \
        extension/sessions.o extension/wakeup.o extension/post_url.o \
        extension/post_url_sql.o extension/history_codec.o extension/history_sql.o \
-       extension/claim_heads.o
+       extension/claim_heads.o extension/payload_sql.o
 # The current version's install script and its upgrade scripts are built from the sources by
 # scripts/build-sql.sh: sql/schema (what runs once) and sql/replaceable (functions, views,
 # triggers, grants: one home each), an upgrade script being the hand-written delta
@@ -48,7 +48,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import soak fuzz clean
+.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile soak fuzz clean
 
 all: build
 
@@ -107,6 +107,7 @@ bench: deps
 	IDS=1000000 tests/bench/import.sh
 	tests/bench/import.sh
 	tests/bench/shortage.sh
+	tests/bench/hostile.sh
 	tests/bench/archive.sh
 	tests/bench/export.sh
 	# metrics_at() for a million posts at five ages, recent and compacted history (target 60 s).
@@ -140,6 +141,13 @@ bench-import: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	IDS=1000000 tests/bench/import.sh
 	tests/bench/import.sh
+
+# A hostile answer of the largest size accepted, a million keys, through payload_without_counts()
+# (target under a second; about a minute).
+bench-hostile: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/hostile.sh
 
 # Steady refreshing with history kept for minutes; sizes every minute must stay flat
 # (SOAK_MINUTES, 30 by default).

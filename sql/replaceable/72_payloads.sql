@@ -5,48 +5,12 @@
 -- own state (viewer, favourited, ...) and authors' counts, wherever they are in it: a quoted
 -- post's counts in a Bluesky embed, a boosted status's in a Mastodon reblog, a poll's votes. What
 -- tweetkeeper.payloads = changed compares, so that a new version is stored when the text, edits,
--- author's public fields, entities or withheld state change, and not when a like comes in. A walk
--- with a stack of its own (no recursion however deep the document); the worker's content_hash.cpp
--- removes the same keys.
+-- author's public fields, entities or withheld state change, and not when a like comes in. In C
+-- (extension/payload_sql.cpp): one pass of the jsonb iterator, linear in the document's size
+-- however wide or deep (a PL/pgSQL walk copies the document at every step); the worker's
+-- content_hash.cpp removes the same keys.
 CREATE OR REPLACE FUNCTION payload_without_counts(doc jsonb) RETURNS jsonb
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  counts CONSTANT text[] := ARRAY['public_metrics', 'non_public_metrics', 'organic_metrics', 'promoted_metrics',
-                                  'edit_controls', 'likeCount', 'repostCount', 'replyCount', 'quoteCount',
-                                  'bookmarkCount', 'viewer', 'favourites_count', 'reblogs_count', 'replies_count',
-                                  'quotes_count', 'favourited', 'reblogged', 'muted', 'bookmarked', 'pinned',
-                                  'followers_count', 'following_count', 'statuses_count', 'last_status_at',
-                                  'votes_count', 'voters_count'];
-  stack jsonb := '[[]]';  -- paths of the objects and arrays still to look into
-  path text[];
-  node jsonb;
-  k text;
-  v jsonb;
-  i integer;
-BEGIN
-  WHILE jsonb_array_length(stack) > 0 LOOP
-    path := ARRAY(SELECT jsonb_array_elements_text(stack -> -1));
-    stack := stack - -1;
-    node := doc #> path;
-    IF jsonb_typeof(node) = 'object' THEN
-      FOR k, v IN SELECT key, value FROM jsonb_each(node) LOOP
-        IF k = ANY (counts) THEN
-          doc := doc #- (path || k);
-        ELSIF jsonb_typeof(v) IN ('object', 'array') THEN
-          stack := stack || jsonb_build_array(to_jsonb(path || k));
-        END IF;
-      END LOOP;
-    ELSIF jsonb_typeof(node) = 'array' THEN
-      FOR i IN 0 .. jsonb_array_length(node) - 1 LOOP
-        IF jsonb_typeof(node -> i) IN ('object', 'array') THEN
-          stack := stack || jsonb_build_array(to_jsonb(path || i::text));
-        END IF;
-      END LOOP;
-    END IF;
-  END LOOP;
-  RETURN doc;
-END
-$$;
+  AS 'MODULE_PATHNAME', 'tk_payload_without_counts' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION payload_without_counts(jsonb) IS
   'A payload (or an author) without its counts and viewer state, at any depth: what '
   'payload_content() compares.';

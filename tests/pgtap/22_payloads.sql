@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(47);
+SELECT plan(51);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 SELECT tweetkeeper.schedule_tweet(5000 + g, now() - interval '2 hours') FROM generate_series(1, 4) g;
@@ -120,7 +120,18 @@ SELECT is(tweetkeeper.payload_content('{"id":"1","reblogs_count":0,"reblog":{"id
   'a boosted status''s counts and its poll''s votes are no content');
 SELECT is(tweetkeeper.payload_without_counts((repeat('[', 3000) || '{"likeCount": 1, "text": "t"}' || repeat(']', 3000))::jsonb),
           (repeat('[', 3000) || '{"text": "t"}' || repeat(']', 3000))::jsonb,
-  'a document 3,000 deep is walked to its bottom (a stack of its own, no recursion)');
+  'a document 3,000 deep is walked to its bottom (the jsonb iterator''s own stack, no recursion)');
+SELECT is(tweetkeeper.payload_without_counts('{"a": {"viewer": {"likeCount": 1, "x": [{"pinned": true}]}, "b": [[{"quoteCount": 2, "c": [1, {"muted": false}]}]]},
+                                                 "public_metrics": [{"text": "kept?"}], "z": null, "last_status_at": "2026-11-01"}'),
+          '{"a": {"b": [[{"c": [1, {}]}]]}, "z": null}'::jsonb,
+  'a removed key''s whole value goes, object or array, and every key beside and below it is looked at');
+SELECT is(tweetkeeper.payload_without_counts('[{"likeCount": 1}, [{"viewer": 2, "t": "u"}], 3, "s", null]'),
+          '[{}, [{"t": "u"}], 3, "s", null]'::jsonb, 'a document that is an array: each element walked, in order');
+SELECT is(ARRAY[tweetkeeper.payload_without_counts('7'), tweetkeeper.payload_without_counts('"likeCount"'),
+                tweetkeeper.payload_without_counts('{}'), tweetkeeper.payload_without_counts('[]')],
+          ARRAY['7', '"likeCount"', '{}', '[]']::jsonb[], 'a scalar, an empty object and an empty array: as they are');
+SELECT ok(tweetkeeper.payload_without_counts(NULL) IS NULL AND tweetkeeper.payload_content(NULL, NULL) = '[null, null]',
+  'no payload: none, and payload_content() says so for both');
 SELECT isnt(tweetkeeper.payload_content('{"id":"1","content":"<p>t</p>","account":{"acct":"a"}}', NULL),
             tweetkeeper.payload_content('{"id":"1","content":"<p>t!</p>","account":{"acct":"a"}}', NULL),
   'a Mastodon Status: its text is content');
