@@ -49,6 +49,13 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
   'Whether the database session with this pid and start time still exists (a reused pid with '
   'another start time is another session).';
 
+-- The one owner test of every lease (a batch's claimer, a followed account's follower): whether
+-- the session with this pid and start time is this one. (A SQL expression: inlined where it is
+-- used; its body is bound when it is created, so it needs no search_path.)
+CREATE OR REPLACE FUNCTION session_is(pid integer, started timestamptz) RETURNS boolean
+  LANGUAGE sql STABLE
+  RETURN coalesce(pid = pg_catalog.pg_backend_pid() AND started = tweetkeeper.backend_start(), false);
+
 -- The claim's memory of each delay's head (claim_batch(); extension/claim_heads.cpp says why and
 -- when it is forgotten).
 CREATE OR REPLACE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])

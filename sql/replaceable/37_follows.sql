@@ -121,24 +121,24 @@ COMMENT ON VIEW follows IS
 -- store_follow_posts() in the transaction that schedules them; a lease that runs out (a killed
 -- follower) lets another follower take the account.
 
--- Whether this session holds the lease on a followed account (else 55000, naming it).
--- Whether this session holds a followed account's lease.
-CREATE OR REPLACE FUNCTION follow_lease_mine(f tweetkeeper.followed_accounts) RETURNS boolean
-  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
-  RETURN coalesce(f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start(), false);
-
-CREATE OR REPLACE FUNCTION follow_lease_held(f tweetkeeper.followed_accounts) RETURNS void
+-- The followed account a follower's call names, its row locked, when this session holds its lease
+-- (session_is(), the owner test of every lease); else 55000, naming it.
+CREATE OR REPLACE FUNCTION held_follow(id bigint) RETURNS tweetkeeper.followed_accounts
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
 BEGIN
-  IF f.follow_id IS NULL THEN
+  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = id FOR UPDATE;
+  IF NOT FOUND THEN
     RAISE EXCEPTION 'no followed account with that follow_id (unfollowed meanwhile?)'
       USING ERRCODE = 'object_not_in_prerequisite_state';
   END IF;
-  IF NOT tweetkeeper.follow_lease_mine(f) THEN
+  IF NOT tweetkeeper.session_is(f.lease_pid, f.lease_started) THEN
     RAISE EXCEPTION 'followed account % (%) is not leased by this session', f.follow_id, f.url
       USING ERRCODE = 'object_not_in_prerequisite_state',
             HINT = 'Claim it again with claim_follows(); another follower may hold it now.';
   END IF;
+  RETURN f;
 END $$;
 
 CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accounts integer,
@@ -164,7 +164,7 @@ BEGIN
     SELECT f.follow_id FROM tweetkeeper.followed_accounts f
      WHERE f.network = claim_follows.network
        AND (f.lease_until IS NULL OR f.lease_until < now()
-            OR (f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()))
+            OR tweetkeeper.session_is(f.lease_pid, f.lease_started))
        AND (NOT due_only OR f.poll_after <= now())
      ORDER BY f.poll_after, f.follow_id
      LIMIT max_accounts FOR UPDATE SKIP LOCKED)
@@ -207,8 +207,7 @@ BEGIN
     RAISE EXCEPTION 'status must be following (with an account_id), missing or private, got %', status
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = resolve_follow.follow_id FOR UPDATE;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(resolve_follow.follow_id);
   IF account_id IS NOT NULL AND f.account_id IS NOT NULL AND f.account_id <> account_id THEN
     RAISE EXCEPTION 'followed account % is % on %, not %', f.follow_id, f.account_id, f.network, account_id
       USING ERRCODE = 'invalid_parameter_value';
@@ -217,7 +216,7 @@ BEGIN
   IF account_id IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(hashtextextended(f.network || ' ' || f.host || ' ' || account_id, 0));
   END IF;
-  SELECT a.follow_id, tweetkeeper.follow_lease_mine(a) AS mine INTO other FROM tweetkeeper.followed_accounts a
+  SELECT a.follow_id, tweetkeeper.session_is(a.lease_pid, a.lease_started) AS mine INTO other FROM tweetkeeper.followed_accounts a
    WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
      AND a.follow_id <> f.follow_id FOR UPDATE;
   keep := coalesce(other.follow_id, f.follow_id);
@@ -229,7 +228,7 @@ BEGIN
   END IF;
   IF name IS NOT NULL AND EXISTS (SELECT FROM tweetkeeper.followed_accounts a
                                    WHERE a.network = f.network AND a.host = f.host AND a.handle = name
-                                     AND a.follow_id <> keep AND NOT tweetkeeper.follow_lease_mine(a)) THEN
+                                     AND a.follow_id <> keep AND NOT tweetkeeper.session_is(a.lease_pid, a.lease_started)) THEN
     name := NULL;  -- held by a row this session does not lease: it keeps it
   ELSIF name IS NOT NULL THEN
     DELETE FROM tweetkeeper.followed_accounts a
@@ -270,8 +269,7 @@ BEGIN
     RAISE EXCEPTION 'urls has % elements and created_ats %: one creation time per post', cardinality(urls),
       cardinality(created_ats) USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = store_follow_posts.follow_id FOR UPDATE;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(store_follow_posts.follow_id);
   IF f.account_id IS NULL OR f.status <> 'following' THEN
     RAISE EXCEPTION 'followed account % (%) is %: resolve it first', f.follow_id, f.url, f.status
       USING ERRCODE = 'object_not_in_prerequisite_state';
@@ -315,7 +313,7 @@ BEGIN ATOMIC
   WITH r AS (
     UPDATE tweetkeeper.followed_accounts f SET lease_owner = NULL, lease_pid = NULL, lease_started = NULL,
                                               lease_until = NULL
-     WHERE f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()
+     WHERE tweetkeeper.session_is(f.lease_pid, f.lease_started)
     RETURNING 1)
   SELECT count(*) FROM r;
 END;
@@ -348,8 +346,7 @@ BEGIN
     RAISE EXCEPTION 'refusal must be usage-capped, rejected or rate-limited, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = record_follow_read.follow_id FOR UPDATE;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(record_follow_read.follow_id);
   IF f.network <> 'x' THEN
     RAISE EXCEPTION 'followed account % is on %: only X bills reads', f.follow_id, f.network
       USING ERRCODE = 'invalid_parameter_value';
@@ -435,7 +432,7 @@ BEGIN
   UPDATE tweetkeeper.followed_accounts a
      SET checked_at = greatest(a.checked_at, least(checked_until, now()))
    WHERE a.follow_id = ANY (follow_ids) AND a.status = 'following'
-     AND a.lease_pid = pg_backend_pid() AND a.lease_started = tweetkeeper.backend_start();
+     AND tweetkeeper.session_is(a.lease_pid, a.lease_started);
   GET DIAGNOSTICS moved = ROW_COUNT;
   RETURN moved;
 END $$;
@@ -455,8 +452,7 @@ BEGIN
   IF follow_id IS NULL OR urls IS NULL THEN
     RAISE EXCEPTION 'follow_id and urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = delete_followed_posts.follow_id;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(delete_followed_posts.follow_id);
   WITH k AS (
     SELECT r.tweet_id
       FROM unnest(urls) AS u(url), tweetkeeper.parse_post_url(u.url) p

@@ -90,6 +90,24 @@ BEGIN
   END IF;
 END $$;
 
+-- The one way a claim of any network takes a lease: a new lease id on the rows its locking read
+-- returned (lease_rows()), and the batch's record, which names this session as its holder
+-- (fenced_batch(), lease_holder()). Returns the lease id.
+CREATE OR REPLACE FUNCTION open_lease(worker text, ids bigint[], ctids tid[], oldest timestamptz, ttl interval,
+                                      credential text, billable integer, provider text, endpoint text)
+  RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  lease bigint := nextval('tweetkeeper.lease_id_seq');
+BEGIN
+  PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + ttl);
+  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                   expires_at, credential, claimer_pid, claimer_started, billable,
+                                   provider, endpoint)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + ttl, credential,
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, provider, endpoint);
+  RETURN lease;
+END $$;
+
 -- claim_in()'s steps; each runs under claim_in()'s search_path and its caller's SECURITY
 -- DEFINER, and none is granted to anyone.
 
@@ -278,13 +296,7 @@ BEGIN
   END IF;
 
   billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
-  lease := nextval('tweetkeeper.lease_id_seq');
-  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl);
-  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                   expires_at, credential, claimer_pid, claimer_started, billable,
-                                   provider)
-  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider);
+  lease := tweetkeeper.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_in.provider, NULL);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
 END $$;
 
@@ -589,7 +601,7 @@ END $$;
 CREATE OR REPLACE FUNCTION lease_holder(b tweetkeeper.batches) RETURNS boolean
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF b.claimer_pid IS NULL OR (b.claimer_pid = pg_backend_pid() AND b.claimer_started = tweetkeeper.backend_start())
+  IF b.claimer_pid IS NULL OR tweetkeeper.session_is(b.claimer_pid, b.claimer_started)
      OR NOT current_setting('tweetkeeper.reclaim_abandoned')::boolean THEN
     RETURN true;
   END IF;
@@ -615,9 +627,39 @@ BEGIN
    WHERE b.lease_id = lease AND b.outcome IS NULL
   RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
   IF FOUND THEN
-    UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease;
+    PERFORM tweetkeeper.hand_back(lease, ids, oldest);
   END IF;
+END $$;
+
+-- The batch a worker's call names (complete_batch(), release_batch(), complete_handles()), its
+-- row locked, when this session holds its lease (lease_holder()); of endpoint `endpoint` when that
+-- is given. Else a row of NULLs: unknown (or purged), another endpoint's, or handed back here
+-- because its claimer is gone. (The claimer is nearly always this session: the test of that is
+-- inline, lease_holder() is called only when it fails.)
+CREATE OR REPLACE FUNCTION fenced_batch(lease bigint, endpoint text DEFAULT NULL) RETURNS tweetkeeper.batches
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  b tweetkeeper.batches;
+BEGIN
+  SELECT * INTO b FROM tweetkeeper.batches x WHERE x.lease_id = lease FOR UPDATE;
+  IF NOT FOUND OR (fenced_batch.endpoint IS NOT NULL AND b.endpoint IS DISTINCT FROM fenced_batch.endpoint)
+     OR NOT (tweetkeeper.session_is(b.claimer_pid, b.claimer_started) OR tweetkeeper.lease_holder(b)) THEN
+    RETURN NULL;
+  END IF;
+  RETURN b;
+END $$;
+
+-- A lease's posts handed back: due again at `due` (or each at its own of dues, in the order of
+-- ids), unleased; only those the lease still holds. Returns how many.
+CREATE OR REPLACE FUNCTION hand_back(lease bigint, ids bigint[], due timestamptz, dues timestamptz[] DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  UPDATE tweetkeeper.tweets t SET due_at = coalesce(dues[array_position(ids, t.tweet_id)], due), lease_id = NULL
+   WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
 END $$;
 
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
@@ -663,16 +705,11 @@ BEGIN
       jsonb_array_length(observations) + jsonb_array_length(problems)
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
-  END IF;
-  -- (The claimer is nearly always this session: the test of that is inline, lease_holder() is
-  -- called only when it fails.)
-  IF (b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
-     AND NOT tweetkeeper.lease_holder(b) THEN
-    RETURN 0;  -- its session is gone: handed back, as maintenance() would have
+  -- Unknown, purged, or its session gone (handed back, as maintenance() would have): nothing of
+  -- it is ours any more.
+  b := tweetkeeper.fenced_batch(lease);
+  IF b.lease_id IS NULL THEN
+    RETURN 0;
   END IF;
 
   -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
@@ -737,10 +774,8 @@ BEGIN
     RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease FOR UPDATE;
-  IF NOT FOUND OR ((b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
-                    AND NOT tweetkeeper.lease_holder(b)) THEN
+  b := tweetkeeper.fenced_batch(lease);
+  IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
   IF b.outcome IS NOT NULL THEN
@@ -749,9 +784,7 @@ BEGIN
     RAISE NOTICE 'lease % was % already: nothing released', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
     RETURN 0;
   END IF;
-  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
-  GET DIAGNOSTICS n = ROW_COUNT;
+  n := tweetkeeper.hand_back(lease, b.tweet_ids, now());
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'released', stored = 0, reason = release_batch.reason, billed = 0
    WHERE batches.lease_id = lease;

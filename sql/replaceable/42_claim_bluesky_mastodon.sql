@@ -131,19 +131,12 @@ BEGIN
     hashes := l.hashes;
     -- A partial batch waits for the buffer TTL, per endpoint.
     CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
-    lease := nextval('tweetkeeper.lease_id_seq');
-    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
-    INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                     expires_at, credential, claimer_pid, claimer_started, billable,
-                                     provider, endpoint)
-    VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep);
+    lease := tweetkeeper.open_lease(worker, ids, ctids, oldest, s.lease_ttl, NULL, 0, provider, ep);
     keys := tweetkeeper.post_keys_of(ids);
     IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
       -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
       -- were, no batch), and the next claim says why.
-      UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-       WHERE t.tweet_id = ANY (ids);
+      PERFORM tweetkeeper.hand_back(lease, ids, NULL, dues);
       DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
       waits := waits || format('%s: its window changed meanwhile', ep);
       wait_min := least(wait_min, now() + interval '1 second');
@@ -237,12 +230,10 @@ BEGIN
   IF jsonb_typeof(resolutions) <> 'array' THEN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease FOR UPDATE;
   -- Not such a batch, another session's (refused), or completed already (a repeated call):
   -- nothing to settle.
-  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR NOT tweetkeeper.lease_holder(b)
-     OR b.outcome = 'completed' THEN
+  b := tweetkeeper.fenced_batch(lease, 'bluesky-handle');
+  IF b.lease_id IS NULL OR b.outcome = 'completed' THEN
     RETURN 0;
   END IF;
   INSERT INTO tweetkeeper.bluesky_handles AS h (handle, did, problem, resolved_at)
@@ -287,8 +278,7 @@ BEGIN
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
   END LOOP;
   -- Posts of handles the answer did not mention: due again now, for the next worker.
-  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  PERFORM tweetkeeper.hand_back(lease, b.tweet_ids, now());
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
          tweets_read = 0
