@@ -373,19 +373,14 @@ BEGIN
   ids := ARRAY(SELECT DISTINCT i FROM unnest(tweet_ids) AS i WHERE i IS NOT NULL);
   WITH u AS (
     UPDATE tweetkeeper.tweets t
-       SET billed_on = today,
-           billed_by = CASE WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[cred] ELSE t.billed_by || cred END
-     WHERE t.tweet_id = ANY (ids) AND (t.billed_on IS DISTINCT FROM today OR NOT cred = ANY (t.billed_by))
+       SET billed_on = today, billed_by = tweetkeeper.billed_by_after(t.billed_on, t.billed_by, cred, today)
+     WHERE t.tweet_id = ANY (ids) AND tweetkeeper.bills(t.billed_on, t.billed_by, cred, today)
     RETURNING 1)
   SELECT count(*) INTO billed FROM u;
   -- A returned post not tracked (not stored: not the account's, or unfollowed meanwhile) was billed all the same.
   SELECT count(*) INTO known FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids);
   billed := billed + cardinality(ids) - known;
-  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  VALUES (today, 'x-v2', cred, 1, cardinality(ids), billed)
-  ON CONFLICT ON CONSTRAINT daily_usage_pkey DO UPDATE
-     SET requests = u.requests + 1, tweets_read = u.tweets_read + excluded.tweets_read,
-         billed_reads = u.billed_reads + excluded.billed_reads;
+  PERFORM tweetkeeper.count_usage(jsonb_build_array(jsonb_build_array(today, 'x-v2', cred, 1, cardinality(ids), billed)));
   UPDATE tweetkeeper.credentials c
      SET month_used = c.month_used + billed, requests = c.requests + 1, last_used_at = now()
    WHERE c.name = cred;

@@ -158,7 +158,7 @@ DECLARE
 BEGIN
   skipped := 0;
   WITH c AS MATERIALIZED (
-    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid, t.payload_hash
+    SELECT t.tweet_id, t.due_at, tweetkeeper.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
      WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
@@ -199,7 +199,7 @@ BEGIN
       SELECT l.tweet_id, l.due_at, l.read_by, l.ctid, l.payload_hash
         FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
         CROSS JOIN LATERAL (
-          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid,
+          SELECT t.tweet_id, t.due_at, tweetkeeper.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid,
                  t.payload_hash
             FROM tweetkeeper.tweets t
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
@@ -295,7 +295,7 @@ BEGIN
     END IF;
   END IF;
 
-  billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
+  billable := tweetkeeper.billable_reads(cardinality(ids), read_today, cred);
   lease := tweetkeeper.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_in.provider, NULL);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
 END $$;
@@ -375,8 +375,7 @@ BEGIN
   WITH upd AS (
     UPDATE tweetkeeper.tweets t
        SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
-             WHEN t.tweet_id > 0 AND (t.billed_on IS DISTINCT FROM today
-                                      OR NOT coalesce(batch_credential, '') = ANY (t.billed_by))
+             WHEN t.tweet_id > 0 AND tweetkeeper.bills(t.billed_on, t.billed_by, batch_credential, today)
              THEN lease ELSE t.last_billed_lease END,
            last_change_lease = CASE
              WHEN t.update_count = 0
@@ -388,10 +387,8 @@ BEGIN
                OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM t.impression_count)
              THEN lease ELSE t.last_change_lease END,
            billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
-           billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
-                            WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(batch_credential, '')]
-                            WHEN coalesce(batch_credential, '') = ANY (t.billed_by) THEN t.billed_by
-                            ELSE t.billed_by || coalesce(batch_credential, '') END,
+           billed_by = CASE WHEN t.tweet_id > 0
+                            THEN tweetkeeper.billed_by_after(t.billed_on, t.billed_by, batch_credential, today) END,
            retweet_count = coalesce(o.retweet_count, t.retweet_count),
            reply_count = coalesce(o.reply_count, t.reply_count),
            like_count = coalesce(o.like_count, t.like_count),

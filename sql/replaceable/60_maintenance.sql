@@ -163,12 +163,7 @@ BEGIN
                  sum(coalesce(g.billed, 0)) AS billed
             FROM gone g WHERE g.tweets_read IS NOT NULL
            GROUP BY 1, 2, 3) x;
-  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  SELECT (p->>0)::date, p->>1, p->>2, (p->>3)::bigint, (p->>4)::bigint, (p->>5)::bigint
-    FROM jsonb_array_elements(purged) p
-  ON CONFLICT (day, provider, credential) DO UPDATE
-     SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
-         billed_reads = u.billed_reads + excluded.billed_reads;
+  PERFORM tweetkeeper.count_usage(purged);
 
   -- A batch claimable now (x_claimable(): claim_batch()'s own test; claim_wait() for Bluesky's
   -- and Mastodon's posts): the idle workers of that network are told, X's with how many tweets,
