@@ -90,19 +90,31 @@ BEGIN
   RETURN tweetkeeper.snowflake_time(tweet_id);
 END $$;
 
+-- The one way a post enters the queue by itself (schedule_tweet(): X's, by id; schedule_post():
+-- the others', by reference, post_refs, under their negative ids): its first refresh one
+-- first-bucket delay after its creation, on the endpoint that answers for it (NULL: X). Returns
+-- false, changing nothing, if it is tracked already. (schedule_tweets() and schedule_posts() do
+-- the same for many posts in one statement.)
+CREATE OR REPLACE FUNCTION enqueue_post(id bigint, created_at timestamptz, endpoint text) RETURNS boolean
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+  VALUES (id, created_at, created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(created_at), endpoint)
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  IF FOUND THEN
+    -- (the background worker, woken at commit, tells the network's workers when it is claimable)
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
+  RETURN FOUND;
+END $$;
+
 CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
-  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c))
-  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-  IF FOUND THEN
-    PERFORM tweetkeeper.wake_maintenance();
-  END IF;
-  RETURN FOUND;
+  RETURN tweetkeeper.enqueue_post(tweet_id, c, NULL);
 END $$;
 COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
   'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '

@@ -59,6 +59,35 @@ CREATE OR REPLACE FUNCTION post_endpoint(network text, host text, author text) R
   RETURN CASE network WHEN 'bluesky' THEN CASE WHEN author LIKE 'did:%' THEN 'bluesky' ELSE 'bluesky-handle' END
                       WHEN 'mastodon' THEN 'mastodon:' || host END;
 
+-- The URL post_refs keeps of a post: Bluesky's by its author as named (a DID once known), the
+-- others' as parse_post_url() spelled it.
+CREATE OR REPLACE FUNCTION post_ref_url(network text, author text, post_key text, canonical text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', author, post_key)
+                      ELSE canonical END;
+
+-- The one way a post of another network gets its reference (post_refs): its id (post_ref_id()),
+-- its row inserted unless there. Returns the id and whether the post is tracked already.
+CREATE OR REPLACE FUNCTION enter_post_ref(network text, host text, author text, post_key text, canonical text,
+                                          OUT tweet_id bigint, OUT tracked boolean)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r record;
+BEGIN
+  LOOP
+    r := tweetkeeper.post_ref_id(network, host, author, post_key);
+    tweet_id := r.tweet_id;
+    tracked := r.tracked;
+    EXIT WHEN r.known;
+    -- Another session may take the id first (the same post: then it is known; another one
+    -- hashed alike: then the next seed is this post's): look again.
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    VALUES (r.tweet_id, network, host, author, post_key, tweetkeeper.post_ref_url(network, author, post_key, canonical))
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
+    EXIT WHEN FOUND;
+  END LOOP;
+END $$;
+
 -- Starts tracking the post of a URL; see the COMMENT. The creation time: the caller's, else the
 -- key's (X's and Mastodon's ids; Bluesky's record key, an estimate, no later than now), else
 -- now (a post whose key tells nothing is treated as new until its first answer says its age).
@@ -83,31 +112,11 @@ BEGIN
   c := coalesce(created_at, least(p.created_at, now()), now());
   -- A Bluesky handle resolved before: the post is named by its DID at once.
   p.author := tweetkeeper.post_author(p.network, p.author);
-  LOOP
-    r := tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''), p.author, p.post_key);
-    IF r.tracked THEN
-      RETURN false;
-    END IF;
-    EXIT WHEN r.known;
-    -- Another session may take the id first (the same post: then it is tracked; another one
-    -- hashed alike: then the next seed is this post's): look again.
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-    VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
-            CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END)
-    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
-    EXIT WHEN FOUND;
-  END LOOP;
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
-  VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author))
-  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-  IF FOUND THEN
-    -- (the background worker, woken at commit, tells the network's workers when it is claimable)
-    PERFORM tweetkeeper.wake_maintenance();
-    RETURN true;
+  r := tweetkeeper.enter_post_ref(p.network, coalesce(p.host, ''), p.author, p.post_key, p.canonical);
+  IF r.tracked THEN
+    RETURN false;
   END IF;
-  RETURN false;
+  RETURN tweetkeeper.enqueue_post(r.tweet_id, c, tweetkeeper.post_endpoint(p.network, p.host, p.author));
 END $$;
 COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
   'Starts tracking the post of a URL (see parse_post_url for the forms): an X post as '
@@ -201,8 +210,7 @@ BEGIN
   ), refs AS (
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
-           CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END
+           tweetkeeper.post_ref_url(cand.network, cand.author, cand.post_key, cand.canonical)
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id

@@ -262,13 +262,9 @@ BEGIN
        WHERE t.tweet_id = p.tweet_id;
       CONTINUE;
     END IF;
-    r := tweetkeeper.post_ref_id('bluesky', '', h.did, p.post_key);
+    r := tweetkeeper.enter_post_ref('bluesky', '', h.did, p.post_key, NULL);
     IF NOT r.tracked THEN
-      IF NOT r.known THEN
-        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-        VALUES (r.tweet_id, 'bluesky', '', h.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', h.did, p.post_key));
-      END IF;
+      -- (re-keyed, not new: it keeps its schedule and watch, and is due at once)
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
                                       watch_until, endpoint)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
