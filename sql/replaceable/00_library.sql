@@ -49,6 +49,22 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
   'Whether the database session with this pid and start time still exists (a reused pid with '
   'another start time is another session).';
 
+-- The size check of every array argument of many posts or accounts: 54000 when it has more than
+-- tweetkeeper.max_ids_per_call elements (n), naming the argument. (settings() first: it loads the
+-- module, which defines the setting, where tweetkeeper is not preloaded.)
+CREATE OR REPLACE FUNCTION check_arg_count(arg text, n integer) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  max_ids integer;
+BEGIN
+  PERFORM tweetkeeper.settings();
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF n > max_ids THEN
+    RAISE EXCEPTION '% has % elements, more than tweetkeeper.max_ids_per_call (%)', arg, n, max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+END $$;
+
 -- The one owner test of every lease (a batch's claimer, a followed account's follower): whether
 -- the session with this pid and start time is this one. (A SQL expression: inlined where it is
 -- used; its body is bound when it is created, so it needs no search_path.)

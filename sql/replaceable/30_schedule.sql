@@ -125,7 +125,6 @@ CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
 DECLARE
   first interval;
   last interval;
-  max_ids integer;
   n_null bigint;
   n_distinct bigint;
   lo bigint;
@@ -139,12 +138,7 @@ BEGIN
   END IF;
   first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
   last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
-  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
-  IF cardinality(tweet_ids) > max_ids THEN
-    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
-      cardinality(tweet_ids), max_ids
-      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
-  END IF;
+  PERFORM tweetkeeper.check_arg_count('tweet_ids', cardinality(tweet_ids));
   -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
   -- times grow with the id, so checking the smallest and the largest id checks them all.
   SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)

@@ -139,34 +139,24 @@ CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
            WHERE p.network <> 'x') x
    ORDER BY x.identity, x.i $$;
 
--- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
--- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
-CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- schedule_posts()'s argument, checked: not NULL, no more URLs than tweetkeeper.max_ids_per_call,
+-- none NULL, every one a post URL. Every URL is read first, so that nothing is scheduled if any is
+-- bad; on a refusal, the first bad one is read again alone, to name its position.
+CREATE OR REPLACE FUNCTION check_post_urls(urls text[]) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  max_ids integer;
   bad record;
   msg text;
-  added bigint := 0;
-  u text;
-  rest text[];
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
   PERFORM tweetkeeper.first_delay();  -- refuses an empty policy; loads the module's settings
-  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
-  IF cardinality(urls) > max_ids THEN
-    RAISE EXCEPTION 'urls has % elements, more than tweetkeeper.max_ids_per_call (%)',
-      cardinality(urls), max_ids
-      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
-  END IF;
+  PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
   SELECT a.i INTO bad FROM unnest(urls) WITH ORDINALITY AS a(url, i) WHERE a.url IS NULL LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'urls[%] is NULL', bad.i USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  -- Every URL read first: nothing is scheduled if any is bad. On a refusal, the first bad one is
-  -- read again alone, to name its position.
   BEGIN
     PERFORM count(*) FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p;
   EXCEPTION WHEN invalid_parameter_value THEN
@@ -180,6 +170,19 @@ BEGIN
     END LOOP;
     RAISE;
   END;
+END $$;
+
+-- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
+-- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
+CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  bad record;
+  added bigint := 0;
+  u text;
+  rest text[];
+BEGIN
+  PERFORM tweetkeeper.check_post_urls(urls);
   -- X: ids that schedule_tweets would refuse, named with their position; then the ids, each once.
   SELECT a.i, p.post_key, p.created_at INTO bad
     FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p

@@ -61,15 +61,11 @@ DECLARE
   msg text;
   state text;
   added bigint := 0;
-  max_ids integer := current_setting('tweetkeeper.max_ids_per_call')::integer;
 BEGIN
   IF urls IS NULL THEN
     RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  IF cardinality(urls) > max_ids THEN
-    RAISE EXCEPTION 'urls has % elements, more than tweetkeeper.max_ids_per_call (%)', cardinality(urls), max_ids
-      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
-  END IF;
+  PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
   FOR a IN SELECT u.url, u.i FROM unnest(urls) WITH ORDINALITY AS u(url, i) LOOP
     BEGIN
       PERFORM tweetkeeper.profile_arg(a.url);

@@ -111,6 +111,38 @@ END $$;
 -- claim_in()'s steps; each runs under claim_in()'s search_path and its caller's SECURITY
 -- DEFINER, and none is granted to anyone.
 
+-- How many to lock of each delay with due tweets (lock_due_tweets(), when more than one delay
+-- has some): each such delay gives at most per_delay of its most overdue tweets (not among held), and
+-- only those (delays x per_delay rows) are ranked by claim_order; that ranking, read without locks, says
+-- how many tweets to take from each delay. Returns those numbers, in the order of due_delays, and
+-- their sum (wanted).
+-- (A range of tweets_lateness_idx written as row comparisons, not delay = d.delay: with an
+-- equality the planner may walk another index instead, filtering on the delay, which for a rare
+-- delay reads past every other due tweet: 0.5 s at 1M.)
+CREATE OR REPLACE FUNCTION delay_shares(due_delays interval[], due_heads timestamptz[], held bigint[], per_delay integer,
+                                        claim_order text, OUT group_sizes bigint[], OUT wanted bigint)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  SELECT array_agg(coalesce(r.n, 0) ORDER BY d.i), coalesce(sum(r.n), 0) INTO group_sizes, wanted
+    FROM unnest(due_delays) WITH ORDINALITY AS d(delay, i)
+    LEFT JOIN (
+      SELECT x.delay, count(*) AS n FROM (
+        SELECT d.delay
+          FROM unnest(due_delays, due_heads) AS d(delay, head) CROSS JOIN LATERAL (
+            SELECT t.due_at FROM tweetkeeper.tweets t
+             WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+               AND (t.delay, t.due_at) >= (d.delay, d.head)
+               AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
+             ORDER BY t.delay, t.due_at LIMIT per_delay) c
+         ORDER BY CASE claim_order
+                    WHEN 'due' THEN extract(epoch FROM now() - c.due_at)
+                    WHEN 'young' THEN extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) ^ 2
+                    ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
+                  END DESC
+         LIMIT per_delay) x
+       GROUP BY x.delay) r ON r.delay = d.delay;
+END $$;
+
 -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
 --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
 --    so that under a shortage every tweet's interval stretches by about the same factor and
@@ -173,27 +205,8 @@ BEGIN
     IF cardinality(due_delays) = 1 THEN
       group_sizes := ARRAY[max_size - cardinality(held)];
     ELSIF cardinality(due_delays) > 1 THEN
-      -- (A range of tweets_lateness_idx written as row comparisons, not delay = d.delay: with an
-      -- equality the planner may walk another index instead, filtering on the delay, which for
-      -- a rare delay reads past every other due tweet: 0.5 s at 1M.)
-      SELECT array_agg(coalesce(r.n, 0) ORDER BY d.i), coalesce(sum(r.n), 0) INTO group_sizes, wanted
-        FROM unnest(due_delays) WITH ORDINALITY AS d(delay, i)
-        LEFT JOIN (
-          SELECT x.delay, count(*) AS n FROM (
-            SELECT d.delay
-              FROM unnest(due_delays, due_heads) AS d(delay, head) CROSS JOIN LATERAL (
-                SELECT t.due_at FROM tweetkeeper.tweets t
-                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   AND (t.delay, t.due_at) >= (d.delay, d.head)
-                   AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
-                 ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
-             ORDER BY CASE claim_order
-                        WHEN 'due' THEN extract(epoch FROM now() - c.due_at)
-                        WHEN 'young' THEN extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) ^ 2
-                        ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
-                      END DESC
-             LIMIT max_size - cardinality(held)) x
-           GROUP BY x.delay) r ON r.delay = d.delay;
+      SELECT x.group_sizes, x.wanted INTO group_sizes, wanted
+        FROM tweetkeeper.delay_shares(due_delays, due_heads, held, max_size - cardinality(held), claim_order) x;
     END IF;
     WITH c AS MATERIALIZED (
       SELECT l.tweet_id, l.due_at, l.read_by, l.ctid, l.payload_hash
@@ -342,8 +355,48 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 -- with the batch's row locked (b) and its tweets' rows as the lease left them; none is granted to
 -- anyone. at_now is complete_batch()'s now(); ages and delays the age policy, read once.
 
+-- What store_observations() keeps of the tweets it updated (ids; counts: per tweet, its six
+-- counts, retweets, replies, likes, quotes, bookmarks, impressions; changed: whether they differ
+-- from the stored ones): their history, their payloads, and no tombstone.
+CREATE OR REPLACE FUNCTION keep_observed(lease bigint, at_now timestamptz, keep_all boolean, keep_payloads text,
+                                         ids bigint[], counts bigint[], changed boolean[], pays jsonb[],
+                                         authors jsonb[], hashes bytea[])
+  RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
+              reply_count, like_count, quote_count, bookmark_count, impression_count)
+  SELECT u.id, lease, at_now, counts[u.i][1], counts[u.i][2], counts[u.i][3], counts[u.i][4], counts[u.i][5],
+         counts[u.i][6]
+    FROM unnest(ids, changed) WITH ORDINALITY AS u(id, changed, i)
+   WHERE u.changed OR keep_all;
+  IF keep_payloads <> 'none' AND EXISTS (SELECT FROM unnest(pays) AS x(p) WHERE x.p IS NOT NULL) THEN
+    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
+    -- its last stored one (payload_content(): not the counts), compared by hash.
+    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author)
+    SELECT u.id, at_now, lease, u.hash, u.payload, u.author
+      FROM unnest(ids, pays, authors, hashes) AS u(id, payload, author, hash)
+     WHERE u.payload IS NOT NULL
+       AND CASE WHEN keep_payloads = 'first'
+                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
+                                  WHERE p.tweet_id = u.id)
+                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
+                       WHERE p.tweet_id = u.id
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.hash END;
+  END IF;
+  -- A post seen again is no longer gone.
+  DELETE FROM tweetkeeper.tombstones x
+   WHERE x.tweet_id = ANY (ids);
+END $$;
+
 -- The observations: each of our tweets updated once, its history and payload kept. Returns how
 -- many were stored and billed, and the X posts found edited with their newest versions.
+-- One update of each of our tweets, which also decides from the row as it was: billed (a found
+-- tweet this batch's credential had not read yet this UTC day: bills()) and changed (a count
+-- differs from the stored one, or it is the first observation), kept on the row as the lease that
+-- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a second
+-- read of each tweet before the update would cost a third of the completion); history stores only
+-- changed observations unless keep_all. A count the answer did not give (NULL) keeps the tweet's
+-- last known value; history records it as NULL: not reported (observations_in() reads the answer).
 CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, batch_ids bigint[],
                                batch_credential text, keep_payloads text, keep_all boolean,
                                at_now timestamptz, ages interval[], delays interval[],
@@ -353,25 +406,12 @@ CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, 
 DECLARE
   today date := (at_now AT TIME ZONE 'UTC')::date;
   ids bigint[];
-  rts bigint[];
-  rps bigint[];
-  lks bigint[];
-  qts bigint[];
-  bms bigint[];
-  ims bigint[];
+  counts bigint[];  -- per tweet of ids, its six counts (keep_observed())
   changed boolean[];
   pays jsonb[];
   authors jsonb[];
   hashes bytea[];
 BEGIN
-  -- One update of each of our tweets, which also decides from the row as it was: billed (a found
-  -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
-  -- from the stored one, or it is the first observation), kept on the row as the lease that
-  -- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a
-  -- second read of each tweet before the update would cost a third of the completion); history
-  -- stores only changed observations unless keep_all.
-  -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
-  -- it as NULL: not reported (observations_in() reads the answer).
   WITH upd AS (
     UPDATE tweetkeeper.tweets t
        SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
@@ -427,38 +467,17 @@ BEGIN
               t.last_change_lease = lease AS changed, o.payload, o.author, o.content_hash, o.edited, o.newest_id
   )
   -- (What the update returned, as arrays for the statements below, each of one table.)
-  SELECT array_agg(u.tweet_id), array_agg(u.retweet_count), array_agg(u.reply_count), array_agg(u.like_count),
-         array_agg(u.quote_count), array_agg(u.bookmark_count), array_agg(u.impression_count),
+  SELECT array_agg(u.tweet_id), array_agg(ARRAY[u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+                                               u.bookmark_count, u.impression_count]),
          array_agg(u.changed), array_agg(u.payload), array_agg(u.author), array_agg(u.content_hash),
          count(*), count(*) FILTER (WHERE u.billed),
          array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
-    INTO ids, rts, rps, lks, qts, bms, ims, changed, pays, authors, hashes, n_observed, n_billed, edited, newest
+    INTO ids, counts, changed, pays, authors, hashes, n_observed, n_billed, edited, newest
     FROM upd u;
-  IF n_observed = 0 THEN
-    RETURN;
+  IF n_observed > 0 THEN
+    PERFORM tweetkeeper.keep_observed(lease, at_now, keep_all, keep_payloads, ids, counts, changed, pays, authors,
+                                      hashes);
   END IF;
-  INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-              reply_count, like_count, quote_count, bookmark_count, impression_count)
-  SELECT u.id, lease, at_now, u.rt, u.rp, u.lk, u.qt, u.bm, u.im
-    FROM unnest(ids, rts, rps, lks, qts, bms, ims, changed) AS u(id, rt, rp, lk, qt, bm, im, changed)
-   WHERE u.changed OR keep_all;
-  IF keep_payloads <> 'none' AND EXISTS (SELECT FROM unnest(pays) AS x(p) WHERE x.p IS NOT NULL) THEN
-    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
-    -- its last stored one (payload_content(): not the counts), compared by hash.
-    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author)
-    SELECT u.id, at_now, lease, u.hash, u.payload, u.author
-      FROM unnest(ids, pays, authors, hashes) AS u(id, payload, author, hash)
-     WHERE u.payload IS NOT NULL
-       AND CASE WHEN keep_payloads = 'first'
-                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
-                                  WHERE p.tweet_id = u.id)
-                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
-                       WHERE p.tweet_id = u.id
-                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.hash END;
-  END IF;
-  -- A post seen again is no longer gone.
-  DELETE FROM tweetkeeper.tombstones x
-   WHERE x.tweet_id = ANY (ids);
 END $$;
 
 -- Each edited post's newest version is tracked from now on, on its own age schedule (each

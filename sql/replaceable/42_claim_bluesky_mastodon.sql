@@ -48,6 +48,45 @@ BEGIN
           LIMIT n) c;
 END $$;
 
+-- One endpoint's claim (posts_in()): whether its window allows a request now (endpoint_hold()),
+-- up to max_size of its due posts locked (lock_endpoint_posts()), a lease on them (open_lease())
+-- and one request of its window counted (count_endpoint_request()). Returns the lease, its posts
+-- and their payload hashes; or no lease, and why not (why, and until when, if that is known; no
+-- why for a partial batch held back by the buffer TTL, per endpoint). s: settings().
+CREATE OR REPLACE FUNCTION claim_endpoint(worker text, provider text, ep text, max_size integer, tokens text[],
+                                          s record, OUT lease bigint, OUT ids bigint[], OUT hashes text[],
+                                          OUT why text, OUT until timestamptz)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  q record := tweetkeeper.endpoint_hold(ep, tokens);
+  l record;
+  n integer;
+BEGIN
+  IF q.why IS NOT NULL THEN
+    why := q.why;
+    until := q.until;
+    RETURN;
+  END IF;
+  n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
+  l := tweetkeeper.lock_endpoint_posts(ep, n);
+  IF l.ids IS NULL OR (cardinality(l.ids) < n AND l.oldest > now() - s.buffer_ttl) THEN
+    RETURN;
+  END IF;
+  lease := tweetkeeper.open_lease(worker, l.ids, l.ctids, l.oldest, s.lease_ttl, NULL, 0, provider, ep);
+  IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
+    -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
+    -- were, no batch), and the next claim says why.
+    PERFORM tweetkeeper.hand_back(lease, l.ids, NULL, l.dues);
+    DELETE FROM tweetkeeper.batches b WHERE b.lease_id = claim_endpoint.lease;
+    lease := NULL;
+    why := format('%s: its window changed meanwhile', ep);
+    until := now() + interval '1 second';
+    RETURN;
+  END IF;
+  ids := l.ids;
+  hashes := l.hashes;
+END $$;
+
 -- claim_posts()'s work, once its arguments are checked.
 CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[])
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
@@ -56,18 +95,9 @@ CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text
 DECLARE
   s record := tweetkeeper.settings();
   e record;
-  q record;
-  l record;
+  c record;
   lo text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon:' END;
   hi text := CASE provider WHEN 'bluesky' THEN 'bluesky-handle' ELSE 'mastodon;' END;  -- ';' follows ':'
-  n integer;
-  ids bigint[];
-  dues timestamptz[];
-  ctids tid[];
-  hashes text[];
-  keys text[];
-  oldest timestamptz;
-  lease bigint;
   tried text;
   endpoints_due refcursor;
   waits text[] := '{}';
@@ -115,35 +145,14 @@ BEGIN
     IF pass = 1 THEN
       tried := ep;
     END IF;
-    q := tweetkeeper.endpoint_hold(ep, tokens);
-    IF q.why IS NOT NULL THEN
-      waits := waits || q.why;
-      wait_min := least(wait_min, q.until);
-      CONTINUE;
+    c := tweetkeeper.claim_endpoint(worker, provider, ep, max_size, tokens, s);
+    IF c.why IS NOT NULL THEN
+      waits := waits || c.why;
+      wait_min := least(wait_min, c.until);
     END IF;
-    n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
-    -- Its due posts, locked (lock_endpoint_posts()).
-    l := tweetkeeper.lock_endpoint_posts(ep, n);
-    ids := l.ids;
-    dues := l.dues;
-    oldest := l.oldest;
-    ctids := l.ctids;
-    hashes := l.hashes;
-    -- A partial batch waits for the buffer TTL, per endpoint.
-    CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
-    lease := tweetkeeper.open_lease(worker, ids, ctids, oldest, s.lease_ttl, NULL, 0, provider, ep);
-    keys := tweetkeeper.post_keys_of(ids);
-    IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
-      -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
-      -- were, no batch), and the next claim says why.
-      PERFORM tweetkeeper.hand_back(lease, ids, NULL, dues);
-      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
-      waits := waits || format('%s: its window changed meanwhile', ep);
-      wait_min := least(wait_min, now() + interval '1 second');
-      CONTINUE;
-    END IF;
+    CONTINUE WHEN c.lease IS NULL;
     CLOSE endpoints_due;
-    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text, hashes;
+    RETURN QUERY SELECT c.lease, c.ids, tweetkeeper.post_keys_of(c.ids), ep, NULL::timestamptz, NULL::text, c.hashes;
     RETURN;
   END LOOP;
   CLOSE endpoints_due;
