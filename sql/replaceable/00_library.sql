@@ -49,6 +49,16 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
   'Whether the database session with this pid and start time still exists (a reused pid with '
   'another start time is another session).';
 
+-- The NULL check of the functions' arguments: 22004, '<what> must not be NULL', when is_null
+-- (the caller's test of them, e.g. urls IS NULL).
+CREATE OR REPLACE FUNCTION refuse_null(what text, is_null boolean) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF is_null THEN
+    RAISE EXCEPTION '% must not be NULL', what USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+END $$;
+
 -- The size check of every array argument of many posts or accounts: 54000 when it has more than
 -- tweetkeeper.max_ids_per_call elements (n), naming the argument. (settings() first: it loads the
 -- module, which defines the setting, where tweetkeeper is not preloaded.)

@@ -11,16 +11,12 @@ COMMENT ON FUNCTION snowflake_time(bigint) IS
 CREATE OR REPLACE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF tweet_id IS NULL THEN
-    RAISE EXCEPTION 'tweet_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('tweet_id', tweet_id IS NULL);
   IF tweet_id <= 0 THEN
     RAISE EXCEPTION 'tweet_id must be positive, got %', tweet_id
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF created_at IS NULL THEN
-    RAISE EXCEPTION 'created_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('created_at', created_at IS NULL);
   -- One minute of grace for clocks that disagree with Twitter's.
   IF created_at > now() + interval '1 minute' THEN
     RAISE EXCEPTION 'tweet % has created_at % in the future', tweet_id, created_at
@@ -133,9 +129,7 @@ DECLARE
   dup_count bigint;
   added bigint;
 BEGIN
-  IF tweet_ids IS NULL THEN
-    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('tweet_ids', tweet_ids IS NULL);
   first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
   last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
   PERFORM tweetkeeper.check_arg_count('tweet_ids', cardinality(tweet_ids));

@@ -98,9 +98,7 @@ DECLARE
   r record;
   c timestamptz;
 BEGIN
-  IF url IS NULL THEN
-    RAISE EXCEPTION 'url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('url', url IS NULL);
   p := tweetkeeper.parse_post_url(url);
   IF p.network = 'x' THEN
     RETURN tweetkeeper.schedule_tweet(p.post_key::bigint, created_at);
@@ -148,9 +146,7 @@ DECLARE
   bad record;
   msg text;
 BEGIN
-  IF urls IS NULL THEN
-    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
   PERFORM tweetkeeper.first_delay();  -- refuses an empty policy; loads the module's settings
   PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
   SELECT a.i INTO bad FROM unnest(urls) WITH ORDINALITY AS a(url, i) WHERE a.url IS NULL LIMIT 1;

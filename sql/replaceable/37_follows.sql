@@ -17,9 +17,7 @@ CREATE OR REPLACE FUNCTION profile_arg(profile_url text, OUT network text, OUT h
                                        OUT account_id text, OUT canonical text)
   LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF profile_url IS NULL THEN
-    RAISE EXCEPTION 'profile_url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('profile_url', profile_url IS NULL);
   SELECT * INTO network, host, handle, account_id, canonical FROM tweetkeeper.parse_profile_url(profile_url);
   host := coalesce(host, '');
 END $$;
@@ -62,9 +60,7 @@ DECLARE
   state text;
   added bigint := 0;
 BEGIN
-  IF urls IS NULL THEN
-    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
   PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
   FOR a IN SELECT u.url, u.i FROM unnest(urls) WITH ORDINALITY AS u(url, i) LOOP
     BEGIN
@@ -144,10 +140,8 @@ CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accoun
                  checked_at timestamptz, newest_post_id text, posts_found bigint, poll_after timestamptz)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL THEN
-    RAISE EXCEPTION 'follower, network, max_accounts, lease and due_only must not be NULL'
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follower, network, max_accounts, lease and due_only',
+                                    follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL);
   IF network NOT IN ('x', 'bluesky', 'mastodon') THEN
     RAISE EXCEPTION 'network must be x, bluesky or mastodon, got %', network USING ERRCODE = 'invalid_parameter_value';
   END IF;
@@ -196,9 +190,7 @@ DECLARE
   keep bigint;
   name text := lower(handle);  -- every network's handles are kept in lower case
 BEGIN
-  IF follow_id IS NULL OR status IS NULL THEN
-    RAISE EXCEPTION 'follow_id and status must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id and status', follow_id IS NULL OR status IS NULL);
   IF status NOT IN ('following', 'missing', 'private') OR (status = 'following' AND account_id IS NULL) THEN
     RAISE EXCEPTION 'status must be following (with an account_id), missing or private, got %', status
       USING ERRCODE = 'invalid_parameter_value';
@@ -257,10 +249,8 @@ DECLARE
   r record;
   msg text;
 BEGIN
-  IF follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL THEN
-    RAISE EXCEPTION 'follow_id, urls, created_ats, checked_until and poll_after must not be NULL'
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
+                                    follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL);
   IF cardinality(urls) <> cardinality(created_ats) THEN
     RAISE EXCEPTION 'urls has % elements and created_ats %: one creation time per post', cardinality(urls),
       cardinality(created_ats) USING ERRCODE = 'invalid_parameter_value';
@@ -335,9 +325,7 @@ DECLARE
   billed integer;
   known integer;
 BEGIN
-  IF follow_id IS NULL OR tweet_ids IS NULL THEN
-    RAISE EXCEPTION 'follow_id and tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id and tweet_ids', follow_id IS NULL OR tweet_ids IS NULL);
   IF refusal IS NOT NULL AND refusal NOT IN ('usage-capped', 'rejected', 'rate-limited') THEN
     RAISE EXCEPTION 'refusal must be usage-capped, rejected or rate-limited, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
@@ -417,9 +405,8 @@ CREATE OR REPLACE FUNCTION mark_follows_read(follow_ids bigint[], checked_until 
 DECLARE
   moved bigint;
 BEGIN
-  IF follow_ids IS NULL OR checked_until IS NULL THEN
-    RAISE EXCEPTION 'follow_ids and checked_until must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_ids and checked_until',
+                                    follow_ids IS NULL OR checked_until IS NULL);
   UPDATE tweetkeeper.followed_accounts a
      SET checked_at = greatest(a.checked_at, least(checked_until, now()))
    WHERE a.follow_id = ANY (follow_ids) AND a.status = 'following'
@@ -440,9 +427,7 @@ DECLARE
   gone bigint[];
   erased bigint[];
 BEGIN
-  IF follow_id IS NULL OR urls IS NULL THEN
-    RAISE EXCEPTION 'follow_id and urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id and urls', follow_id IS NULL OR urls IS NULL);
   f := tweetkeeper.held_follow(delete_followed_posts.follow_id);
   WITH k AS (
     SELECT r.tweet_id

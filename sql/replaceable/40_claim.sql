@@ -108,7 +108,7 @@ BEGIN
   RETURN lease;
 END $$;
 
--- claim_in()'s steps; each runs under claim_in()'s search_path and its caller's SECURITY
+-- claim_batch()'s steps; each runs under claim_batch()'s search_path and SECURITY
 -- DEFINER, and none is granted to anyone.
 
 -- How many to lock of each delay with due tweets (lock_due_tweets(), when more than one delay
@@ -243,11 +243,53 @@ BEGIN
   END IF;
 END $$;
 
--- claim_batch()'s work, once its arguments are checked.
-CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[])
+
+-- The arguments of a claim, X's (claim_batch(): x-v2 or x-v1.1, 1-100 tweets a batch) or the
+-- others' (claim_posts(): bluesky 1-25, mastodon 1-20, as endpoint_batch_max() says), checked
+-- in the order each claim has always checked them: 22023 naming the wrong one, and the other
+-- claim for a provider that is its.
+CREATE OR REPLACE FUNCTION check_claim(worker text, max_size integer, provider text, x boolean) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  most integer := CASE WHEN x THEN 100 ELSE tweetkeeper.endpoint_batch_max(provider, false) END;
+  size_ok boolean := coalesce(max_size BETWEEN 1 AND most, false);
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  ELSIF x AND NOT size_ok THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  ELSIF x AND provider IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
+      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
+  ELSIF x AND (provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1')) THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  ELSIF NOT x AND (provider IS NULL OR provider NOT IN ('bluesky', 'mastodon')) THEN
+    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value', HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
+  ELSIF NOT x AND NOT size_ok THEN
+    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %', most, provider, coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+END $$;
+
+-- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
+-- credential that still has quota (when credentials are registered for the provider): one
+-- request of its window is spent here, atomically with the claim, so any number of workers
+-- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
+-- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
+-- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
+-- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
+-- payload_hashes: for each of tweet_ids, the hex content hash of its last kept payload (NULL:
+-- none kept; the whole array NULL when none of them has one), so that a worker hands on only
+-- payloads that differ (tweetkeeper.payloads); taken by the claim's locking read, with no lookup
+-- of its own.
+CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();
   ids bigint[];
@@ -268,6 +310,7 @@ DECLARE
   skipped bigint;
   l record;
 BEGIN
+  PERFORM tweetkeeper.check_claim(worker, max_size, provider, true);
   -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
   l := tweetkeeper.lock_due_tweets(max_size, claim_order);
   held := l.held;
@@ -292,59 +335,25 @@ BEGIN
     RETURN;
   END IF;
 
-  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_in.provider);
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
   IF quota_mode THEN
-    cred := tweetkeeper.choose_credential(claim_in.provider, claim_in.credentials, cardinality(ids), read_today,
+    cred := tweetkeeper.choose_credential(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today,
                                           burst);
     IF cred IS NULL THEN
       SELECT q.until, q.why INTO w
-        FROM tweetkeeper.quota_wait(claim_in.provider, claim_in.credentials, cardinality(ids), read_today) q;
+        FROM tweetkeeper.quota_wait(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today) q;
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_in.credentials, ', '), claim_in.provider)),
+                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider)),
         NULL::text[];
       RETURN;
     END IF;
   END IF;
 
   billable := tweetkeeper.billable_reads(cardinality(ids), read_today, cred);
-  lease := tweetkeeper.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_in.provider, NULL);
+  lease := tweetkeeper.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_batch.provider, NULL);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
-END $$;
-
--- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
--- credential that still has quota (when credentials are registered for the provider): one
--- request of its window is spent here, atomically with the claim, so any number of workers
--- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
--- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
--- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
--- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
--- payload_hashes: for each of tweet_ids, the hex content hash of its last kept payload (NULL:
--- none kept; the whole array NULL when none of them has one), so that a worker hands on only
--- payloads that differ (tweetkeeper.payloads); taken by the claim's locking read, with no lookup
--- of its own.
-CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
-                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
-    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
-      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
-  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials);
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
   'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '

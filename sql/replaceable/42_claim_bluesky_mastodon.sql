@@ -48,7 +48,7 @@ BEGIN
           LIMIT n) c;
 END $$;
 
--- One endpoint's claim (posts_in()): whether its window allows a request now (endpoint_hold()),
+-- One endpoint's claim (claim_posts()): whether its window allows a request now (endpoint_hold()),
 -- up to max_size of its due posts locked (lock_endpoint_posts()), a lease on them (open_lease())
 -- and one request of its window counted (count_endpoint_request()). Returns the lease, its posts
 -- and their payload hashes; or no lease, and why not (why, and until when, if that is known; no
@@ -87,11 +87,22 @@ BEGIN
   hashes := l.hashes;
 END $$;
 
--- claim_posts()'s work, once its arguments are checked.
-CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[])
+
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
+-- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
+-- Mastodon status ids, the server in `endpoint`) and their last kept payloads' content hashes
+-- (payload_hashes, as claim_batch()'s).
+-- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
+-- resolves their handles and hands the DIDs to complete_handles().
+-- For Mastodon, the server whose oldest due status has waited longest among those whose window
+-- allows a request (and, for a server that refused us without a token, that this worker holds a
+-- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
+-- of the endpoint's window is counted here, under its row lock, so workers together never send
+-- more than the endpoint said it takes. Completed and released as any batch.
+CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();
   e record;
@@ -104,6 +115,7 @@ DECLARE
   wait_min timestamptz;
   ep text;
 BEGIN
+  PERFORM tweetkeeper.check_claim(worker, max_size, provider, false);
   -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
   -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
   -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
@@ -166,41 +178,6 @@ BEGIN
       greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', '), NULL::text[];
   END IF;
 END $$;
-
-COMMENT ON FUNCTION posts_in(text, integer, text, text[]) IS
-  'claim_posts()''s work, once its arguments are checked.';
-
--- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
--- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
--- Mastodon status ids, the server in `endpoint`) and their last kept payloads' content hashes
--- (payload_hashes, as claim_batch()'s).
--- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
--- resolves their handles and hands the DIDs to complete_handles().
--- For Mastodon, the server whose oldest due status has waited longest among those whose window
--- allows a request (and, for a server that refused us without a token, that this worker holds a
--- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
--- of the endpoint's window is counted here, under its row lock, so workers together never send
--- more than the endpoint said it takes. Completed and released as any batch.
-CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
-                 wait_until timestamptz, wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
-    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
-      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  RETURN QUERY SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens);
-END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
   'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
   'lease, with their keys (at:// URIs, status ids); complete and release them as any batch.';
@@ -233,9 +210,7 @@ DECLARE
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
   h record;
 BEGIN
-  IF lease IS NULL OR resolutions IS NULL THEN
-    RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('lease and resolutions', lease IS NULL OR resolutions IS NULL);
   IF jsonb_typeof(resolutions) <> 'array' THEN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
