@@ -425,7 +425,6 @@ DECLARE
   f tweetkeeper.followed_accounts;
   erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
   gone bigint[];
-  erased bigint[];
 BEGIN
   PERFORM tweetkeeper.refuse_null('follow_id and urls', follow_id IS NULL OR urls IS NULL);
   f := tweetkeeper.held_follow(delete_followed_posts.follow_id);
@@ -449,15 +448,6 @@ BEGIN
   IF gone IS NULL THEN
     RETURN 0;
   END IF;
-  IF erase THEN
-    WITH x AS (DELETE FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (gone) RETURNING p.tweet_id)
-    SELECT array_agg(x.tweet_id) INTO erased FROM x;
-  END IF;
-  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
-  SELECT g.id, 'resource-not-found', now(), coalesce(cardinality(array_positions(erased, g.id)), 0)
-    FROM unnest(gone) AS g(id)
-  ON CONFLICT ON CONSTRAINT tombstones_pkey
-    DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
-                  payloads_erased = x.payloads_erased + excluded.payloads_erased;
+  PERFORM tweetkeeper.bury(gone, array_fill('resource-not-found'::text, ARRAY[cardinality(gone)]), erase, now());
   RETURN cardinality(gone);
 END $$;

@@ -501,6 +501,27 @@ BEGIN
   PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
 END $$;
 
+-- Posts gone (deleted or unavailable; reasons: the problem types that say so, one per id), as a
+-- completion (store_problems()) or a follower's stream (delete_followed_posts()) learnt it: their
+-- payloads go (X's terms: stored content follows deletions) when erase (unless
+-- tweetkeeper.deleted_payloads = keep), and a tombstone says when and why.
+CREATE OR REPLACE FUNCTION bury(ids bigint[], reasons text[], erase boolean, at_now timestamptz) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  erased bigint[];  -- per payload erased, its post
+BEGIN
+  IF erase THEN
+    WITH gone AS (DELETE FROM tweetkeeper.payloads x WHERE x.tweet_id = ANY (ids) RETURNING x.tweet_id)
+    SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
+  END IF;
+  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
+  SELECT g.id, g.reason, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0)
+    FROM unnest(ids, reasons) AS g(id, reason)
+  ON CONFLICT ON CONSTRAINT tombstones_pkey
+    DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
+                  payloads_erased = x.payloads_erased + excluded.payloads_erased;
+END $$;
+
 -- Per-id problems (complete_batch() calls this only when there are some). Deleted: stop, keep
 -- the last metrics and when it vanished. Hidden (protected, suspended): keep the last metrics,
 -- look again after unavailable_recheck. Anything else is recorded and the tweet stays on its
@@ -513,7 +534,6 @@ DECLARE
   n_problems integer;
   gone_ids bigint[];       -- the posts gone (deleted or unavailable), and their types
   gone_types text[];
-  erased bigint[];         -- per payload erased, its post
 BEGIN
   WITH p AS (
     SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
@@ -545,7 +565,7 @@ BEGIN
          watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
          lease_id = NULL, omissions = 0,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now,
-         -- Its payloads erased below (gone): none kept, so the next one seen is kept.
+         -- Its payloads erased by bury() (gone): none kept, so the next one seen is kept.
          payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
     FROM p
    WHERE t.tweet_id = p.id AND t.lease_id = lease
@@ -555,21 +575,7 @@ BEGIN
          array_agg(u.type) FILTER (WHERE u.terminal IN ('deleted', 'unavailable'))
     INTO n_problems, gone_ids, gone_types FROM u;
   IF gone_ids IS NOT NULL THEN
-    -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
-    -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
-    IF erase THEN
-      WITH gone AS (
-        DELETE FROM tweetkeeper.payloads x
-         WHERE x.tweet_id = ANY (gone_ids)
-        RETURNING x.tweet_id)
-      SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
-    END IF;
-    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
-    SELECT g.id, g.type, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0)
-      FROM unnest(gone_ids, gone_types) AS g(id, type)
-    ON CONFLICT ON CONSTRAINT tombstones_pkey
-      DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
-                    payloads_erased = x.payloads_erased + excluded.payloads_erased;
+    PERFORM tweetkeeper.bury(gone_ids, gone_types, erase, at_now);
   END IF;
   RETURN n_problems;
 END $$;
@@ -658,17 +664,26 @@ END $$;
 
 -- The batch a worker's call names (complete_batch(), release_batch(), complete_handles()), its
 -- row locked, when this session holds its lease (lease_holder()); of endpoint `endpoint` when that
--- is given. Else a row of NULLs: unknown (or purged), another endpoint's, or handed back here
--- because its claimer is gone. (The claimer is nearly always this session: the test of that is
--- inline, lease_holder() is called only when it fails.)
-CREATE OR REPLACE FUNCTION fenced_batch(lease bigint, endpoint text DEFAULT NULL) RETURNS tweetkeeper.batches
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+-- is given. Else a row of NULLs: unknown (or purged), another endpoint's, handed back here because
+-- its claimer is gone, or finished already with an outcome among `finished` (a repeated call, or a
+-- batch handed back meanwhile: what was done then stays as it is; with `call`, a NOTICE says
+-- "nothing <call>"). (The claimer is nearly always this session: the test of that is inline,
+-- lease_holder() is called only when it fails.)
+CREATE OR REPLACE FUNCTION fenced_batch(lease bigint, endpoint text, finished text[], call text)
+  RETURNS tweetkeeper.batches LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   b tweetkeeper.batches;
 BEGIN
   SELECT * INTO b FROM tweetkeeper.batches x WHERE x.lease_id = lease FOR UPDATE;
   IF NOT FOUND OR (fenced_batch.endpoint IS NOT NULL AND b.endpoint IS DISTINCT FROM fenced_batch.endpoint)
      OR NOT (tweetkeeper.session_is(b.claimer_pid, b.claimer_started) OR tweetkeeper.lease_holder(b)) THEN
+    RETURN NULL;
+  END IF;
+  IF b.outcome = ANY (finished) THEN
+    IF call IS NOT NULL THEN
+      RAISE NOTICE 'lease % was % already: nothing %', lease, b.outcome, call
+        USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     RETURN NULL;
   END IF;
   RETURN b;
@@ -730,20 +745,14 @@ BEGIN
       jsonb_array_length(observations) + jsonb_array_length(problems)
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
-  -- Unknown, purged, or its session gone (handed back, as maintenance() would have): nothing of
-  -- it is ours any more.
-  b := tweetkeeper.fenced_batch(lease);
-  IF b.lease_id IS NULL THEN
-    RETURN 0;
-  END IF;
-
   -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
   PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
-  IF b.outcome IN ('completed', 'released', 'abandoned') THEN
-    -- Finished already: a repeat (a worker whose connection broke as its first call committed
-    -- calls again), or a batch handed back. What was stored, billed and counted then stays as it
-    -- is. (An expired lease still stores what no other claim has taken since: the reads are paid.)
-    RAISE NOTICE 'lease % was % already: nothing stored', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
+  -- Unknown, purged, or its session gone (handed back, as maintenance() would have): nothing of
+  -- it is ours any more. Or finished already: a repeat (a worker whose connection broke as its
+  -- first call committed calls again), or a batch handed back. (An expired lease still stores
+  -- what no other claim has taken since: the reads are paid.)
+  b := tweetkeeper.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'abandoned'], 'stored');
+  IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
@@ -799,14 +808,10 @@ BEGIN
     RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  b := tweetkeeper.fenced_batch(lease);
+  -- Released once: a batch already completed, released, handed back or expired keeps its
+  -- record, and what the call says of the credential is not applied (it was, or its lease ended).
+  b := tweetkeeper.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'expired', 'abandoned'], 'released');
   IF b.lease_id IS NULL THEN
-    RETURN 0;
-  END IF;
-  IF b.outcome IS NOT NULL THEN
-    -- Released once: a batch already completed, released, handed back or expired keeps its
-    -- record, and what the call says of the credential is not applied (it was, or its lease ended).
-    RAISE NOTICE 'lease % was % already: nothing released', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
     RETURN 0;
   END IF;
   n := tweetkeeper.hand_back(lease, b.tweet_ids, now());

@@ -216,8 +216,8 @@ BEGIN
   END IF;
   -- Not such a batch, another session's (refused), or completed already (a repeated call):
   -- nothing to settle.
-  b := tweetkeeper.fenced_batch(lease, 'bluesky-handle');
-  IF b.lease_id IS NULL OR b.outcome = 'completed' THEN
+  b := tweetkeeper.fenced_batch(lease, 'bluesky-handle', ARRAY['completed'], NULL);
+  IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
   INSERT INTO tweetkeeper.bluesky_handles AS h (handle, did, problem, resolved_at)
