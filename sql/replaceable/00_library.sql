@@ -49,6 +49,39 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
   'Whether the database session with this pid and start time still exists (a reused pid with '
   'another start time is another session).';
 
+-- The NULL check of the functions' arguments: 22004, '<what> must not be NULL', when is_null
+-- (the caller's test of them, e.g. urls IS NULL).
+CREATE OR REPLACE FUNCTION refuse_null(what text, is_null boolean) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF is_null THEN
+    RAISE EXCEPTION '% must not be NULL', what USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+END $$;
+
+-- The size check of every array argument of many posts or accounts: 54000 when it has more than
+-- tweetkeeper.max_ids_per_call elements (n), naming the argument. (settings() first: it loads the
+-- module, which defines the setting, where tweetkeeper is not preloaded.)
+CREATE OR REPLACE FUNCTION check_arg_count(arg text, n integer) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  max_ids integer;
+BEGIN
+  PERFORM tweetkeeper.settings();
+  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
+  IF n > max_ids THEN
+    RAISE EXCEPTION '% has % elements, more than tweetkeeper.max_ids_per_call (%)', arg, n, max_ids
+      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
+  END IF;
+END $$;
+
+-- The one owner test of every lease (a batch's claimer, a followed account's follower): whether
+-- the session with this pid and start time is this one. (A SQL expression: inlined where it is
+-- used; its body is bound when it is created, so it needs no search_path.)
+CREATE OR REPLACE FUNCTION session_is(pid integer, started timestamptz) RETURNS boolean
+  LANGUAGE sql STABLE
+  RETURN coalesce(pid = pg_catalog.pg_backend_pid() AND started = tweetkeeper.backend_start(), false);
+
 -- The claim's memory of each delay's head (claim_batch(); extension/claim_heads.cpp says why and
 -- when it is forgotten).
 CREATE OR REPLACE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])

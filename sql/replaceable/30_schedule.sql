@@ -11,16 +11,12 @@ COMMENT ON FUNCTION snowflake_time(bigint) IS
 CREATE OR REPLACE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF tweet_id IS NULL THEN
-    RAISE EXCEPTION 'tweet_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('tweet_id', tweet_id IS NULL);
   IF tweet_id <= 0 THEN
     RAISE EXCEPTION 'tweet_id must be positive, got %', tweet_id
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF created_at IS NULL THEN
-    RAISE EXCEPTION 'created_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('created_at', created_at IS NULL);
   -- One minute of grace for clocks that disagree with Twitter's.
   IF created_at > now() + interval '1 minute' THEN
     RAISE EXCEPTION 'tweet % has created_at % in the future', tweet_id, created_at
@@ -90,19 +86,31 @@ BEGIN
   RETURN tweetkeeper.snowflake_time(tweet_id);
 END $$;
 
+-- The one way a post enters the queue by itself (schedule_tweet(): X's, by id; schedule_post():
+-- the others', by reference, post_refs, under their negative ids): its first refresh one
+-- first-bucket delay after its creation, on the endpoint that answers for it (NULL: X). Returns
+-- false, changing nothing, if it is tracked already. (schedule_tweets() and schedule_posts() do
+-- the same for many posts in one statement.)
+CREATE OR REPLACE FUNCTION enqueue_post(id bigint, created_at timestamptz, endpoint text) RETURNS boolean
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
+  VALUES (id, created_at, created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(created_at), endpoint)
+  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
+  IF FOUND THEN
+    -- (the background worker, woken at commit, tells the network's workers when it is claimable)
+    PERFORM tweetkeeper.wake_maintenance();
+  END IF;
+  RETURN FOUND;
+END $$;
+
 CREATE OR REPLACE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL)
   RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
-  INSERT INTO tweetkeeper.tweets AS t (tweet_id, created_at, due_at, delay)
-  VALUES (tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c))
-  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-  IF FOUND THEN
-    PERFORM tweetkeeper.wake_maintenance();
-  END IF;
-  RETURN FOUND;
+  RETURN tweetkeeper.enqueue_post(tweet_id, c, NULL);
 END $$;
 COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
   'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
@@ -113,7 +121,6 @@ CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
 DECLARE
   first interval;
   last interval;
-  max_ids integer;
   n_null bigint;
   n_distinct bigint;
   lo bigint;
@@ -122,17 +129,10 @@ DECLARE
   dup_count bigint;
   added bigint;
 BEGIN
-  IF tweet_ids IS NULL THEN
-    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('tweet_ids', tweet_ids IS NULL);
   first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
   last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
-  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
-  IF cardinality(tweet_ids) > max_ids THEN
-    RAISE EXCEPTION 'tweet_ids has % elements, more than tweetkeeper.max_ids_per_call (%)',
-      cardinality(tweet_ids), max_ids
-      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
-  END IF;
+  PERFORM tweetkeeper.check_arg_count('tweet_ids', cardinality(tweet_ids));
   -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
   -- times grow with the id, so checking the smallest and the largest id checks them all.
   SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)

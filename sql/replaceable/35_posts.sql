@@ -59,6 +59,35 @@ CREATE OR REPLACE FUNCTION post_endpoint(network text, host text, author text) R
   RETURN CASE network WHEN 'bluesky' THEN CASE WHEN author LIKE 'did:%' THEN 'bluesky' ELSE 'bluesky-handle' END
                       WHEN 'mastodon' THEN 'mastodon:' || host END;
 
+-- The URL post_refs keeps of a post: Bluesky's by its author as named (a DID once known), the
+-- others' as parse_post_url() spelled it.
+CREATE OR REPLACE FUNCTION post_ref_url(network text, author text, post_key text, canonical text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', author, post_key)
+                      ELSE canonical END;
+
+-- The one way a post of another network gets its reference (post_refs): its id (post_ref_id()),
+-- its row inserted unless there. Returns the id and whether the post is tracked already.
+CREATE OR REPLACE FUNCTION enter_post_ref(network text, host text, author text, post_key text, canonical text,
+                                          OUT tweet_id bigint, OUT tracked boolean)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r record;
+BEGIN
+  LOOP
+    r := tweetkeeper.post_ref_id(network, host, author, post_key);
+    tweet_id := r.tweet_id;
+    tracked := r.tracked;
+    EXIT WHEN r.known;
+    -- Another session may take the id first (the same post: then it is known; another one
+    -- hashed alike: then the next seed is this post's): look again.
+    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
+    VALUES (r.tweet_id, network, host, author, post_key, tweetkeeper.post_ref_url(network, author, post_key, canonical))
+    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
+    EXIT WHEN FOUND;
+  END LOOP;
+END $$;
+
 -- Starts tracking the post of a URL; see the COMMENT. The creation time: the caller's, else the
 -- key's (X's and Mastodon's ids; Bluesky's record key, an estimate, no later than now), else
 -- now (a post whose key tells nothing is treated as new until its first answer says its age).
@@ -69,9 +98,7 @@ DECLARE
   r record;
   c timestamptz;
 BEGIN
-  IF url IS NULL THEN
-    RAISE EXCEPTION 'url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('url', url IS NULL);
   p := tweetkeeper.parse_post_url(url);
   IF p.network = 'x' THEN
     RETURN tweetkeeper.schedule_tweet(p.post_key::bigint, created_at);
@@ -83,31 +110,11 @@ BEGIN
   c := coalesce(created_at, least(p.created_at, now()), now());
   -- A Bluesky handle resolved before: the post is named by its DID at once.
   p.author := tweetkeeper.post_author(p.network, p.author);
-  LOOP
-    r := tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''), p.author, p.post_key);
-    IF r.tracked THEN
-      RETURN false;
-    END IF;
-    EXIT WHEN r.known;
-    -- Another session may take the id first (the same post: then it is tracked; another one
-    -- hashed alike: then the next seed is this post's): look again.
-    INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-    VALUES (r.tweet_id, p.network, coalesce(p.host, ''), p.author, p.post_key,
-            CASE p.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', p.author, p.post_key)
-                           ELSE p.canonical END)
-    ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
-    EXIT WHEN FOUND;
-  END LOOP;
-  INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
-  VALUES (r.tweet_id, c, c + tweetkeeper.first_delay(), tweetkeeper.age_delay(c),
-          tweetkeeper.post_endpoint(p.network, p.host, p.author))
-  ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
-  IF FOUND THEN
-    -- (the background worker, woken at commit, tells the network's workers when it is claimable)
-    PERFORM tweetkeeper.wake_maintenance();
-    RETURN true;
+  r := tweetkeeper.enter_post_ref(p.network, coalesce(p.host, ''), p.author, p.post_key, p.canonical);
+  IF r.tracked THEN
+    RETURN false;
   END IF;
-  RETURN false;
+  RETURN tweetkeeper.enqueue_post(r.tweet_id, c, tweetkeeper.post_endpoint(p.network, p.host, p.author));
 END $$;
 COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
   'Starts tracking the post of a URL (see parse_post_url for the forms): an X post as '
@@ -130,34 +137,22 @@ CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
            WHERE p.network <> 'x') x
    ORDER BY x.identity, x.i $$;
 
--- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
--- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
-CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- schedule_posts()'s argument, checked: not NULL, no more URLs than tweetkeeper.max_ids_per_call,
+-- none NULL, every one a post URL. Every URL is read first, so that nothing is scheduled if any is
+-- bad; on a refusal, the first bad one is read again alone, to name its position.
+CREATE OR REPLACE FUNCTION check_post_urls(urls text[]) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  max_ids integer;
   bad record;
   msg text;
-  added bigint := 0;
-  u text;
-  rest text[];
 BEGIN
-  IF urls IS NULL THEN
-    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
   PERFORM tweetkeeper.first_delay();  -- refuses an empty policy; loads the module's settings
-  max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
-  IF cardinality(urls) > max_ids THEN
-    RAISE EXCEPTION 'urls has % elements, more than tweetkeeper.max_ids_per_call (%)',
-      cardinality(urls), max_ids
-      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
-  END IF;
+  PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
   SELECT a.i INTO bad FROM unnest(urls) WITH ORDINALITY AS a(url, i) WHERE a.url IS NULL LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'urls[%] is NULL', bad.i USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  -- Every URL read first: nothing is scheduled if any is bad. On a refusal, the first bad one is
-  -- read again alone, to name its position.
   BEGIN
     PERFORM count(*) FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p;
   EXCEPTION WHEN invalid_parameter_value THEN
@@ -171,6 +166,19 @@ BEGIN
     END LOOP;
     RAISE;
   END;
+END $$;
+
+-- Many URLs in one statement, all or nothing; a repeated post (in any spelling) counts once.
+-- Each pass reads the URLs again (parse_post_url is a few microseconds): nothing to keep between.
+CREATE OR REPLACE FUNCTION schedule_posts(urls text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  bad record;
+  added bigint := 0;
+  u text;
+  rest text[];
+BEGIN
+  PERFORM tweetkeeper.check_post_urls(urls);
   -- X: ids that schedule_tweets would refuse, named with their position; then the ids, each once.
   SELECT a.i, p.post_key, p.created_at INTO bad
     FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
@@ -201,8 +209,7 @@ BEGIN
   ), refs AS (
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
-           CASE cand.network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', cand.author, cand.post_key)
-                          ELSE cand.canonical END
+           tweetkeeper.post_ref_url(cand.network, cand.author, cand.post_key, cand.canonical)
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id

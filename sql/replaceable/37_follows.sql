@@ -17,9 +17,7 @@ CREATE OR REPLACE FUNCTION profile_arg(profile_url text, OUT network text, OUT h
                                        OUT account_id text, OUT canonical text)
   LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF profile_url IS NULL THEN
-    RAISE EXCEPTION 'profile_url must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('profile_url', profile_url IS NULL);
   SELECT * INTO network, host, handle, account_id, canonical FROM tweetkeeper.parse_profile_url(profile_url);
   host := coalesce(host, '');
 END $$;
@@ -61,15 +59,9 @@ DECLARE
   msg text;
   state text;
   added bigint := 0;
-  max_ids integer := current_setting('tweetkeeper.max_ids_per_call')::integer;
 BEGIN
-  IF urls IS NULL THEN
-    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
-  IF cardinality(urls) > max_ids THEN
-    RAISE EXCEPTION 'urls has % elements, more than tweetkeeper.max_ids_per_call (%)', cardinality(urls), max_ids
-      USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
+  PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
   FOR a IN SELECT u.url, u.i FROM unnest(urls) WITH ORDINALITY AS u(url, i) LOOP
     BEGIN
       PERFORM tweetkeeper.profile_arg(a.url);
@@ -121,24 +113,24 @@ COMMENT ON VIEW follows IS
 -- store_follow_posts() in the transaction that schedules them; a lease that runs out (a killed
 -- follower) lets another follower take the account.
 
--- Whether this session holds the lease on a followed account (else 55000, naming it).
--- Whether this session holds a followed account's lease.
-CREATE OR REPLACE FUNCTION follow_lease_mine(f tweetkeeper.followed_accounts) RETURNS boolean
-  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
-  RETURN coalesce(f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start(), false);
-
-CREATE OR REPLACE FUNCTION follow_lease_held(f tweetkeeper.followed_accounts) RETURNS void
+-- The followed account a follower's call names, its row locked, when this session holds its lease
+-- (session_is(), the owner test of every lease); else 55000, naming it.
+CREATE OR REPLACE FUNCTION held_follow(id bigint) RETURNS tweetkeeper.followed_accounts
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
 BEGIN
-  IF f.follow_id IS NULL THEN
+  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = id FOR UPDATE;
+  IF NOT FOUND THEN
     RAISE EXCEPTION 'no followed account with that follow_id (unfollowed meanwhile?)'
       USING ERRCODE = 'object_not_in_prerequisite_state';
   END IF;
-  IF NOT tweetkeeper.follow_lease_mine(f) THEN
+  IF NOT tweetkeeper.session_is(f.lease_pid, f.lease_started) THEN
     RAISE EXCEPTION 'followed account % (%) is not leased by this session', f.follow_id, f.url
       USING ERRCODE = 'object_not_in_prerequisite_state',
             HINT = 'Claim it again with claim_follows(); another follower may hold it now.';
   END IF;
+  RETURN f;
 END $$;
 
 CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accounts integer,
@@ -148,10 +140,8 @@ CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accoun
                  checked_at timestamptz, newest_post_id text, posts_found bigint, poll_after timestamptz)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL THEN
-    RAISE EXCEPTION 'follower, network, max_accounts, lease and due_only must not be NULL'
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follower, network, max_accounts, lease and due_only',
+                                    follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL);
   IF network NOT IN ('x', 'bluesky', 'mastodon') THEN
     RAISE EXCEPTION 'network must be x, bluesky or mastodon, got %', network USING ERRCODE = 'invalid_parameter_value';
   END IF;
@@ -164,7 +154,7 @@ BEGIN
     SELECT f.follow_id FROM tweetkeeper.followed_accounts f
      WHERE f.network = claim_follows.network
        AND (f.lease_until IS NULL OR f.lease_until < now()
-            OR (f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()))
+            OR tweetkeeper.session_is(f.lease_pid, f.lease_started))
        AND (NOT due_only OR f.poll_after <= now())
      ORDER BY f.poll_after, f.follow_id
      LIMIT max_accounts FOR UPDATE SKIP LOCKED)
@@ -200,15 +190,12 @@ DECLARE
   keep bigint;
   name text := lower(handle);  -- every network's handles are kept in lower case
 BEGIN
-  IF follow_id IS NULL OR status IS NULL THEN
-    RAISE EXCEPTION 'follow_id and status must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id and status', follow_id IS NULL OR status IS NULL);
   IF status NOT IN ('following', 'missing', 'private') OR (status = 'following' AND account_id IS NULL) THEN
     RAISE EXCEPTION 'status must be following (with an account_id), missing or private, got %', status
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = resolve_follow.follow_id FOR UPDATE;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(resolve_follow.follow_id);
   IF account_id IS NOT NULL AND f.account_id IS NOT NULL AND f.account_id <> account_id THEN
     RAISE EXCEPTION 'followed account % is % on %, not %', f.follow_id, f.account_id, f.network, account_id
       USING ERRCODE = 'invalid_parameter_value';
@@ -217,7 +204,7 @@ BEGIN
   IF account_id IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(hashtextextended(f.network || ' ' || f.host || ' ' || account_id, 0));
   END IF;
-  SELECT a.follow_id, tweetkeeper.follow_lease_mine(a) AS mine INTO other FROM tweetkeeper.followed_accounts a
+  SELECT a.follow_id, tweetkeeper.session_is(a.lease_pid, a.lease_started) AS mine INTO other FROM tweetkeeper.followed_accounts a
    WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
      AND a.follow_id <> f.follow_id FOR UPDATE;
   keep := coalesce(other.follow_id, f.follow_id);
@@ -229,7 +216,7 @@ BEGIN
   END IF;
   IF name IS NOT NULL AND EXISTS (SELECT FROM tweetkeeper.followed_accounts a
                                    WHERE a.network = f.network AND a.host = f.host AND a.handle = name
-                                     AND a.follow_id <> keep AND NOT tweetkeeper.follow_lease_mine(a)) THEN
+                                     AND a.follow_id <> keep AND NOT tweetkeeper.session_is(a.lease_pid, a.lease_started)) THEN
     name := NULL;  -- held by a row this session does not lease: it keeps it
   ELSIF name IS NOT NULL THEN
     DELETE FROM tweetkeeper.followed_accounts a
@@ -262,16 +249,13 @@ DECLARE
   r record;
   msg text;
 BEGIN
-  IF follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL THEN
-    RAISE EXCEPTION 'follow_id, urls, created_ats, checked_until and poll_after must not be NULL'
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
+                                    follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL);
   IF cardinality(urls) <> cardinality(created_ats) THEN
     RAISE EXCEPTION 'urls has % elements and created_ats %: one creation time per post', cardinality(urls),
       cardinality(created_ats) USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = store_follow_posts.follow_id FOR UPDATE;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(store_follow_posts.follow_id);
   IF f.account_id IS NULL OR f.status <> 'following' THEN
     RAISE EXCEPTION 'followed account % (%) is %: resolve it first', f.follow_id, f.url, f.status
       USING ERRCODE = 'object_not_in_prerequisite_state';
@@ -315,7 +299,7 @@ BEGIN ATOMIC
   WITH r AS (
     UPDATE tweetkeeper.followed_accounts f SET lease_owner = NULL, lease_pid = NULL, lease_started = NULL,
                                               lease_until = NULL
-     WHERE f.lease_pid = pg_backend_pid() AND f.lease_started = tweetkeeper.backend_start()
+     WHERE tweetkeeper.session_is(f.lease_pid, f.lease_started)
     RETURNING 1)
   SELECT count(*) FROM r;
 END;
@@ -341,15 +325,12 @@ DECLARE
   billed integer;
   known integer;
 BEGIN
-  IF follow_id IS NULL OR tweet_ids IS NULL THEN
-    RAISE EXCEPTION 'follow_id and tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_id and tweet_ids', follow_id IS NULL OR tweet_ids IS NULL);
   IF refusal IS NOT NULL AND refusal NOT IN ('usage-capped', 'rejected', 'rate-limited') THEN
     RAISE EXCEPTION 'refusal must be usage-capped, rejected or rate-limited, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = record_follow_read.follow_id FOR UPDATE;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  f := tweetkeeper.held_follow(record_follow_read.follow_id);
   IF f.network <> 'x' THEN
     RAISE EXCEPTION 'followed account % is on %: only X bills reads', f.follow_id, f.network
       USING ERRCODE = 'invalid_parameter_value';
@@ -376,19 +357,14 @@ BEGIN
   ids := ARRAY(SELECT DISTINCT i FROM unnest(tweet_ids) AS i WHERE i IS NOT NULL);
   WITH u AS (
     UPDATE tweetkeeper.tweets t
-       SET billed_on = today,
-           billed_by = CASE WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[cred] ELSE t.billed_by || cred END
-     WHERE t.tweet_id = ANY (ids) AND (t.billed_on IS DISTINCT FROM today OR NOT cred = ANY (t.billed_by))
+       SET billed_on = today, billed_by = tweetkeeper.billed_by_after(t.billed_on, t.billed_by, cred, today)
+     WHERE t.tweet_id = ANY (ids) AND tweetkeeper.bills(t.billed_on, t.billed_by, cred, today)
     RETURNING 1)
   SELECT count(*) INTO billed FROM u;
   -- A returned post not tracked (not stored: not the account's, or unfollowed meanwhile) was billed all the same.
   SELECT count(*) INTO known FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids);
   billed := billed + cardinality(ids) - known;
-  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  VALUES (today, 'x-v2', cred, 1, cardinality(ids), billed)
-  ON CONFLICT ON CONSTRAINT daily_usage_pkey DO UPDATE
-     SET requests = u.requests + 1, tweets_read = u.tweets_read + excluded.tweets_read,
-         billed_reads = u.billed_reads + excluded.billed_reads;
+  PERFORM tweetkeeper.count_usage(jsonb_build_array(jsonb_build_array(today, 'x-v2', cred, 1, cardinality(ids), billed)));
   UPDATE tweetkeeper.credentials c
      SET month_used = c.month_used + billed, requests = c.requests + 1, last_used_at = now()
    WHERE c.name = cred;
@@ -429,13 +405,12 @@ CREATE OR REPLACE FUNCTION mark_follows_read(follow_ids bigint[], checked_until 
 DECLARE
   moved bigint;
 BEGIN
-  IF follow_ids IS NULL OR checked_until IS NULL THEN
-    RAISE EXCEPTION 'follow_ids and checked_until must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('follow_ids and checked_until',
+                                    follow_ids IS NULL OR checked_until IS NULL);
   UPDATE tweetkeeper.followed_accounts a
      SET checked_at = greatest(a.checked_at, least(checked_until, now()))
    WHERE a.follow_id = ANY (follow_ids) AND a.status = 'following'
-     AND a.lease_pid = pg_backend_pid() AND a.lease_started = tweetkeeper.backend_start();
+     AND tweetkeeper.session_is(a.lease_pid, a.lease_started);
   GET DIAGNOSTICS moved = ROW_COUNT;
   RETURN moved;
 END $$;
@@ -450,13 +425,9 @@ DECLARE
   f tweetkeeper.followed_accounts;
   erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
   gone bigint[];
-  erased bigint[];
 BEGIN
-  IF follow_id IS NULL OR urls IS NULL THEN
-    RAISE EXCEPTION 'follow_id and urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
-  SELECT * INTO f FROM tweetkeeper.followed_accounts a WHERE a.follow_id = delete_followed_posts.follow_id;
-  PERFORM tweetkeeper.follow_lease_held(f);
+  PERFORM tweetkeeper.refuse_null('follow_id and urls', follow_id IS NULL OR urls IS NULL);
+  f := tweetkeeper.held_follow(delete_followed_posts.follow_id);
   WITH k AS (
     SELECT r.tweet_id
       FROM unnest(urls) AS u(url), tweetkeeper.parse_post_url(u.url) p
@@ -477,15 +448,6 @@ BEGIN
   IF gone IS NULL THEN
     RETURN 0;
   END IF;
-  IF erase THEN
-    WITH x AS (DELETE FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (gone) RETURNING p.tweet_id)
-    SELECT array_agg(x.tweet_id) INTO erased FROM x;
-  END IF;
-  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
-  SELECT g.id, 'resource-not-found', now(), coalesce(cardinality(array_positions(erased, g.id)), 0)
-    FROM unnest(gone) AS g(id)
-  ON CONFLICT ON CONSTRAINT tombstones_pkey
-    DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
-                  payloads_erased = x.payloads_erased + excluded.payloads_erased;
+  PERFORM tweetkeeper.bury(gone, array_fill('resource-not-found'::text, ARRAY[cardinality(gone)]), erase, now());
   RETURN cardinality(gone);
 END $$;

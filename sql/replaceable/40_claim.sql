@@ -90,8 +90,58 @@ BEGIN
   END IF;
 END $$;
 
--- claim_in()'s steps; each runs under claim_in()'s search_path and its caller's SECURITY
+-- The one way a claim of any network takes a lease: a new lease id on the rows its locking read
+-- returned (lease_rows()), and the batch's record, which names this session as its holder
+-- (fenced_batch(), lease_holder()). Returns the lease id.
+CREATE OR REPLACE FUNCTION open_lease(worker text, ids bigint[], ctids tid[], oldest timestamptz, ttl interval,
+                                      credential text, billable integer, provider text, endpoint text)
+  RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  lease bigint := nextval('tweetkeeper.lease_id_seq');
+BEGIN
+  PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + ttl);
+  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
+                                   expires_at, credential, claimer_pid, claimer_started, billable,
+                                   provider, endpoint)
+  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + ttl, credential,
+          pg_backend_pid(), tweetkeeper.backend_start(), billable, provider, endpoint);
+  RETURN lease;
+END $$;
+
+-- claim_batch()'s steps; each runs under claim_batch()'s search_path and SECURITY
 -- DEFINER, and none is granted to anyone.
+
+-- How many to lock of each delay with due tweets (lock_due_tweets(), when more than one delay
+-- has some): each such delay gives at most per_delay of its most overdue tweets (not among held), and
+-- only those (delays x per_delay rows) are ranked by claim_order; that ranking, read without locks, says
+-- how many tweets to take from each delay. Returns those numbers, in the order of due_delays, and
+-- their sum (wanted).
+-- (A range of tweets_lateness_idx written as row comparisons, not delay = d.delay: with an
+-- equality the planner may walk another index instead, filtering on the delay, which for a rare
+-- delay reads past every other due tweet: 0.5 s at 1M.)
+CREATE OR REPLACE FUNCTION delay_shares(due_delays interval[], due_heads timestamptz[], held bigint[], per_delay integer,
+                                        claim_order text, OUT group_sizes bigint[], OUT wanted bigint)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  SELECT array_agg(coalesce(r.n, 0) ORDER BY d.i), coalesce(sum(r.n), 0) INTO group_sizes, wanted
+    FROM unnest(due_delays) WITH ORDINALITY AS d(delay, i)
+    LEFT JOIN (
+      SELECT x.delay, count(*) AS n FROM (
+        SELECT d.delay
+          FROM unnest(due_delays, due_heads) AS d(delay, head) CROSS JOIN LATERAL (
+            SELECT t.due_at FROM tweetkeeper.tweets t
+             WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
+               AND (t.delay, t.due_at) >= (d.delay, d.head)
+               AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
+             ORDER BY t.delay, t.due_at LIMIT per_delay) c
+         ORDER BY CASE claim_order
+                    WHEN 'due' THEN extract(epoch FROM now() - c.due_at)
+                    WHEN 'young' THEN extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) ^ 2
+                    ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
+                  END DESC
+         LIMIT per_delay) x
+       GROUP BY x.delay) r ON r.delay = d.delay;
+END $$;
 
 -- Which due tweets: watched ones first (tweets_watched_idx), then by tweetkeeper.claim_order.
 --  * lateness (default): the most overdue relative to their own delay, (now - due_at) / delay,
@@ -140,7 +190,7 @@ DECLARE
 BEGIN
   skipped := 0;
   WITH c AS MATERIALIZED (
-    SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid, t.payload_hash
+    SELECT t.tweet_id, t.due_at, tweetkeeper.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
      WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
@@ -155,33 +205,14 @@ BEGIN
     IF cardinality(due_delays) = 1 THEN
       group_sizes := ARRAY[max_size - cardinality(held)];
     ELSIF cardinality(due_delays) > 1 THEN
-      -- (A range of tweets_lateness_idx written as row comparisons, not delay = d.delay: with an
-      -- equality the planner may walk another index instead, filtering on the delay, which for
-      -- a rare delay reads past every other due tweet: 0.5 s at 1M.)
-      SELECT array_agg(coalesce(r.n, 0) ORDER BY d.i), coalesce(sum(r.n), 0) INTO group_sizes, wanted
-        FROM unnest(due_delays) WITH ORDINALITY AS d(delay, i)
-        LEFT JOIN (
-          SELECT x.delay, count(*) AS n FROM (
-            SELECT d.delay
-              FROM unnest(due_delays, due_heads) AS d(delay, head) CROSS JOIN LATERAL (
-                SELECT t.due_at FROM tweetkeeper.tweets t
-                 WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
-                   AND (t.delay, t.due_at) >= (d.delay, d.head)
-                   AND (t.delay, t.due_at) <= (d.delay, now()) AND t.tweet_id <> ALL (held)
-                 ORDER BY t.delay, t.due_at LIMIT max_size - cardinality(held)) c
-             ORDER BY CASE claim_order
-                        WHEN 'due' THEN extract(epoch FROM now() - c.due_at)
-                        WHEN 'young' THEN extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1) ^ 2
-                        ELSE extract(epoch FROM now() - c.due_at) / greatest(extract(epoch FROM d.delay), 1)
-                      END DESC
-             LIMIT max_size - cardinality(held)) x
-           GROUP BY x.delay) r ON r.delay = d.delay;
+      SELECT x.group_sizes, x.wanted INTO group_sizes, wanted
+        FROM tweetkeeper.delay_shares(due_delays, due_heads, held, max_size - cardinality(held), claim_order) x;
     END IF;
     WITH c AS MATERIALIZED (
       SELECT l.tweet_id, l.due_at, l.read_by, l.ctid, l.payload_hash
         FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
         CROSS JOIN LATERAL (
-          SELECT t.tweet_id, t.due_at, CASE WHEN t.billed_on = today THEN t.billed_by END AS read_by, t.ctid,
+          SELECT t.tweet_id, t.due_at, tweetkeeper.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid,
                  t.payload_hash
             FROM tweetkeeper.tweets t
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
@@ -212,11 +243,53 @@ BEGIN
   END IF;
 END $$;
 
--- claim_batch()'s work, once its arguments are checked.
-CREATE OR REPLACE FUNCTION claim_in(worker text, max_size integer, provider text, credentials text[])
+
+-- The arguments of a claim, X's (claim_batch(): x-v2 or x-v1.1, 1-100 tweets a batch) or the
+-- others' (claim_posts(): bluesky 1-25, mastodon 1-20, as endpoint_batch_max() says), checked
+-- in the order each claim has always checked them: 22023 naming the wrong one, and the other
+-- claim for a provider that is its.
+CREATE OR REPLACE FUNCTION check_claim(worker text, max_size integer, provider text, x boolean) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  most integer := CASE WHEN x THEN 100 ELSE tweetkeeper.endpoint_batch_max(provider, false) END;
+  size_ok boolean := coalesce(max_size BETWEEN 1 AND most, false);
+BEGIN
+  IF worker IS NULL OR worker = '' THEN
+    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
+  ELSIF x AND NOT size_ok THEN
+    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  ELSIF x AND provider IN ('bluesky', 'mastodon') THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
+      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
+  ELSIF x AND (provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1')) THEN
+    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  ELSIF NOT x AND (provider IS NULL OR provider NOT IN ('bluesky', 'mastodon')) THEN
+    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value', HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
+  ELSIF NOT x AND NOT size_ok THEN
+    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %', most, provider, coalesce(max_size::text, 'NULL')
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+END $$;
+
+-- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
+-- credential that still has quota (when credentials are registered for the provider): one
+-- request of its window is spent here, atomically with the claim, so any number of workers
+-- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
+-- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
+-- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
+-- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
+-- payload_hashes: for each of tweet_ids, the hex content hash of its last kept payload (NULL:
+-- none kept; the whole array NULL when none of them has one), so that a worker hands on only
+-- payloads that differ (tweetkeeper.payloads); taken by the claim's locking read, with no lookup
+-- of its own.
+CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
+                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
                  wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();
   ids bigint[];
@@ -237,6 +310,7 @@ DECLARE
   skipped bigint;
   l record;
 BEGIN
+  PERFORM tweetkeeper.check_claim(worker, max_size, provider, true);
   -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
   l := tweetkeeper.lock_due_tweets(max_size, claim_order);
   held := l.held;
@@ -261,65 +335,25 @@ BEGIN
     RETURN;
   END IF;
 
-  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_in.provider);
+  quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
   IF quota_mode THEN
-    cred := tweetkeeper.choose_credential(claim_in.provider, claim_in.credentials, cardinality(ids), read_today,
+    cred := tweetkeeper.choose_credential(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today,
                                           burst);
     IF cred IS NULL THEN
       SELECT q.until, q.why INTO w
-        FROM tweetkeeper.quota_wait(claim_in.provider, claim_in.credentials, cardinality(ids), read_today) q;
+        FROM tweetkeeper.quota_wait(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today) q;
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
-                               array_to_string(claim_in.credentials, ', '), claim_in.provider)),
+                               array_to_string(claim_batch.credentials, ', '), claim_batch.provider)),
         NULL::text[];
       RETURN;
     END IF;
   END IF;
 
-  billable := cardinality(ids) - cardinality(array_positions(read_today, coalesce(cred, '')));
-  lease := nextval('tweetkeeper.lease_id_seq');
-  PERFORM tweetkeeper.lease_rows(lease, ids, held_ctid, now() + s.lease_ttl);
-  INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                   expires_at, credential, claimer_pid, claimer_started, billable,
-                                   provider)
-  VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, cred,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, claim_in.provider);
+  billable := tweetkeeper.billable_reads(cardinality(ids), read_today, cred);
+  lease := tweetkeeper.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_batch.provider, NULL);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
-END $$;
-
--- Hands out up to max_size due tweets, oldest due first, under a new lease, together with a
--- credential that still has quota (when credentials are registered for the provider): one
--- request of its window is spent here, atomically with the claim, so any number of workers
--- together never exceed it. Returns no row when nothing may be sent now: nothing due, or fewer
--- than max_size due and the oldest of them due for less than tweetkeeper.buffer_ttl. Returns a
--- row with lease_id NULL, wait_until and wait_reason when tweets are due but no credential
--- among `credentials` (the names the worker holds tokens for; NULL: any) has quota.
--- payload_hashes: for each of tweet_ids, the hex content hash of its last kept payload (NULL:
--- none kept; the whole array NULL when none of them has one), so that a worker hands on only
--- payloads that differ (tweetkeeper.payloads); taken by the claim's locking read, with no lookup
--- of its own.
-CREATE OR REPLACE FUNCTION claim_batch(worker text, max_size integer DEFAULT 100,
-                            provider text DEFAULT 'x-v2', credentials text[] DEFAULT NULL)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], credential text, wait_until timestamptz,
-                 wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > 100 THEN
-    RAISE EXCEPTION 'max_size must be between 1 and 100, got %', coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', provider USING ERRCODE = 'invalid_parameter_value',
-      HINT = 'Posts of Bluesky and Mastodon are claimed with tweetkeeper.claim_posts().';
-  ELSIF provider IS NULL OR provider NOT IN ('x-v2', 'x-v1.1') THEN
-    RAISE EXCEPTION 'provider must be x-v2 or x-v1.1, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  RETURN QUERY SELECT * FROM tweetkeeper.claim_in(worker, max_size, provider, credentials);
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
   'Claims up to max_size (1-100) due tweets under a new lease (see tweetkeeper.lease_ttl) and, '
@@ -330,8 +364,48 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 -- with the batch's row locked (b) and its tweets' rows as the lease left them; none is granted to
 -- anyone. at_now is complete_batch()'s now(); ages and delays the age policy, read once.
 
+-- What store_observations() keeps of the tweets it updated (ids; counts: per tweet, its six
+-- counts, retweets, replies, likes, quotes, bookmarks, impressions; changed: whether they differ
+-- from the stored ones): their history, their payloads, and no tombstone.
+CREATE OR REPLACE FUNCTION keep_observed(lease bigint, at_now timestamptz, keep_all boolean, keep_payloads text,
+                                         ids bigint[], counts bigint[], changed boolean[], pays jsonb[],
+                                         authors jsonb[], hashes bytea[])
+  RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
+              reply_count, like_count, quote_count, bookmark_count, impression_count)
+  SELECT u.id, lease, at_now, counts[u.i][1], counts[u.i][2], counts[u.i][3], counts[u.i][4], counts[u.i][5],
+         counts[u.i][6]
+    FROM unnest(ids, changed) WITH ORDINALITY AS u(id, changed, i)
+   WHERE u.changed OR keep_all;
+  IF keep_payloads <> 'none' AND EXISTS (SELECT FROM unnest(pays) AS x(p) WHERE x.p IS NOT NULL) THEN
+    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
+    -- its last stored one (payload_content(): not the counts), compared by hash.
+    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author)
+    SELECT u.id, at_now, lease, u.hash, u.payload, u.author
+      FROM unnest(ids, pays, authors, hashes) AS u(id, payload, author, hash)
+     WHERE u.payload IS NOT NULL
+       AND CASE WHEN keep_payloads = 'first'
+                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
+                                  WHERE p.tweet_id = u.id)
+                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
+                       WHERE p.tweet_id = u.id
+                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.hash END;
+  END IF;
+  -- A post seen again is no longer gone.
+  DELETE FROM tweetkeeper.tombstones x
+   WHERE x.tweet_id = ANY (ids);
+END $$;
+
 -- The observations: each of our tweets updated once, its history and payload kept. Returns how
 -- many were stored and billed, and the X posts found edited with their newest versions.
+-- One update of each of our tweets, which also decides from the row as it was: billed (a found
+-- tweet this batch's credential had not read yet this UTC day: bills()) and changed (a count
+-- differs from the stored one, or it is the first observation), kept on the row as the lease that
+-- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a second
+-- read of each tweet before the update would cost a third of the completion); history stores only
+-- changed observations unless keep_all. A count the answer did not give (NULL) keeps the tweet's
+-- last known value; history records it as NULL: not reported (observations_in() reads the answer).
 CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, batch_ids bigint[],
                                batch_credential text, keep_payloads text, keep_all boolean,
                                at_now timestamptz, ages interval[], delays interval[],
@@ -341,30 +415,16 @@ CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, 
 DECLARE
   today date := (at_now AT TIME ZONE 'UTC')::date;
   ids bigint[];
-  rts bigint[];
-  rps bigint[];
-  lks bigint[];
-  qts bigint[];
-  bms bigint[];
-  ims bigint[];
+  counts bigint[];  -- per tweet of ids, its six counts (keep_observed())
   changed boolean[];
   pays jsonb[];
   authors jsonb[];
   hashes bytea[];
 BEGIN
-  -- One update of each of our tweets, which also decides from the row as it was: billed (a found
-  -- tweet this batch's credential had not read yet this UTC day) and changed (a count differs
-  -- from the stored one, or it is the first observation), kept on the row as the lease that
-  -- last did so (last_billed_lease, last_change_lease: RETURNING sees only the new row, and a
-  -- second read of each tweet before the update would cost a third of the completion); history
-  -- stores only changed observations unless keep_all.
-  -- A count the answer did not give (NULL) keeps the tweet's last known value; history records
-  -- it as NULL: not reported (observations_in() reads the answer).
   WITH upd AS (
     UPDATE tweetkeeper.tweets t
        SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
-             WHEN t.tweet_id > 0 AND (t.billed_on IS DISTINCT FROM today
-                                      OR NOT coalesce(batch_credential, '') = ANY (t.billed_by))
+             WHEN t.tweet_id > 0 AND tweetkeeper.bills(t.billed_on, t.billed_by, batch_credential, today)
              THEN lease ELSE t.last_billed_lease END,
            last_change_lease = CASE
              WHEN t.update_count = 0
@@ -376,10 +436,8 @@ BEGIN
                OR (o.impression_count IS NOT NULL AND o.impression_count IS DISTINCT FROM t.impression_count)
              THEN lease ELSE t.last_change_lease END,
            billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
-           billed_by = CASE WHEN t.tweet_id < 0 THEN NULL
-                            WHEN t.billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(batch_credential, '')]
-                            WHEN coalesce(batch_credential, '') = ANY (t.billed_by) THEN t.billed_by
-                            ELSE t.billed_by || coalesce(batch_credential, '') END,
+           billed_by = CASE WHEN t.tweet_id > 0
+                            THEN tweetkeeper.billed_by_after(t.billed_on, t.billed_by, batch_credential, today) END,
            retweet_count = coalesce(o.retweet_count, t.retweet_count),
            reply_count = coalesce(o.reply_count, t.reply_count),
            like_count = coalesce(o.like_count, t.like_count),
@@ -418,38 +476,17 @@ BEGIN
               t.last_change_lease = lease AS changed, o.payload, o.author, o.content_hash, o.edited, o.newest_id
   )
   -- (What the update returned, as arrays for the statements below, each of one table.)
-  SELECT array_agg(u.tweet_id), array_agg(u.retweet_count), array_agg(u.reply_count), array_agg(u.like_count),
-         array_agg(u.quote_count), array_agg(u.bookmark_count), array_agg(u.impression_count),
+  SELECT array_agg(u.tweet_id), array_agg(ARRAY[u.retweet_count, u.reply_count, u.like_count, u.quote_count,
+                                               u.bookmark_count, u.impression_count]),
          array_agg(u.changed), array_agg(u.payload), array_agg(u.author), array_agg(u.content_hash),
          count(*), count(*) FILTER (WHERE u.billed),
          array_agg(u.tweet_id) FILTER (WHERE u.edited), array_agg(u.newest_id) FILTER (WHERE u.edited)
-    INTO ids, rts, rps, lks, qts, bms, ims, changed, pays, authors, hashes, n_observed, n_billed, edited, newest
+    INTO ids, counts, changed, pays, authors, hashes, n_observed, n_billed, edited, newest
     FROM upd u;
-  IF n_observed = 0 THEN
-    RETURN;
+  IF n_observed > 0 THEN
+    PERFORM tweetkeeper.keep_observed(lease, at_now, keep_all, keep_payloads, ids, counts, changed, pays, authors,
+                                      hashes);
   END IF;
-  INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, retweet_count,
-              reply_count, like_count, quote_count, bookmark_count, impression_count)
-  SELECT u.id, lease, at_now, u.rt, u.rp, u.lk, u.qt, u.bm, u.im
-    FROM unnest(ids, rts, rps, lks, qts, bms, ims, changed) AS u(id, rt, rp, lk, qt, bm, im, changed)
-   WHERE u.changed OR keep_all;
-  IF keep_payloads <> 'none' AND EXISTS (SELECT FROM unnest(pays) AS x(p) WHERE x.p IS NOT NULL) THEN
-    -- Payloads (tweetkeeper.payloads): a post's first, or each one whose content differs from
-    -- its last stored one (payload_content(): not the counts), compared by hash.
-    INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload, author)
-    SELECT u.id, at_now, lease, u.hash, u.payload, u.author
-      FROM unnest(ids, pays, authors, hashes) AS u(id, payload, author, hash)
-     WHERE u.payload IS NOT NULL
-       AND CASE WHEN keep_payloads = 'first'
-                THEN NOT EXISTS (SELECT 1 FROM tweetkeeper.payloads p
-                                  WHERE p.tweet_id = u.id)
-                ELSE (SELECT p.content_hash FROM tweetkeeper.payloads p
-                       WHERE p.tweet_id = u.id
-                       ORDER BY p.seen_at DESC, p.lease_id DESC LIMIT 1) IS DISTINCT FROM u.hash END;
-  END IF;
-  -- A post seen again is no longer gone.
-  DELETE FROM tweetkeeper.tombstones x
-   WHERE x.tweet_id = ANY (ids);
 END $$;
 
 -- Each edited post's newest version is tracked from now on, on its own age schedule (each
@@ -464,6 +501,27 @@ BEGIN
   PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
 END $$;
 
+-- Posts gone (deleted or unavailable; reasons: the problem types that say so, one per id), as a
+-- completion (store_problems()) or a follower's stream (delete_followed_posts()) learnt it: their
+-- payloads go (X's terms: stored content follows deletions) when erase (unless
+-- tweetkeeper.deleted_payloads = keep), and a tombstone says when and why.
+CREATE OR REPLACE FUNCTION bury(ids bigint[], reasons text[], erase boolean, at_now timestamptz) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  erased bigint[];  -- per payload erased, its post
+BEGIN
+  IF erase THEN
+    WITH gone AS (DELETE FROM tweetkeeper.payloads x WHERE x.tweet_id = ANY (ids) RETURNING x.tweet_id)
+    SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
+  END IF;
+  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
+  SELECT g.id, g.reason, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0)
+    FROM unnest(ids, reasons) AS g(id, reason)
+  ON CONFLICT ON CONSTRAINT tombstones_pkey
+    DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
+                  payloads_erased = x.payloads_erased + excluded.payloads_erased;
+END $$;
+
 -- Per-id problems (complete_batch() calls this only when there are some). Deleted: stop, keep
 -- the last metrics and when it vanished. Hidden (protected, suspended): keep the last metrics,
 -- look again after unavailable_recheck. Anything else is recorded and the tweet stays on its
@@ -476,7 +534,6 @@ DECLARE
   n_problems integer;
   gone_ids bigint[];       -- the posts gone (deleted or unavailable), and their types
   gone_types text[];
-  erased bigint[];         -- per payload erased, its post
 BEGIN
   WITH p AS (
     SELECT DISTINCT ON (x.id) x.id, x.type, x.detail,
@@ -508,7 +565,7 @@ BEGIN
          watch_until = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_until END,
          lease_id = NULL, omissions = 0,
          problem_type = coalesce(p.type, 'unknown'), problem_detail = p.detail, problem_at = at_now,
-         -- Its payloads erased below (gone): none kept, so the next one seen is kept.
+         -- Its payloads erased by bury() (gone): none kept, so the next one seen is kept.
          payload_hash = CASE WHEN erase AND p.terminal IN ('deleted', 'unavailable') THEN NULL ELSE t.payload_hash END
     FROM p
    WHERE t.tweet_id = p.id AND t.lease_id = lease
@@ -518,21 +575,7 @@ BEGIN
          array_agg(u.type) FILTER (WHERE u.terminal IN ('deleted', 'unavailable'))
     INTO n_problems, gone_ids, gone_types FROM u;
   IF gone_ids IS NOT NULL THEN
-    -- Deleted or unavailable: its payloads go (X's terms: stored content follows deletions),
-    -- unless tweetkeeper.deleted_payloads = keep; a tombstone says when and why.
-    IF erase THEN
-      WITH gone AS (
-        DELETE FROM tweetkeeper.payloads x
-         WHERE x.tweet_id = ANY (gone_ids)
-        RETURNING x.tweet_id)
-      SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
-    END IF;
-    INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
-    SELECT g.id, g.type, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0)
-      FROM unnest(gone_ids, gone_types) AS g(id, type)
-    ON CONFLICT ON CONSTRAINT tombstones_pkey
-      DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
-                    payloads_erased = x.payloads_erased + excluded.payloads_erased;
+    PERFORM tweetkeeper.bury(gone_ids, gone_types, erase, at_now);
   END IF;
   RETURN n_problems;
 END $$;
@@ -589,7 +632,7 @@ END $$;
 CREATE OR REPLACE FUNCTION lease_holder(b tweetkeeper.batches) RETURNS boolean
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF b.claimer_pid IS NULL OR (b.claimer_pid = pg_backend_pid() AND b.claimer_started = tweetkeeper.backend_start())
+  IF b.claimer_pid IS NULL OR tweetkeeper.session_is(b.claimer_pid, b.claimer_started)
      OR NOT current_setting('tweetkeeper.reclaim_abandoned')::boolean THEN
     RETURN true;
   END IF;
@@ -615,9 +658,48 @@ BEGIN
    WHERE b.lease_id = lease AND b.outcome IS NULL
   RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
   IF FOUND THEN
-    UPDATE tweetkeeper.tweets t SET due_at = oldest, lease_id = NULL
-     WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease;
+    PERFORM tweetkeeper.hand_back(lease, ids, oldest);
   END IF;
+END $$;
+
+-- The batch a worker's call names (complete_batch(), release_batch(), complete_handles()), its
+-- row locked, when this session holds its lease (lease_holder()); of endpoint `endpoint` when that
+-- is given. Else a row of NULLs: unknown (or purged), another endpoint's, handed back here because
+-- its claimer is gone, or finished already with an outcome among `finished` (a repeated call, or a
+-- batch handed back meanwhile: what was done then stays as it is; with `call`, a NOTICE says
+-- "nothing <call>"). (The claimer is nearly always this session: the test of that is inline,
+-- lease_holder() is called only when it fails.)
+CREATE OR REPLACE FUNCTION fenced_batch(lease bigint, endpoint text, finished text[], call text)
+  RETURNS tweetkeeper.batches LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  b tweetkeeper.batches;
+BEGIN
+  SELECT * INTO b FROM tweetkeeper.batches x WHERE x.lease_id = lease FOR UPDATE;
+  IF NOT FOUND OR (fenced_batch.endpoint IS NOT NULL AND b.endpoint IS DISTINCT FROM fenced_batch.endpoint)
+     OR NOT (tweetkeeper.session_is(b.claimer_pid, b.claimer_started) OR tweetkeeper.lease_holder(b)) THEN
+    RETURN NULL;
+  END IF;
+  IF b.outcome = ANY (finished) THEN
+    IF call IS NOT NULL THEN
+      RAISE NOTICE 'lease % was % already: nothing %', lease, b.outcome, call
+        USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    RETURN NULL;
+  END IF;
+  RETURN b;
+END $$;
+
+-- A lease's posts handed back: due again at `due` (or each at its own of dues, in the order of
+-- ids), unleased; only those the lease still holds. Returns how many.
+CREATE OR REPLACE FUNCTION hand_back(lease bigint, ids bigint[], due timestamptz, dues timestamptz[] DEFAULT NULL)
+  RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  UPDATE tweetkeeper.tweets t SET due_at = coalesce(dues[array_position(ids, t.tweet_id)], due), lease_id = NULL
+   WHERE t.tweet_id = ANY (ids) AND t.lease_id = lease;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
 END $$;
 
 -- Stores a batch's results in one transaction: metrics, history, next due time; per-id problems;
@@ -663,25 +745,14 @@ BEGIN
       jsonb_array_length(observations) + jsonb_array_length(problems)
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN 0;  -- unknown, or so old that it was purged: nothing of it is ours any more
-  END IF;
-  -- (The claimer is nearly always this session: the test of that is inline, lease_holder() is
-  -- called only when it fails.)
-  IF (b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
-     AND NOT tweetkeeper.lease_holder(b) THEN
-    RETURN 0;  -- its session is gone: handed back, as maintenance() would have
-  END IF;
-
   -- (Parsing every id first refuses a malformed one, 22P02, whatever the plans below.)
   PERFORM array_length(ARRAY(SELECT o.id FROM jsonb_to_recordset(observations) AS o(id bigint)), 1);
-  IF b.outcome IN ('completed', 'released', 'abandoned') THEN
-    -- Finished already: a repeat (a worker whose connection broke as its first call committed
-    -- calls again), or a batch handed back. What was stored, billed and counted then stays as it
-    -- is. (An expired lease still stores what no other claim has taken since: the reads are paid.)
-    RAISE NOTICE 'lease % was % already: nothing stored', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
+  -- Unknown, purged, or its session gone (handed back, as maintenance() would have): nothing of
+  -- it is ours any more. Or finished already: a repeat (a worker whose connection broke as its
+  -- first call committed calls again), or a batch handed back. (An expired lease still stores
+  -- what no other claim has taken since: the reads are paid.)
+  b := tweetkeeper.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'abandoned'], 'stored');
+  IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
   SELECT x.history_keep_unchanged, x.missing_after, x.unavailable_recheck
@@ -737,21 +808,13 @@ BEGIN
     RAISE EXCEPTION 'refusal must be rate-limited, usage-capped, rejected, single-status or NULL, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease FOR UPDATE;
-  IF NOT FOUND OR ((b.claimer_pid IS DISTINCT FROM pg_backend_pid() OR b.claimer_started IS DISTINCT FROM tweetkeeper.backend_start())
-                    AND NOT tweetkeeper.lease_holder(b)) THEN
+  -- Released once: a batch already completed, released, handed back or expired keeps its
+  -- record, and what the call says of the credential is not applied (it was, or its lease ended).
+  b := tweetkeeper.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'expired', 'abandoned'], 'released');
+  IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
-  IF b.outcome IS NOT NULL THEN
-    -- Released once: a batch already completed, released, handed back or expired keeps its
-    -- record, and what the call says of the credential is not applied (it was, or its lease ended).
-    RAISE NOTICE 'lease % was % already: nothing released', lease, b.outcome USING ERRCODE = 'object_not_in_prerequisite_state';
-    RETURN 0;
-  END IF;
-  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
-  GET DIAGNOSTICS n = ROW_COUNT;
+  n := tweetkeeper.hand_back(lease, b.tweet_ids, now());
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'released', stored = 0, reason = release_batch.reason, billed = 0
    WHERE batches.lease_id = lease;

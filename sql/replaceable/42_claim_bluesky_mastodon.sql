@@ -48,32 +48,74 @@ BEGIN
           LIMIT n) c;
 END $$;
 
--- claim_posts()'s work, once its arguments are checked.
-CREATE OR REPLACE FUNCTION posts_in(worker text, max_size integer, provider text, tokens text[])
+-- One endpoint's claim (claim_posts()): whether its window allows a request now (endpoint_hold()),
+-- up to max_size of its due posts locked (lock_endpoint_posts()), a lease on them (open_lease())
+-- and one request of its window counted (count_endpoint_request()). Returns the lease, its posts
+-- and their payload hashes; or no lease, and why not (why, and until when, if that is known; no
+-- why for a partial batch held back by the buffer TTL, per endpoint). s: settings().
+CREATE OR REPLACE FUNCTION claim_endpoint(worker text, provider text, ep text, max_size integer, tokens text[],
+                                          s record, OUT lease bigint, OUT ids bigint[], OUT hashes text[],
+                                          OUT why text, OUT until timestamptz)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  q record := tweetkeeper.endpoint_hold(ep, tokens);
+  l record;
+  n integer;
+BEGIN
+  IF q.why IS NOT NULL THEN
+    why := q.why;
+    until := q.until;
+    RETURN;
+  END IF;
+  n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
+  l := tweetkeeper.lock_endpoint_posts(ep, n);
+  IF l.ids IS NULL OR (cardinality(l.ids) < n AND l.oldest > now() - s.buffer_ttl) THEN
+    RETURN;
+  END IF;
+  lease := tweetkeeper.open_lease(worker, l.ids, l.ctids, l.oldest, s.lease_ttl, NULL, 0, provider, ep);
+  IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
+    -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
+    -- were, no batch), and the next claim says why.
+    PERFORM tweetkeeper.hand_back(lease, l.ids, NULL, l.dues);
+    DELETE FROM tweetkeeper.batches b WHERE b.lease_id = claim_endpoint.lease;
+    lease := NULL;
+    why := format('%s: its window changed meanwhile', ep);
+    until := now() + interval '1 second';
+    RETURN;
+  END IF;
+  ids := l.ids;
+  hashes := l.hashes;
+END $$;
+
+
+-- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
+-- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
+-- Mastodon status ids, the server in `endpoint`) and their last kept payloads' content hashes
+-- (payload_hashes, as claim_batch()'s).
+-- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
+-- resolves their handles and hands the DIDs to complete_handles().
+-- For Mastodon, the server whose oldest due status has waited longest among those whose window
+-- allows a request (and, for a server that refused us without a token, that this worker holds a
+-- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
+-- of the endpoint's window is counted here, under its row lock, so workers together never send
+-- more than the endpoint said it takes. Completed and released as any batch.
+CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
   RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
                  wait_until timestamptz, wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();
   e record;
-  q record;
-  l record;
+  c record;
   lo text := CASE provider WHEN 'bluesky' THEN 'bluesky' ELSE 'mastodon:' END;
   hi text := CASE provider WHEN 'bluesky' THEN 'bluesky-handle' ELSE 'mastodon;' END;  -- ';' follows ':'
-  n integer;
-  ids bigint[];
-  dues timestamptz[];
-  ctids tid[];
-  hashes text[];
-  keys text[];
-  oldest timestamptz;
-  lease bigint;
   tried text;
   endpoints_due refcursor;
   waits text[] := '{}';
   wait_min timestamptz;
   ep text;
 BEGIN
+  PERFORM tweetkeeper.check_claim(worker, max_size, provider, false);
   -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
   -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
   -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
@@ -115,42 +157,14 @@ BEGIN
     IF pass = 1 THEN
       tried := ep;
     END IF;
-    q := tweetkeeper.endpoint_hold(ep, tokens);
-    IF q.why IS NOT NULL THEN
-      waits := waits || q.why;
-      wait_min := least(wait_min, q.until);
-      CONTINUE;
+    c := tweetkeeper.claim_endpoint(worker, provider, ep, max_size, tokens, s);
+    IF c.why IS NOT NULL THEN
+      waits := waits || c.why;
+      wait_min := least(wait_min, c.until);
     END IF;
-    n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
-    -- Its due posts, locked (lock_endpoint_posts()).
-    l := tweetkeeper.lock_endpoint_posts(ep, n);
-    ids := l.ids;
-    dues := l.dues;
-    oldest := l.oldest;
-    ctids := l.ctids;
-    hashes := l.hashes;
-    -- A partial batch waits for the buffer TTL, per endpoint.
-    CONTINUE WHEN ids IS NULL OR (cardinality(ids) < n AND oldest > now() - s.buffer_ttl);
-    lease := nextval('tweetkeeper.lease_id_seq');
-    PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + s.lease_ttl);
-    INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
-                                     expires_at, credential, claimer_pid, claimer_started, billable,
-                                     provider, endpoint)
-    VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + s.lease_ttl, NULL,
-            pg_backend_pid(), tweetkeeper.backend_start(), 0, provider, ep);
-    keys := tweetkeeper.post_keys_of(ids);
-    IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
-      -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
-      -- were, no batch), and the next claim says why.
-      UPDATE tweetkeeper.tweets t SET due_at = dues[array_position(ids, t.tweet_id)], lease_id = NULL
-       WHERE t.tweet_id = ANY (ids);
-      DELETE FROM tweetkeeper.batches b WHERE b.lease_id = lease;
-      waits := waits || format('%s: its window changed meanwhile', ep);
-      wait_min := least(wait_min, now() + interval '1 second');
-      CONTINUE;
-    END IF;
+    CONTINUE WHEN c.lease IS NULL;
     CLOSE endpoints_due;
-    RETURN QUERY SELECT lease, ids, keys, ep, NULL::timestamptz, NULL::text, hashes;
+    RETURN QUERY SELECT c.lease, c.ids, tweetkeeper.post_keys_of(c.ids), ep, NULL::timestamptz, NULL::text, c.hashes;
     RETURN;
   END LOOP;
   CLOSE endpoints_due;
@@ -163,41 +177,6 @@ BEGIN
     RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text[], NULL::text,
       greatest(least(wait_min, now() + s.buffer_ttl), now()), array_to_string(waits, ', '), NULL::text[];
   END IF;
-END $$;
-
-COMMENT ON FUNCTION posts_in(text, integer, text, text[]) IS
-  'claim_posts()''s work, once its arguments are checked.';
-
--- The worker's claim for posts of Bluesky and Mastodon (claim_batch() is X's): up to max_size
--- due posts of one endpoint under a new lease, oldest due first, with their keys (at:// URIs;
--- Mastodon status ids, the server in `endpoint`) and their last kept payloads' content hashes
--- (payload_hashes, as claim_batch()'s).
--- A Bluesky batch of endpoint bluesky-handle holds posts known by handle only: the worker
--- resolves their handles and hands the DIDs to complete_handles().
--- For Mastodon, the server whose oldest due status has waited longest among those whose window
--- allows a request (and, for a server that refused us without a token, that this worker holds a
--- token for: `tokens`, the hosts it has one for). The buffer TTL holds per endpoint. One request
--- of the endpoint's window is counted here, under its row lock, so workers together never send
--- more than the endpoint said it takes. Completed and released as any batch.
-CREATE OR REPLACE FUNCTION claim_posts(worker text, max_size integer, provider text, tokens text[] DEFAULT NULL)
-  RETURNS TABLE (lease_id bigint, tweet_ids bigint[], post_keys text[], endpoint text,
-                 wait_until timestamptz, wait_reason text, payload_hashes text[])
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-BEGIN
-  IF worker IS NULL OR worker = '' THEN
-    RAISE EXCEPTION 'worker must be a non-empty name' USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
-    RAISE EXCEPTION 'provider must be bluesky or mastodon, got %', coalesce(provider, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'X''s tweets are claimed with tweetkeeper.claim_batch().';
-  END IF;
-  IF max_size IS NULL OR max_size < 1 OR max_size > tweetkeeper.endpoint_batch_max(provider, false) THEN
-    RAISE EXCEPTION 'max_size must be between 1 and % for %, got %',
-      tweetkeeper.endpoint_batch_max(provider, false), provider, coalesce(max_size::text, 'NULL')
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
-  RETURN QUERY SELECT * FROM tweetkeeper.posts_in(worker, max_size, provider, tokens);
 END $$;
 COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
   'Claims up to max_size due posts of one Bluesky (1-25) or Mastodon (1-20) endpoint under a new '
@@ -231,18 +210,14 @@ DECLARE
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
   h record;
 BEGIN
-  IF lease IS NULL OR resolutions IS NULL THEN
-    RAISE EXCEPTION 'lease and resolutions must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('lease and resolutions', lease IS NULL OR resolutions IS NULL);
   IF jsonb_typeof(resolutions) <> 'array' THEN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  SELECT * INTO b FROM tweetkeeper.batches
-   WHERE batches.lease_id = lease FOR UPDATE;
   -- Not such a batch, another session's (refused), or completed already (a repeated call):
   -- nothing to settle.
-  IF NOT FOUND OR b.endpoint IS DISTINCT FROM 'bluesky-handle' OR NOT tweetkeeper.lease_holder(b)
-     OR b.outcome = 'completed' THEN
+  b := tweetkeeper.fenced_batch(lease, 'bluesky-handle', ARRAY['completed'], NULL);
+  IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
   INSERT INTO tweetkeeper.bluesky_handles AS h (handle, did, problem, resolved_at)
@@ -271,13 +246,9 @@ BEGIN
        WHERE t.tweet_id = p.tweet_id;
       CONTINUE;
     END IF;
-    r := tweetkeeper.post_ref_id('bluesky', '', h.did, p.post_key);
+    r := tweetkeeper.enter_post_ref('bluesky', '', h.did, p.post_key, NULL);
     IF NOT r.tracked THEN
-      IF NOT r.known THEN
-        INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-        VALUES (r.tweet_id, 'bluesky', '', h.did, p.post_key,
-                format('https://bsky.app/profile/%s/post/%s', h.did, p.post_key));
-      END IF;
+      -- (re-keyed, not new: it keeps its schedule and watch, and is due at once)
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
                                       watch_until, endpoint)
       VALUES (r.tweet_id, p.created_at, 'scheduled', now(), p.scheduled_at, p.delay, p.watch_every,
@@ -287,8 +258,7 @@ BEGIN
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
   END LOOP;
   -- Posts of handles the answer did not mention: due again now, for the next worker.
-  UPDATE tweetkeeper.tweets t SET due_at = now(), lease_id = NULL
-   WHERE t.tweet_id = ANY (b.tweet_ids) AND t.lease_id = lease;
+  PERFORM tweetkeeper.hand_back(lease, b.tweet_ids, now());
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
          tweets_read = 0

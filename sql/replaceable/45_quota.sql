@@ -55,7 +55,7 @@ BEGIN
                                   THEN now() ELSE c.window_started_at END,
          month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
                            ELSE c.month_used END
-                      + n_posts - cardinality(array_positions(read_today, c.name)),
+                      + tweetkeeper.billable_reads(n_posts, read_today, c.name),
          month_start = date_trunc('month', now(), 'UTC'),
          status = 'active', status_reason = NULL, status_until = NULL,
          requests = c.requests + 1, last_used_at = clock_timestamp(),
@@ -80,7 +80,7 @@ BEGIN
                  AND coalesce(flying[array_position(flying_names, x.name)], 0) < x.requests_per_window))
         AND (x.monthly_cap IS NULL
              OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
-                + n_posts - cardinality(array_positions(read_today, x.name)) <= x.monthly_cap)
+                + tweetkeeper.billable_reads(n_posts, read_today, x.name) <= x.monthly_cap)
         AND (burst OR x.paced_until IS NULL OR x.paced_until <= now())
       ORDER BY x.last_used_at NULLS FIRST
       LIMIT 1
@@ -128,7 +128,7 @@ BEGIN
     INTO until, why
     FROM tweetkeeper.credentials x
     CROSS JOIN LATERAL (
-      SELECT n_posts - cardinality(array_positions(read_today, x.name)) AS need,
+      SELECT tweetkeeper.billable_reads(n_posts, read_today, x.name) AS need,
              x.status = 'active' AND x.monthly_cap IS NOT NULL
                AND x.month_start = date_trunc('month', now(), 'UTC') AS capped_month) n
     CROSS JOIN LATERAL (
@@ -152,18 +152,63 @@ BEGIN
      AND (quota_wait.credentials IS NULL OR x.name = ANY (quota_wait.credentials));
 END $$;
 
--- Applies what the API said about a credential's quota: the x-rate-limit-* headers, and what
--- kind of refusal, if any. {"limit":15,"remaining":3,"reset":1700000000}
+-- "Record an answer", the rule every budget (X's credentials, Bluesky's and Mastodon's endpoints)
+-- follows, in two parts that record_quota() and record_endpoint_quota() share:
+-- What an answer said of its window, as the worker read its headers: {"limit":15,"remaining":3,
+-- "reset":1700000000}. A reset is at most `longest` away: a later one, from a confused or hostile
+-- answer, would park the credential or endpoint for as long as it said.
+CREATE OR REPLACE FUNCTION answer_window(rate jsonb, longest interval, OUT lim integer, OUT remaining integer,
+                                         OUT reset timestamptz)
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  lim := (rate ->> 'limit')::integer;
+  remaining := (rate ->> 'remaining')::integer;
+  reset := to_timestamp((rate ->> 'reset')::double precision);
+  IF reset > now() + longest THEN
+    reset := now() + longest;
+  END IF;
+END $$;
+
+-- What a refusal makes of a credential (kind credential) or an endpoint (kind endpoint): its
+-- status, until when, and why (detail, the answer's words, else the refusal's). Every refusal
+-- state ends on a schedule: rate-limited (429) at the window's reset (`reset`, NULL: unknown),
+-- usage-capped (X's monthly cap) at the next UTC month, rejected (401/403: a credential
+-- rejected, a server that wants a token) after tweetkeeper.rejected_recheck (a token renewed
+-- meanwhile works again; a worker that reports a refusal falsely parks it that long, not for
+-- good). NULLs for no refusal, or one that is not of this kind.
+CREATE OR REPLACE FUNCTION refusal_state(kind text, refusal text, reset timestamptz, detail text,
+                                         OUT status text, OUT until timestamptz, OUT reason text)
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF refusal = 'rate-limited' THEN
+    status := 'waiting';
+    until := reset;
+    reason := coalesce(detail, 'Too Many Requests');
+  ELSIF refusal = 'usage-capped' AND kind = 'credential' THEN
+    status := 'capped';
+    until := tweetkeeper.next_month_utc();
+    reason := coalesce(detail, 'Usage cap exceeded');
+  ELSIF refusal = 'rejected' THEN
+    status := CASE kind WHEN 'credential' THEN 'rejected' ELSE 'needs-token' END;
+    until := now() + current_setting('tweetkeeper.rejected_recheck')::interval;
+    reason := coalesce(detail, 'rejected');
+  END IF;
+END $$;
+
+-- Applies what the API said about a credential's quota: the x-rate-limit-* headers
+-- (answer_window()), and what kind of refusal, if any (refusal_state()).
 CREATE OR REPLACE FUNCTION record_quota(credential text, rate jsonb, refusal text, detail text)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  api_remaining integer := (rate ->> 'remaining')::integer;
-  api_limit integer := (rate ->> 'limit')::integer;
-  api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+  a record;
+  r record;
 BEGIN
   IF credential IS NULL THEN
     RETURN;
   END IF;
+  -- (A reset is at most one window away.)
+  a := tweetkeeper.answer_window(rate, (SELECT x.window_length FROM tweetkeeper.credentials x WHERE x.name = credential));
+  r := tweetkeeper.refusal_state('credential', refusal, a.reset, detail);
   -- The API's word wins where it is stricter than ours: a smaller remaining, a later reset.
   -- A larger remaining does not: other requests of this window may still be in flight, not
   -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
@@ -172,42 +217,24 @@ BEGIN
   -- request every window_length / requests_per_window, counted from remaining) follows it. With
   -- the registered one, the requests the API counts as used would look like thousands and hold
   -- the credential back until the window's end (found by tests/integration/prometheus.sh).
+  -- A 429 ends the window: nothing remains until its reset (ours, or a window from now when
+  -- neither is known). (A rejection without an end, 0.4.0's or one an operator sets, waits for
+  -- reset_credential().)
   UPDATE tweetkeeper.credentials c
-     SET requests_per_window = CASE WHEN api_limit > 0 AND api_limit < c.requests_per_window
-                                    THEN api_limit ELSE c.requests_per_window END,
-         remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
-                          WHEN api_reset IS NOT NULL AND c.window_reset_at IS NOT NULL
-                               AND api_reset <= c.window_reset_at - c.window_length THEN c.remaining
-                          ELSE least(c.remaining, api_remaining) END,
-         window_reset_at = greatest(c.window_reset_at, CASE WHEN api_reset > now() + c.window_length
-                                                            THEN now() + c.window_length ELSE api_reset END)
+     SET requests_per_window = CASE WHEN a.lim > 0 AND a.lim < c.requests_per_window
+                                    THEN a.lim ELSE c.requests_per_window END,
+         remaining = CASE WHEN r.status = 'waiting' THEN 0
+                          WHEN a.remaining IS NULL THEN c.remaining
+                          WHEN a.reset IS NOT NULL AND c.window_reset_at IS NOT NULL
+                               AND a.reset <= c.window_reset_at - c.window_length THEN c.remaining
+                          ELSE least(c.remaining, a.remaining) END,
+         window_reset_at = CASE WHEN r.status = 'waiting' THEN coalesce(a.reset, c.window_reset_at, now() + c.window_length)
+                                ELSE greatest(c.window_reset_at, a.reset) END,
+         status = coalesce(r.status::tweetkeeper.credential_status, c.status),
+         status_until = CASE WHEN r.status = 'waiting' THEN coalesce(a.reset, c.window_reset_at, now() + c.window_length)
+                             WHEN r.status IS NOT NULL THEN r.until ELSE c.status_until END,
+         status_reason = CASE WHEN r.status IS NOT NULL THEN r.reason ELSE c.status_reason END
    WHERE c.name = credential;
-  -- (A reset is at most one window away: a later one, from a confused or hostile answer, would
-  -- park the credential for as long as it said.)
-  IF refusal = 'rate-limited' THEN
-    UPDATE tweetkeeper.credentials c
-       SET status = 'waiting', remaining = 0,
-           status_until = coalesce(CASE WHEN api_reset > now() + c.window_length THEN now() + c.window_length ELSE api_reset END,
-                                   c.window_reset_at, now() + c.window_length),
-           window_reset_at = coalesce(CASE WHEN api_reset > now() + c.window_length THEN now() + c.window_length ELSE api_reset END,
-                                      c.window_reset_at, now() + c.window_length),
-           status_reason = coalesce(detail, 'Too Many Requests')
-     WHERE c.name = credential;
-  ELSIF refusal = 'usage-capped' THEN
-    UPDATE tweetkeeper.credentials c
-       SET status = 'capped', status_until = tweetkeeper.next_month_utc(),
-           status_reason = coalesce(detail, 'Usage cap exceeded')
-     WHERE c.name = credential;
-  ELSIF refusal = 'rejected' THEN
-    -- Tried again after tweetkeeper.rejected_recheck (a token renewed meanwhile works again; a
-    -- worker that reports a refusal falsely parks the credential that long, not for good), and
-    -- credential_stats says until when. (A rejection without an end, 0.4.0's or one an
-    -- operator sets, waits for reset_credential().)
-    UPDATE tweetkeeper.credentials c
-       SET status = 'rejected', status_until = now() + current_setting('tweetkeeper.rejected_recheck')::interval,
-           status_reason = coalesce(detail, 'rejected')
-     WHERE c.name = credential;
-  END IF;
 END $$;
 
 -- Moves a share of what an endpoint's window has left into a free lane (endpoint_lanes), for the
@@ -251,13 +278,13 @@ CREATE OR REPLACE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refu
                                       answered boolean)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  api_remaining integer := (rate ->> 'remaining')::integer;
-  api_limit integer := (rate ->> 'limit')::integer;
-  -- (At most an hour away: both networks' read windows are 5 minutes; a later reset, from a
-  -- confused or hostile server, would park the endpoint for as long as it said.)
-  api_reset timestamptz := CASE WHEN to_timestamp((rate ->> 'reset')::double precision) > now() + interval '1 hour'
-                                THEN now() + interval '1 hour'
-                                ELSE to_timestamp((rate ->> 'reset')::double precision) END;
+  -- (A reset at most an hour away: both networks' read windows are 5 minutes.)
+  a record := tweetkeeper.answer_window(rate, interval '1 hour');
+  api_remaining integer := a.remaining;
+  api_limit integer := a.lim;
+  api_reset timestamptz := a.reset;
+  -- (A 429 without a reset waits a minute.)
+  r record := tweetkeeper.refusal_state('endpoint', refusal, coalesce(a.reset, now() + interval '1 minute'), detail);
   cur record;
   held integer;  -- requests of the current window the lanes hold
 BEGIN
@@ -292,33 +319,24 @@ BEGIN
     RETURNING o.granted, o.valid_until)
   SELECT coalesce(sum(t.granted) FILTER (WHERE t.valid_until > now() AND t.valid_until < 'infinity'), 0)
     INTO held FROM taken t;
+  -- A refusal (refusal_state()) sets the status; a 429 ends the window until its reset. A
+  -- Mastodon server older than 4.3 (no GET /api/v1/statuses, refusal single-status): its batches
+  -- hold one status from now on (GET /api/v1/statuses/:id), within the same window.
   UPDATE tweetkeeper.endpoints x
      SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
-         remaining = CASE WHEN api_remaining IS NULL THEN x.remaining + held
+         remaining = CASE WHEN r.status = 'waiting' THEN 0
+                          WHEN api_remaining IS NULL THEN x.remaining + held
                           WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
                           WHEN api_reset < x.window_reset_at THEN x.remaining + held
                           ELSE least(x.remaining + held, api_remaining) END,
-         window_reset_at = greatest(x.window_reset_at, api_reset),
-         answered_at = CASE WHEN answered AND x.answered_at IS NULL THEN now() ELSE x.answered_at END
+         window_reset_at = CASE WHEN r.status = 'waiting' THEN r.until ELSE greatest(x.window_reset_at, api_reset) END,
+         answered_at = CASE WHEN answered AND x.answered_at IS NULL THEN now() ELSE x.answered_at END,
+         status = coalesce(r.status, x.status),
+         status_until = CASE WHEN r.status IS NOT NULL THEN r.until ELSE x.status_until END,
+         status_reason = CASE WHEN r.status IS NOT NULL THEN r.reason
+                              WHEN refusal = 'single-status' THEN detail ELSE x.status_reason END,
+         single_status = CASE WHEN refusal = 'single-status' THEN true ELSE x.single_status END
    WHERE x.endpoint = record_endpoint_quota.endpoint;
-  IF refusal = 'rate-limited' THEN
-    UPDATE tweetkeeper.endpoints x
-       SET status = 'waiting', remaining = 0,
-           status_until = coalesce(api_reset, now() + interval '1 minute'),
-           window_reset_at = coalesce(api_reset, now() + interval '1 minute'),
-           status_reason = coalesce(detail, 'Too Many Requests')
-     WHERE x.endpoint = record_endpoint_quota.endpoint;
-  ELSIF refusal = 'rejected' THEN
-    UPDATE tweetkeeper.endpoints x
-       SET status = 'needs-token', status_until = now() + current_setting('tweetkeeper.rejected_recheck')::interval,
-           status_reason = coalesce(detail, 'rejected')
-     WHERE x.endpoint = record_endpoint_quota.endpoint;
-  ELSIF refusal = 'single-status' THEN
-    -- A Mastodon server older than 4.3 (no GET /api/v1/statuses): its batches hold one status
-    -- from now on (GET /api/v1/statuses/:id), within the same window.
-    UPDATE tweetkeeper.endpoints x SET single_status = true, status_reason = detail
-     WHERE x.endpoint = record_endpoint_quota.endpoint;
-  END IF;
 END $$;
 
 -- The batch's record settled (completed, or left abandoned), and its credential's or endpoint's

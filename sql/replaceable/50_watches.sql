@@ -39,10 +39,8 @@ DECLARE
   max_ids integer;
   n bigint;
 BEGIN
-  IF tweet_ids IS NULL OR every IS NULL OR for_how_long IS NULL THEN
-    RAISE EXCEPTION 'tweet_ids, every and for_how_long must not be NULL'
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('tweet_ids, every and for_how_long',
+                                    tweet_ids IS NULL OR every IS NULL OR for_how_long IS NULL);
   IF array_position(tweet_ids, NULL) IS NOT NULL THEN
     RAISE EXCEPTION 'tweet_ids contains a NULL element' USING ERRCODE = 'null_value_not_allowed';
   END IF;
@@ -90,9 +88,7 @@ COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
 CREATE OR REPLACE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF tweet_ids IS NULL THEN
-    RAISE EXCEPTION 'tweet_ids must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('tweet_ids', tweet_ids IS NULL);
   RETURN tweetkeeper.stop_watching(tweet_ids);
 END $$;
 COMMENT ON FUNCTION unwatch(bigint[]) IS
@@ -129,9 +125,7 @@ COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
 CREATE OR REPLACE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF urls IS NULL THEN
-    RAISE EXCEPTION 'urls must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
   IF array_position(urls, NULL) IS NOT NULL THEN
     RAISE EXCEPTION 'urls[%] is NULL', array_position(urls, NULL) USING ERRCODE = 'null_value_not_allowed';
   END IF;

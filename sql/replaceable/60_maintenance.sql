@@ -100,6 +100,44 @@ COMMENT ON FUNCTION claim_wait(text) IS
   'When a claim of this provider that found nothing may next find something (NULL: nothing '
   'scheduled): what a worker sleeps until, a NOTIFY waking it sooner.';
 
+-- The ends of batch leases (maintenance()'s first step; the lease core: sql/replaceable/40_claim.sql).
+-- Batches whose claiming session is gone (the worker was killed or lost its connection) come back
+-- at once, at their place in the queue: due since the oldest of them was (abandon_batch(); with
+-- reclaim, tweetkeeper.reclaim_abandoned). A worker that reconnects and completes such a batch
+-- later stores nothing: its lease is off the tweets. Leases that ran out are recorded expired
+-- (their tweets are already due again: due_at was the expiry). Batch records older than
+-- retention go; the requests they answered stay counted in daily_usage (count_usage()).
+CREATE OR REPLACE FUNCTION end_leases(reclaim boolean, retention interval) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  gone record;
+  purged jsonb;
+BEGIN
+  IF reclaim THEN
+    FOR gone IN WITH f AS MATERIALIZED (
+                  SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
+                   WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
+                SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
+      PERFORM tweetkeeper.abandon_batch(gone.lease_id);
+    END LOOP;
+  END IF;
+  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
+   WHERE outcome IS NULL AND expires_at < now();
+  -- (What was deleted is summed here, then counted.)
+  WITH g AS (
+    DELETE FROM tweetkeeper.batches WHERE finished_at < now() - retention
+    RETURNING finished_at, provider, credential, tweets_read, billed
+  )
+  SELECT coalesce(jsonb_agg(jsonb_build_array(x.day, x.provider, x.credential, x.requests, x.tweets_read, x.billed)), '[]')
+    INTO purged
+    FROM (SELECT (g.finished_at AT TIME ZONE 'UTC')::date AS day, coalesce(g.provider, 'x-v2') AS provider,
+                 coalesce(g.credential, '') AS credential, count(*) AS requests, sum(g.tweets_read) AS tweets_read,
+                 sum(coalesce(g.billed, 0)) AS billed
+            FROM g WHERE g.tweets_read IS NOT NULL
+           GROUP BY 1, 2, 3) x;
+  PERFORM tweetkeeper.count_usage(purged);
+END $$;
+
 -- Returns how long the background worker may sleep before anything can change: 0 for a tick
 -- (a batch is claimable now, or batches are in flight and their workers may die), otherwise
 -- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
@@ -117,8 +155,6 @@ DECLARE
   notified boolean := false;
   network text;
   posts_at timestamptz;
-  gone record;
-  purged jsonb;
 BEGIN
   -- The statements below whose best plan depends on the table's size are EXECUTEd, so planned
   -- at every call, not cached (the min() lookups of batches and watches follow a partial index
@@ -127,18 +163,7 @@ BEGIN
   -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
   -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.
   -- Planning them costs well under a millisecond.
-  --
-  -- Batches whose claiming session is gone (the worker was killed or lost its connection) come
-  -- back at once, at their place in the queue: due since the oldest of them was. A worker that
-  -- reconnects and completes such a batch later stores nothing: its lease is off the tweets.
-  IF reclaim THEN
-    FOR gone IN WITH f AS MATERIALIZED (
-                  SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
-                   WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
-                SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
-      PERFORM tweetkeeper.abandon_batch(gone.lease_id);
-    END LOOP;
-  END IF;
+  PERFORM tweetkeeper.end_leases(reclaim, s.batch_retention);
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
   -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
   -- tweets_watch_end_idx.
@@ -147,28 +172,6 @@ BEGIN
       SELECT t.tweet_id FROM tweetkeeper.tweets t
        WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
        ORDER BY t.watch_until LIMIT 1000))$q$;
-  -- Leases that ran out: their tweets are already due again (due_at was the expiry); record it.
-  UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
-   WHERE outcome IS NULL AND expires_at < now();
-  -- Old batch records go; the requests they answered stay counted in daily_usage. (What was
-  -- deleted is summed here, then counted.)
-  WITH gone AS (
-    DELETE FROM tweetkeeper.batches WHERE finished_at < now() - s.batch_retention
-    RETURNING finished_at, provider, credential, tweets_read, billed
-  )
-  SELECT coalesce(jsonb_agg(jsonb_build_array(x.day, x.provider, x.credential, x.requests, x.tweets_read, x.billed)), '[]')
-    INTO purged
-    FROM (SELECT (g.finished_at AT TIME ZONE 'UTC')::date AS day, coalesce(g.provider, 'x-v2') AS provider,
-                 coalesce(g.credential, '') AS credential, count(*) AS requests, sum(g.tweets_read) AS tweets_read,
-                 sum(coalesce(g.billed, 0)) AS billed
-            FROM gone g WHERE g.tweets_read IS NOT NULL
-           GROUP BY 1, 2, 3) x;
-  INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
-  SELECT (p->>0)::date, p->>1, p->>2, (p->>3)::bigint, (p->>4)::bigint, (p->>5)::bigint
-    FROM jsonb_array_elements(purged) p
-  ON CONFLICT (day, provider, credential) DO UPDATE
-     SET requests = u.requests + excluded.requests, tweets_read = u.tweets_read + excluded.tweets_read,
-         billed_reads = u.billed_reads + excluded.billed_reads;
 
   -- A batch claimable now (x_claimable(): claim_batch()'s own test; claim_wait() for Bluesky's
   -- and Mastodon's posts): the idle workers of that network are told, X's with how many tweets,

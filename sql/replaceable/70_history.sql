@@ -323,9 +323,8 @@ CREATE OR REPLACE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 *
                                       compaction text DEFAULT '37 * * * *') RETURNS bigint[]
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF partitions IS NULL OR retention IS NULL OR compaction IS NULL THEN
-    RAISE EXCEPTION 'the schedules must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper.refuse_null('the schedules',
+                                    partitions IS NULL OR retention IS NULL OR compaction IS NULL);
   IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
     RAISE EXCEPTION 'pg_cron is not installed in database %', current_database()
       USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -40,15 +40,43 @@ COMMENT ON FUNCTION tweet_cost(numeric) IS
   'What one tweet costs over its life under the current age policy: refreshes, requests (a '
   'share of 100 per request), billed reads (X bills a post once per UTC day) and their price.';
 
+-- forecast()'s part off the age schedule, from t0 to t1 (today: t0's UTC day). X's watched
+-- tweets: every `every` while the watch lasts, billed once a day. Unavailable and missing ones:
+-- rechecked once when due (an error or left out, not billed). X's followers (follow_requests):
+-- each followed account's timeline read at the pace they keep now (from its last read to its
+-- next, poll_after - checked_at); the posts they find are tweets, in forecast()'s arrivals,
+-- billed as those are.
+CREATE OR REPLACE FUNCTION forecast_off_schedule(t0 timestamptz, t1 timestamptz, today date,
+                                                 OUT refreshes numeric, OUT billed_reads numeric,
+                                                 OUT follow_requests numeric)
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  follow_requests := coalesce((
+    SELECT sum(extract(epoch FROM t1 - t0) / greatest(extract(epoch FROM f.poll_after - f.checked_at), 1))
+      FROM tweetkeeper.followed_accounts f
+     WHERE f.network = 'x' AND f.status = 'following' AND f.checked_at IS NOT NULL AND f.poll_after > f.checked_at), 0);
+  refreshes := coalesce((SELECT sum(extract(epoch FROM least(t1, t.watch_until) - t0) / extract(epoch FROM t.watch_every))
+                           FROM tweetkeeper.tweets t WHERE t.watch_until > t0 AND t.tweet_id > 0), 0)
+             + coalesce((SELECT count(*) FROM tweetkeeper.tweets t
+                          WHERE t.state IN ('unavailable', 'missing') AND t.due_at < t1 AND t.tweet_id > 0), 0);
+  billed_reads := coalesce((
+    SELECT sum(CASE WHEN u::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
+      FROM tweetkeeper.tweets t,
+           generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), least(t1, t.watch_until) AT TIME ZONE 'UTC',
+                           interval '1 day') u
+     WHERE t.watch_until > t0 AND t.tweet_id > 0), 0);
+END $$;
+
 -- What the queue will need from now to now + span (expected values, from each tracked tweet's
 -- age and the policy, the watches, and new tweets arriving at the rate of the last day: tweets
 -- created in the last 24 hours, per second), and the timeline reads of X's followers of accounts.
 -- X's tweets only (tweet_id > 0): X bills by the
 -- post and asks 100 per request; Bluesky's and Mastodon's posts cost nothing and go 25 or 20 a
--- request, and are not in this forecast.
+-- request, and are not in this forecast. (SECURITY DEFINER, as every granted function that calls
+-- the internal steps, which are granted to no one: forecast_off_schedule().)
 CREATE OR REPLACE FUNCTION forecast(span interval, OUT refreshes numeric, OUT requests numeric,
                          OUT billed_reads numeric)
-  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
   t0 timestamptz := now();
@@ -60,6 +88,7 @@ DECLARE
   span_s numeric := extract(epoch FROM span);
   rf numeric;
   bl numeric;
+  w record;
 BEGIN
   IF span IS NULL OR span <= interval '0' OR span > interval '1 year' THEN
     RAISE EXCEPTION 'span must be more than 0 and at most a year, got %', coalesce(span::text, 'NULL')
@@ -115,29 +144,15 @@ BEGIN
                                      greatest(days.s0, g.c + first) - g.c AS age) x
                WHERE x.start < days.s1), 0)
     INTO rf, bl;
-  -- Watched tweets: every `every` while the watch lasts, billed once a day. Unavailable and
-  -- missing ones: rechecked once when due (an error or left out, not billed).
-  rf := rf + coalesce((SELECT sum(extract(epoch FROM least(t1, t.watch_until) - t0) / extract(epoch FROM t.watch_every))
-                         FROM tweetkeeper.tweets t WHERE t.watch_until > t0 AND t.tweet_id > 0), 0)
-           + coalesce((SELECT count(*) FROM tweetkeeper.tweets t
-                        WHERE t.state IN ('unavailable', 'missing') AND t.due_at < t1 AND t.tweet_id > 0), 0);
-  bl := bl + coalesce((
-    SELECT sum(CASE WHEN u::date = today AND t.billed_on = today THEN 0 ELSE 1 END)
-      FROM tweetkeeper.tweets t,
-           generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), least(t1, t.watch_until) AT TIME ZONE 'UTC',
-                           interval '1 day') u
-     WHERE t.watch_until > t0 AND t.tweet_id > 0), 0);
+  w := tweetkeeper.forecast_off_schedule(t0, t1, today);
+  rf := rf + w.refreshes;
+  bl := bl + w.billed_reads;
 
   refreshes := round(rf, 1);
   -- Full batches when enough is due; otherwise a partial batch every buffer TTL at the most.
   requests := round(least(rf, greatest(rf / 100, span_s / greatest(extract(epoch FROM s.buffer_ttl), 1))), 1);
-  -- X's followers read each followed account's timeline at the pace they keep now (from its last
-  -- read to its next, poll_after - checked_at). The posts they find are tweets, in the arrivals
-  -- above, billed as those are.
-  requests := requests + round(coalesce((
-    SELECT sum(span_s / greatest(extract(epoch FROM f.poll_after - f.checked_at), 1))
-      FROM tweetkeeper.followed_accounts f
-     WHERE f.network = 'x' AND f.status = 'following' AND f.checked_at IS NOT NULL AND f.poll_after > f.checked_at), 0), 1);
+  -- X's followers' timeline reads (forecast_off_schedule()).
+  requests := requests + round(w.follow_requests, 1);
   billed_reads := round(bl, 1);
 END $$;
 COMMENT ON FUNCTION forecast(interval) IS

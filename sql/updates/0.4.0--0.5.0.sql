@@ -103,3 +103,6 @@ ALTER TABLE tweetkeeper.edits DROP COLUMN bucket;
 ALTER TABLE tweetkeeper.followed_accounts ADD COLUMN lease_credential text;
 DROP FUNCTION tweetkeeper.claim_follows(text, text, integer, interval, boolean);
 
+-- One lease model (sql/replaceable/40_claim.sql, 37_follows.sql): a followed account's lease is
+-- checked by held_follow(), with session_is(), the owner test of batches too.
+DROP FUNCTION tweetkeeper.follow_lease_held(tweetkeeper.followed_accounts);
