@@ -32,7 +32,7 @@ found=$(awk '
     }
     prev = $0
   }' "${scripts[@]}")
-[ -n "$found" ] || tk_fail "the scripts were read" "no sleep at all in ${#scripts[@]} scripts: is the pattern broken?"
+[ -n "$found" ] || tk_fail "the scripts were read" "nothing found in ${#scripts[@]} scripts: is the pattern broken?"
 while IFS=$'\037' read -r where why code; do
   code=$(sed 's/^[ \t]*//' <<<"$code")
   if [ -n "$why" ]; then
