@@ -255,6 +255,24 @@ if wait_log "$dir/worker-wait.log" 'database unreachable.*waiting for it' 20 && 
 else
   tk_fail "without --startup-timeout it waits on" "$(tail -3 "$dir/worker-wait.log")"
 fi
+# A server that is ready by the time the worker asks why its attempt failed (PQping says up):
+# the attempt's "the database system is starting up" (57P03) is still a reason to wait, not a
+# refused login. (tests/cli/starting_pg.py makes that race happen on every attempt.)
+python3 "$TK_ROOT/tests/cli/starting_pg.py" "$dir/starting" >"$dir/starting.out" 2>&1 &
+TK_PIDS+=($!)
+tk_wait_until 5 tk_log_has "$dir/starting.out" '^listening'
+env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "host=$dir/starting port=5432 dbname=tweetkeeper user=x" \
+  --api-url "$CLOSED_URL" --startup-timeout 3 >"$dir/worker-starting.log" 2>&1 &
+starting=$!
+TK_PIDS+=("$starting")
+tk_wait_exit "$starting" 30
+name="a server that is starting up when the worker tries, and up when it asks why: the worker waits (--startup-timeout 3)"
+if [ "$TK_RC" = 1 ] && grep -q 'database not accepting connections yet.*waiting for it' "$dir/worker-starting.log" &&
+   grep -Eq 'database still not accepting connections yet .* after 3 s \(--startup-timeout\)' "$dir/worker-starting.log"; then
+  tk_pass "$name"
+else
+  tk_fail "$name" "exit $TK_RC" "$(tail -3 "$dir/worker-starting.log")"
+fi
 # Back as a standby (in recovery, read-only): a new state, said once more; promoted: it works.
 touch "$dir/pg/data/standby.signal"
 chown postgres "$dir/pg/data/standby.signal" 2>/dev/null
