@@ -74,6 +74,7 @@ suite claims wait - tests/integration/claims.sh
 suite spec wait - tests/mock_api/spec/spec.sh
 suite deploy wait - tests/deploy/deploy.sh
 suite build wait - tests/build/make_targets.sh
+suite sleeps wait - tests/build/sleeps.sh     # every sleep left in a test script says why
 
 unit() { # the C++ unit tests of the regular build
   local out rc

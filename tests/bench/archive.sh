@@ -45,6 +45,7 @@ run() {
   [ -n "${STATEMENTS:-}" ] && tk_psql -c "SELECT pg_stat_statements_reset()" >/dev/null
   pg0=$(cpu "$postmaster") mock0=$(cpu "$TK_MOCK_PID")
   local perf=
+  # sleep-ok: perf record says nothing when it has attached: a second for it before the measured run
   if [[ " ${PERF:-} " == *" $name "* ]]; then perf record -a -g -o "$dir/$name.perf" >/dev/null 2>&1 & perf=$!; sleep 1; fi
   for w in $(seq 1 "$WORKERS"); do
     TWEETKEEPER_BEARER_TOKEN=bench ${CPU:+/usr/bin/time -o "$dir/$name-$w.time" -f "%U %S"} "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --concurrency "$CONCURRENCY" \

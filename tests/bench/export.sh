@@ -29,7 +29,7 @@ for format in twarc2 csv; do
   while kill -0 "$pid" 2>/dev/null; do
     hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
     [ -n "$hwm" ] && [ "$hwm" -gt "$rss" ] && rss=$hwm
-    sleep 0.2
+    sleep 0.2 # sleep-ok: the sampling interval of the peak RSS, read until the export ends
   done
   wait "$pid" || { cat "$dir/err"; exit 1; }
   secs=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }")

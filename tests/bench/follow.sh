@@ -87,7 +87,7 @@ started=$(date +%s%3N)
 start_all
 # The follower of a network holding its accounts now.
 holder() { tk_psql -c "SELECT follower FROM tweetkeeper.follows WHERE network = '$1' AND follower IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1"; }
-sleep $((WARM_S + 10))
+sleep $((WARM_S + 10)) # sleep-ok: the bench's phases are spans of time, each measured
 urls "$main_mock" bluesky | tail -n 100 >"$dir/late-urls"
 tk_psql >/dev/null <<SQL
 CREATE TEMP TABLE u (url text);
@@ -95,23 +95,24 @@ CREATE TEMP TABLE u (url text);
 SELECT tweetkeeper.follow_accounts(array_agg(url)) FROM u;
 SQL
 echo "# 100 more Bluesky accounts followed"
-sleep $((CLEAN_S + GRACE_S - 5))
+sleep $((CLEAN_S + GRACE_S - 5)) # sleep-ok: the clean span, measured
 clean_from=$((started + WARM_S * 1000)) clean_to=$((started + (WARM_S + CLEAN_S) * 1000))
 # The faults, spread over the rest of the run.
 rest=$((RUN_S - WARM_S - CLEAN_S - GRACE_S - 5))
 step=$((rest / 5))
 faults_from=$(date +%s%3N)
 h=$(holder mastodon); echo "# SIGKILL $h"; kill -KILL "${pid[$h]}"
-sleep $step
+sleep $step # sleep-ok: faults spread over the run
 curl -sf -X POST "$main_mock/mock/jetstream/drop" >/dev/null; echo "# Jetstream dropped"
-sleep $step
+sleep $step # sleep-ok: faults spread over the run
+# sleep-ok: PostgreSQL down for 2 s, the outage injected
 echo "# PostgreSQL restarting"; tk_pg_stop "$dir" fast >/dev/null; sleep 2; tk_pg_start "$dir" -c max_connections=100 >/dev/null
-sleep $step
+sleep $step # sleep-ok: faults spread over the run
 h=$(holder x); echo "# SIGKILL $h, and started again"; kill -KILL "${pid[$h]}"
 follower "$h" x-v2 --api-url "$main_mock" --log-level debug
 h=$(holder bluesky); echo "# SIGKILL $h, and started again"; kill -KILL "${pid[$h]}"
 follower "$h" bluesky --api-url "$main_mock" --jetstream-url "$jetstream" --log-level info
-sleep $((step * 2))
+sleep $((step * 2)) # sleep-ok: the run's last span after the faults, measured
 for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null; done
 for p in "${pid[@]}"; do tk_wait_exit "$p" 30; done
 

@@ -55,7 +55,7 @@ fresh_state() {
   for attempt in 1 2 3; do
     fresh_state_once && return 0
     echo "fresh_state: attempt $attempt failed, trying again" >&2
-    sleep 1
+    sleep 1 # sleep-ok: a pause before a retry after a deadlock; nothing to wait for
   done
   return 1
 }

@@ -53,7 +53,7 @@ SQL
     TK_PIDS+=($!)  # (stopped at exit whatever happens)
   done
   tk_start_workers 2 "short-$order-$spending" --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" --concurrency 2
-  sleep "$RUN_S"
+  sleep "$RUN_S" # sleep-ok: the run, whose requests per window and gaps are measured
   tk_stop_workers
   [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null
   local n429

@@ -44,7 +44,7 @@ echo "# $TWEETS tweets every $DELAY, $WORKERS workers, history kept ${RETENTION_
 : >"$dir/sizes.tsv"
 start=$SECONDS
 for ((m = 1; m <= SOAK_MINUTES; m++)); do
-  sleep $((start + m * SAMPLE_SECONDS - SECONDS))
+  sleep $((start + m * SAMPLE_SECONDS - SECONDS)) # sleep-ok: sizes are sampled once a minute of the soak
   tk_psql -F $'\t' -c "SELECT $m, * FROM ($sizes_sql) s" >>"$dir/sizes.tsv"
   tk_psql -F ' ' -c "SELECT format('minute %s: %s refreshes/s, history %s rows in %s partitions, tweets %s, lateness idx %s, batches %s', $m,
       (SELECT round(sum(stored) / 60.0) FROM tweetkeeper.batches WHERE finished_at > now() - interval '1 minute'),

@@ -73,7 +73,7 @@ rows >"$dir/before" || exit 1
   while :; do
     tk_psql -c "SELECT DISTINCT l.mode FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                  WHERE l.relation = 'tweetkeeper.tweets'::regclass AND l.granted AND a.query LIKE 'ALTER EXTENSION%'" 2>/dev/null
-    sleep 0.1  # a sample every 0.1 s (not a wait for readiness): the update keeps the cores
+    sleep 0.1  # sleep-ok: a sample every 0.1 s (not a wait for readiness): the update keeps the cores
   done
 ) >"$dir/locks" &
 watcher=$!

@@ -69,7 +69,9 @@ rc=$?
   grep -q "t.jsonl:6: not JSON" "$dir/err"
 tk_ok "JSON lines: a page of 50 and 3 single tweets imported, the bad lines named (rc $rc)" $? "$(cat "$dir/err")"
 
-# stdin, off a terminal: plain progress lines.
+# stdin, off a terminal: plain progress lines. (A producer that pauses longer than
+# --progress-interval: a progress line is printed by the first line read after the interval.)
+# sleep-ok: the pause is the input (a slow producer), not a wait for something to happen
 (ids 3000 5000; sleep 1.5; ids 3000 8000) | "$IMPORT" --dsn "$dsn" --progress-interval 1 --chunk-size 1000 >/dev/null 2>"$dir/err"
 rc=$?
 [ $rc -eq 0 ] && grep -q "^tweetkeeper-import: [0-9,]* ids read, [0-9,]*/s" "$dir/err" && grep -q "6,000 ids read: 6,000 new" "$dir/err"
@@ -92,7 +94,8 @@ ids 400000 1000000 >"$dir/resume.txt"
 before=$(count)
 "$IMPORT" --dsn "$dsn" --chunk-size 2000 "$dir/resume.txt" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do [ "$(count)" -gt $((before + 20000)) ] && break; sleep 0.05; done
+more_than() { [ "$(count)" -gt "$1" ]; }
+TK_POLL_S=0.05 tk_wait_until 5 more_than $((before + 20000)) # (killed mid-run: a part imported)
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 partial=$(($(count) - before))

@@ -155,11 +155,9 @@ env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN passw
   --log-level trace >"$dir/worker.log" 2>&1 &
 worker=$!
 TK_PIDS+=("$worker")
-for _ in $(seq 1 100); do # until a request has failed (and so has been made), at most 10 s
-  grep -q 'API request for .* failed' "$dir/worker.log" && break
-  kill -0 "$worker" 2>/dev/null || break
-  sleep 0.1
-done
+# failed_or_gone LOG PID: a request has failed (and so has been made), or the worker is gone.
+failed_or_gone() { tk_log_has "$1" 'API request for .* failed' || ! kill -0 "$2" 2>/dev/null; }
+tk_wait_until 10 failed_or_gone "$dir/worker.log" "$worker"
 if grep -q 'API request for .* failed' "$dir/worker.log" && kill -0 "$worker" 2>/dev/null; then
   tk_pass "live worker: claims, requests the closed API port, keeps running"
 else
@@ -207,21 +205,13 @@ if ! command -v python3 >/dev/null; then
 else
   python3 "$TK_ROOT/tests/cli/echo_api.py" 0 >"$dir/echo.out" 2>"$dir/echo.log" &
   TK_PIDS+=($!)
-  echo_url=
-  for _ in $(seq 1 50); do
-    echo_url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$dir/echo.out")
-    [ -n "$echo_url" ] && break
-    sleep 0.1
-  done
+  tk_wait_until 5 tk_log_has "$dir/echo.out" '^listening on http'
+  echo_url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$dir/echo.out")
   env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN" --api-url "$echo_url" \
     --concurrency 1 --batch-size 10 --http-timeout 5 --poll-interval 100 --log-level trace >"$dir/worker-echo.log" 2>&1 &
   worker=$!
   TK_PIDS+=("$worker")
-  for _ in $(seq 1 100); do
-    grep -q 'API request for .* failed' "$dir/worker-echo.log" && break
-    kill -0 "$worker" 2>/dev/null || break
-    sleep 0.1
-  done
+  tk_wait_until 10 failed_or_gone "$dir/worker-echo.log" "$worker"
   kill -TERM "$worker" 2>/dev/null
   tk_wait_exit "$worker" 20
   tk_psql -c "SELECT coalesce(string_agg(reason, E'\n'), '') FROM tweetkeeper.batches" >"$dir/reasons.txt"
@@ -238,22 +228,50 @@ fi
 
 # --- started while PostgreSQL is down, then while it is a standby: waits, then works ----------------
 # wait_log FILE PATTERN SECONDS: until the worker's log has PATTERN.
-wait_log() {
-  local i
-  for ((i = 0; i < $3 * 10; i++)); do grep -q -- "$2" "$1" && return 0; sleep 0.1; done
-  return 1
-}
+wait_log() { tk_wait_until "$3" tk_log_has "$1" "$2"; }
 tk_pg_stop "$dir"
+# First one that gives up after 4 s (--startup-timeout): its exit ends the wait, and by then it
+# has tried at 0, 0.5, 1.5 and 3.5 s (backoff 0.5, 1, 2 s ...): several attempts, one line.
+env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN" --api-url "$CLOSED_URL" \
+  --concurrency 2 --batch-size 10 --http-timeout 2 --poll-interval 100 --startup-timeout 4 >"$dir/worker-gives-up.log" 2>&1 &
+worker=$!
+TK_PIDS+=("$worker")
+tk_wait_exit "$worker" 30
+waits=$(grep -c 'waiting for it' "$dir/worker-gives-up.log")
+if [ "$TK_RC" = 1 ] && [ "$waits" = 1 ] && grep -q 'database unreachable' "$dir/worker-gives-up.log" &&
+   grep -Eq 'database still unreachable .* after 4 s \(--startup-timeout\)' "$dir/worker-gives-up.log"; then
+  tk_pass "started while PostgreSQL is down: the worker waits, saying so once in 4 s of retries, then gives up (--startup-timeout)"
+else
+  tk_fail "started while PostgreSQL is down: the worker waits, saying so once in 4 s of retries, then gives up (--startup-timeout)" \
+    "exit $TK_RC, $waits waiting lines" "$(tail -3 "$dir/worker-gives-up.log")"
+fi
+# Then one that waits for as long as it takes: said once, and still running.
 env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "$TK_DSN" --api-url "$CLOSED_URL" \
   --concurrency 2 --batch-size 10 --http-timeout 2 --poll-interval 100 >"$dir/worker-wait.log" 2>&1 &
 worker=$!
 TK_PIDS+=("$worker")
-sleep 4 # several retries (0.5, 1, 2 s ...)
-waits=$(grep -c 'waiting for it' "$dir/worker-wait.log")
-if kill -0 "$worker" 2>/dev/null && [ "$waits" = 1 ] && grep -q 'database unreachable' "$dir/worker-wait.log"; then
-  tk_pass "started while PostgreSQL is down: the worker waits, saying so once"
+if wait_log "$dir/worker-wait.log" 'database unreachable.*waiting for it' 20 && kill -0 "$worker" 2>/dev/null; then
+  tk_pass "without --startup-timeout it waits on"
 else
-  tk_fail "started while PostgreSQL is down: the worker waits, saying so once" "$waits waiting lines" "$(tail -3 "$dir/worker-wait.log")"
+  tk_fail "without --startup-timeout it waits on" "$(tail -3 "$dir/worker-wait.log")"
+fi
+# A server that is ready by the time the worker asks why its attempt failed (PQping says up):
+# the attempt's "the database system is starting up" (57P03) is still a reason to wait, not a
+# refused login. (tests/cli/starting_pg.py makes that race happen on every attempt.)
+python3 "$TK_ROOT/tests/cli/starting_pg.py" "$dir/starting" >"$dir/starting.out" 2>&1 &
+TK_PIDS+=($!)
+tk_wait_until 5 tk_log_has "$dir/starting.out" '^listening'
+env -i PATH="$PATH" HOME="${HOME:-/root}" "$T" "$TK_WORKER" --dsn "host=$dir/starting port=5432 dbname=tweetkeeper user=x" \
+  --api-url "$CLOSED_URL" --startup-timeout 3 >"$dir/worker-starting.log" 2>&1 &
+starting=$!
+TK_PIDS+=("$starting")
+tk_wait_exit "$starting" 30
+name="a server that is starting up when the worker tries, and up when it asks why: the worker waits (--startup-timeout 3)"
+if [ "$TK_RC" = 1 ] && grep -q 'database not accepting connections yet.*waiting for it' "$dir/worker-starting.log" &&
+   grep -Eq 'database still not accepting connections yet .* after 3 s \(--startup-timeout\)' "$dir/worker-starting.log"; then
+  tk_pass "$name"
+else
+  tk_fail "$name" "exit $TK_RC" "$(tail -3 "$dir/worker-starting.log")"
 fi
 # Back as a standby (in recovery, read-only): a new state, said once more; promoted: it works.
 touch "$dir/pg/data/standby.signal"

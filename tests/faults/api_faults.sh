@@ -60,7 +60,14 @@ for w in 1 2; do
   pids+=($!)
   TK_PIDS+=($!)
 done
-sleep "$RUN_SECONDS"
+sleep "$RUN_SECONDS" # sleep-ok: the run, over which refreshes are checked on schedule under faults
+# Then, if need be, until the mock has injected every kind of fault (a slow machine makes fewer
+# requests in the run; the fault sequence is fixed by the seed, so a few more bring them all).
+every_kind_injected() {
+  curl -s -m 5 "$TK_MOCK_URL/mock/stats" |
+    jq -e '[.faults["hang", "slow", "drop", "5xx", "truncated", "content-type", "huge"] | . // 0] | all(. > 0)' >/dev/null 2>&1
+}
+TK_POLL_S=0.5 tk_wait_until 60 every_kind_injected
 
 alive=0
 cpu=()

@@ -106,6 +106,20 @@ died=()
 #   api      a worker holding a batch whose API call is under way (in flight in batches);
 #   complete a worker inside complete_batch (SHARE lock on metric_history: the answer is in, the
 #            store waits before its commit).
+# worker_waiting_in FUNC: sets name to a worker waiting on a lock inside FUNC (the test's), if any.
+worker_waiting_in() {
+  name=$(tk_psql -c "SELECT substr(application_name, 20) FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query LIKE '%$1%'
+            AND application_name LIKE 'tweetkeeper-worker %' ORDER BY random() LIMIT 1")
+  [ -n "$name" ]
+}
+# worker_in_api_call: sets name to a worker of the three with a batch in flight, if any.
+worker_in_api_call() {
+  name=$(tk_psql -c "SELECT worker FROM tweetkeeper.batches WHERE outcome IS NULL
+                       AND worker IN ('${names[0]}', '${names[1]}', '${names[2]}')
+                     ORDER BY random() LIMIT 1")
+  [ -n "$name" ]
+}
 pick_victim() {
   local mode=$1 name="" j locker="" table func
   victim=$((RANDOM % 3))
@@ -116,23 +130,9 @@ pick_victim() {
       PGAPPNAME=crash-locker tk_psql -c "BEGIN; LOCK TABLE tweetkeeper.$table IN SHARE MODE;
         SELECT pg_sleep(10); COMMIT;" >/dev/null 2>&1 &
       locker=$!
-      for ((j = 0; j < 40; j++)); do
-        [ -z "$name" ] || break
-        sleep 0.05
-        name=$(tk_psql -c "SELECT substr(application_name, 20) FROM pg_stat_activity
-                WHERE wait_event_type = 'Lock' AND query LIKE '%$func%'
-                  AND application_name LIKE 'tweetkeeper-worker %' ORDER BY random() LIMIT 1")
-      done
+      TK_POLL_S=0.05 tk_wait_until 2 worker_waiting_in "$func"
       ;;
-    api)
-      for ((j = 0; j < 20; j++)); do
-        [ -z "$name" ] || break
-        name=$(tk_psql -c "SELECT worker FROM tweetkeeper.batches WHERE outcome IS NULL
-                             AND worker IN ('${names[0]}', '${names[1]}', '${names[2]}')
-                           ORDER BY random() LIMIT 1")
-        [ -n "$name" ] || sleep 0.1
-      done
-      ;;
+    api) tk_wait_until 2 worker_in_api_call ;;
   esac
   for j in 0 1 2; do [ "${names[j]}" = "$name" ] && victim=$j; done
   LOCKER=$locker
@@ -143,6 +143,7 @@ modes=(any claim api complete)
 t0=$(date +%s.%N)
 for ((k = 1; k <= KILLS; k++)); do
   ms=$((500 + RANDOM % 1501))
+  # sleep-ok: the kills come at random moments (0.5 to 2 s apart): no event to wait on, by design
   sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
   pick_victim "${modes[k % 4]}"
   i=$victim
@@ -172,14 +173,14 @@ echo "# phase 1: $kills SIGKILLs and $restarts replacements in $(secs_since "$t0
 tk_ok "no worker exited by itself during the kills" "${#died[@]}" "${died[*]:-}"
 # A quiet stretch after the last kill (its batches come back within a second, not a lease TTL):
 # every tweet must be refreshed within its delay plus 2 s in it (checked at the end).
-sleep $((LEASE_TTL_S + 2))
+sleep $((LEASE_TTL_S + 2)) # sleep-ok: a stretch of the run with no kill, measured by the lateness checks
 
 # ---------------------------------------------------------------------------------------------
 # Phase 2: PostgreSQL stopped (immediate) mid-run and started again
 tk_psql -c "UPDATE public.run SET down_at = now()"
 t_down=$(date +%s.%N)
 "$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/pg" immediate
-sleep $OUTAGE_S
+sleep $OUTAGE_S # sleep-ok: the outage's length is the fault injected
 if ! tk_pg_start "$dir" "${PG_OPTS[@]}"; then
   tk_ok "PostgreSQL restarts after an immediate stop" 1
   tk_summary crash-faults
@@ -225,22 +226,25 @@ tk_sql_ok "each of the three workers claimed and completed batches after the res
 start_worker pauser "$slow_mock_url" 60 1
 pauser_pid=$STARTED_PID
 stale=""
-for ((try = 0; try < 150; try++)); do
-  [ -z "$stale" ] || break
+# pause_in_flight: stops the pauser when it holds a batch in flight, and keeps it stopped (stale:
+# the lease) if the batch is still in flight once none of its statements runs any more (a
+# completion already sent has then committed, or not); else lets it go on.
+pause_in_flight() {
+  local lease
   lease=$(tk_psql -c "SELECT lease_id FROM tweetkeeper.batches WHERE worker = 'pauser' AND outcome IS NULL
                        ORDER BY lease_id DESC LIMIT 1")
-  if [ -n "$lease" ]; then
-    kill -STOP "$pauser_pid"
-    sleep 0.3
-    # Still in flight once stopped (not completed in the meantime)?
-    if [ "$(tk_psql -c "SELECT outcome IS NULL FROM tweetkeeper.batches WHERE lease_id = $lease")" = t ]; then
-      stale=$lease
-    else
-      kill -CONT "$pauser_pid"
-    fi
+  [ -n "$lease" ] || return 1
+  kill -STOP "$pauser_pid"
+  tk_wait_until 5 tk_sql_true "SELECT NOT EXISTS (SELECT FROM pg_stat_activity
+                                WHERE application_name = 'tweetkeeper-worker pauser' AND state = 'active')"
+  if [ "$(tk_psql -c "SELECT outcome IS NULL FROM tweetkeeper.batches WHERE lease_id = $lease")" = t ]; then
+    stale=$lease
+    return 0
   fi
-  [ -n "$stale" ] || sleep 0.2
-done
+  kill -CONT "$pauser_pid"
+  return 1
+}
+TK_POLL_S=0.2 tk_wait_until 60 pause_in_flight
 if [ -z "$stale" ]; then
   tk_ok "caught the pausing worker with a batch in flight" 1
 else
@@ -261,10 +265,7 @@ else
   echo "# phase 3: worker 'pauser' stopped for $(secs_since "$t_stop") s holding lease $stale" \
     "($(tk_psql -c "SELECT size FROM public.stale") tweets), resumed $past s after the lease expired"
   # Its next log line about the stale lease: the late completion (or a release).
-  for ((i = 0; i < 100; i++)); do
-    grep -Eq "lease $stale (had expired|: .*(stored|released))" "$dir/worker-pauser.log" && break
-    sleep 0.2
-  done
+  tk_wait_until 20 tk_log_has "$dir/worker-pauser.log" "lease $stale (had expired|: .*(stored|released))"
   late_line=$(grep -E "lease $stale (had expired|: .*(stored|released))" "$dir/worker-pauser.log" | head -1)
   echo "#   pauser after SIGCONT: ${late_line#* * }"
   tk_ok "the paused worker finished with its stale lease after SIGCONT" "$([ -n "$late_line" ]; echo $?)"
@@ -283,12 +284,12 @@ fi
 start_worker cutoff "$slow_mock_url" 60 1
 cutoff_pid=$STARTED_PID
 cut=""
-for ((try = 0; try < 100; try++)); do
+cutoff_in_flight() { # sets cut to a batch of the cut-off worker just claimed, in flight
   cut=$(tk_psql -c "SELECT lease_id FROM tweetkeeper.batches WHERE worker = 'cutoff' AND outcome IS NULL
                      AND claimed_at > now() - interval '500 ms' ORDER BY lease_id DESC LIMIT 1")
-  [ -n "$cut" ] && break
-  sleep 0.1
-done
+  [ -n "$cut" ]
+}
+tk_wait_until 15 cutoff_in_flight
 if [ -z "$cut" ]; then
   tk_ok "caught the cut-off worker with a batch in flight" 1
 else
@@ -297,10 +298,7 @@ else
   tk_sql_ok "a live worker's batch whose session ended is handed back as abandoned" \
     "SELECT outcome = 'abandoned' AND finished_at - claimed_at < interval '1500 ms' FROM tweetkeeper.batches WHERE lease_id = $cut" \
     "SELECT lease_id, outcome, claimed_at, finished_at FROM tweetkeeper.batches WHERE lease_id = $cut"
-  for ((i = 0; i < 100; i++)); do
-    grep -q "lease $cut had expired or was handed back" "$dir/worker-cutoff.log" && break
-    sleep 0.1
-  done
+  tk_wait_until 10 tk_log_has "$dir/worker-cutoff.log" "lease $cut had expired or was handed back"
   cut_line=$(grep "lease $cut had expired or was handed back" "$dir/worker-cutoff.log" | head -1)
   echo "#   cut-off worker: ${cut_line#* * }"
   tk_ok "the worker reconnected and completed late, storing nothing (0 of its answers)" \
@@ -310,7 +308,7 @@ else
     "SELECT count(*) = 0 AND (SELECT outcome FROM tweetkeeper.batches WHERE lease_id = $cut) = 'abandoned'
        FROM tweetkeeper.metric_history WHERE lease_id = $cut"
 fi
-sleep 5
+sleep 5 # sleep-ok: the run's last stretch of ordinary refreshing before the graceful stop, measured by the lateness checks
 
 # ---------------------------------------------------------------------------------------------
 # Phase 4: graceful stop, then the counts
@@ -334,7 +332,7 @@ tk_ok "every worker exits 0 on SIGTERM" "$bad_rc" "exit codes ${rcs[*]}"
 tk_wait_for 20 "SELECT count(*) = 0 FROM tweetkeeper.batches WHERE outcome IS NULL AND expires_at > now() - interval '3 seconds'"
 tk_ok "no batch is in flight 20 s after the stop but those expired 3 s ago or more (the background worker's to record)" $? \
   "$(tk_psql -c "SELECT lease_id, worker, claimed_at, expires_at FROM tweetkeeper.batches WHERE outcome IS NULL")"
-sleep 2
+# (Every worker has exited: their logs are whole.)
 crit=$(grep -l -E '^[0-9-]+ [0-9:.]+ (critical|error) ' "$dir"/worker-*.log | xargs -r -n1 basename | tr '\n' ' ')
 tk_ok "no worker logged an error or a critical failure" "$([ -z "$crit" ]; echo $?)" "$crit"
 

@@ -60,7 +60,7 @@ tk_wait_for 40 "SELECT count(*) = $omitted FROM tweetkeeper.tweets WHERE state =
 tk_ok "a batch of only left-out ids: every one missing again within 40 s" $?
 # Not a wait for readiness but the window a fourth request would come in: a missing id is due
 # again in 7 days; one left due would be asked for within its delay (2 s) + buffer TTL (1 s).
-sleep 3
+sleep 3 # sleep-ok: a request that must not come: the window it would come in is watched
 tk_stop_workers
 requests=$(( $(curl -s "$TK_MOCK_URL/mock/stats" | jq .requests) - before ))
 tk_sql_ok "a batch of only left-out ids: each missing after exactly 3 omissions" \

@@ -80,10 +80,7 @@ TK_PIDS+=($!)
 refreshed="SELECT count(*) = 100 FROM tweetkeeper.tweets t, tweetkeeper.batches b
   WHERE b.lease_id = $in_flight AND t.tweet_id = ANY (b.tweet_ids) AND t.lease_id IS NULL
     AND (t.updated_at > b.claimed_at OR t.problem_at > b.claimed_at)"
-for i in $(seq 1 150); do
-  [ "$(tk_psql -c "$refreshed")" = t ] && break
-  sleep 0.2
-done
+tk_wait_for 30 "$refreshed"
 tk_sql_ok "the batch in flight at dump time was handed back (abandoned: its session is gone)" \
   "SELECT outcome = 'abandoned' FROM tweetkeeper.batches WHERE lease_id = $in_flight"
 tk_sql_ok "workers refreshed all 100 of its tweets" "$refreshed"

@@ -30,20 +30,22 @@ SELECT tweetkeeper.add_credential('alpha', 3000, interval '15 minutes', 1000);
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' $TWEETS));
 SQL
 
-run_worker() { # run_worker NAME SECONDS CREDENTIAL
+run_worker() { # run_worker NAME SECONDS COMMAND...: a worker until COMMAND succeeds, at most SECONDS
   "$TK_WORKER" --dsn "$TK_DSN user=tk_worker_login" --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" \
     --concurrency 2 --name "$1" >"$dir/$1.log" 2>&1 &
   local pid=$!
   TK_PIDS+=($pid)
-  sleep "$2"
+  tk_wait_until "$2" "${@:3}"
   kill -TERM "$pid"
   tk_wait_exit "$pid" 30
 }
 
-run_worker billing-1 "$RUN_S"
+# Until every tweet has been refreshed three times: 0.1.0 stopped at two (counting every read
+# against the cap); at most 3 x RUN_S.
+run_worker billing-1 $((3 * RUN_S)) tk_sql_true "SELECT min(update_count) > 2 FROM tweetkeeper.tweets"
 curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats1.json"
 mock_billed=$(jq --arg h "$(sha12 tok-alpha)" '.billed[$h] // 0' "$dir/stats1.json")
-tk_psql -F ' ' -c "SELECT '# after ${RUN_S}s: refreshes per tweet min', min(update_count), 'max', max(update_count),
+tk_psql -F ' ' -c "SELECT '# after billing-1: refreshes per tweet min', min(update_count), 'max', max(update_count),
                           '; month_used', (SELECT month_used FROM tweetkeeper.credentials WHERE name = 'alpha'),
                           '; mock billed $mock_billed; statuses $(jq -c '.status_counts' "$dir/stats1.json")'
                      FROM tweetkeeper.tweets"
@@ -65,7 +67,12 @@ DELETE FROM tweetkeeper.credentials WHERE name = 'alpha';
 SELECT tweetkeeper.add_credential('beta', 3000, interval '15 minutes', 300);
 UPDATE tweetkeeper.tweets SET due_at = now() WHERE state = 'scheduled';
 SQL
-run_worker billing-2 8
+# Until beta is capped and its worker has said why it waits (at most 30 s).
+beta_capped() {
+  tk_sql_true "SELECT status = 'capped' FROM tweetkeeper.credentials WHERE name = 'beta'" &&
+    tk_log_has "$dir/billing-2.log" "beta capped: monthly cap reached"
+}
+run_worker billing-2 30 beta_capped
 curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats2.json"
 beta_billed=$(jq --arg h "$(sha12 tok-beta)" '.billed[$h] // 0' "$dir/stats2.json")
 tk_psql -F ' ' -c "SELECT '# beta:', status, reason, month_used FROM tweetkeeper.credential_stats"

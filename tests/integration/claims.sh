@@ -19,11 +19,8 @@ locked=$(tk_psql -c "SELECT min(tweet_id) FROM tweetkeeper.tweets")
 tk_psql -c "BEGIN" -c "SELECT 1 FROM tweetkeeper.tweets WHERE tweet_id = $locked FOR UPDATE" \
   -c "SELECT pg_sleep(8)" -c "COMMIT" >/dev/null 2>&1 &
 TK_PIDS+=($!)
-for _ in $(seq 1 50); do
-  [ "$(tk_psql -c "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-                    WHERE l.locktype = 'transactionid' AND a.query LIKE '%pg_sleep%'")" -gt 0 ] && break
-  sleep 0.1
-done
+TK_POLL_S=0.1 tk_wait_for 5 "SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                             WHERE l.locktype = 'transactionid' AND a.query LIKE '%pg_sleep%'"
 t0=$(date +%s.%N)
 size=$(tk_psql -c "SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('claims-test')")
 secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
@@ -45,11 +42,8 @@ tk_psql -c "BEGIN" -c "UPDATE tweetkeeper.endpoints SET requests = requests WHER
   -c "SELECT pg_sleep(3)" -c "UPDATE tweetkeeper.endpoints SET remaining = 0 WHERE endpoint = 'bluesky'" \
   -c "COMMIT" >/dev/null 2>&1 &
 TK_PIDS+=($!)
-for _ in $(seq 1 50); do
-  [ "$(tk_psql -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active'
-                    AND pid <> pg_backend_pid()")" -gt 0 ] && break
-  sleep 0.1
-done
+TK_POLL_S=0.1 tk_wait_for 5 "SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active'
+                               AND pid <> pg_backend_pid()"
 got=$(tk_psql -c "SELECT coalesce(lease_id::text, 'no lease') || ': ' || coalesce(wait_reason, '')
                     FROM tweetkeeper.claim_posts('claims-test', 25, 'bluesky')")
 waited=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.endpoints WHERE remaining = 0")

@@ -84,9 +84,9 @@ tk_ok "the killed Mastodon follower's accounts went to the other within its leas
 # The stream drops (no close frame): the Bluesky follower reconnects from its position.
 curl -sf -X POST "$TK_MOCK_URL/mock/jetstream/drop" >/dev/null
 tk_pg_stop "$dir" fast >/dev/null
-sleep 1 # (PostgreSQL down for a moment: the followers' reads fail or wait, none is lost)
+sleep 1 # sleep-ok: the outage's length is the fault injected (PostgreSQL down for a moment: the followers' reads fail or wait, none is lost)
 tk_pg_start "$dir" >/dev/null || { tk_fail "PostgreSQL restarts" ""; tk_summary follow; exit 1; }
-sleep "$RUN_SECONDS"
+sleep "$RUN_SECONDS" # sleep-ok: the run: the mock's accounts post over it, and what they made is verified after
 for p in "$x_pid" "$b_pid" "$m2_pid"; do kill -TERM "$p" 2>/dev/null; done
 for p in "$x_pid" "$b_pid" "$m2_pid"; do
   tk_wait_exit "$p" 20

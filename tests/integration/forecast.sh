@@ -23,7 +23,7 @@ SQL
 
 read -r f_refreshes f_requests f_billed < <(tk_psql -F ' ' -c "SELECT * FROM tweetkeeper.forecast(interval '$RUN_S seconds')")
 tk_start_workers 2 fc --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" --concurrency 2
-sleep "$RUN_S"
+sleep "$RUN_S" # sleep-ok: the span forecast() was asked about: what the workers do in it is compared with the forecast
 tk_stop_workers
 curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats.json"
 read -r m_reads m_requests m_billed < <(jq -r '"\(.ids_requested) \(.status_counts["200"] // 0) \(.billed_reads)"' "$dir/stats.json")

@@ -145,28 +145,63 @@ tk_ok "the background worker handed back a killed worker's batch" $? \
 tk_stop_workers
 
 # A superuser whose search_path has public (the default "$user", public) calls the upkeep and
-# reads what an operator reads.
+# reads what an operator reads. Each answer is checked against what this script made (300 X
+# tweets refreshed by w-1, a batch abandoned by stuck, a credential and a Bluesky post added
+# here): a call that the trap diverted, or that failed, or a view that read nothing, fails its
+# own check. (psql stops at the first error: the checks after it then fail as "no answer".)
 mark "a superuser with public on its path"
-out=$(tk_psql 2>&1 <<'SQL'
-SET search_path = "$user", public;
-SELECT tweetkeeper.maintenance() IS NOT NULL;
-SELECT tweetkeeper.housekeeping(interval '0') IS NOT NULL;
-SELECT refreshes >= 0 FROM tweetkeeper.forecast(interval '1 day');
-SELECT refreshes >= 0 FROM tweetkeeper.tweet_cost();
-SELECT count(*) >= 0 FROM tweetkeeper.queue_stats;
-SELECT count(*) >= 0 FROM tweetkeeper.batch_stats;
-SELECT count(*) >= 0 FROM tweetkeeper.credential_stats;
-SELECT count(*) >= 0 FROM tweetkeeper.usage_stats;
-SELECT count(*) >= 0 FROM tweetkeeper.capacity;
-SELECT count(*) >= 0 FROM tweetkeeper.endpoint_stats;
-SELECT count(*) >= 0 FROM tweetkeeper.posts;
-SELECT count(*) >= 0 FROM tweetkeeper.history_partitions;
-SELECT tweetkeeper.compact_history() >= 0;
-SELECT tweetkeeper.schedule_post('https://bsky.app/profile/did:plc:abcdefghijklmnopqrstuvwx/post/3kabcdefghijk');
+hk_at=$(tk_psql -c "SELECT clock_timestamp()")
+bsky='https://bsky.app/profile/did:plc:abcdefghijklmnopqrstuvwx/post/3kabcdefghijk'
+out=$(tk_psql -F '|' 2>&1 <<SQL
+SET search_path = "\$user", public;
+SELECT 'maintenance', tweetkeeper.maintenance() >= interval '0';
+SELECT 'housekeeping', length(tweetkeeper.housekeeping(interval '0')) > 0;
+SELECT 'housekeeping_runs', count(*) = 3 AND bool_and(last_run > '$hk_at') FROM tweetkeeper.housekeeping_runs;
+SELECT 'forecast', refreshes > 0 AND requests > 0 FROM tweetkeeper.forecast(interval '1 day');
+SELECT 'tweet_cost', refreshes > 0 AND requests > 0 FROM tweetkeeper.tweet_cost();
+SELECT 'queue_stats', count(*) FILTER (WHERE network = 'x') = 5 AND sum(tweets) FILTER (WHERE network = 'x') = 300
+  FROM tweetkeeper.queue_stats;
+SELECT 'batch_stats', sum(batches) FILTER (WHERE network = 'x') >= 3 AND sum(abandoned) FILTER (WHERE network = 'x') >= 1
+  FROM tweetkeeper.batch_stats WHERE window_name = 'last hour';
+SELECT 'posts', count(*) = 300 AND bool_and(network = 'x') FROM tweetkeeper.posts;
+SELECT 'history_partitions', count(*) FILTER (WHERE now() >= starts AND now() < ends) = 1 FROM tweetkeeper.history_partitions;
+SELECT 'compact_history', tweetkeeper.compact_history() = 0;
+SELECT tweetkeeper.add_credential('hostile-cred', 300, '15 minutes', NULL, 'x-v2', 0.005);
+SELECT 'credential_stats', count(*) = 1 AND bool_and(requests_per_window = 300 AND remaining = 300)
+  FROM tweetkeeper.credential_stats WHERE name = 'hostile-cred';
+SELECT 'usage_stats', sum(requests_this_month) >= 3 AND sum(tweets_read_this_month) >= 300
+  FROM tweetkeeper.usage_stats WHERE provider = 'x-v2';
+SELECT 'capacity', count(*) = 1 FROM tweetkeeper.capacity WHERE provider = 'x-v2';
+SELECT 'schedule_post', tweetkeeper.schedule_post('$bsky');
+SELECT 'schedule_post_in_posts', count(*) = 1 AND bool_and(post_id < 0) FROM tweetkeeper.posts WHERE network = 'bluesky' AND url = '$bsky';
+SELECT 'endpoint_stats', count(*) = 0 FROM tweetkeeper.endpoint_stats;
 SQL
 )
 rc=$?
-tk_ok "a superuser with public on its path ran the upkeep and read the stats" $rc "$out"
+tk_ok "a superuser with public on its path ran the upkeep and read the stats without an error" $rc "$out"
+# answered NAME: the check's answer was t.
+answered() { grep -qx "$1|t" <<<"$out"; }
+while IFS='|' read -r name what; do
+  answered "$name"
+  tk_ok "with public on the path, $what" $? "$(grep "^$name|" <<<"$out" || echo "no answer: $(tail -2 <<<"$out")")"
+done <<'CHECKS'
+maintenance|maintenance() says how long nothing changes (an interval: tweets are scheduled)
+housekeeping|housekeeping() says what its tasks did
+housekeeping_runs|housekeeping() ran its three tasks now
+forecast|forecast() counts the 300 scheduled tweets' refreshes and requests of the next day
+tweet_cost|tweet_cost() counts a tweet's refreshes and requests
+queue_stats|queue_stats has X's five states and its 300 tweets
+batch_stats|batch_stats counts w-1's batches and stuck's abandoned one
+posts|posts lists the 300 X tweets
+history_partitions|history_partitions has the partition of now
+compact_history|compact_history() packs nothing (no week past in a cluster made minutes ago)
+credential_stats|credential_stats shows the credential added, its whole window left
+usage_stats|usage_stats counts the requests and tweets read of this run
+capacity|capacity has a row for X's credentials
+schedule_post|schedule_post() starts tracking a Bluesky post
+schedule_post_in_posts|and posts lists it as Bluesky's, under a negative id
+endpoint_stats|endpoint_stats is empty (no Bluesky or Mastodon request was made)
+CHECKS
 
 mark "end"
 # Each attempt with the stage it came in (the marks are this script's own rows).

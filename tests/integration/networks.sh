@@ -118,7 +118,7 @@ kills=0
 kill_in_flight bsky-worker "$b_pid" start_bsky
 kill_in_flight masto-worker "$m_pid" start_masto
 killed_at=$(tk_psql -c "SELECT now()")
-sleep "$RUN_SECONDS"
+sleep "$RUN_SECONDS" # sleep-ok: the run, over which refreshes are checked on schedule
 stop=$(tk_psql -c "SELECT now()")
 kill -TERM "$x_pid" "$b_pid" "$m_pid" "$t_pid"
 tk_wait_exit "$x_pid" 30; rc_x=$TK_RC

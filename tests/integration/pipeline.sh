@@ -38,7 +38,7 @@ for w in 1 2; do
   eval "worker_$w=$!"
   TK_PIDS+=($!)
 done
-sleep "$RUN_SECONDS"
+sleep "$RUN_SECONDS" # sleep-ok: the run, over which refreshes are checked on schedule
 stop=$(tk_psql -c "SELECT now()")
 t0=$(date +%s.%N)
 kill -TERM "$worker_1" "$worker_2"

@@ -30,13 +30,10 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 TK_DSN=$worker_dsn tk_start_workers 2 prom --api-url "$TK_MOCK_URL" --credentials "$dir/credentials" \
   --metrics-address 127.0.0.1:0 --concurrency 2 --log-level info
 targets=()
+# metrics_port LOG: sets port to the one the worker says it serves its metrics on.
+metrics_port() { port=$(sed -n 's|.*metrics at http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$1" | head -1); [ -n "$port" ]; }
 for i in 1 2; do
-  for _ in $(seq 1 50); do
-    port=$(sed -n 's|.*metrics at http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/prom-$i.log" | head -1)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { cat "$dir/prom-$i.log"; exit 1; }
+  tk_wait_until 5 metrics_port "$dir/prom-$i.log" || { cat "$dir/prom-$i.log"; exit 1; }
   targets+=("127.0.0.1:$port")
 done
 # And a follower of two of the mock's posting Mastodon accounts (tweetkeeper-worker --follow).
@@ -46,12 +43,7 @@ tk_psql -c "SELECT tweetkeeper.follow_accounts(ARRAY(SELECT url FROM json_to_rec
   --follow-share 1 --follow-min-poll 1 --metrics-address 127.0.0.1:0 >"$dir/prom-follower.log" 2>&1 &
 TK_PIDS+=($!)
 follower_pid=$!
-for _ in $(seq 1 50); do
-  port=$(sed -n 's|.*metrics at http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/prom-follower.log" | head -1)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { cat "$dir/prom-follower.log"; exit 1; }
+tk_wait_until 5 metrics_port "$dir/prom-follower.log" || { cat "$dir/prom-follower.log"; exit 1; }
 targets+=("127.0.0.1:$port")
 out=$("$TK_WORKER" --dsn "$worker_dsn" --credentials "$dir/credentials" --metrics-address "${targets[0]}" 2>&1)
 rc=$?
@@ -87,8 +79,7 @@ prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
   --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$dir/prometheus.log" 2>&1 &
 TK_PIDS+=($!)
 api="http://127.0.0.1:$prom_port/api/v1"
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null
+tk_wait_until 10 curl -sf -o /dev/null "http://127.0.0.1:$prom_port/-/ready"
 tk_ok "Prometheus is ready within 10 s" $? "$(tail -5 "$dir/prometheus.log")"
 # query PROMQL: the value of a one-element result ('' when empty).
 query() { curl -s --data-urlencode "query=$1" "$api/query" | jq -r '.data.result[0].value[1] // empty'; }
@@ -100,11 +91,11 @@ worked="SELECT (SELECT coalesce(sum(stored), 0) > 500 FROM tweetkeeper.batches W
            AND EXISTS (SELECT FROM tweetkeeper.batches WHERE outcome = 'released')
            AND EXISTS (SELECT FROM tweetkeeper.tweets WHERE state = 'deleted')
            AND (SELECT sum(posts_found) > 0 FROM tweetkeeper.follows)"
-for ((i = 0; i < 60; i++)); do
-  [ "$(tk_psql -c "$worked")" = t ] && [ "$(query 'sum(up)')" = 4 ] &&
-    [ "$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = 7 ] && break
-  sleep 0.5
-done
+all_working() {
+  tk_sql_true "$worked" && [ "$(query 'sum(up)')" = 4 ] &&
+    [ "$(curl -s "$api/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = 7 ]
+}
+TK_POLL_S=0.5 tk_wait_until 30 all_working
 up=$(query 'sum(up)')
 [ "$up" = 4 ]
 tk_ok "Prometheus scrapes both workers, the follower and the exporter (up: ${up:-none} of 4)" $? "$(curl -s "$api/targets" | jq -c '.data.activeTargets[] | {scrapeUrl, health, lastError}')"
@@ -133,10 +124,8 @@ tk_ok "the queue went quiet: nothing due, no batch in flight" $? \
   "$(tk_psql -c "SELECT lease_id, worker, claimed_at FROM tweetkeeper.batches WHERE outcome IS NULL")"
 # Until every target was scraped twice since (scrapes start every second).
 quiet_at=$(date +%s.%N)
-for ((i = 0; i < 50; i++)); do
-  awk -v t="$(query 'min(timestamp(up))')" -v q="$quiet_at" 'BEGIN { exit !(t != "" && t > q + 1) }' && break
-  sleep 0.2
-done
+scraped_since() { awk -v t="$(query 'min(timestamp(up))')" -v q="$1" 'BEGIN { exit !(t != "" && t > q + 1) }'; }
+TK_POLL_S=0.2 tk_wait_until 10 scraped_since "$quiet_at"
 stored_db=$(tk_psql -c "SELECT sum(stored) FROM tweetkeeper.batches WHERE outcome = 'completed'")
 stored_prom=$(query 'sum(tweetkeeper_worker_tweets_stored_total)')
 [ -n "$stored_prom" ] && [ "$stored_prom" = "$stored_db" ] && [ "$stored_db" -gt 500 ]
@@ -161,18 +150,21 @@ finished=$(query 'sum(tweetkeeper_worker_batches_total{event=~"completed|release
 tk_ok "batches claimed ($claimed) = completed + released ($finished)" $?
 remaining_db=$(tk_psql -c "SELECT remaining FROM tweetkeeper.credential_stats WHERE name = 'alpha'")
 remaining_prom=$(query 'tweetkeeper_credential_remaining{credential="alpha"}')
-[ "$remaining_prom" = "$remaining_db" ]
-tk_ok "the credential's remaining quota, through the exporter, is the database's ($remaining_prom, $remaining_db)" $?
+# Both read (a number each: two empty answers are no agreement), equal, and the window's use
+# shows: alpha (100,000 a window) answered this run's requests in the window it is in.
+[[ "$remaining_db" =~ ^[0-9]+$ ]] && [ "$remaining_prom" = "$remaining_db" ] && [ "$remaining_db" -lt 100000 ]
+tk_ok "the credential's remaining quota, through the exporter, is the database's and shows this run's use (${remaining_prom:-none}, ${remaining_db:-none} of 100000)" $? \
+  "$(tk_psql -c "SELECT name, remaining, requests_per_window, window_reset_at, requests FROM tweetkeeper.credential_stats")"
 # The exporter caches queue_stats for 10 s (cache_seconds in postgres-exporter-queries.yaml): the
 # series may still show what was due before the queue went quiet, so wait out one cache period.
 # (X's queue only: the follower goes on scheduling the Mastodon posts it finds, and no worker here
 # refreshes Mastodon, so those may be due at any time.)
-for _ in $(seq 1 30); do
+nothing_due_nor_short() {
   due=$(query 'sum(tweetkeeper_queue_due_now{network="x"})')
   short=$(query 'tweetkeeper_capacity_short{provider="x-v2"}')
-  [ "$due" = 0 ] && [ "$short" = 0 ] && break
-  sleep 1
-done
+  [ "$due" = 0 ] && [ "$short" = 0 ]
+}
+TK_POLL_S=1 tk_wait_until 30 nothing_due_nor_short
 [ "$due" = 0 ] && [ "$short" = 0 ]
 tk_ok "queue and capacity series are there (due now $due, forecast short $short)" $?
 states=$(results 'tweetkeeper_queue_tweets{network="x"}')

@@ -43,7 +43,7 @@ stop_workers() {
 }
 
 start_workers
-sleep "$RUN1_S"
+sleep "$RUN1_S" # sleep-ok: the run whose requests are counted per window and timed apart
 curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats1.json"
 echo "# per-token requests per window: $(jq -c '.windows' "$dir/stats1.json")"
 echo "# statuses: $(jq -c '.status_counts' "$dir/stats1.json")"
@@ -73,7 +73,7 @@ grep -q "no credential has quota until" "$dir"/worker-*.log; tk_ok "workers say 
 curl -s -X POST "$TK_MOCK_URL/mock/cap?token=tok-beta-2" >/dev/null
 curl -s -X POST "$TK_MOCK_URL/mock/revoke?token=tok-gamma-3" >/dev/null
 a0=$(tk_psql -c "SELECT requests FROM tweetkeeper.credentials WHERE name = 'alpha'")
-sleep "$RUN2_S"
+sleep "$RUN2_S" # sleep-ok: the run in which the third credential carries the load, counted
 stop_workers
 curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats2.json"
 tk_psql -F ' | ' -c "SELECT '#', name, status, reason, remaining, requests FROM tweetkeeper.credential_stats"

@@ -10,7 +10,12 @@ source "$(dirname "$0")/../lib/common.sh"
 here=$TK_ROOT/tests/report
 REPORT=$TK_BUILD/worker/tweetkeeper-report
 tk_workdir report
-tk_pg_start "$dir" || exit 1
+# The refresh batches below finished 1 to 10 days ago: maintenance() (the background worker's,
+# at any tick) deletes finished batches older than tweetkeeper.batch_retention (1 h by default),
+# and the timeliness table is made of them. Kept for 30 days here, and the upkeep is run once
+# on purpose before the report (below), so that a retention that dropped them fails every run,
+# not one in a few.
+tk_pg_start "$dir" -c tweetkeeper.batch_retention=30d || exit 1
 
 # Posts made ten days ago (50 days for the compacted ones), observed at 10 min, 1 h, 6 h, 1 d and
 # 3 d, last observed at 3 d: six X posts, four Bluesky, three Mastodon; likes growing to a
@@ -58,9 +63,14 @@ SELECT 1000 + k, 'w', ARRAY(SELECT tweet_id FROM tweetkeeper.tweets WHERE tweet_
 INSERT INTO tweetkeeper.daily_usage (day, provider, credential, requests, tweets_read, billed_reads)
 SELECT (now() AT TIME ZONE 'UTC')::date - k, 'x-v2', 'alpha', 100 * k + 7, 1000 * k, 900 * k + 3 FROM generate_series(1, 3) k;
 SQL
+# What the background worker's maintenance may do at any moment, done now.
+tk_psql -c "SELECT tweetkeeper.maintenance()" >/dev/null
 ok_data=$(tk_psql -c "SELECT (SELECT count(*) FROM tweetkeeper.metric_history_compact) > 0
-                         AND (SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky') = 4")
-tk_ok "the test's posts, observations (some compacted), batches and usage are in place" "$([ "$ok_data" = t ]; echo $?)"
+                         AND (SELECT count(*) FROM tweetkeeper.posts WHERE network = 'bluesky') = 4
+                         AND (SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'completed') = 8
+                         AND (SELECT count(*) FROM tweetkeeper.daily_usage) = 3")
+tk_ok "the test's posts, observations (some compacted), batches and usage are in place, after maintenance() too" \
+  "$([ "$ok_data" = t ]; echo $?)" "$(tk_psql -c "SELECT outcome, count(*) FROM tweetkeeper.batches GROUP BY 1")"
 
 # forecast() counts from now: its days are read just before the report and just after, and the
 # page's must lie between (a second moves a day's fractional count across a rounding).

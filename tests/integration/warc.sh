@@ -41,11 +41,11 @@ tk_ok "--warc-dir that is no directory: exit 2 and says so" $? "rc $rc: $(cat "$
 start 1
 start 2
 # Until worker 1 has a file open (its name ends in -PID~HOST.warc.gz.open) and has completed batches.
-for ((i = 0; i < 100; i++)); do
+open_and_recording() {
   ls "$warc" | grep -q -- "-$w1~.*\.open\$" &&
-    [ "$(tk_psql -c "SELECT count(*) >= 3 FROM tweetkeeper.batches WHERE worker = 'warc-1' AND outcome = 'completed'")" = t ] && break
-  sleep 0.2
-done
+    tk_sql_true "SELECT count(*) >= 3 FROM tweetkeeper.batches WHERE worker = 'warc-1' AND outcome = 'completed'"
+}
+TK_POLL_S=0.2 tk_wait_until 20 open_and_recording
 ls "$warc" | grep -q -- "-$w1~.*\.open\$"
 tk_ok "worker 1 records into a file of its own (.open) while it refreshes" $? "$(ls "$warc")"
 kill -KILL "$w1"
@@ -58,11 +58,11 @@ start 1
 restarted_at=$(tk_psql -c "SELECT now()")
 recorded="SELECT count(*) >= 60 AND count(*) FILTER (WHERE worker = 'warc-1' AND claimed_at > timestamptz '$restarted_at') > 0
             FROM tweetkeeper.batches WHERE outcome = 'completed'"
-for ((i = 0; i < 150; i++)); do
+finished_and_recorded() {
   grep -q "WARC: finished [1-9]" "$dir/worker-1.log" && [ "$(ls "$warc" | grep -c '\.warc\.gz$')" -ge 4 ] &&
-    [ "$(tk_psql -c "$recorded")" = t ] && break
-  sleep 0.2
-done
+    tk_sql_true "$recorded"
+}
+TK_POLL_S=0.2 tk_wait_until 30 finished_and_recorded
 kill -TERM "$w1" "$w2"
 tk_wait_exit "$w1" 30; rc1=$TK_RC
 tk_wait_exit "$w2" 30; rc2=$TK_RC

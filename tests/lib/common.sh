@@ -38,19 +38,32 @@ tk_mock_start() {
   "$TK_MOCK" --port 0 "$@" >"$log.out" 2>"$log" &
   TK_MOCK_PID=$!
   TK_PIDS+=("$TK_MOCK_PID")
-  local i
-  for i in $(seq 1 100); do
-    if grep -q 'listening on' "$log.out" 2>/dev/null; then
-      TK_MOCK_URL=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log.out" | head -1)
-      return 0
-    fi
-    kill -0 "$TK_MOCK_PID" 2>/dev/null || break
-    sleep 0.1
-  done
+  # Until it says where it listens (or is gone).
+  if tk_wait_until 10 _tk_mock_up "$log.out" && grep -q 'listening on' "$log.out"; then
+    TK_MOCK_URL=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log.out" | head -1)
+    return 0
+  fi
   echo "mock API did not start:" >&2
   cat "$log" "$log.out" >&2
   return 1
 }
+
+_tk_mock_up() { grep -q 'listening on' "$1" 2>/dev/null || ! kill -0 "$TK_MOCK_PID" 2>/dev/null; }
+
+# tk_wait_until SECONDS COMMAND [ARGS...]: runs COMMAND until it succeeds (true) or SECONDS have
+# passed (false), every TK_POLL_S seconds (default 0.1). The wait on a thing itself (a log line,
+# a file, a process, a row): what a fixed sleep would only guess the time of.
+tk_wait_until() {
+  local end=$((${EPOCHREALTIME/[.,]/} + $1 * 1000000))
+  shift
+  while :; do
+    "$@" && return 0
+    ((${EPOCHREALTIME/[.,]/} < end)) || return 1
+    sleep "${TK_POLL_S:-0.1}" # sleep-ok: the poll interval of tk_wait_until, a wait on a condition
+  done
+}
+# tk_log_has FILE PATTERN: FILE has a line matching the extended regex PATTERN.
+tk_log_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
 
 # tk_mock_mastodon_url LOGFILE HOST: the URL of Mastodon server HOST's own port, which the mock
 # started by tk_mock_start LOGFILE ... --mastodon-host HOST=PORT listens on (it prints every
@@ -98,7 +111,7 @@ tk_wait_exit() {
       TK_RC=timeout
       return 0
     fi
-    sleep "$((step / 1000)).$(printf '%03d' $((step % 1000)))"
+    sleep "$((step / 1000)).$(printf '%03d' $((step % 1000)))" # sleep-ok: the poll interval of a wait on a pid (bash's wait has no timeout)
     waited=$((waited + step))
     step=$((step < 1000 ? step * 2 : 1000))
   done
@@ -291,18 +304,13 @@ tk_not_across_utc_midnight() {
   left=$((86400 - now % 86400))
   if ((left < $1)); then
     echo "# UTC midnight in ${left}s: waiting for it, so that this run counts within one UTC day"
-    sleep $((left + 2))
+    sleep $((left + 2)) # sleep-ok: the wait is for a time of day (UTC midnight) to pass
   fi
 }
 # tk_wait_for SECONDS SQL: polls (5 times a second) until SQL answers t; false after SECONDS.
-tk_wait_for() {
-  local i
-  for ((i = 0; i < $1 * 5; i++)); do
-    [ "$(tk_psql -c "$2" 2>/dev/null)" = t ] && return 0
-    sleep 0.2
-  done
-  return 1
-}
+tk_wait_for() { TK_POLL_S=0.2 tk_wait_until "$1" tk_sql_true "$2"; }
+# tk_sql_true SQL: SQL answers t.
+tk_sql_true() { [ "$(tk_psql -c "$1" 2>/dev/null)" = t ]; }
 # tk_snapshot DB FILE [TABLE...]: every row of the extension's tables (by default all of them,
 # tk_tables) and the state of its sequences, sorted, to compare two
 # databases with diff. TK_COLUMNS[table], when set, names the columns to take (e.g. only those
@@ -353,19 +361,20 @@ tk_finish() {
 # returns). So it first waits, at most 10 s, until no client backend is left (a zombie's cmdline
 # is empty; a client backend's is "postgres: USER DATABASE ...").
 tk_pg_cpu() {
-  local postmaster=$1 c i busy
-  for i in $(seq 100); do
-    busy=0
-    for c in $(pgrep -P "$postmaster"); do
-      case "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline")" in
-        "postgres: "*" tweetkeeper "* | "postgres: "*" postgres "* | "") busy=1; break ;;
-      esac
-    done
-    [ "$busy" = 0 ] && break
-    sleep 0.1
-  done
+  local postmaster=$1 c
+  tk_wait_until 10 _tk_no_client_backend "$postmaster"
   { cat "/proc/$postmaster/stat"; for c in $(pgrep -P "$postmaster"); do cat "/proc/$c/stat" 2>/dev/null; done; } |
     awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { s += $16 + $17 } { s += $14 + $15 } END { printf "%.3f", s / hz }'
+}
+
+_tk_no_client_backend() { # POSTMASTER_PID: none of its children is a client backend (or a zombie)
+  local c
+  for c in $(pgrep -P "$1"); do
+    case "$(tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline")" in
+      "postgres: "*" tweetkeeper "* | "postgres: "*" postgres "* | "") return 1 ;;
+    esac
+  done
+  return 0
 }
 
 # tk_per_refresh_us CPU_SECONDS REFRESHES: microseconds of CPU per refresh, rounded (0 when none).

@@ -65,7 +65,8 @@ number, to get one of the --faults kinds:
   5xx           503 with an HTML or a JSON body, or 500
   truncated     a 200 whose JSON is cut in the middle
   content-type  a 200 with text/html and an HTML page
-  huge          a 200 of 20 MiB: the answer behind a giant "padding" string
+  huge          a 200 of 20 MiB: the answer behind a giant "padding" string; to a request that
+                accepts gzip, the padding alone, compressed (some 90 KB) once at start
 Quotas: fixed windows per token and endpoint (--rate-limit, --window-seconds): 429 Too Many
 Requests; after --monthly-cap billed post reads in a UTC month (a post is billed once per UTC
 day and token, as X bills), or after POST /mock/cap?token=T: 429
@@ -435,10 +436,11 @@ class LineLog {
 class Edge {
  public:
   // `mastodon_host`: this edge's port is that Mastodon server's root ("": the mock's own port).
+  // `huge_gzip`: the huge fault's answer as sent to a client that accepts gzip (null: none).
   Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, bool echo_authorization, LineLog& answer_log,
-       std::string mastodon_host = "")
+       std::shared_ptr<const std::string> huge_gzip, std::string mastodon_host = "")
       : api_(api), stop_(stop), gzip_every_(gzip_every), echo_authorization_(echo_authorization),
-        answer_log_(answer_log), mastodon_host_(std::move(mastodon_host)) {}
+        answer_log_(answer_log), huge_gzip_(std::move(huge_gzip)), mastodon_host_(std::move(mastodon_host)) {}
 
   httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
@@ -503,9 +505,18 @@ class Edge {
     if (echo_authorization_ && req.path.rfind("/mock/", 0) != 0) return SendEcho(req, res);  // (its own routes answer)
     res.status = reply.status;
     for (const auto& [name, value] : reply.headers) res.set_header(name, value);
-    if (gzip_every_ > 0 && reply.status == 200 &&
-        req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos &&
-        answers_to_gzip_.fetch_add(1) % gzip_every_ == 0) {
+    const bool accepts_gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+    if (huge_gzip_ && accepts_gzip && reply.faults.kind == FaultKind::kHuge && reply.status == 200) {
+      // A huge answer to a client that accepts gzip: the padding compressed once at start (some
+      // 90 KB on the wire for 20 MiB decoded). A client's body limit, on the decoded bytes, is
+      // then met at the speed of inflating, on any machine, never after its timeout on a slow or
+      // busy one; and no answer waits for 20 MiB to be compressed.
+      LogAnswer(reply.body, reply.status, req.target);
+      res.set_header("Content-Encoding", "gzip");
+      res.set_content(*huge_gzip_, reply.content_type.c_str());
+      return;
+    }
+    if (gzip_every_ > 0 && reply.status == 200 && accepts_gzip && answers_to_gzip_.fetch_add(1) % gzip_every_ == 0) {
       // Compressed, in two chunks (Transfer-Encoding: chunked): a WARC keeps these bytes as they came.
       auto body = std::make_shared<const std::string>(worker::warc::Gzip(reply.body));
       LogAnswer(*body, reply.status, req.target);
@@ -532,6 +543,7 @@ class Edge {
   const int64_t gzip_every_;
   const bool echo_authorization_;
   LineLog& answer_log_;
+  const std::shared_ptr<const std::string> huge_gzip_;
   const std::string mastodon_host_;
   std::atomic<int64_t> answers_to_gzip_{0};
   std::atomic<int64_t> echoes_{0};
@@ -664,12 +676,19 @@ int Run(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);  // clients hang up mid-answer on purpose (huge, drop): not a reason to die
   StopFlag stop;
 
+  // The huge fault's answer for clients that accept gzip, compressed before anything listens.
+  std::shared_ptr<const std::string> huge_gzip;
+  const auto& kinds = config.faults.kinds;
+  if (config.faults.rate > 0 && std::find(kinds.begin(), kinds.end(), FaultKind::kHuge) != kinds.end()) {
+    huge_gzip = std::make_shared<const std::string>(worker::warc::Gzip(HugeBody("{}", config.faults.huge_bytes)));
+  }
   std::vector<Listener> listeners;
   auto add = [&](const std::string& mastodon_host, int port) {
     Listener l;
     l.server = std::make_unique<httplib::Server>();
     ConfigureServer(*l.server, edge.threads);
-    l.edge = std::make_unique<Edge>(api, stop, edge.gzip_every, edge.echo_authorization, answer_log, mastodon_host);
+    l.edge = std::make_unique<Edge>(api, stop, edge.gzip_every, edge.echo_authorization, answer_log, huge_gzip,
+                                    mastodon_host);
     if (mastodon_host.empty()) {
       RouteToEdge(*l.server, *l.edge);
     } else {

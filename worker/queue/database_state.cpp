@@ -16,6 +16,10 @@ ConnectFailure ClassifyConnectFailure(const std::string& dsn, const std::string&
     case PQPING_OK:
       break;
   }
+  // The server is up now, but it may not have been when the attempt failed: one that was
+  // starting, shutting down or recovering then said so (SQLSTATE 57P03, whose messages all begin
+  // so), and that passes as it does when PQping still sees it.
+  if (message.find("the database system is ") != std::string::npos) return ConnectFailure::kNotAccepting;
   // The server is up and said no to us. Only running out of slots passes (SQLSTATE 53300, which
   // libpq does not expose for a failed connection; these are the server's two messages for it).
   if (message.find("too many clients") != std::string::npos ||

@@ -32,7 +32,8 @@ enum class ConnectFailure {
 
 // Classifies a failed connection attempt by asking the server again with PQping (which tells a
 // server that is down from one that refused us) and, for a refusal, by the message: "too many
-// clients" is the one refusal that passes.
+// clients" passes, and so does a server that was not accepting connections at the attempt
+// ("the database system is starting up", ...) and is up by the time PQping asks.
 ConnectFailure ClassifyConnectFailure(const std::string& dsn, const std::string& message);
 
 // For the log: what the database is doing, in a few words.
