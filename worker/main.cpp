@@ -120,7 +120,8 @@ int Follow(const tk::Options& o, tk::RunnerOptions ro) {
   fo.max_poll = tk::follow::Millis(static_cast<std::int64_t>(o.follow_max_poll_s * 1000));
   fo.share = o.follow_share;
   fo.lease_seconds = o.follow_lease_s;
-  if (o.provider == "bluesky" && o.jetstream_url != "none") fo.jetstream_url = o.jetstream_url;
+  // (A network with a stream subscribes to it: follow/reader.hpp Streams.)
+  if (o.jetstream_url != "none") fo.jetstream_url = o.jetstream_url;
   fo.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
   tk::follow::Follower follower(std::move(fo), telemetry, stop);
   if (!o.metrics_address.empty()) {

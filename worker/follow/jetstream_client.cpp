@@ -12,7 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 #include "text/one_line.hpp"
 
 namespace tweetkeeper::worker::follow {
@@ -121,7 +121,7 @@ std::vector<std::string> JetstreamClient::Take(std::chrono::milliseconds wait, s
 }
 
 void JetstreamClient::Loop() {
-  Backoff backoff{Millis(500), Millis(30'000)};
+  Backoff backoff = ReconnectBackoff();
   int failures = 0;
   while (!stop_) {
     std::vector<std::string> dids;
