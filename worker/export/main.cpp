@@ -126,13 +126,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
     app.exit(e);
     return kExitUsage;
   }
-  std::string dsn_error;
-  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
-  if (!dsn) {
-    std::cerr << "tweetkeeper-export: " << dsn_error << std::endl;
+  if (!tweetkeeper::worker::ChooseDsnOrSay(o.dsn, app.count("--dsn") > 0, o.dsn_file, "tweetkeeper-export"))
     return kExitUsage;
-  }
-  o.dsn = *dsn;
   if (o.history && o.format != "csv") {
     std::cerr << "tweetkeeper-export: --history needs --format csv (twarc2 pages hold payloads, not observations)"
               << std::endl;
@@ -461,14 +456,8 @@ int Report(const Options& o, const Selection& selection, const Written& written,
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(o.dsn);
-  } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-export: cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn)
-              << std::endl;
-    return kExitDatabase;
-  }
+  const std::unique_ptr<pqxx::connection> conn = ex::ConnectOrSay(o.dsn, "tweetkeeper-export");
+  if (!conn) return kExitDatabase;
   Selection selection;
   const ex::PostFilter filter{o.dsn, o.network, o.since, o.until, o.ids_file, o.twarc2()};
   if (const std::optional<int> exit_code = ex::Select(*conn, filter, selection, "tweetkeeper-export")) return *exit_code;

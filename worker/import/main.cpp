@@ -210,13 +210,8 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
     std::cerr << "tweetkeeper-import: " << e.what() << " (see --help)" << std::endl;
     return kExitUsage;
   }
-  std::string dsn_error;
-  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
-  if (!dsn) {
-    std::cerr << "tweetkeeper-import: " << dsn_error << std::endl;
+  if (!tweetkeeper::worker::ChooseDsnOrSay(o.dsn, app.count("--dsn") > 0, o.dsn_file, "tweetkeeper-import"))
     return kExitUsage;
-  }
-  o.dsn = *dsn;
   if (o.files.empty()) o.files.push_back("-");
   return std::nullopt;
 }

@@ -67,13 +67,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
     app.exit(e);
     return ex::kExitUsage;
   }
-  std::string dsn_error;
-  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
-  if (!dsn) {
-    std::cerr << "tweetkeeper-report: " << dsn_error << std::endl;
+  if (!tweetkeeper::worker::ChooseDsnOrSay(o.dsn, app.count("--dsn") > 0, o.dsn_file, "tweetkeeper-report"))
     return ex::kExitUsage;
-  }
-  o.dsn = o.filter.dsn = *dsn;
+  o.filter.dsn = o.dsn;
   return std::nullopt;
 }
 
@@ -219,14 +215,8 @@ std::vector<rp::CostDay> Cost(pqxx::work& tx, int forecast_days, std::string* no
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(o.dsn);
-  } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-report: cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn)
-              << std::endl;
-    return ex::kExitDatabase;
-  }
+  const std::unique_ptr<pqxx::connection> conn = ex::ConnectOrSay(o.dsn, "tweetkeeper-report");
+  if (!conn) return ex::kExitDatabase;
   ex::Selection selection;
   if (const std::optional<int> exit_code = ex::Select(*conn, o.filter, selection, "tweetkeeper-report")) return *exit_code;
   std::string condition = selection.exported;
