@@ -49,6 +49,13 @@ std::optional<Endpoint> ParseBase(const std::string& base) {
   return e;
 }
 
+// Closes the connection under a websocket stream, whatever its state.
+template <typename WS>
+void CloseSocket(WS& ws) {
+  beast::error_code ignored;
+  beast::get_lowest_layer(ws).socket().close(ignored);
+}
+
 // The subscription's path: posts only, the DIDs sent once open (requireHello), from `cursor` (µs;
 // 0: live).
 std::string SubscribeTarget(std::int64_t cursor) {
@@ -244,10 +251,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
   const auto fail = [&](const std::string& what, beast::error_code ec) {
     if (error.empty()) error = what + ": " + ec.message();
     ticker.cancel();
-    with([&](auto& ws) {
-      beast::error_code ignored;
-      beast::get_lowest_layer(ws).socket().close(ignored);
-    });
+    with([](auto& ws) { CloseSocket(ws); });
     // The websocket's own timers (its idle timeout and pings) would keep run() going: this
     // connection is over, whatever is still pending.
     ioc.stop();

@@ -990,6 +990,16 @@ LogAxis LogAgeAxis(double min_age, double max_age, double from, double to) {
   return axis;
 }
 
+namespace {
+
+// A section of the page and its heading, which names it for screen readers.
+std::string SectionOpen(const std::string& id, const std::string& heading) {
+  return "<section id=\"" + id + "\" aria-labelledby=\"" + id + "-heading\">\n<h2 id=\"" + id + "-heading\">" + heading +
+         "</h2>\n";
+}
+
+}  // namespace
+
 std::string RenderReport(const Report& report) {
   Context ctx;
   const std::string title = report.title.empty() ? "tweetkeeper report" : report.title;
@@ -1007,9 +1017,7 @@ std::string RenderReport(const Report& report) {
       "<li><a href=\"#timeliness\">Timeliness</a></li><li><a href=\"#cost\">Cost</a></li></ul></nav>\n</header>\n";
 
   if (!report.summary.empty()) {
-    html +=
-        "<section id=\"summary\" aria-labelledby=\"summary-heading\">\n<h2 id=\"summary-heading\">Summary</h2>\n<dl "
-        "class=\"facts\">";
+    html += SectionOpen("summary", "Summary") + "<dl class=\"facts\">";
     for (const auto& [key, value] : report.summary) html += "<dt>" + E(key) + "</dt><dd>" + E(value) + "</dd>";
     html += "</dl>\n</section>\n";
   }
@@ -1023,8 +1031,7 @@ std::string RenderReport(const Report& report) {
   }
 
   html +=
-      "<section id=\"curves\" aria-labelledby=\"curves-heading\">\n<h2 id=\"curves-heading\">Engagement over "
-      "time</h2>\n"
+      SectionOpen("curves", "Engagement over time") +
       "<p>How each count grew with the posts' age. The thick line is the median post of a network at each age, the "
       "shaded band the middle half of its posts (25th to 75th percentile); a second chart draws the top posts one by "
       "one, on a scale of their own. Age runs on a log scale, so that the first hour has as much room as the first "
@@ -1034,7 +1041,7 @@ std::string RenderReport(const Report& report) {
   html += "</section>\n";
 
   html +=
-      "<section id=\"lifespans\" aria-labelledby=\"lifespans-heading\">\n<h2 id=\"lifespans-heading\">Lifespans</h2>\n"
+      SectionOpen("lifespans", "Lifespans") +
       "<p>How long posts took to reach a share of their latest count. Each bar is the share of one network's posts "
       "whose age at that point falls in the bin, so that networks of different sizes compare; the table gives the "
       "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n";
@@ -1043,15 +1050,14 @@ std::string RenderReport(const Report& report) {
   html += "</section>\n";
 
   html +=
-      "<section id=\"timeliness\" aria-labelledby=\"timeliness-heading\">\n<h2 "
-      "id=\"timeliness-heading\">Timeliness</h2>\n"
+      SectionOpen("timeliness", "Timeliness") +
       "<p>How late refreshes ran behind the time they were due, by the post's age at the refresh: the median and the "
       "90th percentile. Workers that keep up show seconds here; minutes or hours mean too few workers or too little "
       "API quota for the posts tracked.</p>\n" +
       TimelinessSection(report, ctx) + "\n</section>\n";
 
   html +=
-      "<section id=\"cost\" aria-labelledby=\"cost-heading\">\n<h2 id=\"cost-heading\">Cost</h2>\n"
+      SectionOpen("cost", "Cost") +
       "<p>What the API requests cost per day, in " +
       E(report.currency) +
       ". Days marked forecast are an estimate, not a bill: hatched, lighter and bracketed in the chart, in italics "
