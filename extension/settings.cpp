@@ -47,7 +47,10 @@ const config_enum_entry kDeletedPayloadsOptions[] = {
 // superuser's to set (postgresql.conf, ALTER SYSTEM, ALTER DATABASE or ROLE ... SET), never the
 // calling session's, so that a worker cannot hold leases for a day or put posts off for a year.
 // Only max_ids_per_call, a limit callers set on themselves, stays PGC_USERSET.
-void Define(bool preloading) {
+namespace {
+
+// The queue's: batches, leases, rechecks, how claims spend and order.
+void DefineQueueSettings() {
   DefineCustomIntVariable(
       "tweetkeeper.buffer_ttl",
       "How long the oldest due tweet may wait for a batch to fill up before a partial batch is sent.",
@@ -102,6 +105,11 @@ void Define(bool preloading) {
       "delay once more, so that the shortest delays (the youngest tweets) keep their schedule "
       "first; due takes the oldest due_at first (0.1.0's order). Watched tweets come first.",
       &claim_order, kOrderLateness, kClaimOrderOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+}
+
+// What is kept (history, payloads) and the housekeeping that keeps it; missing tweets; the
+// background worker's database.
+void DefineKeepingSettings(bool preloading) {
   // The history's housekeeping (tweetkeeper.housekeeping(), run by the background worker or by
   // pg_cron). SUSET rather than SIGHUP: ALTER DATABASE ... SET reaches pg_cron's job sessions.
   DefineCustomIntVariable(
@@ -156,6 +164,13 @@ void Define(bool preloading) {
                              "The database in which the background worker runs.", nullptr,
                              &database, "postgres", preloading ? PGC_POSTMASTER : PGC_SUSET, 0,
                              nullptr, nullptr, nullptr);
+}
+
+}  // namespace
+
+void Define(bool preloading) {
+  DefineQueueSettings();
+  DefineKeepingSettings(preloading);
   MarkGUCPrefixReserved("tweetkeeper");
 }
 

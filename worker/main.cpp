@@ -101,6 +101,38 @@ class SignalThread {
   std::thread thread_;
 };
 
+// Prometheus metrics at --metrics-address, when given; an exit code when they cannot be served.
+std::optional<int> ServeMetrics(tk::Telemetry& telemetry, const std::string& address) {
+  if (address.empty()) return std::nullopt;
+  try {
+    const int port = telemetry.Serve(address);
+    spdlog::info("metrics at http://{}:{}/metrics", address.substr(0, address.rfind(':')), port);
+  } catch (const std::exception& e) {
+    return Fail(tk::kExitRuntime, e.what());
+  }
+  return std::nullopt;
+}
+
+// --warc-dir: every API exchange recorded there (first the files a killed worker of this host
+// left open are finished); an exit code when the directory cannot be written into.
+std::optional<int> RecordExchanges(const tk::Options& o, tk::RunnerOptions& ro) {
+  struct stat st {};
+  if (stat(o.warc_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || access(o.warc_dir.c_str(), W_OK | X_OK) != 0)
+    return Fail(tk::kExitUsage, "--warc-dir " + o.warc_dir + " is not a directory this worker can write into");
+  const int recovered = tk::warc::Writer::Recover(o.warc_dir);
+  if (recovered > 0) spdlog::info("WARC: finished {} file(s) a stopped worker left open in {}", recovered, o.warc_dir);
+  tk::warc::WriterOptions wo;
+  wo.dir = o.warc_dir;
+  wo.rollover = std::chrono::seconds(o.warc_rollover_s);
+  wo.max_bytes = static_cast<std::uint64_t>(o.warc_max_mb) * 1'000'000;
+  for (const auto& [name, token] : ro.tokens)
+    if (!token.empty()) wo.secrets.push_back(token);
+  ro.http.recorder = std::make_shared<tk::warc::Recorder>(wo);
+  spdlog::info("WARC: recording every API exchange in {} (a new file every {} s or {} MB)", o.warc_dir,
+               o.warc_rollover_s, o.warc_max_mb);
+  return std::nullopt;
+}
+
 // --follow: a follower of accounts instead of the refreshing slots (follow/follower.hpp). It shares
 // the worker's connection string, credentials, HTTP client, WARC recording, metrics and signals.
 int Follow(const tk::Options& o, tk::RunnerOptions ro) {
@@ -120,17 +152,11 @@ int Follow(const tk::Options& o, tk::RunnerOptions ro) {
   fo.max_poll = tk::follow::Millis(static_cast<std::int64_t>(o.follow_max_poll_s * 1000));
   fo.share = o.follow_share;
   fo.lease_seconds = o.follow_lease_s;
-  if (o.provider == "bluesky" && o.jetstream_url != "none") fo.jetstream_url = o.jetstream_url;
+  // (A network with a stream subscribes to it: follow/reader.hpp Streams.)
+  if (o.jetstream_url != "none") fo.jetstream_url = o.jetstream_url;
   fo.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
   tk::follow::Follower follower(std::move(fo), telemetry, stop);
-  if (!o.metrics_address.empty()) {
-    try {
-      const int port = telemetry.Serve(o.metrics_address);
-      spdlog::info("metrics at http://{}:{}/metrics", o.metrics_address.substr(0, o.metrics_address.rfind(':')), port);
-    } catch (const std::exception& e) {
-      return Fail(tk::kExitRuntime, e.what());
-    }
-  }
+  if (const std::optional<int> failed = ServeMetrics(telemetry, o.metrics_address)) return *failed;
   SignalThread signals(stop);
   try {
     if (!follower.Connect(std::chrono::seconds(o.startup_timeout_s))) return 0;
@@ -206,34 +232,11 @@ int main(int argc, char** argv) {
     ro.http.total_timeout = std::chrono::seconds(o.http_timeout_s);
     ro.http.connect_timeout = std::chrono::seconds(std::min(10, o.http_timeout_s));
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
-    if (!o.warc_dir.empty()) {
-      // Every exchange recorded; first the files a killed worker of this host left open.
-      struct stat st {};
-      if (stat(o.warc_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || access(o.warc_dir.c_str(), W_OK | X_OK) != 0)
-        return Fail(tk::kExitUsage, "--warc-dir " + o.warc_dir + " is not a directory this worker can write into");
-      const int recovered = tk::warc::Writer::Recover(o.warc_dir);
-      if (recovered > 0) spdlog::info("WARC: finished {} file(s) a stopped worker left open in {}", recovered, o.warc_dir);
-      tk::warc::WriterOptions wo;
-      wo.dir = o.warc_dir;
-      wo.rollover = std::chrono::seconds(o.warc_rollover_s);
-      wo.max_bytes = static_cast<std::uint64_t>(o.warc_max_mb) * 1'000'000;
-      for (const auto& [name, token] : ro.tokens)
-        if (!token.empty()) wo.secrets.push_back(token);
-      ro.http.recorder = std::make_shared<tk::warc::Recorder>(wo);
-      spdlog::info("WARC: recording every API exchange in {} (a new file every {} s or {} MB)", o.warc_dir,
-                   o.warc_rollover_s, o.warc_max_mb);
-    }
+    if (!o.warc_dir.empty())
+      if (const std::optional<int> failed = RecordExchanges(o, ro)) return *failed;
     if (o.follow) return Follow(o, std::move(ro));
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));
-    if (!o.metrics_address.empty()) {
-      try {
-        const int port = runner.telemetry().Serve(o.metrics_address);
-        const std::string host = o.metrics_address.substr(0, o.metrics_address.rfind(':'));
-        spdlog::info("metrics at http://{}:{}/metrics", host, port);
-      } catch (const std::exception& e) {
-        return Fail(tk::kExitRuntime, e.what());
-      }
-    }
+    if (const std::optional<int> failed = ServeMetrics(runner.telemetry(), o.metrics_address)) return *failed;
     SignalThread signals(runner.stop_signal());  // a signal also ends the wait for the database
     try {
       if (!runner.Connect()) return 0;

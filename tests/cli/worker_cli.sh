@@ -127,6 +127,9 @@ expect_wait "unreachable database (TCP, connection refused): waited for, then ex
   --dsn "host=127.0.0.1 port=1 dbname=tweetkeeper password=$PASSWORD connect_timeout=5" --api-url "$CLOSED_URL" \
   --startup-timeout 2
 expect "--startup-timeout -1" 2 "--startup-timeout" "$T" -- --dsn "$D" --startup-timeout -1
+# The follower (--follow) waits for the database as the refresher does (worker/service/connect).
+expect_wait "follower, unreachable database: waited for, then exit 1" "/nonexistent" -- \
+  --follow --dsn "$D" --api-url "$CLOSED_URL" --startup-timeout 2
 
 # --- a live worker --------------------------------------------------------------------------------
 if ! tk_pg_start "$dir" -c tweetkeeper.buffer_ttl=0 >"$dir/pg-start.log" 2>&1 ||
@@ -146,6 +149,11 @@ expect "a wrong password: exit 1 at once" 1 "password authentication failed" "$T
 expect "a database that does not exist: exit 1 at once" 1 'database "nosuchdb" does not exist' "$T" -- \
   --dsn "host=$PGHOST port=$PGPORT user=postgres dbname=nosuchdb password=$PASSWORD" --api-url "$CLOSED_URL"
 expect "a role without the worker grants: exit 1 at once, naming the GRANT" 1 "GRANT tweetkeeper_worker TO \"tk_nogrants\"" "$T" -- \
+  --dsn "host=$PGHOST port=$PGPORT user=tk_nogrants dbname=tweetkeeper password=$PASSWORD" --api-url "$CLOSED_URL"
+# ... and so does the follower: a refused login is not waited for (it was, forever, before 0.5.0).
+expect "follower, a wrong password: exit 1 at once" 1 "password authentication failed" "$T" -- --follow \
+  --dsn "host=$PGHOST port=$PGPORT user=tk_pw dbname=tweetkeeper password=$PASSWORD" --api-url "$CLOSED_URL"
+expect "follower, a role without the grants: exit 1 at once" 1 "may not follow accounts" "$T" -- --follow \
   --dsn "host=$PGHOST port=$PGPORT user=tk_nogrants dbname=tweetkeeper password=$PASSWORD" --api-url "$CLOSED_URL"
 
 # Due tweets (created an hour ago), so the worker claims them and sends requests with the token.

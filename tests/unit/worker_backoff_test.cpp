@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 
 namespace tweetkeeper::worker {
 namespace {

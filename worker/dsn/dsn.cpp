@@ -1,5 +1,7 @@
 #include "dsn/dsn.hpp"
 
+#include <iostream>
+
 #include "private_file/private_file.hpp"
 
 #include <libpq-fe.h>
@@ -75,6 +77,17 @@ void ReplaceAll(std::string& s, const std::string& what, const std::string& with
 }
 
 }  // namespace
+
+bool ChooseDsnOrSay(std::string& dsn, bool dsn_given, const std::string& dsn_file, const char* program) {
+  std::string error;
+  const std::optional<std::string> chosen = ChosenDsn(dsn, dsn_given, dsn_file, &error);
+  if (!chosen) {
+    std::cerr << program << ": " << error << std::endl;
+    return false;
+  }
+  dsn = *chosen;
+  return true;
+}
 
 std::optional<std::string> ChosenDsn(const std::string& dsn, bool dsn_given, const std::string& dsn_file,
                                      std::string* error) {

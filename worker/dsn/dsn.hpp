@@ -17,6 +17,10 @@ namespace tweetkeeper::worker {
 std::optional<std::string> ChosenDsn(const std::string& dsn, bool dsn_given, const std::string& dsn_file,
                                      std::string* error);
 
+// ChosenDsn for a tool's command line (tweetkeeper-import, -export, -report): `dsn` replaced by
+// the connection string chosen, or false after "<program>: <why>" on stderr.
+bool ChooseDsnOrSay(std::string& dsn, bool dsn_given, const std::string& dsn_file, const char* program);
+
 // Why libpq cannot parse `dsn` (already redacted), or nullopt when it can.
 std::optional<std::string> DsnError(const std::string& dsn);
 

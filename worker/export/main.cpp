@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli/progress.hpp"
+#include "cli/tool_command_line.hpp"
 #include "dsn/dsn.hpp"
 #include "export/export_format.hpp"
 #include "export/selection.hpp"
@@ -98,10 +99,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       "reached 50% and 90% of it. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
-  app.add_option("--dsn", o.dsn,
-                 "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
-                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_reader");
-  app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours)");
+  tweetkeeper::worker::AddDsnOptions(
+      app, o.dsn, o.dsn_file,
+      "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
+      "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_reader");
   app.add_option("--format", o.format, "twarc2, csv, curves or lifespans")
       ->required()
       ->check(CLI::IsMember({"twarc2", "csv", "curves", "lifespans"}));
@@ -118,21 +119,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   app.add_option("--progress-interval", o.progress_every, "Seconds between progress lines when not on a terminal")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  }
-  std::string dsn_error;
-  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
-  if (!dsn) {
-    std::cerr << "tweetkeeper-export: " << dsn_error << std::endl;
-    return kExitUsage;
-  }
-  o.dsn = *dsn;
+  if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
+          app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-export", tweetkeeper::worker::UsageErrors::kCli11))
+    return exit_code;
   if (o.history && o.format != "csv") {
     std::cerr << "tweetkeeper-export: --history needs --format csv (twarc2 pages hold payloads, not observations)"
               << std::endl;
@@ -461,14 +450,8 @@ int Report(const Options& o, const Selection& selection, const Written& written,
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(o.dsn);
-  } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-export: cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn)
-              << std::endl;
-    return kExitDatabase;
-  }
+  const std::unique_ptr<pqxx::connection> conn = ex::ConnectOrSay(o.dsn, "tweetkeeper-export");
+  if (!conn) return kExitDatabase;
   Selection selection;
   const ex::PostFilter filter{o.dsn, o.network, o.since, o.until, o.ids_file, o.twarc2()};
   if (const std::optional<int> exit_code = ex::Select(*conn, filter, selection, "tweetkeeper-export")) return *exit_code;

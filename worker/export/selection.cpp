@@ -17,6 +17,15 @@ namespace im = tweetkeeper::importer;
 using tweetkeeper::worker::ArrayLiteral;
 using tweetkeeper::worker::TextArrayLiteral;
 
+std::unique_ptr<pqxx::connection> ConnectOrSay(const std::string& dsn, const char* program) {
+  try {
+    return std::make_unique<pqxx::connection>(dsn);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), dsn) << std::endl;
+    return nullptr;
+  }
+}
+
 std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& path) {
   std::ifstream file(path);
   if (!file) return std::nullopt;

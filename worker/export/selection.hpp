@@ -4,6 +4,7 @@
 // their number), as SQL conditions on tweetkeeper.posts p. Posts found deleted or unavailable
 // (a tombstone) are left out, and counted apart.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
@@ -24,6 +25,9 @@ struct Selection {
   std::string left_out = "EXISTS (SELECT 1 FROM tweetkeeper.tombstones x WHERE x.tweet_id = p.post_id)";
   std::uint64_t bad_lines = 0, not_tracked = 0;
 };
+
+// A connection to `dsn`, or nullptr after "<program>: cannot connect: <why>" on stderr (no password).
+std::unique_ptr<pqxx::connection> ConnectOrSay(const std::string& dsn, const char* program);
 
 // Reads --ids into the temporary table want; how many lines were bad, nullopt when the file
 // cannot be read.

@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 
 #include "queue/payload.hpp"
+#include "service/database_state.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
@@ -41,12 +42,15 @@ void FollowDb::Connect() {
       "         AND has_function_privilege('tweetkeeper.claim_follows(text,text,integer,interval,boolean,text)', 'EXECUTE')"
       "         AND has_function_privilege('tweetkeeper.store_follow_posts(bigint,text[],timestamptz[],text,timestamptz,"
       "timestamptz)', 'EXECUTE') END"
+      "       , pg_is_in_recovery()"
       "  FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
   tx.commit();
+  // A standby (or a primary not yet promoted) is waited for, as by the refresher's slots.
+  if (r[2].as<bool>()) throw DatabaseInRecovery();
   if (!r[0].as<bool>())
-    throw std::runtime_error("the database has no tweetkeeper extension: CREATE EXTENSION tweetkeeper first");
+    throw DatabaseUnusable("the database has no tweetkeeper extension: CREATE EXTENSION tweetkeeper first");
   if (r[1].is_null() || !r[1].as<bool>())
-    throw std::runtime_error(
+    throw DatabaseUnusable(
         "this role may not follow accounts: it needs tweetkeeper_worker, and the extension 0.5.0 or later "
         "(claim_follows)");
   connection_ = std::move(c);

@@ -39,7 +39,8 @@ class FollowDb {
   FollowDb& operator=(const FollowDb&) = delete;
 
   // Connects and checks that this role may follow (the extension has claim_follows() and the
-  // grants); throws pqxx::broken_connection when unreachable, std::runtime_error otherwise.
+  // grants); throws pqxx::broken_connection when unreachable or in recovery (DatabaseInRecovery),
+  // DatabaseUnusable when waiting cannot help (service/database_state.hpp).
   void Connect();
   bool connected() const;
 

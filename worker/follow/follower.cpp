@@ -9,11 +9,9 @@
 
 #include "dsn/dsn.hpp"
 #include "follow/bluesky_follow.hpp"
-#include "follow/timeline.hpp"
 #include "provider/answer_status.hpp"
-#include "provider/bluesky.hpp"
-#include "provider/mastodon.hpp"
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
+#include "service/connect.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
@@ -22,13 +20,7 @@ std::int64_t NowMs() {
   return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Status ids and tweet ids are decimal: the longer is the larger.
-bool IdLess(const std::string& a, const std::string& b) {
-  return a.size() != b.size() ? a.size() < b.size() : a < b;
-}
-
 constexpr Millis kFailedPause{60'000};  // an account whose read failed is tried again after this
-constexpr int kMaxPages = 32;           // X: 3,200 posts, all a timeline gives
 // Jetstream replays 36 hours: a position older than 35 is filled from the account's feed instead.
 constexpr std::int64_t kReplayUs = 35LL * 3600 * 1'000'000;
 constexpr std::int64_t kRewindUs = 3'000'000;  // a reconnection starts this much before the position
@@ -42,225 +34,19 @@ struct Follower::Held {
   std::int64_t next_poll_ms = 0;
   Millis interval{0};
   int failures = 0;
-  Budget* budget = nullptr;  // BudgetOf()'s, once found
+  RateBudget* budget = nullptr;  // BudgetOf()'s, once found: a Mastodon server, the AppView, an
+                                 // X credential's timeline window
 };
-
-// A budget of requests: a Mastodon server, the AppView, an X credential's timeline window.
-struct Follower::Budget {
-  explicit Budget(double limit, double window_s) : limit(limit), window_s(window_s), gate(0) {}
-  double limit;
-  double window_s;
-  Gate gate;
-  bool repace = true;  // accounts came or went, or the limit changed
-  double planned_rps = 0;  // the rate the accounts' intervals were planned for
-  std::int64_t window_reset_s = 0;  // the window the last answer spoke of (its reset) ...
-  std::int64_t mine = 0;            // ... and this follower's requests in it
-};
-
-// What one read of an account found.
-struct ReadOutcome {
-  bool ok = false;
-  std::string reason;
-  std::vector<FoundPost> posts;
-  std::string newest_id;
-  std::int64_t checked_until_ms = 0;
-  bool more = false;  // a full page: read again at once
-  std::optional<Account> account;  // the account is gone or hidden
-  std::vector<std::string> returned_ids;  // X: every post the pages returned (each one billed)
-};
-
-using Fetch = std::function<HttpResponse(const std::string& url, Reach reach)>;
-
-// A network's requests and answers for a follower (the parsers are timeline.* and bluesky_follow.*).
-class Follower::Reader {
- public:
-  virtual ~Reader() = default;
-  virtual std::string Group(const Followed& f) const = 0;
-  virtual double DefaultLimit() const = 0;
-  virtual double WindowSeconds() const = 0;
-  virtual RateLimit Rate(const HttpResponse& r) const = 0;
-  virtual Account Lookup(const Followed& f, const Fetch& fetch) const = 0;
-  // Several accounts looked up at once, when the network has a request for that (at most
-  // LookupBatch() of them): one answer for each, in order.
-  virtual std::size_t LookupBatch() const { return 1; }
-  virtual std::vector<Account> LookupAll(const std::vector<Followed>& fs, const Fetch& fetch) const {
-    std::vector<Account> out;
-    for (const Followed& f : fs) out.push_back(Lookup(f, fetch));
-    return out;
-  }
-  virtual ReadOutcome Read(const Followed& f, const Fetch& fetch) const = 0;
-};
-
-namespace {
-
-class MastodonReader : public Follower::Reader {
- public:
-  MastodonReader(const FollowerOptions& o) : provider_(o.instances, o.allow_private_hosts) {}
-  std::string Group(const Followed& f) const override { return "mastodon:" + f.host; }
-  double DefaultLimit() const override { return 300; }  // Rack::Attack's default per 5 minutes
-  double WindowSeconds() const override { return 300; }
-  RateLimit Rate(const HttpResponse& r) const override { return ParseMastodonRateLimit(r.headers); }
-  Reach ReachOf(const Followed& f) const {
-    return provider_.PublicAddressesOnly("mastodon:" + f.host) ? Reach::kPublicOnly : Reach::kAny;
-  }
-  Account Lookup(const Followed& f, const Fetch& fetch) const override {
-    if (f.handle.empty()) return {Account::Status::kMissing, "", "", "no username to look up"};
-    return ParseMastodonLookup(fetch(MastodonLookupUrl(provider_.BaseUrl(f.host), f.handle), ReachOf(f)));
-  }
-  ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
-    ReadOutcome out;
-    const std::string min_id = f.newest_post_id.empty() ? MastodonIdAt(f.since_ms) : f.newest_post_id;
-    const TimelinePage page =
-        ParseMastodonStatuses(fetch(MastodonStatusesUrl(provider_.BaseUrl(f.host), f.account_id, min_id), ReachOf(f)), f.host);
-    if (!page.ok) {
-      out.reason = page.reason;
-      return out;
-    }
-    out.ok = true;
-    out.account = page.account;
-    out.posts = page.posts;
-    out.more = page.more;
-    out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
-    for (const FoundPost& p : page.posts) {
-      if (out.newest_id.empty() || IdLess(out.newest_id, p.id)) out.newest_id = p.id;
-      if (page.more) out.checked_until_ms = std::min(out.checked_until_ms, p.created_ms);
-    }
-    return out;
-  }
-
- private:
-  MastodonProvider provider_;
-};
-
-class XReader : public Follower::Reader {
- public:
-  explicit XReader(const FollowerOptions& o) : api_(o.api_url) {
-    if (!o.tokens.empty()) credential_ = o.tokens.begin()->first;
-  }
-  std::string Group(const Followed&) const override { return "x:" + credential_; }
-  double DefaultLimit() const override { return 900; }  // users/:id/tweets per user and 15 minutes
-  double WindowSeconds() const override { return 900; }
-  RateLimit Rate(const HttpResponse& r) const override { return ParseRateLimit(r.headers); }
-  Account Lookup(const Followed& f, const Fetch& fetch) const override {
-    // Followed by id (x.com/i/user/<id>): its timeline says whether it is there.
-    if (f.handle.empty() && !f.account_id.empty()) return {Account::Status::kFound, f.account_id, "", ""};
-    return ParseXLookup(fetch(XLookupUrl(api_, f.handle), Reach::kAny));
-  }
-  ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
-    ReadOutcome out;
-    std::string token;
-    for (int page_no = 0; page_no < kMaxPages; ++page_no) {
-      const TimelinePage page =
-          ParseXTimeline(fetch(XTimelineUrl(api_, f.account_id, f.newest_post_id, f.since_ms, token), Reach::kAny));
-      if (!page.ok) {
-        if (page_no == 0 || out.returned_ids.empty()) {
-          out.reason = page.reason;
-          return out;
-        }
-        break;  // the pages read so far are stored; the rest is read next time from since_id
-      }
-      if (page.account) {
-        out.ok = true;
-        out.account = page.account;
-        return out;
-      }
-      for (const FoundPost& p : page.posts) out.returned_ids.push_back(p.id);
-      // start_time goes in whole seconds: the posts made in that second before the account was
-      // followed are not its new posts.
-      for (const FoundPost& p : page.posts)
-        if (p.created_ms >= f.since_ms) out.posts.push_back(p);
-      if (page.next_token.empty()) break;
-      token = page.next_token;
-    }
-    out.ok = true;
-    out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
-    // The next read starts after the newest post returned, kept or not (one from before the
-    // follow, in its first second): a post is read, and billed, once.
-    for (const std::string& id : out.returned_ids)
-      if (out.newest_id.empty() || IdLess(out.newest_id, id)) out.newest_id = id;
-    return out;
-  }
-
- private:
-  std::string api_;
-  std::string credential_;
-};
-
-class BlueskyReader : public Follower::Reader {
- public:
-  explicit BlueskyReader(const FollowerOptions& o) : api_(o.api_url) {}
-  std::string Group(const Followed&) const override { return "bluesky"; }
-  double DefaultLimit() const override { return 3000; }  // per 5 minutes (FACTS.md 1.6)
-  double WindowSeconds() const override { return 300; }
-  RateLimit Rate(const HttpResponse& r) const override {
-    return ParseXrpcRateLimit(r.headers, NowMs() / 1000);
-  }
-  Account Lookup(const Followed& f, const Fetch& fetch) const override {
-    return ParseBlueskyProfile(fetch(BlueskyProfileUrl(api_, Actor(f)), Reach::kAny));
-  }
-  // 25 to a request (getProfiles): 1,000 accounts resolve in 40 requests, not 1,000.
-  std::size_t LookupBatch() const override { return kBlueskyProfilesPerRequest; }
-  std::vector<Account> LookupAll(const std::vector<Followed>& fs, const Fetch& fetch) const override {
-    if (fs.size() == 1) return {Lookup(fs[0], fetch)};  // (getProfile says why one is missing)
-    std::vector<std::string> actors;
-    for (const Followed& f : fs) actors.push_back(Actor(f));
-    return ParseBlueskyProfiles(fetch(BlueskyProfilesUrl(api_, actors), Reach::kAny), actors);
-  }
-  static std::string Actor(const Followed& f) { return f.account_id.empty() ? f.handle : f.account_id; }
-  ReadOutcome Read(const Followed& f, const Fetch& fetch) const override {
-    ReadOutcome out;
-    // Newest first, back to a minute before the last read (a post indexed late is found then;
-    // scheduling is idempotent), or to the moment the account was followed.
-    const std::int64_t stop_ms = f.checked_ms > 0 ? std::max(f.since_ms, f.checked_ms - 60'000) : f.since_ms;
-    std::string cursor;
-    for (int page_no = 0; page_no < kMaxPages; ++page_no) {
-      const TimelinePage page = ParseBlueskyAuthorFeed(fetch(BlueskyAuthorFeedUrl(api_, f.account_id, cursor), Reach::kAny), f.account_id);
-      if (!page.ok) {
-        out.reason = page.reason;
-        return out;
-      }
-      if (page.account) {
-        out.ok = true;
-        out.account = page.account;
-        return out;
-      }
-      bool older = false;
-      for (const FoundPost& p : page.posts) {
-        if (p.created_ms < stop_ms) {
-          older = true;
-          continue;
-        }
-        out.posts.push_back(p);
-      }
-      if (older || page.next_token.empty()) break;
-      cursor = page.next_token;
-    }
-    out.ok = true;
-    out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
-    std::int64_t newest_ms = 0;
-    for (const FoundPost& p : out.posts)
-      if (p.created_ms >= newest_ms) newest_ms = p.created_ms, out.newest_id = p.url;
-    return out;
-  }
-
- private:
-  std::string api_;
-};
-
-}  // namespace
 
 Follower::Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& stop)
     : options_(std::move(options)),
       telemetry_(telemetry),
       stop_(stop),
-      network_(options_.provider == "bluesky" ? "bluesky" : options_.provider == "mastodon" ? "mastodon" : "x"),
+      reader_(MakeReader(options_)),
+      network_(reader_->Network()),
       http_(options_.http),
-      db_(options_.dsn, options_.name, network_,
-          network_ == "x" && !options_.tokens.empty() ? options_.tokens.begin()->first : "") {
-  if (network_ == "mastodon") reader_ = std::make_unique<MastodonReader>(options_);
-  else if (network_ == "bluesky") reader_ = std::make_unique<BlueskyReader>(options_);
-  else reader_ = std::make_unique<XReader>(options_);
-  if (network_ == "bluesky" && !options_.jetstream_url.empty()) {
+      db_(options_.dsn, options_.name, network_, reader_->Credential()) {
+  if (reader_->Streams() && !options_.jetstream_url.empty()) {
     stream_ = std::make_unique<JetstreamClient>(options_.jetstream_url, [this] {
       // A cursor older than the replay window would be clamped silently: never ask for one.
       const std::int64_t cursor = stream_cursor_us_.load();
@@ -272,33 +58,15 @@ Follower::Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& st
 Follower::~Follower() = default;
 
 bool Follower::Connect(std::chrono::seconds startup_timeout) {
-  const auto started = std::chrono::steady_clock::now();
-  Backoff backoff{Millis(500), Millis(30'000)};
-  for (int attempt = 1;; ++attempt) {
-    try {
-      db_.Connect();
-      return true;
-    } catch (const pqxx::broken_connection& e) {
-      const std::string error = RedactDsnSecrets(e.what(), options_.dsn);
-      if (startup_timeout.count() && std::chrono::steady_clock::now() - started > startup_timeout)
-        throw std::runtime_error("database still unavailable after --startup-timeout: " + error);
-      if (attempt == 1) spdlog::warn("database unavailable: {}; waiting for it", error);
-    } catch (const pqxx::sql_error& e) {
-      throw std::runtime_error("the database has no usable tweetkeeper SQL API for followers: SQLSTATE " + e.sqlstate() +
-                               ": " + RedactDsnSecrets(e.what(), options_.dsn));
-    }
-    if (!stop_.SleepUnlessStopped(backoff.Next(attempt))) return false;
-  }
+  DatabaseWait wait(options_.dsn, startup_timeout, stop_, "tweetkeeper SQL API for followers");
+  return wait.Connect([this] { db_.Connect(); });
 }
 
-Follower::Budget& Follower::BudgetOf(Held& held) {
+RateBudget& Follower::BudgetOf(Held& held) {
   // An account's budget never changes (its server, the credential): found once, kept.
   if (held.budget) return *held.budget;
   auto& b = budgets_[reader_->Group(held.f)];
-  if (!b) {
-    b = std::make_unique<Budget>(reader_->DefaultLimit(), reader_->WindowSeconds());
-    b->gate.SetBudget(options_.share * b->limit / b->window_s);
-  }
+  if (!b) b = std::make_unique<RateBudget>(reader_->DefaultLimit(), reader_->WindowSeconds(), options_.share);
   held.budget = b.get();
   return *b;
 }
@@ -518,7 +286,7 @@ void Follower::MarkStreamRead(bool now) {
 }
 
 void Follower::Repace(const std::string& group) {
-  Budget& budget = *budgets_[group];
+  RateBudget& budget = *budgets_[group];
   std::vector<Held*> accounts;
   std::vector<double> rates;
   const std::int64_t now = NowMs();
@@ -534,7 +302,7 @@ void Follower::Repace(const std::string& group) {
   // than its interval (measured by make bench: 41 s beyond it at p99 on X, against 2 s).
   // What this follower gets of the window: its share, or less when the window's headers say
   // another client spends it too (Learn()).
-  const double rps = std::min(options_.share * budget.limit / budget.window_s, budget.gate.budget());
+  const double rps = std::min(budget.configured_rps(), budget.gate().budget());
   budget.planned_rps = rps;
   const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
   for (std::size_t i = 0; i < accounts.size(); ++i) {
@@ -547,37 +315,13 @@ void Follower::Repace(const std::string& group) {
   budget.repace = false;
 }
 
-void Follower::Learn(Budget& budget, const HttpResponse& response) {
-  const RateLimit rate = reader_->Rate(response);
-  if (rate.limit && *rate.limit > 0 && static_cast<double>(*rate.limit) != budget.limit) {
-    budget.limit = static_cast<double>(*rate.limit);
-    budget.gate.SetBudget(options_.share * budget.limit / budget.window_s);
-    budget.repace = true;
-  }
+void Follower::Learn(RateBudget& budget, const HttpResponse& response) {
   const std::int64_t now = NowMs();
-  // What is left of the window, spread over the time left of it, less what the others on the same
-  // address or credential (a second follower, a refreshing worker) were seen to spend of it
-  // (pacing.hpp WindowShare: two followers converge on halves, evenly spread).
-  const double configured = options_.share * budget.limit / budget.window_s;
-  if (rate.remaining && rate.reset_epoch_s && *rate.reset_epoch_s * 1000 > now) {
-    // This follower's requests in the window the answer speaks of (a new reset time: a new window).
-    if (*rate.reset_epoch_s != budget.window_reset_s) budget.window_reset_s = *rate.reset_epoch_s, budget.mine = 0;
-    ++budget.mine;
-    const double left_s = static_cast<double>(*rate.reset_epoch_s * 1000 - now) / 1000.0;
-    budget.gate.SetBudget(WindowShare(configured, budget.limit, static_cast<double>(*rate.remaining), left_s,
-                                      budget.window_s, static_cast<double>(budget.mine)));
-    // A schedule planned for a rate this far from the one the gate lets through is planned again:
-    // reads planned faster than they can go queue at the gate and lose their order.
-    // (5%: a schedule 20% too fast for the gate, as this once allowed, queued reads for minutes.)
-    if (budget.planned_rps > 0 && std::abs(budget.gate.budget() - budget.planned_rps) > 0.05 * budget.planned_rps)
-      budget.repace = true;
-  }
-  if (response.status == 429 || (rate.remaining && *rate.remaining <= 1)) {
-    const std::int64_t until = rate.reset_epoch_s ? *rate.reset_epoch_s * 1000 + 1000 : now + 60'000;
-    budget.gate.PauseUntil(std::min(until, now + 15 * 60'000));
+  const std::optional<std::int64_t> paused = budget.Learn(reader_->Rate(response), response.status == 429, now);
+  if (paused) {
     spdlog::warn("{}: the window is spent ({}); reading again in {:.0f} s",
                  response.status == 429 ? "refused (429)" : "answered with remaining 0",
-                 response.status == 429 ? "429" : "remaining 0", (std::min(until, now + 15 * 60'000) - now) / 1000.0);
+                 response.status == 429 ? "429" : "remaining 0", (*paused - now) / 1000.0);
   }
 }
 
@@ -590,7 +334,7 @@ static std::string NameOf(const Followed& f) {
 // account as another followed one (followed once: no longer held), missing or private (marked), or
 // not known yet (asked again later). Whether it is to join the stream's subscription.
 bool Follower::Resolved(Held& held, const Account& a) {
-  Budget& budget = BudgetOf(held);
+  RateBudget& budget = BudgetOf(held);
   Followed& f = held.f;
   const std::string name = NameOf(f);
   if (a.status == Account::Status::kFailed) {
@@ -623,83 +367,79 @@ bool Follower::Resolved(Held& held, const Account& a) {
   return false;
 }
 
+HttpResponse Follower::Send(Held& held, const std::string& url, Reach reach, std::int64_t* first_sent) {
+  RateBudget& budget = BudgetOf(held);
+  for (;;) {
+    // A read's first request waits its turn; its next pages go at once (they borrow the turns
+    // after it: Gate::Sent), unless the window is spent.
+    const std::int64_t wait = (*first_sent == 0 ? budget.gate().NextAt() : budget.gate().PausedUntil()) - NowMs();
+    if (wait <= 0) break;
+    if (!stop_.SleepUnlessStopped(Millis(wait))) {
+      HttpResponse stopped;
+      stopped.error = "stopping";
+      return stopped;
+    }
+  }
+  budget.gate().Sent(NowMs());
+  if (*first_sent == 0) *first_sent = NowMs();
+  HttpResponse r = http_.Get(url, reader_->TokenFor(held.f), stop_.abort_flag(), reach);
+  ++requests_;
+  const std::string credential = reader_->Credential();
+  if (const std::optional<std::string> refusal = reader_->CredentialRefusal(r)) {
+    // A refusal of the credential as a whole is recorded as a refresh's is, and this
+    // follower waits: a month for a cap, until someone resets a rejected credential.
+    db_.RecordRefusal(held.f.follow_id, credential, *refusal, FailedAnswer(r).reason.substr(0, 500));
+    budget.gate().PauseUntil(NowMs() + 15 * 60'000);
+    spdlog::error("credential {} {} by {}: following paused (15 min, then asked again)", credential, *refusal,
+                  reader_->DisplayName());
+  }
+  telemetry_.Request(credential, RequestOutcome(r, r.status == 200 ? FailureKind::kNone : ClassifyFailure(r.status, r.body)),
+                     r.elapsed_ms / 1000.0);
+  Learn(budget, r);
+  return r;
+}
+
+void Follower::ResolveDue(Held& held, const Fetch& fetch) {
+  // With the others of its group due to be resolved too, as many as one request looks up.
+  std::vector<Held*> batch{&held};
+  const std::int64_t now = NowMs();
+  for (auto& [id, h] : held_) {
+    if (batch.size() >= reader_->LookupBatch()) break;
+    if (h.get() != &held && (h->f.status != "following" || h->f.account_id.empty()) && h->next_poll_ms <= now &&
+        &BudgetOf(*h) == held.budget)
+      batch.push_back(h.get());
+  }
+  std::vector<Followed> asked;
+  std::vector<std::int64_t> ids;
+  for (Held* h : batch) asked.push_back(h->f), ids.push_back(h->f.follow_id);
+  const std::vector<Account> found = reader_->LookupAll(asked, fetch);
+  bool subscribe = false;
+  for (std::size_t i = 0; i < ids.size() && i < found.size(); ++i) {
+    const auto it = held_.find(ids[i]);  // (one found to be another's account is no longer held)
+    if (it != held_.end()) subscribe = Resolved(*it->second, found[i]) || subscribe;
+  }
+  // Subscribed first; their gaps (since they were followed) filled once the stream has them.
+  if (subscribe) Subscribe();
+}
+
 void Follower::Poll(Held& held) {
-  Budget& budget = BudgetOf(held);
-  const std::string token_name = network_ == "x" && !options_.tokens.empty() ? options_.tokens.begin()->first : "";
+  RateBudget& budget = BudgetOf(held);
   // When the read's first request went (after the gate's wait): every post made before it was seen.
   std::int64_t first_sent = 0;
-  const Fetch fetch = [&](const std::string& url, Reach reach) {
-    for (;;) {
-      // A read's first request waits its turn; its next pages go at once (they borrow the turns
-      // after it: Gate::Sent), unless the window is spent.
-      const std::int64_t wait = (first_sent == 0 ? budget.gate.NextAt() : budget.gate.PausedUntil()) - NowMs();
-      if (wait <= 0) break;
-      if (!stop_.SleepUnlessStopped(Millis(wait))) {
-        HttpResponse stopped;
-        stopped.error = "stopping";
-        return stopped;
-      }
-    }
-    budget.gate.Sent(NowMs());
-    if (first_sent == 0) first_sent = NowMs();
-    std::string token;
-    if (network_ == "x") token = options_.tokens.empty() ? "" : options_.tokens.begin()->second;
-    if (network_ == "mastodon") {
-      const auto it = options_.tokens.find(held.f.host);
-      if (it != options_.tokens.end()) token = it->second;
-    }
-    HttpResponse r = http_.Get(url, token, stop_.abort_flag(), reach);
-    ++requests_;
-    if (network_ == "x" && r.status != 200 && r.status != 0) {
-      // A refusal of the credential as a whole is recorded as a refresh's is, and this
-      // follower waits: a month for a cap, until someone resets a rejected credential.
-      const FailureKind kind = ClassifyFailure(r.status, r.body);
-      if (kind == FailureKind::kUsageCapped || kind == FailureKind::kRejected) {
-        const std::string refusal = kind == FailureKind::kUsageCapped ? "usage-capped" : "rejected";
-        db_.RecordRefusal(held.f.follow_id, token_name, refusal, FailedAnswer(r).reason.substr(0, 500));
-        budget.gate.PauseUntil(NowMs() + 15 * 60'000);
-        spdlog::error("credential {} {} by X: following paused (15 min, then asked again)", token_name,
-                      kind == FailureKind::kUsageCapped ? "usage-capped" : "rejected");
-      }
-    }
-    telemetry_.Request(token_name, RequestOutcome(r, r.status == 200 ? FailureKind::kNone : ClassifyFailure(r.status, r.body)),
-                       r.elapsed_ms / 1000.0);
-    Learn(budget, r);
-    return r;
-  };
+  const Fetch fetch = [&](const std::string& url, Reach reach) { return Send(held, url, reach, &first_sent); };
   Followed& f = held.f;
-  const std::string name = NameOf(f);
   if (f.status != "following" || f.account_id.empty()) {
-    // With the others of its group due to be resolved too, as many as one request looks up.
-    std::vector<Held*> batch{&held};
-    const std::int64_t now = NowMs();
-    for (auto& [id, h] : held_) {
-      if (batch.size() >= reader_->LookupBatch()) break;
-      if (h.get() != &held && (h->f.status != "following" || h->f.account_id.empty()) && h->next_poll_ms <= now &&
-          &BudgetOf(*h) == held.budget)
-        batch.push_back(h.get());
-    }
-    std::vector<Followed> asked;
-    std::vector<std::int64_t> ids;
-    for (Held* h : batch) asked.push_back(h->f), ids.push_back(h->f.follow_id);
-    const std::vector<Account> found = reader_->LookupAll(asked, fetch);
-    bool subscribe = false;
-    for (std::size_t i = 0; i < ids.size() && i < found.size(); ++i) {
-      const auto it = held_.find(ids[i]);  // (one found to be another's account is no longer held)
-      if (it != held_.end()) subscribe = Resolved(*it->second, found[i]) || subscribe;
-    }
-    // Subscribed first; their gaps (since they were followed) filled once the stream has them.
-    if (subscribe) Subscribe();
+    ResolveDue(held, fetch);
     return;
   }
-  if (network_ == "x") {
-    // Every post a timeline returns is billed: none is read past the credential's monthly cap.
+  if (reader_->Billed()) {
+    // Every post a read returns is billed: none is read past the credential's monthly cap.
     std::int64_t until = 0;
     std::string why;
-    if (!db_.ReadAllowed(token_name, &until, &why)) {
-      budget.gate.PauseUntil(until > 0 ? until : NowMs() + 15 * 60'000);
-      held.next_poll_ms = std::max(held.next_poll_ms, budget.gate.NextAt());
-      spdlog::warn("{}: not read: {}", name, why);
+    if (!db_.ReadAllowed(reader_->Credential(), &until, &why)) {
+      budget.gate().PauseUntil(until > 0 ? until : NowMs() + 15 * 60'000);
+      held.next_poll_ms = std::max(held.next_poll_ms, budget.gate().NextAt());
+      spdlog::warn("{}: not read: {}", NameOf(f), why);
       return;
     }
   }
@@ -712,7 +452,7 @@ void Follower::Poll(Held& held) {
   if (!out.ok) {
     ++held.failures;
     held.next_poll_ms = NowMs() + std::min<std::int64_t>(kFailedPause.count(), 2000LL << std::min(held.failures, 5));
-    spdlog::warn("{}: reading its new posts failed: {}", name, out.reason);
+    spdlog::warn("{}: reading its new posts failed: {}", NameOf(f), out.reason);
     return;
   }
   held.failures = 0;
@@ -722,10 +462,15 @@ void Follower::Poll(Held& held) {
     held.next_poll_ms = INT64_MAX / 2;
     next_claim_ms_ = 0;
     budget.repace = true;
-    spdlog::warn("{}: {} ({})", name, f.status, out.account->reason);
+    spdlog::warn("{}: {} ({})", NameOf(f), f.status, out.account->reason);
     return;
   }
-  if (held.interval.count() == 0 || budget.repace) Repace(reader_->Group(f));
+  StoreRead(held, out, planned, first_sent);
+}
+
+void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std::int64_t first_sent) {
+  Followed& f = held.f;
+  if (held.interval.count() == 0 || BudgetOf(held).repace) Repace(reader_->Group(f));
   const std::int64_t now = NowMs();
   std::int64_t poll_after = out.more ? now : now + held.interval.count();
   if (streaming()) {
@@ -734,9 +479,9 @@ void Follower::Poll(Held& held) {
     gaps_.erase(f.follow_id);
     covered_.insert(f.follow_id);
   }
-  FollowDb::Billing billing{token_name, out.returned_ids};
+  FollowDb::Billing billing{reader_->Credential(), out.returned_ids};
   const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
-                                       network_ == "x" ? &billing : nullptr);
+                                       reader_->Billed() ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
   f.checked_ms = std::max(f.checked_ms, out.checked_until_ms);
   f.posts_found += added;
@@ -747,11 +492,60 @@ void Follower::Poll(Held& held) {
     telemetry_.FollowPosts(added);
   }
   // (make bench reads these: a post made after a read waits the interval that read planned.)
-  spdlog::debug("read {} ({}): planned for {}, sent at {}, next in {} ms, {} new post(s)", f.follow_id, name, planned,
+  spdlog::debug("read {} ({}): planned for {}, sent at {}, next in {} ms, {} new post(s)", f.follow_id, NameOf(f), planned,
                 first_sent, poll_after - now, added);
   std::int64_t newest_post = 0;
   for (const FoundPost& p : out.posts) newest_post = std::max(newest_post, p.created_ms);
   if (newest_post > 0) telemetry_.FollowLag(static_cast<double>(now - newest_post) / 1000.0);
+}
+
+Follower::Held* Follower::NextDue(std::int64_t* due_at) {
+  // The account to read next: due the soonest, counting its budget's wait (one thread reads
+  // for every server: it takes an account whose server may be asked now before one whose
+  // server's window must be waited for).
+  // An account to resolve goes before one to read again at the same moment: resolving is
+  // asked once, and an account not resolved is not followed at all.
+  Held* due = nullptr;
+  *due_at = INT64_MAX;
+  bool due_resolves = false;
+  for (auto& [id, h] : held_) {
+    if (h->next_poll_ms >= INT64_MAX / 2) continue;
+    const std::int64_t at = std::max(h->next_poll_ms, BudgetOf(*h).gate().NextAt());
+    const bool resolves = h->f.status != "following";
+    // At the same moment (several waiting for one server's window): resolving first, then the
+    // account due the longest (not the first in id order: the busiest accounts, followed first,
+    // would take every turn and starve the quiet ones; make bench saw 0 reads of 100 of them).
+    if (at < *due_at || (at == *due_at && ((resolves && !due_resolves) ||
+                                           (resolves == due_resolves && h->next_poll_ms < due->next_poll_ms))))
+      due = h.get(), *due_at = at, due_resolves = resolves;
+  }
+  return due;
+}
+
+void Follower::StreamTurn(std::int64_t now, std::int64_t wake) {
+  if (stream_->connections() != connections_seen_) {
+    connections_seen_ = stream_->connections();
+    telemetry_.FollowStreamConnection();
+    if (connections_seen_ == 1) spdlog::info("Jetstream: connected to {}", options_.jetstream_url);
+    if (connections_seen_ > 1)
+      spdlog::warn("Jetstream: reconnected (connection {}) from {:.1f} s back; before: {}", connections_seen_,
+                   (now * 1000 - stream_cursor_us_.load()) / 1e6, stream_->last_error());
+    if (position_us_ < now * 1000 - kReplayUs) {
+      // Away longer than the stream replays: every account's gap is filled from its feed.
+      for (std::int64_t id : covered_)
+        if (auto h = held_.find(id); h != held_.end()) h->second->next_poll_ms = now, gaps_.insert(id);
+      covered_.clear();
+    }
+  }
+  CatchUp();
+  const auto wait = Millis(std::clamp<std::int64_t>(wake - now, 0, catch_up_ ? 10 : 200));
+  const std::vector<std::string> frames = stream_->Take(wait, 5000);
+  if (!frames.empty()) HandleFrames(frames, false);
+  if (catch_up_) {
+    const std::vector<std::string> caught = catch_up_->Take(Millis(0), 5000);
+    if (!caught.empty()) HandleFrames(caught, true);
+  }
+  MarkStreamRead(false);
 }
 
 int Follower::Run() {
@@ -760,7 +554,7 @@ int Follower::Run() {
                options_.name, network_, options_.max_accounts, Secs(options_.min_poll), Secs(options_.max_poll),
                options_.share * 100);
   last_found_ms_ = NowMs();
-  Backoff backoff{Millis(500), Millis(30'000)};
+  Backoff backoff = ReconnectBackoff();
   int failures = 0;
   std::int64_t next_summary = NowMs() + 60'000;
   std::int64_t summary_requests = 0, summary_posts = 0;
@@ -775,25 +569,8 @@ int Follower::Run() {
       if (now >= next_claim_ms_) ClaimAccounts();
       for (auto& [group, budget] : budgets_)
         if (budget->repace) Repace(group);
-      // The account to read next: due the soonest, counting its budget's wait (one thread reads
-      // for every server: it takes an account whose server may be asked now before one whose
-      // server's window must be waited for).
-      // An account to resolve goes before one to read again at the same moment: resolving is
-      // asked once, and an account not resolved is not followed at all.
-      Held* due = nullptr;
       std::int64_t due_at = INT64_MAX;
-      bool due_resolves = false;
-      for (auto& [id, h] : held_) {
-        if (h->next_poll_ms >= INT64_MAX / 2) continue;
-        const std::int64_t at = std::max(h->next_poll_ms, BudgetOf(*h).gate.NextAt());
-        const bool resolves = h->f.status != "following";
-        // At the same moment (several waiting for one server's window): resolving first, then the
-        // account due the longest (not the first in id order: the busiest accounts, followed first,
-        // would take every turn and starve the quiet ones; make bench saw 0 reads of 100 of them).
-        if (at < due_at || (at == due_at && ((resolves && !due_resolves) ||
-                                             (resolves == due_resolves && h->next_poll_ms < due->next_poll_ms))))
-          due = h.get(), due_at = at, due_resolves = resolves;
-      }
+      Held* due = NextDue(&due_at);
       now = NowMs();
       if (now >= next_summary) {
         spdlog::info("last 60 s: {} account(s) held, {} request(s), {} new post(s)", held_.size(), requests_ - summary_requests,
@@ -808,29 +585,7 @@ int Follower::Run() {
       }
       const std::int64_t wake = std::min(next_claim_ms_, due_at);
       if (streaming()) {
-        if (stream_->connections() != connections_seen_) {
-          connections_seen_ = stream_->connections();
-          telemetry_.FollowStreamConnection();
-          if (connections_seen_ == 1) spdlog::info("Jetstream: connected to {}", options_.jetstream_url);
-          if (connections_seen_ > 1)
-            spdlog::warn("Jetstream: reconnected (connection {}) from {:.1f} s back; before: {}", connections_seen_,
-                         (now * 1000 - stream_cursor_us_.load()) / 1e6, stream_->last_error());
-          if (position_us_ < now * 1000 - kReplayUs) {
-            // Away longer than the stream replays: every account's gap is filled from its feed.
-            for (std::int64_t id : covered_)
-              if (auto h = held_.find(id); h != held_.end()) h->second->next_poll_ms = now, gaps_.insert(id);
-            covered_.clear();
-          }
-        }
-        CatchUp();
-        const auto wait = Millis(std::clamp<std::int64_t>(wake - now, 0, catch_up_ ? 10 : 200));
-        const std::vector<std::string> frames = stream_->Take(wait, 5000);
-        if (!frames.empty()) HandleFrames(frames, false);
-        if (catch_up_) {
-          const std::vector<std::string> caught = catch_up_->Take(Millis(0), 5000);
-          if (!caught.empty()) HandleFrames(caught, true);
-        }
-        MarkStreamRead(false);
+        StreamTurn(now, wake);
         if (!due || due_at > NowMs()) continue;
       } else if (wake > now) {
         stop_.SleepUnlessStopped(Millis(std::min<std::int64_t>(wake - now, 1000)));

@@ -19,7 +19,9 @@
 #include "follow/follow_db.hpp"
 #include "follow/jetstream_client.hpp"
 #include "follow/pacing.hpp"
+#include "follow/reader.hpp"
 #include "http/http_client.hpp"
+#include "service/rate_budget.hpp"
 #include "stop/stop_signal.hpp"
 #include "telemetry/telemetry.hpp"
 
@@ -52,19 +54,24 @@ class Follower {
   bool Connect(std::chrono::seconds startup_timeout);
   int Run();
 
-  class Reader;  // a network's requests and answers (follower.cpp)
-
  private:
   struct Held;
-  struct Budget;
   void ClaimAccounts();
+  // The held account due next (counting its budget's wait), and when; nullptr: none.
+  Held* NextDue(std::int64_t* due_at);
   void Poll(Held& held);
+  // One request of a read of `held`, in its budget's turn (first_sent: when the read's first went).
+  HttpResponse Send(Held& held, const std::string& url, Reach reach, std::int64_t* first_sent);
+  // `held` and the others of its budget due to be resolved, as many as one request looks up.
+  void ResolveDue(Held& held, const Fetch& fetch);
   bool Resolved(Held& held, const Account& a);
-  Budget& BudgetOf(Held& held);
+  // What a read found, stored, and the account's next read planned.
+  void StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std::int64_t first_sent);
+  RateBudget& BudgetOf(Held& held);
   // The leases went (a lost session): nothing held, the stream to start again from the positions kept.
   void ForgetLeases();
   void Repace(const std::string& group);
-  void Learn(Budget& budget, const HttpResponse& response);
+  void Learn(RateBudget& budget, const HttpResponse& response);
   // Bluesky with Jetstream: the accounts' DIDs subscribed, the gaps the stream cannot replay
   // filled from their feeds, the events handled, the read position kept.
   bool streaming() const { return stream_ != nullptr; }
@@ -73,16 +80,19 @@ class Follower {
   void HandleFrames(const std::vector<std::string>& frames, bool catch_up);
   void MarkStreamRead(bool now);
   void CatchUp();
+  // The stream's side of one turn of Run(): its connections noticed, its frames handled, its
+  // position kept; waits at most until `wake`.
+  void StreamTurn(std::int64_t now, std::int64_t wake);
 
   FollowerOptions options_;
   Telemetry& telemetry_;
   StopSignal& stop_;
+  std::unique_ptr<Reader> reader_;  // the network's (constructed before the members below use it)
   std::string network_;
-  std::unique_ptr<Reader> reader_;
   HttpClient http_;
   FollowDb db_;
   std::map<std::int64_t, std::unique_ptr<Held>> held_;
-  std::map<std::string, std::unique_ptr<Budget>> budgets_;
+  std::map<std::string, std::unique_ptr<RateBudget>> budgets_;
   std::int64_t next_claim_ms_ = 0;
   std::int64_t last_found_ms_ = 0;
   std::int64_t posts_found_ = 0, requests_ = 0;

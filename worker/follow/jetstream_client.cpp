@@ -12,7 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 #include "text/one_line.hpp"
 
 namespace tweetkeeper::worker::follow {
@@ -47,6 +47,71 @@ std::optional<Endpoint> ParseBase(const std::string& base) {
   e.port = colon == std::string::npos ? (e.tls ? "443" : "80") : rest.substr(colon + 1);
   if (e.host.empty() || e.port.empty()) return std::nullopt;
   return e;
+}
+
+// Closes the connection under a websocket stream, whatever its state.
+template <typename WS>
+void CloseSocket(WS& ws) {
+  beast::error_code ignored;
+  beast::get_lowest_layer(ws).socket().close(ignored);
+}
+
+// The subscription's path: posts only, the DIDs sent once open (requireHello), from `cursor` (µs;
+// 0: live).
+std::string SubscribeTarget(std::int64_t cursor) {
+  return "/subscribe?wantedCollections=app.bsky.feed.post&requireHello=true" +
+         (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string());
+}
+
+// TLS as a client that checks the server's certificate against the system's authorities.
+ssl::context VerifyingTls() {
+  ssl::context tls(ssl::context::tls_client);
+  tls.set_default_verify_paths();
+  tls.set_verify_mode(ssl::verify_peer);
+  return tls;
+}
+
+using Plain = websocket::stream<beast::tcp_stream>;
+using Secure = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
+
+// Connects `ws` to the resolved endpoints, with TLS (the server's name sent and verified) when it
+// is a TLS stream, and upgrades it to a websocket at `target`: opened() once it is open, or
+// fail(what, error) at the first failure. `ws`, `e` and `target` outlive the io_context's run.
+template <typename WS, typename Fail, typename Opened>
+void Open(WS& ws, const tcp::resolver::results_type& results, const Endpoint& e, const std::string& target, Fail fail,
+          Opened opened) {
+  WS* const w = &ws;
+  const Endpoint* const ep = &e;
+  const std::string* const path = &target;
+  beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(10));
+  beast::get_lowest_layer(ws).async_connect(results, [w, ep, path, fail, opened](beast::error_code ec2,
+                                                                                  const tcp::endpoint&) {
+    if (ec2) return fail("connect " + ep->host + ":" + ep->port, ec2);
+    const auto upgrade = [w, ep, path, fail, opened] {
+      WS& ws = *w;
+      beast::get_lowest_layer(ws).expires_never();
+      websocket::stream_base::timeout timeouts{std::chrono::seconds(10), std::chrono::seconds(40), true};
+      ws.set_option(timeouts);
+      ws.read_message_max(16u << 20);  // Jetstream's events are bounded by 10 MB; one more is an attack
+      ws.set_option(websocket::stream_base::decorator(
+          [](websocket::request_type& req) { req.set(beast::http::field::user_agent, "tweetkeeper-worker"); }));
+      ws.async_handshake(ep->host, *path, [ep, fail, opened](beast::error_code ec3) {
+        if (ec3) return fail("websocket handshake with " + ep->host, ec3);
+        opened();
+      });
+    };
+    if constexpr (std::is_same_v<WS, Secure>) {
+      if (!SSL_set_tlsext_host_name(w->next_layer().native_handle(), ep->host.c_str()))
+        return fail("TLS server name", beast::error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category()));
+      w->next_layer().set_verify_callback(ssl::host_name_verification(ep->host));
+      w->next_layer().async_handshake(ssl::stream_base::client, [ep, fail, upgrade](beast::error_code ec4) {
+        if (ec4) return fail("TLS handshake with " + ep->host, ec4);
+        upgrade();
+      });
+    } else {
+      upgrade();
+    }
+  });
 }
 
 }  // namespace
@@ -121,16 +186,11 @@ std::vector<std::string> JetstreamClient::Take(std::chrono::milliseconds wait, s
 }
 
 void JetstreamClient::Loop() {
-  Backoff backoff{Millis(500), Millis(30'000)};
+  Backoff backoff = ReconnectBackoff();
   int failures = 0;
   while (!stop_) {
     std::vector<std::string> dids;
-    std::uint64_t generation;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      dids = dids_;
-      generation = dids_generation_;
-    }
+    const std::uint64_t generation = DidsNow(&dids);
     if (dids.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
@@ -143,6 +203,25 @@ void JetstreamClient::Loop() {
   }
 }
 
+std::uint64_t JetstreamClient::DidsNow(std::vector<std::string>* dids) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *dids = dids_;
+  return dids_generation_;
+}
+
+bool JetstreamClient::Enqueue(std::string frame) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // (A frame alone may pass the bytes' bound, or it would never be taken.)
+    if (frames_.size() >= kMaxQueued || (!frames_.empty() && queued_bytes_ + frame.size() > max_queued_bytes_))
+      return false;
+    queued_bytes_ += frame.size();
+    frames_.emplace_back(connections_.load(), std::move(frame));
+  }
+  frames_ready_.notify_one();
+  return true;
+}
+
 // One connection, until it fails or the client stops; whether it delivered any frame.
 bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std::uint64_t first_generation) {
   const std::optional<Endpoint> e = ParseBase(base_);
@@ -152,11 +231,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
     return false;
   }
   net::io_context ioc;
-  ssl::context tls_context(ssl::context::tls_client);
-  tls_context.set_default_verify_paths();
-  tls_context.set_verify_mode(ssl::verify_peer);
-  using Plain = websocket::stream<beast::tcp_stream>;
-  using Secure = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
+  ssl::context tls_context = VerifyingTls();
   std::optional<Plain> plain;
   std::optional<Secure> secure;
   if (e->tls) secure.emplace(ioc, tls_context);
@@ -176,10 +251,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
   const auto fail = [&](const std::string& what, beast::error_code ec) {
     if (error.empty()) error = what + ": " + ec.message();
     ticker.cancel();
-    with([&](auto& ws) {
-      beast::error_code ignored;
-      beast::get_lowest_layer(ws).socket().close(ignored);
-    });
+    with([](auto& ws) { CloseSocket(ws); });
     // The websocket's own timers (its idle timeout and pings) would keep run() going: this
     // connection is over, whatever is still pending.
     ioc.stop();
@@ -191,19 +263,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
         std::string frame = beast::buffers_to_string(buffer.data());
         buffer.consume(buffer.size());
         delivered = true;
-        bool full = false;
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          // (A frame alone may pass the bytes' bound, or it would never be taken.)
-          full = frames_.size() >= kMaxQueued ||
-                 (!frames_.empty() && queued_bytes_ + frame.size() > max_queued_bytes_);
-          if (!full) {
-            queued_bytes_ += frame.size();
-            frames_.emplace_back(connections_.load(), std::move(frame));
-          }
-        }
-        if (full) return fail("the follower is behind", beast::error_code(net::error::no_buffer_space));
-        frames_ready_.notify_one();
+        if (!Enqueue(std::move(frame))) return fail("the follower is behind", beast::error_code(net::error::no_buffer_space));
         read();
       });
     });
@@ -224,22 +284,15 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
     ticker.expires_after(std::chrono::milliseconds(100));
     ticker.async_wait([&](beast::error_code ec) {
       if (ec) return;
-      if (stop_) {
-        error = "stopped";
-        return fail("stop", beast::error_code());
-      }
-      if (reconnect_.exchange(false)) {
-        error = "reconnecting at the follower's request";
-        return fail("reconnect", beast::error_code());
+      // A stop, or the follower's request to connect again: this connection ends, said as such.
+      const bool stopping = stop_;
+      if (stopping || reconnect_.exchange(false)) {
+        error = stopping ? "stopped" : "reconnecting at the follower's request";
+        return fail(stopping ? "stop" : "reconnect", beast::error_code());
       }
       if (open && !writing) {
         std::vector<std::string> dids;
-        std::uint64_t generation;
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          dids = dids_;
-          generation = dids_generation_;
-        }
+        const std::uint64_t generation = DidsNow(&dids);
         if (generation != sent_generation) {
           if (dids.empty()) return fail("no DIDs left to follow", beast::error_code());
           send_options(dids, generation);
@@ -248,42 +301,16 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
       tick();
     });
   };
-  const std::int64_t cursor = cursor_us_();
-  const std::string target = "/subscribe?wantedCollections=app.bsky.feed.post&requireHello=true" +
-                             (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string());
+  const std::string target = SubscribeTarget(cursor_us_());
   tcp::resolver resolver(ioc);
   resolver.async_resolve(e->host, e->port, [&](beast::error_code ec, tcp::resolver::results_type results) {
     if (ec) return fail("resolve " + e->host, ec);
     with([&](auto& ws) {
-      beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(10));
-      beast::get_lowest_layer(ws).async_connect(results, [&](beast::error_code ec2, const tcp::endpoint&) {
-        if (ec2) return fail("connect " + e->host + ":" + e->port, ec2);
-        const auto upgrade = [&] {
-          beast::get_lowest_layer(ws).expires_never();
-          websocket::stream_base::timeout timeouts{std::chrono::seconds(10), std::chrono::seconds(40), true};
-          ws.set_option(timeouts);
-          ws.read_message_max(16u << 20);  // Jetstream's events are bounded by 10 MB; one more is an attack
-          ws.set_option(websocket::stream_base::decorator(
-              [](websocket::request_type& req) { req.set(beast::http::field::user_agent, "tweetkeeper-worker"); }));
-          ws.async_handshake(e->host, target, [&](beast::error_code ec3) {
-            if (ec3) return fail("websocket handshake with " + e->host, ec3);
-            open = true;
-            ++connections_;
-            send_options(first_dids, first_generation);
-            read();
-          });
-        };
-        if constexpr (std::is_same_v<std::decay_t<decltype(ws)>, Secure>) {
-          if (!SSL_set_tlsext_host_name(ws.next_layer().native_handle(), e->host.c_str()))
-            return fail("TLS server name", beast::error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category()));
-          ws.next_layer().set_verify_callback(ssl::host_name_verification(e->host));
-          ws.next_layer().async_handshake(ssl::stream_base::client, [&, upgrade](beast::error_code ec4) {
-            if (ec4) return fail("TLS handshake with " + e->host, ec4);
-            upgrade();
-          });
-        } else {
-          upgrade();
-        }
+      Open(ws, results, *e, target, fail, [&] {
+        open = true;
+        ++connections_;
+        send_options(first_dids, first_generation);
+        read();
       });
     });
   });

@@ -54,6 +54,10 @@ class JetstreamClient {
  private:
   void Loop();
   bool Connection(const std::vector<std::string>& dids, std::uint64_t generation);
+  // The DIDs to follow now, and their generation (one more at each SetDids).
+  std::uint64_t DidsNow(std::vector<std::string>* dids) const;
+  // A frame received, queued for Take(); false (not queued) when the queue is full.
+  bool Enqueue(std::string frame);
 
   std::string base_;
   std::function<std::int64_t()> cursor_us_;

@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "cli/progress.hpp"
+#include "cli/tool_command_line.hpp"
 #include "dsn/dsn.hpp"
 #include "ids/id_reader.hpp"
 #include "queue/payload.hpp"
@@ -183,10 +184,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       ".jsonl/.ndjson/"
       ".json, else lines. A re-run skips what is tracked. Exit: 0 all imported, 1 database error, 2 bad usage or "
       "unreadable input, 3 some lines were bad (the others imported).");
-  app.add_option("--dsn", o.dsn,
-                 "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
-                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_admin");
-  app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours)");
+  tweetkeeper::worker::AddDsnOptions(
+      app, o.dsn, o.dsn_file,
+      "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
+      "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_admin");
   app.add_option("--format", o.format, "lines, csv, jsonl or auto")
       ->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
       ->capture_default_str();
@@ -202,21 +203,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   app.add_option("files", o.files, "Files to read; none or - reads stdin");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "tweetkeeper-import: " << e.what() << " (see --help)" << std::endl;
-    return kExitUsage;
-  }
-  std::string dsn_error;
-  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
-  if (!dsn) {
-    std::cerr << "tweetkeeper-import: " << dsn_error << std::endl;
-    return kExitUsage;
-  }
-  o.dsn = *dsn;
+  if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
+          app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-import", tweetkeeper::worker::UsageErrors::kOneLine))
+    return exit_code;
   if (o.files.empty()) o.files.push_back("-");
   return std::nullopt;
 }

@@ -198,13 +198,7 @@ std::optional<std::size_t> BlueskyProvider::RefusedKey(const HttpResponse& respo
 BatchResult BlueskyProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
                                      const PostKeys& keys) {
   rapidjson::Document doc;
-  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
-  if (!parse_error.empty()) {
-    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) + " bytes): " + parse_error;
-    const auto first = body.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && body[first] != '{') reason += ": " + Snippet(body);
-    return Failed(FailureKind::kUnparsable, std::move(reason));
-  }
+  if (std::optional<BatchResult> failed = ParseOkBody(doc, body, '{')) return std::move(*failed);
   if (!doc.IsObject()) return Failed(FailureKind::kUnparsable, "unparsable 200 body: not a JSON object");
   const auto posts = doc.FindMember("posts");
   if (posts == doc.MemberEnd() || !posts->value.IsArray()) {

@@ -7,6 +7,7 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -14,12 +15,25 @@
 #include <vector>
 
 #include "batch/batch_result.hpp"
+#include "json/bounded.hpp"
 #include "provider/answer_status.hpp"
 #include "provider/content_hash.hpp"
 #include "provider/json_fields.hpp"
 #include "provider/provider.hpp"
 
 namespace tweetkeeper::worker {
+
+// A 200 answer's body parsed into `doc`, or the failure that says why it cannot be: the parser's
+// error, and the start of the body when it does not even begin as the answer would (`opening`,
+// '{' or '[': an HTML page from a proxy, say).
+inline std::optional<BatchResult> ParseOkBody(rapidjson::Document& doc, std::string_view body, char opening) {
+  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
+  if (parse_error.empty()) return std::nullopt;
+  std::string reason = "unparsable 200 body (" + std::to_string(body.size()) + " bytes): " + parse_error;
+  const auto first = body.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && body[first] != opening) reason += ": " + Snippet(body);
+  return Failed(FailureKind::kUnparsable, std::move(reason));
+}
 
 // `items`: the answer's array; `key_member`: the member that holds an item's key; `read` fills an
 // Observation's counts and time from an item. `what` names the posts in a failure's reason.

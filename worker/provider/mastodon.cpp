@@ -117,13 +117,7 @@ std::optional<std::string> MastodonProvider::OldServer(const HttpResponse& insta
 BatchResult MastodonProvider::ParseOk(std::string_view body, const std::vector<std::int64_t>& ids,
                                       const PostKeys& keys) {
   rapidjson::Document doc;
-  const std::string parse_error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, body);
-  if (!parse_error.empty()) {
-    std::string reason = "unparsable 200 body (" + std::to_string(body.size()) + " bytes): " + parse_error;
-    const auto first = body.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && body[first] != '[') reason += ": " + Snippet(body);
-    return Failed(FailureKind::kUnparsable, std::move(reason));
-  }
+  if (std::optional<BatchResult> failed = ParseOkBody(doc, body, '[')) return std::move(*failed);
   if (!doc.IsArray()) return Failed(FailureKind::kUnparsable, "unparsable 200 body: not a JSON array of statuses");
   return MatchKeyedAnswer(doc, "id", ids, keys, "statuses", [](const rapidjson::Value& status, Observation& obs) {
     // A reblog (boost) is a status whose own counts are 0; the original it shares is in `reblog`,

@@ -24,6 +24,42 @@ std::optional<std::int64_t> IdOf(const Value& id) {
   return std::nullopt;
 }
 
+// A tweet's counts (public_metrics) and, when it was edited, its newest version (the last of
+// edit_history_tweet_ids, a default field), into obs (whose id is the tweet's).
+void ReadCounts(const Value& tweet, Observation& obs) {
+  auto pm = tweet.FindMember("public_metrics");
+  if (pm != tweet.MemberEnd() && pm->value.IsObject()) {
+    const Value& m = pm->value;
+    obs.metrics.retweet_count = CountMember(m, "retweet_count", &obs.invalid);
+    if (!obs.metrics.retweet_count) obs.metrics.retweet_count = CountMember(m, "repost_count", &obs.invalid);
+    obs.metrics.reply_count = CountMember(m, "reply_count", &obs.invalid);
+    obs.metrics.like_count = CountMember(m, "like_count", &obs.invalid);
+    obs.metrics.quote_count = CountMember(m, "quote_count", &obs.invalid);
+    obs.metrics.bookmark_count = CountMember(m, "bookmark_count", &obs.invalid);
+    obs.metrics.impression_count = CountMember(m, "impression_count", &obs.invalid);
+  }
+  auto history = tweet.FindMember("edit_history_tweet_ids");
+  if (history != tweet.MemberEnd() && history->value.IsArray() && !history->value.Empty()) {
+    const Value& last = history->value[history->value.Size() - 1];
+    if (std::optional<std::int64_t> newest = IdOf(last); newest && *newest > obs.id) obs.newest_id = newest;
+  }
+}
+
+// The answer's authors (includes.users), by id.
+std::unordered_map<std::string_view, const Value*> AuthorsById(const Value& doc) {
+  std::unordered_map<std::string_view, const Value*> users;
+  auto includes = doc.FindMember("includes");
+  if (includes != doc.MemberEnd() && includes->value.IsObject()) {
+    auto list = includes->value.FindMember("users");
+    if (list != includes->value.MemberEnd() && list->value.IsArray()) {
+      for (const Value& user : list->value.GetArray()) {
+        if (user.IsObject()) users.emplace(StringMember(user, "id"), &user);
+      }
+    }
+  }
+  return users;
+}
+
 }  // namespace
 
 std::string EncodeQueryValue(std::string_view value) {
@@ -110,18 +146,8 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
   BatchResult result;
 
   // The authors (includes.users, with payloads on), by id.
-  std::unordered_map<std::string_view, const Value*> users;
-  if (keys.payloads) {
-    auto includes = doc.FindMember("includes");
-    if (includes != doc.MemberEnd() && includes->value.IsObject()) {
-      auto list = includes->value.FindMember("users");
-      if (list != includes->value.MemberEnd() && list->value.IsArray()) {
-        for (const Value& user : list->value.GetArray()) {
-          if (user.IsObject()) users.emplace(StringMember(user, "id"), &user);
-        }
-      }
-    }
-  }
+  const std::unordered_map<std::string_view, const Value*> users =
+      keys.payloads ? AuthorsById(doc) : std::unordered_map<std::string_view, const Value*>{};
 
   auto data = doc.FindMember("data");
   if (data != doc.MemberEnd()) {
@@ -137,23 +163,7 @@ BatchResult XV2Provider::ParseOk(std::string_view body, std::string_view content
         }
         Observation obs;
         obs.id = *id;
-        auto pm = tweet.FindMember("public_metrics");
-        if (pm != tweet.MemberEnd() && pm->value.IsObject()) {
-          const Value& m = pm->value;
-          obs.metrics.retweet_count = CountMember(m, "retweet_count", &obs.invalid);
-          if (!obs.metrics.retweet_count) obs.metrics.retweet_count = CountMember(m, "repost_count", &obs.invalid);
-          obs.metrics.reply_count = CountMember(m, "reply_count", &obs.invalid);
-          obs.metrics.like_count = CountMember(m, "like_count", &obs.invalid);
-          obs.metrics.quote_count = CountMember(m, "quote_count", &obs.invalid);
-          obs.metrics.bookmark_count = CountMember(m, "bookmark_count", &obs.invalid);
-          obs.metrics.impression_count = CountMember(m, "impression_count", &obs.invalid);
-        }
-        // Edited: the newest version is the last of edit_history_tweet_ids (a default field).
-        auto history = tweet.FindMember("edit_history_tweet_ids");
-        if (history != tweet.MemberEnd() && history->value.IsArray() && !history->value.Empty()) {
-          const Value& last = history->value[history->value.Size() - 1];
-          if (std::optional<std::int64_t> newest = IdOf(last); newest && *newest > *id) obs.newest_id = newest;
-        }
+        ReadCounts(tweet, obs);
         if (keys.payloads) {
           const auto user = users.find(StringMember(tweet, "author_id"));
           AttachPayload(obs, tweet, user != users.end() ? user->second : nullptr, keys);

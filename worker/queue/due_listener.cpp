@@ -7,7 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "dsn/dsn.hpp"
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -43,7 +43,7 @@ DueListener::~DueListener() {
 void DueListener::Start() { thread_ = std::thread([this] { Loop(); }); }
 
 void DueListener::Loop() {
-  Backoff backoff{Millis{500}, Millis{30'000}};
+  Backoff backoff = ReconnectBackoff();
   int failures = 0;
   while (!stop_) {
     try {

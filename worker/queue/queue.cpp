@@ -5,7 +5,7 @@
 
 #include <pqxx/pqxx>
 
-#include "queue/database_state.hpp"
+#include "service/database_state.hpp"
 #include "dsn/dsn.hpp"
 #include "queue/payload.hpp"
 

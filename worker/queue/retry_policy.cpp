@@ -49,11 +49,4 @@ DbOutcome GuardDb(const std::string& label, const char* what, std::int64_t lease
   }
 }
 
-std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn) {
-  std::string what = e.what();
-  what = what.substr(0, what.find('\n'));
-  if (what.rfind("ERROR:", 0) == 0) what.erase(0, 6);
-  return RedactDsnSecrets(what, dsn);
-}
-
 }  // namespace tweetkeeper::worker

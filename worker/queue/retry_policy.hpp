@@ -9,12 +9,12 @@
 #include <string>
 
 #include "queue/queue.hpp"
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
+#include "service/connect.hpp"
 #include "stop/stop_signal.hpp"
 
 namespace tweetkeeper::worker {
 
-inline constexpr Millis kReconnectBase{500}, kReconnectCap{30'000};  // database unreachable
 inline constexpr int kFinishAttempts = 5;  // reconnects to complete/release before leaving it to expiry
 
 // Claims wait for the database as long as it takes, until shutdown. `label` (e.g. "slot 1")
@@ -32,8 +32,5 @@ enum class DbOutcome { kOk, kSqlError, kUnavailable, kOther };
 // expire); the password in `dsn` never reaches the log.
 DbOutcome GuardDb(const std::string& label, const char* what, std::int64_t lease_id, const std::string& dsn,
                   const std::function<void()>& call);
-
-// The server's message without the "LINE 1: <query>" context libpq appends, password redacted.
-std::string SqlMessage(const pqxx::sql_error& e, const std::string& dsn);
 
 }  // namespace tweetkeeper::worker

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/tool_command_line.hpp"
 #include "dsn/dsn.hpp"
 #include "export/selection.hpp"
 #include "report/report_html.hpp"
@@ -48,8 +49,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   CLI::App app{"tweetkeeper-report: writes one self-contained HTML report (curves, lifespans, timeliness, cost) of "
                "tracked posts.",
                "tweetkeeper-report"};
-  app.add_option("--dsn", o.dsn, "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_reader");
-  app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours)");
+  tweetkeeper::worker::AddDsnOptions(
+      app, o.dsn, o.dsn_file,
+      "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_reader");
   app.add_option("--network", o.filter.network, "Only this network's posts: x, bluesky or mastodon")
       ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
   app.add_option("--since", o.filter.since, "Only posts created at or after this time");
@@ -59,21 +61,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
                "Only the posts of followed accounts (tweetkeeper.follow; X's: those whose payloads are kept)");
   app.add_option("--forecast-days", o.forecast_days, "Days of forecast after today")->check(CLI::Range(0, 60))->capture_default_str();
   app.add_option("--output,-o", o.output, "The HTML file to write")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return ex::kExitUsage;
-  }
-  std::string dsn_error;
-  const auto dsn = tweetkeeper::worker::ChosenDsn(o.dsn, app.count("--dsn") > 0, o.dsn_file, &dsn_error);
-  if (!dsn) {
-    std::cerr << "tweetkeeper-report: " << dsn_error << std::endl;
-    return ex::kExitUsage;
-  }
-  o.dsn = o.filter.dsn = *dsn;
+  if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
+          app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-report", tweetkeeper::worker::UsageErrors::kCli11))
+    return exit_code;
+  o.filter.dsn = o.dsn;
   return std::nullopt;
 }
 
@@ -219,14 +210,8 @@ std::vector<rp::CostDay> Cost(pqxx::work& tx, int forecast_days, std::string* no
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(o.dsn);
-  } catch (const std::exception& e) {
-    std::cerr << "tweetkeeper-report: cannot connect: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn)
-              << std::endl;
-    return ex::kExitDatabase;
-  }
+  const std::unique_ptr<pqxx::connection> conn = ex::ConnectOrSay(o.dsn, "tweetkeeper-report");
+  if (!conn) return ex::kExitDatabase;
   ex::Selection selection;
   if (const std::optional<int> exit_code = ex::Select(*conn, o.filter, selection, "tweetkeeper-report")) return *exit_code;
   std::string condition = selection.exported;

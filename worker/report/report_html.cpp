@@ -1,5 +1,7 @@
 #include "report/report_html.hpp"
 
+#include "report/report_stats.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -94,46 +96,6 @@ std::string Shorten(std::string_view text, std::size_t max) {
 std::string E(std::string_view text) { return EscapeHtml(text); }
 
 // ---- Scales ----
-
-struct Linear {
-  double max = 1;
-  double step = 0.2;
-};
-
-// 0 to a round number at or above max, in about `target` steps of 1, 2, 2.5 or 5 times a power of 10.
-Linear NiceLinear(double max, double target = 5) {
-  if (!(Finite(max) && max > 0)) max = 1;
-  const double raw = max / target;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = 10 * magnitude;
-  for (double m : {1.0, 2.0, 2.5, 5.0}) {
-    if (m * magnitude >= raw) {
-      step = m * magnitude;
-      break;
-    }
-  }
-  return {std::max(step, std::ceil(max / step - 1e-9) * step), step};
-}
-
-// The same for durations, in steps a clock has (15 s, 5 min, 6 h, 7 d, ...).
-Linear NiceDuration(double max) {
-  static constexpr double kSteps[] = {0.1,   0.2,   0.5,   1,      2,      5,       10,     15,   30,
-                                      60,    120,   300,   600,    900,    1800,    3600,   7200, 10800,
-                                      21600, 43200, 86400, 172800, 604800, 1209600, 2592000};
-  if (!(Finite(max) && max > 0)) max = 1;
-  for (double step : kSteps) {
-    if (max / step <= 5) return {std::max(step, std::ceil(max / step - 1e-9) * step), step};
-  }
-  return NiceLinear(max);
-}
-
-int DecimalsFor(double step) {
-  for (int d = 0; d < 6; ++d) {
-    const double scaled = step * std::pow(10.0, d);
-    if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) return d;
-  }
-  return 6;
-}
 
 // A tick label on a value axis: as many decimals as the step needs; k, M, G from 10 000 on.
 std::string ValueTick(double v, const Linear& scale) {
@@ -286,16 +248,6 @@ std::string PatternFill(std::string& defs, const std::string& id, std::size_t ki
   return "url(#" + id + ")";
 }
 
-// Indices of the entries with an age a log axis can show (finite, > 0), by age.
-std::vector<std::size_t> AgeOrder(const std::vector<double>& ages) {
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < ages.size(); ++i) {
-    if (Finite(ages[i]) && ages[i] > 0) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ages[a] < ages[b]; });
-  return order;
-}
-
 struct Point {
   double x = 0;
   double y = 0;
@@ -395,189 +347,173 @@ class Context {
   std::map<std::string, std::size_t> styles_;
 };
 
-std::string CurveCharts(const CurveChart& chart, Context& ctx) {
-  const std::string metric = Slug(chart.metric);
-  const std::string value_label = chart.value_label.empty() ? chart.metric : chart.value_label;
-  const std::string name = chart.title.empty() ? value_label : chart.title;
-  std::string out = "<h3>" + E(name) + "</h3>" + Note(chart.note);
-  const Frame f;
+// A curve chart's parts, which share its names, the plot area and the age axis of both charts.
+struct CurveFrame {
+  std::string metric, value_label, name, range;
+  Frame f;
+  LogAxis x;
 
-  // One age axis for both charts, over every drawable age.
-  double min_age = kNaN, max_age = kNaN;
-  const auto see = [&](double age) {
-    if (!(Finite(age) && age > 0)) return;
-    min_age = Finite(min_age) ? std::min(min_age, age) : age;
-    max_age = Finite(max_age) ? std::max(max_age, age) : age;
-  };
+  std::string BandChart(const CurveChart& chart, Context& ctx) const;
+  std::string BandTables(const CurveChart& chart, Context& ctx) const;
+  std::string TopChart(const CurveChart& chart, Context& ctx) const;
+  std::string TopTable(const CurveChart& chart, Context& ctx) const;
+};
+
+// The medians and their spread, one band per network.
+std::string CurveFrame::BandChart(const CurveChart& chart, Context& ctx) const {
+  const double y_max = BandsMax(chart.bands);
+  const std::string id = ctx.Id("chart-curve-" + metric + "-median");
+  if (!Finite(y_max)) return Empty("No median of " + value_label + " to draw: no age with a value.");
+  const Linear y = NiceLinear(y_max);
+  std::string body, areas, edges, medians, desc;
+  Axes(body, f, {x.ticks, "age (log scale)", true},
+       {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }), value_label, true});
+  std::vector<LegendEntry> legend;
   for (const Band& b : chart.bands) {
+    const std::size_t style = ctx.Style(b.network);
+    const char* colour = Colour(style);
+    const std::vector<std::size_t> order = AgeOrder(b.ages_seconds);
+    const auto p25 = [&](std::size_t i) { return At(b.p25, i); };
+    const auto p75 = [&](std::size_t i) { return At(b.p75, i); };
+    const auto median = [&](std::size_t i) { return At(b.median, i); };
+    const auto band = [&](std::size_t i) { return Finite(p25(i)) && Finite(p75(i)); };
+    for (const auto& run : IndexRuns(order, band)) {
+      if (run.size() < 2) continue;
+      // Along p75, and back along p25.
+      std::string d;
+      for (std::size_t k = 0; k < run.size(); ++k) {
+        d += (k ? "L" : "M") + C(x.Position(b.ages_seconds[run[k]])) + " " + C(YOf(p75(run[k]), y, f));
+      }
+      for (auto it = run.rbegin(); it != run.rend(); ++it) {
+        d += "L" + C(x.Position(b.ages_seconds[*it])) + " " + C(YOf(p25(*it), y, f));
+      }
+      areas +=
+          "<path d=\"" + d + "Z\" fill=\"" + std::string(colour) + "\" fill-opacity=\"0.16\" stroke=\"none\"/>";
+    }
+    edges += Polyline(Runs(order, b.ages_seconds, p25, x, y, f), colour, 0.75, DashAttribute(style));
+    edges += Polyline(Runs(order, b.ages_seconds, p75, x, y, f), colour, 0.75, DashAttribute(style));
+    medians += Polyline(Runs(order, b.ages_seconds, median, x, y, f), colour, 2.5, DashAttribute(style));
+    legend.push_back({"<rect x=\"0\" y=\"0\" width=\"24\" height=\"12\" fill=\"" + std::string(colour) +
+                          "\" fill-opacity=\"0.16\"/>" + LineSwatch(colour, 2.5, DashAttribute(style)),
+                      Shorten(b.network, 24) + " (" + std::to_string(b.posts) + " posts)"});
+    desc += " " + b.network + ", " + std::to_string(b.posts) + " posts";
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (Finite(median(*it))) {
+        desc += ": median " + FormatNumber(median(*it)) + " at " + FormatDuration(b.ages_seconds[*it]);
+        break;
+      }
+    }
+    desc += ".";
+  }
+  body += "<g class=\"bands\">" + areas + "</g><g class=\"quartiles\">" + edges + "</g><g class=\"medians\">" +
+          medians + "</g>";
+  const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
+  return "<figure>" +
+         SvgOpen(id, height, name + ": median " + value_label + " by age",
+                 "Line chart of " + value_label + " by post age on a log scale from " + range +
+                     ": per network the median (thick line) and the 25th to 75th percentiles (shaded band)." +
+                     desc + " The table below gives every value.") +
+         body + "</svg><figcaption>Median " + E(value_label) +
+         " by age; the shaded band spans the 25th to 75th percentile of the network's posts.</figcaption></figure>";
+}
+
+// Each band's numbers, a table per network.
+std::string CurveFrame::BandTables(const CurveChart& chart, Context& ctx) const {
+  std::string tables;
+  for (const Band& b : chart.bands) {
+    std::string t =
+        TableOpen(ctx.Id("table-curve-" + metric + "-" + Slug(b.network)),
+                  name + ", " + b.network + ": " + value_label + " by age over " + std::to_string(b.posts) + " posts",
+                  {"age", "25th percentile", "median", "75th percentile"});
     for (std::size_t i = 0; i < b.ages_seconds.size(); ++i) {
-      if (Finite(At(b.p25, i)) || Finite(At(b.median, i)) || Finite(At(b.p75, i))) see(b.ages_seconds[i]);
+      const double age = b.ages_seconds[i];
+      t += Finite(age)
+               ? "<tr><th scope=\"row\" data-value=\"" + RawNumber(age) + "\">" + FormatDuration(age) + "</th>"
+               : std::string("<tr><th scope=\"row\">n/a</th>");
+      for (double v : {At(b.p25, i), At(b.median, i), At(b.p75, i)}) t += NumberCell(v, FormatNumber(v));
+      t += "</tr>";
     }
+    tables += t + kTableClose;
   }
-  for (const Curve& c : chart.top) {
-    for (const CurvePoint& p : c.points) {
-      if (Finite(p.value)) see(p.age_seconds);
-    }
-  }
-  const LogAxis x = LogAgeAxis(min_age, max_age, f.left, f.right());
-  const std::string range = x.ticks.front().label + " to " + x.ticks.back().label;
+  return Folded(tables);
+}
 
-  // The medians and their spread.
+// The top posts, each a thin line with its rank at its end.
+std::string CurveFrame::TopChart(const CurveChart& chart, Context& ctx) const {
+  const double y_max = TopMax(chart.top);
+  const std::string id = ctx.Id("chart-curve-" + metric + "-top");
+  if (!Finite(y_max)) return Empty("No point of the top posts' " + value_label + " to draw.");
+  const Linear y = NiceLinear(y_max);
+  std::string body, lines, ranks, desc;
+  std::vector<std::pair<Point, std::string>> ends;  // where each line ends, and its rank
+  Axes(body, f, {x.ticks, "age (log scale)", true},
+       {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }), value_label, true});
+  std::vector<LegendEntry> legend;
+  for (std::size_t n = 0; n < chart.top.size(); ++n) {
+    const Curve& c = chart.top[n];
+    std::vector<double> ages, values;
+    for (const CurvePoint& p : c.points) ages.push_back(p.age_seconds), values.push_back(p.value);
+    const auto value = [&](std::size_t i) { return values[i]; };
+    const auto runs = Runs(AgeOrder(ages), ages, value, x, y, f);
+    const std::string dash = DashAttribute(n / kColourCount);  // beyond the colours, a dash tells lines apart
+    lines += Polyline(runs, Colour(n), 1.25, dash);
+    const std::string rank = std::to_string(n + 1);
+    if (!runs.empty()) ends.push_back({runs.back().back(), rank});
+    legend.push_back({LineSwatch(Colour(n), 1.5, dash), rank + ". " + Shorten(c.label, 48)});
+    desc += " " + rank + ". " + Shorten(c.label, 48) + ".";
+  }
+  // Lines that end close together would print their numbers over each other: top to bottom,
+  // each at least a line of text below the one before; then, from the bottom, those pushed
+  // out of the plot back up.
+  std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first.y < b.first.y; });
+  std::vector<double> end_y;
+  for (const auto& end : ends) end_y.push_back(end.first.y);
+  const std::vector<double> label_y = SpreadLabels(end_y, 11, f.bottom() + 4);
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    ranks += "<text x=\"" + C(ends[k].first.x + 4) + "\" y=\"" + C(label_y[k]) + "\" dy=\"0.32em\">" +
+             ends[k].second + "</text>";
+  }
+  body +=
+      "<g class=\"top-posts\">" + lines + "</g><g class=\"ranks\" fill=\"#111\" font-size=\"10\">" + ranks + "</g>";
+  const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
+  return "<figure>" +
+         SvgOpen(id, height, name + ": the top posts' " + value_label + " by age",
+                 "Line chart of the " + std::to_string(chart.top.size()) + " top posts' " + value_label +
+                     " by age on a log scale from " + range + ", each line numbered at its end:" + desc +
+                     " The table below gives every point.") +
+         body + "</svg><figcaption>The top posts' " + E(value_label) +
+         ", numbered at the end of each line as in the legend.</figcaption></figure>";
+}
+
+std::string CurveFrame::TopTable(const CurveChart& chart, Context& ctx) const {
+  std::string t = TableOpen(ctx.Id("table-curve-" + metric + "-top"),
+                            name + ": the top posts' " + value_label + " by age", {"post", "age", value_label});
+  for (std::size_t n = 0; n < chart.top.size(); ++n) {
+    for (const CurvePoint& p : chart.top[n].points) {
+      t += "<tr><th scope=\"row\" class=\"label\" data-rank=\"" + std::to_string(n + 1) + "\">" +
+           E(chart.top[n].label) + "</th>" + NumberCell(p.age_seconds, FormatDuration(p.age_seconds)) +
+           NumberCell(p.value, FormatNumber(p.value)) + "</tr>";
+    }
+  }
+  return Folded(t + kTableClose);
+}
+
+std::string CurveCharts(const CurveChart& chart, Context& ctx) {
+  CurveFrame cf;
+  cf.metric = Slug(chart.metric);
+  cf.value_label = chart.value_label.empty() ? chart.metric : chart.value_label;
+  cf.name = chart.title.empty() ? cf.value_label : chart.title;
+  std::string out = "<h3>" + E(cf.name) + "</h3>" + Note(chart.note);
+  // One age axis for both charts, over every drawable age.
+  const Range ages = DrawableAges(chart);
+  cf.x = LogAgeAxis(ages.min, ages.max, cf.f.left, cf.f.right());
+  cf.range = cf.x.ticks.front().label + " to " + cf.x.ticks.back().label;
   if (chart.bands.empty()) {
-    out += Empty("No network has posts with observations of " + value_label + " in this selection.");
+    out += Empty("No network has posts with observations of " + cf.value_label + " in this selection.");
   } else {
-    double y_max = kNaN;
-    for (const Band& b : chart.bands) {
-      for (std::size_t i : AgeOrder(b.ages_seconds)) {
-        for (double v : {At(b.p25, i), At(b.median, i), At(b.p75, i)}) {
-          if (Finite(v)) y_max = Finite(y_max) ? std::max(y_max, v) : v;
-        }
-      }
-    }
-    const std::string id = ctx.Id("chart-curve-" + metric + "-median");
-    if (!Finite(y_max)) {
-      out += Empty("No median of " + value_label + " to draw: no age with a value.");
-    } else {
-      const Linear y = NiceLinear(y_max);
-      std::string body, areas, edges, medians, desc;
-      Axes(body, f, {x.ticks, "age (log scale)", true},
-           {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }), value_label, true});
-      std::vector<LegendEntry> legend;
-      for (const Band& b : chart.bands) {
-        const std::size_t style = ctx.Style(b.network);
-        const char* colour = Colour(style);
-        const std::vector<std::size_t> order = AgeOrder(b.ages_seconds);
-        const auto p25 = [&](std::size_t i) { return At(b.p25, i); };
-        const auto p75 = [&](std::size_t i) { return At(b.p75, i); };
-        const auto median = [&](std::size_t i) { return At(b.median, i); };
-        const auto band = [&](std::size_t i) { return Finite(p25(i)) && Finite(p75(i)); };
-        for (const auto& run : IndexRuns(order, band)) {
-          if (run.size() < 2) continue;
-          // Along p75, and back along p25.
-          std::string d;
-          for (std::size_t k = 0; k < run.size(); ++k) {
-            d += (k ? "L" : "M") + C(x.Position(b.ages_seconds[run[k]])) + " " + C(YOf(p75(run[k]), y, f));
-          }
-          for (auto it = run.rbegin(); it != run.rend(); ++it) {
-            d += "L" + C(x.Position(b.ages_seconds[*it])) + " " + C(YOf(p25(*it), y, f));
-          }
-          areas +=
-              "<path d=\"" + d + "Z\" fill=\"" + std::string(colour) + "\" fill-opacity=\"0.16\" stroke=\"none\"/>";
-        }
-        edges += Polyline(Runs(order, b.ages_seconds, p25, x, y, f), colour, 0.75, DashAttribute(style));
-        edges += Polyline(Runs(order, b.ages_seconds, p75, x, y, f), colour, 0.75, DashAttribute(style));
-        medians += Polyline(Runs(order, b.ages_seconds, median, x, y, f), colour, 2.5, DashAttribute(style));
-        legend.push_back({"<rect x=\"0\" y=\"0\" width=\"24\" height=\"12\" fill=\"" + std::string(colour) +
-                              "\" fill-opacity=\"0.16\"/>" + LineSwatch(colour, 2.5, DashAttribute(style)),
-                          Shorten(b.network, 24) + " (" + std::to_string(b.posts) + " posts)"});
-        desc += " " + b.network + ", " + std::to_string(b.posts) + " posts";
-        for (auto it = order.rbegin(); it != order.rend(); ++it) {
-          if (Finite(median(*it))) {
-            desc += ": median " + FormatNumber(median(*it)) + " at " + FormatDuration(b.ages_seconds[*it]);
-            break;
-          }
-        }
-        desc += ".";
-      }
-      body += "<g class=\"bands\">" + areas + "</g><g class=\"quartiles\">" + edges + "</g><g class=\"medians\">" +
-              medians + "</g>";
-      const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
-      out += "<figure>" +
-             SvgOpen(id, height, name + ": median " + value_label + " by age",
-                     "Line chart of " + value_label + " by post age on a log scale from " + range +
-                         ": per network the median (thick line) and the 25th to 75th percentiles (shaded band)." +
-                         desc + " The table below gives every value.") +
-             body + "</svg><figcaption>Median " + E(value_label) +
-             " by age; the shaded band spans the 25th to 75th percentile of the network's posts.</figcaption></figure>";
-    }
-    std::string tables;
-    for (const Band& b : chart.bands) {
-      std::string t =
-          TableOpen(ctx.Id("table-curve-" + metric + "-" + Slug(b.network)),
-                    name + ", " + b.network + ": " + value_label + " by age over " + std::to_string(b.posts) + " posts",
-                    {"age", "25th percentile", "median", "75th percentile"});
-      for (std::size_t i = 0; i < b.ages_seconds.size(); ++i) {
-        const double age = b.ages_seconds[i];
-        t += Finite(age)
-                 ? "<tr><th scope=\"row\" data-value=\"" + RawNumber(age) + "\">" + FormatDuration(age) + "</th>"
-                 : std::string("<tr><th scope=\"row\">n/a</th>");
-        for (double v : {At(b.p25, i), At(b.median, i), At(b.p75, i)}) t += NumberCell(v, FormatNumber(v));
-        t += "</tr>";
-      }
-      tables += t + kTableClose;
-    }
-    out += Folded(tables);
+    out += cf.BandChart(chart, ctx) + cf.BandTables(chart, ctx);
   }
-
-  // The top posts, each a thin line with its rank at its end.
-  if (!chart.top.empty()) {
-    double y_max = kNaN;
-    for (const Curve& c : chart.top) {
-      for (const CurvePoint& p : c.points) {
-        if (Finite(p.age_seconds) && p.age_seconds > 0 && Finite(p.value))
-          y_max = Finite(y_max) ? std::max(y_max, p.value) : p.value;
-      }
-    }
-    const std::string id = ctx.Id("chart-curve-" + metric + "-top");
-    if (!Finite(y_max)) {
-      out += Empty("No point of the top posts' " + value_label + " to draw.");
-    } else {
-      const Linear y = NiceLinear(y_max);
-      std::string body, lines, ranks, desc;
-      std::vector<std::pair<Point, std::string>> ends;  // where each line ends, and its rank
-      Axes(body, f, {x.ticks, "age (log scale)", true},
-           {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y); }), value_label, true});
-      std::vector<LegendEntry> legend;
-      for (std::size_t n = 0; n < chart.top.size(); ++n) {
-        const Curve& c = chart.top[n];
-        std::vector<double> ages, values;
-        for (const CurvePoint& p : c.points) ages.push_back(p.age_seconds), values.push_back(p.value);
-        const auto value = [&](std::size_t i) { return values[i]; };
-        const auto runs = Runs(AgeOrder(ages), ages, value, x, y, f);
-        const std::string dash = DashAttribute(n / kColourCount);  // beyond the colours, a dash tells lines apart
-        lines += Polyline(runs, Colour(n), 1.25, dash);
-        const std::string rank = std::to_string(n + 1);
-        if (!runs.empty()) ends.push_back({runs.back().back(), rank});
-        legend.push_back({LineSwatch(Colour(n), 1.5, dash), rank + ". " + Shorten(c.label, 48)});
-        desc += " " + rank + ". " + Shorten(c.label, 48) + ".";
-      }
-      // Lines that end close together would print their numbers over each other: top to bottom,
-      // each at least a line of text below the one before; then, from the bottom, those pushed
-      // out of the plot back up.
-      std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first.y < b.first.y; });
-      constexpr double kGap = 11;
-      std::vector<double> label_y;
-      for (const auto& end : ends)
-        label_y.push_back(label_y.empty() ? end.first.y : std::max(end.first.y, label_y.back() + kGap));
-      for (std::size_t k = label_y.size(); k-- > 0;) {
-        label_y[k] = std::min(label_y[k], k + 1 < label_y.size() ? label_y[k + 1] - kGap : f.bottom() + 4);
-      }
-      for (std::size_t k = 0; k < ends.size(); ++k) {
-        ranks += "<text x=\"" + C(ends[k].first.x + 4) + "\" y=\"" + C(label_y[k]) + "\" dy=\"0.32em\">" +
-                 ends[k].second + "</text>";
-      }
-      body +=
-          "<g class=\"top-posts\">" + lines + "</g><g class=\"ranks\" fill=\"#111\" font-size=\"10\">" + ranks + "</g>";
-      const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
-      out += "<figure>" +
-             SvgOpen(id, height, name + ": the top posts' " + value_label + " by age",
-                     "Line chart of the " + std::to_string(chart.top.size()) + " top posts' " + value_label +
-                         " by age on a log scale from " + range + ", each line numbered at its end:" + desc +
-                         " The table below gives every point.") +
-             body + "</svg><figcaption>The top posts' " + E(value_label) +
-             ", numbered at the end of each line as in the legend.</figcaption></figure>";
-    }
-    std::string t = TableOpen(ctx.Id("table-curve-" + metric + "-top"),
-                              name + ": the top posts' " + value_label + " by age", {"post", "age", value_label});
-    for (std::size_t n = 0; n < chart.top.size(); ++n) {
-      for (const CurvePoint& p : chart.top[n].points) {
-        t += "<tr><th scope=\"row\" class=\"label\" data-rank=\"" + std::to_string(n + 1) + "\">" +
-             E(chart.top[n].label) + "</th>" + NumberCell(p.age_seconds, FormatDuration(p.age_seconds)) +
-             NumberCell(p.value, FormatNumber(p.value)) + "</tr>";
-      }
-    }
-    out += Folded(t + kTableClose);
-  }
+  if (!chart.top.empty()) out += cf.TopChart(chart, ctx) + cf.TopTable(chart, ctx);
   return out;
 }
 
@@ -585,26 +521,21 @@ std::string EdgeLabel(double edge) {
   return edge == std::numeric_limits<double>::infinity() ? "\xE2\x88\x9E" : FormatDuration(edge);
 }
 
+std::string HistogramChart(const Histogram& h, const HistogramShares& shares, const std::vector<std::string>& bin_labels,
+                           const std::string& id, const std::string& name, Context& ctx);
+std::string HistogramTable(const Histogram& h, const HistogramShares& shares,
+                           const std::vector<std::string>& bin_labels, const std::string& key, const std::string& name,
+                           Context& ctx);
+
 std::string HistogramSection(const Histogram& h, Context& ctx) {
   const std::string key = Slug(h.key.empty() ? h.title : h.key);
   const std::string name = !h.title.empty() ? h.title : !h.x_label.empty() ? h.x_label : "Lifespans";
   std::string out = "<h3>" + E(name) + "</h3>" + Note(h.note);
-  const std::size_t bins = h.edges_seconds.size() < 2 ? 0 : h.edges_seconds.size() - 1;
+  // Counts (a missing one n/a), each series' total over the bins, and its share in each.
+  const HistogramShares shares = SharesOf(h);
+  const std::size_t bins = shares.bins;
   if (bins == 0 || h.series.empty())
     return out + Empty("No posts to count: " + std::string(bins ? "no series." : "no bins."));
-
-  // Counts (a missing one n/a), each series' total over the bins, and its share in each.
-  const std::size_t series = h.series.size();
-  std::vector<double> totals(series, 0);
-  std::vector<std::vector<double>> shares(series, std::vector<double>(bins, kNaN));
-  for (std::size_t s = 0; s < series; ++s) {
-    const auto& counts = h.series[s].counts;
-    for (std::size_t b = 0; b < bins && b < counts.size(); ++b)
-      totals[s] += counts[b] > 0 ? static_cast<double>(counts[b]) : 0;
-    for (std::size_t b = 0; b < bins && b < counts.size(); ++b) {
-      if (totals[s] > 0 && counts[b] >= 0) shares[s][b] = static_cast<double>(counts[b]) / totals[s] * 100;
-    }
-  }
   std::vector<std::string> bin_labels;
   for (std::size_t b = 0; b < bins; ++b) {
     const double hi = h.edges_seconds[b + 1];
@@ -612,66 +543,68 @@ std::string HistogramSection(const Histogram& h, Context& ctx) {
                              ? FormatDuration(h.edges_seconds[b]) + " or more"
                              : FormatDuration(h.edges_seconds[b]) + " \xE2\x80\x93 " + FormatDuration(hi));
   }
-
-  double y_max = kNaN;
-  for (const auto& row : shares) {
-    for (double v : row) {
-      if (Finite(v)) y_max = Finite(y_max) ? std::max(y_max, v) : v;
-    }
-  }
   const std::string id = ctx.Id("chart-lifespans-" + key);
-  if (!Finite(y_max)) {
-    out += Empty("No posts in these bins.");
-  } else {
-    const Frame f;
-    const Linear y = NiceLinear(y_max);
-    const double group = f.width / static_cast<double>(bins);
-    const double bar = group * 0.8 / static_cast<double>(series);
-    std::vector<Tick> x_ticks;
-    for (std::size_t b = 0; b <= bins; ++b) {
-      // Every edge when there is room for its label, otherwise every other.
-      const bool labelled = group >= 44 || b % 2 == 0;
-      x_ticks.push_back(
-          {h.edges_seconds[b], f.left + group * static_cast<double>(b), labelled ? EdgeLabel(h.edges_seconds[b]) : ""});
-    }
-    std::string body, defs, bars, desc;
-    Axes(body, f, {x_ticks, h.x_label, false},
-         {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y) + "%"; }),
-          "share of the network's posts (%)", true});
-    std::vector<LegendEntry> legend;
-    for (std::size_t s = 0; s < series; ++s) {
-      const std::size_t style = ctx.Style(h.series[s].name);
-      const char* colour = Colour(style);
-      const std::string fill = PatternFill(defs, id + "-fill-" + std::to_string(s), style, colour);
-      std::size_t mode = bins;
-      for (std::size_t b = 0; b < bins; ++b) {
-        const double v = shares[s][b];
-        if (!Finite(v)) continue;
-        if (mode == bins || v > shares[s][mode]) mode = b;
-        if (v <= 0) continue;
-        const double top = YOf(v, y, f);
-        bars += "<rect x=\"" + C(f.left + group * (static_cast<double>(b) + 0.1) + bar * static_cast<double>(s)) +
-                "\" y=\"" + C(top) + "\" width=\"" + C(bar) + "\" height=\"" + C(f.bottom() - top) + "\" fill=\"" +
-                fill + "\" stroke=\"" + colour + "\"/>";
-      }
-      const std::string posts = FormatNumber(totals[s]);
-      legend.push_back({BoxSwatch(fill, colour), Shorten(h.series[s].name, 24) + " (" + posts + " posts)"});
-      desc += " " + h.series[s].name + ", " + posts + " posts";
-      if (mode < bins) desc += ", most in " + bin_labels[mode] + " (" + FormatPercent(shares[s][mode]) + ")";
-      desc += ".";
-    }
-    body += "<g class=\"bars\">" + bars + "</g>";
-    const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
-    out += "<figure>" +
-           SvgOpen(id, height, name,
-                   "Bar chart: the share of each network's posts by " + h.x_label + ", in " + std::to_string(bins) +
-                       " bins from " + EdgeLabel(h.edges_seconds.front()) + " to " + EdgeLabel(h.edges_seconds.back()) +
-                       "." + desc + " The table below gives the counts and shares.") +
-           (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body +
-           "</svg><figcaption>Share of each network's posts per bin of " + E(h.x_label) +
-           "; bars of one bin side by side, in the legend's order.</figcaption></figure>";
-  }
+  out += Finite(shares.max) ? HistogramChart(h, shares, bin_labels, id, name, ctx) : Empty("No posts in these bins.");
+  return out + HistogramTable(h, shares, bin_labels, key, name, ctx);
+}
 
+// The bars: each series' share of its posts per bin, side by side.
+std::string HistogramChart(const Histogram& h, const HistogramShares& shares, const std::vector<std::string>& bin_labels,
+                           const std::string& id, const std::string& name, Context& ctx) {
+  const std::size_t bins = shares.bins, series = h.series.size();
+  const double y_max = shares.max;
+  const Frame f;
+  const Linear y = NiceLinear(y_max);
+  const double group = f.width / static_cast<double>(bins);
+  const double bar = group * 0.8 / static_cast<double>(series);
+  std::vector<Tick> x_ticks;
+  for (std::size_t b = 0; b <= bins; ++b) {
+    // Every edge when there is room for its label, otherwise every other.
+    const bool labelled = group >= 44 || b % 2 == 0;
+    x_ticks.push_back(
+        {h.edges_seconds[b], f.left + group * static_cast<double>(b), labelled ? EdgeLabel(h.edges_seconds[b]) : ""});
+  }
+  std::string body, defs, bars, desc;
+  Axes(body, f, {x_ticks, h.x_label, false},
+       {LinearTicks(y, f.bottom(), f.top, [&](double v) { return ValueTick(v, y) + "%"; }),
+        "share of the network's posts (%)", true});
+  std::vector<LegendEntry> legend;
+  for (std::size_t s = 0; s < series; ++s) {
+    const std::size_t style = ctx.Style(h.series[s].name);
+    const char* colour = Colour(style);
+    const std::string fill = PatternFill(defs, id + "-fill-" + std::to_string(s), style, colour);
+    const std::size_t mode = ModeBin(shares.shares[s]);
+    for (std::size_t b = 0; b < bins; ++b) {
+      const double v = shares.shares[s][b];
+      if (!Finite(v) || v <= 0) continue;
+      const double top = YOf(v, y, f);
+      bars += "<rect x=\"" + C(f.left + group * (static_cast<double>(b) + 0.1) + bar * static_cast<double>(s)) +
+              "\" y=\"" + C(top) + "\" width=\"" + C(bar) + "\" height=\"" + C(f.bottom() - top) + "\" fill=\"" +
+              fill + "\" stroke=\"" + colour + "\"/>";
+    }
+    const std::string posts = FormatNumber(shares.totals[s]);
+    legend.push_back({BoxSwatch(fill, colour), Shorten(h.series[s].name, 24) + " (" + posts + " posts)"});
+    desc += " " + h.series[s].name + ", " + posts + " posts";
+    if (mode < bins) desc += ", most in " + bin_labels[mode] + " (" + FormatPercent(shares.shares[s][mode]) + ")";
+    desc += ".";
+  }
+  body += "<g class=\"bars\">" + bars + "</g>";
+  const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
+  return "<figure>" +
+         SvgOpen(id, height, name,
+                 "Bar chart: the share of each network's posts by " + h.x_label + ", in " + std::to_string(bins) +
+                     " bins from " + EdgeLabel(h.edges_seconds.front()) + " to " + EdgeLabel(h.edges_seconds.back()) +
+                     "." + desc + " The table below gives the counts and shares.") +
+         (defs.empty() ? "" : "<defs>" + defs + "</defs>") + body +
+         "</svg><figcaption>Share of each network's posts per bin of " + E(h.x_label) +
+         "; bars of one bin side by side, in the legend's order.</figcaption></figure>";
+}
+
+// Counts and shares per bin.
+std::string HistogramTable(const Histogram& h, const HistogramShares& shares,
+                           const std::vector<std::string>& bin_labels, const std::string& key, const std::string& name,
+                           Context& ctx) {
+  const std::size_t bins = shares.bins, series = h.series.size();
   std::vector<std::string> columns = {h.x_label.empty() ? "bin" : h.x_label};
   for (const HistogramSeries& s : h.series)
     columns.push_back(s.name + ": posts"), columns.push_back(s.name + ": share");
@@ -684,11 +617,11 @@ std::string HistogramSection(const Histogram& h, Context& ctx) {
     for (std::size_t s = 0; s < series; ++s) {
       const auto& counts = h.series[s].counts;
       t += b < counts.size() ? IntegerCell(counts[b]) : std::string("<td class=\"na\">n/a</td>");
-      t += NumberCell(shares[s][b], FormatPercent(shares[s][b]));
+      t += NumberCell(shares.shares[s][b], FormatPercent(shares.shares[s][b]));
     }
     t += "</tr>";
   }
-  return out + t + kTableClose;
+  return t + kTableClose;
 }
 
 std::string TimelinessSection(const Report& report, Context& ctx) {
@@ -696,12 +629,7 @@ std::string TimelinessSection(const Report& report, Context& ctx) {
   std::string out = Note(report.timeliness_note);
   if (rows.empty()) return out + Empty("No refreshes recorded for this selection.");
 
-  double x_max = kNaN;
-  for (const TimelinessRow& r : rows) {
-    for (double v : {r.p50_late_s, r.p90_late_s}) {
-      if (Finite(v)) x_max = Finite(x_max) ? std::max(x_max, v) : v;
-    }
-  }
+  const double x_max = LatenessMax(rows);
   const std::string id = ctx.Id("chart-timeliness");
   if (!Finite(x_max)) {
     out += Empty("No lateness to draw: no bucket has a value.");
@@ -791,14 +719,9 @@ std::string CostSection(const Report& report, Context& ctx) {
   std::string out = Note(report.cost_note);
   if (days.empty()) return out + Empty("No cost recorded or forecast for this selection.");
 
-  double measured = 0, forecast = 0, y_max = kNaN;
-  std::size_t measured_days = 0, forecast_days = 0;
-  for (const CostDay& d : days) {
-    (d.forecast ? forecast_days : measured_days) += 1;
-    if (!Finite(d.cost)) continue;
-    (d.forecast ? forecast : measured) += d.cost;
-    y_max = Finite(y_max) ? std::max(y_max, d.cost) : d.cost;
-  }
+  const CostTotals sums = TotalsOf(days);
+  const double measured = sums.measured, forecast = sums.forecast, y_max = sums.max;
+  const std::size_t measured_days = sums.measured_days, forecast_days = sums.forecast_days;
   const std::string currency = report.currency;
   const std::string totals =
       "Measured: " + FormatCost(measured) + " " + currency + " over " + std::to_string(measured_days) +
@@ -1067,6 +990,16 @@ LogAxis LogAgeAxis(double min_age, double max_age, double from, double to) {
   return axis;
 }
 
+namespace {
+
+// A section of the page and its heading, which names it for screen readers.
+std::string SectionOpen(const std::string& id, const std::string& heading) {
+  return "<section id=\"" + id + "\" aria-labelledby=\"" + id + "-heading\">\n<h2 id=\"" + id + "-heading\">" + heading +
+         "</h2>\n";
+}
+
+}  // namespace
+
 std::string RenderReport(const Report& report) {
   Context ctx;
   const std::string title = report.title.empty() ? "tweetkeeper report" : report.title;
@@ -1084,9 +1017,7 @@ std::string RenderReport(const Report& report) {
       "<li><a href=\"#timeliness\">Timeliness</a></li><li><a href=\"#cost\">Cost</a></li></ul></nav>\n</header>\n";
 
   if (!report.summary.empty()) {
-    html +=
-        "<section id=\"summary\" aria-labelledby=\"summary-heading\">\n<h2 id=\"summary-heading\">Summary</h2>\n<dl "
-        "class=\"facts\">";
+    html += SectionOpen("summary", "Summary") + "<dl class=\"facts\">";
     for (const auto& [key, value] : report.summary) html += "<dt>" + E(key) + "</dt><dd>" + E(value) + "</dd>";
     html += "</dl>\n</section>\n";
   }
@@ -1100,8 +1031,7 @@ std::string RenderReport(const Report& report) {
   }
 
   html +=
-      "<section id=\"curves\" aria-labelledby=\"curves-heading\">\n<h2 id=\"curves-heading\">Engagement over "
-      "time</h2>\n"
+      SectionOpen("curves", "Engagement over time") +
       "<p>How each count grew with the posts' age. The thick line is the median post of a network at each age, the "
       "shaded band the middle half of its posts (25th to 75th percentile); a second chart draws the top posts one by "
       "one, on a scale of their own. Age runs on a log scale, so that the first hour has as much room as the first "
@@ -1111,7 +1041,7 @@ std::string RenderReport(const Report& report) {
   html += "</section>\n";
 
   html +=
-      "<section id=\"lifespans\" aria-labelledby=\"lifespans-heading\">\n<h2 id=\"lifespans-heading\">Lifespans</h2>\n"
+      SectionOpen("lifespans", "Lifespans") +
       "<p>How long posts took to reach a share of their latest count. Each bar is the share of one network's posts "
       "whose age at that point falls in the bin, so that networks of different sizes compare; the table gives the "
       "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n";
@@ -1120,15 +1050,14 @@ std::string RenderReport(const Report& report) {
   html += "</section>\n";
 
   html +=
-      "<section id=\"timeliness\" aria-labelledby=\"timeliness-heading\">\n<h2 "
-      "id=\"timeliness-heading\">Timeliness</h2>\n"
+      SectionOpen("timeliness", "Timeliness") +
       "<p>How late refreshes ran behind the time they were due, by the post's age at the refresh: the median and the "
       "90th percentile. Workers that keep up show seconds here; minutes or hours mean too few workers or too little "
       "API quota for the posts tracked.</p>\n" +
       TimelinessSection(report, ctx) + "\n</section>\n";
 
   html +=
-      "<section id=\"cost\" aria-labelledby=\"cost-heading\">\n<h2 id=\"cost-heading\">Cost</h2>\n"
+      SectionOpen("cost", "Cost") +
       "<p>What the API requests cost per day, in " +
       E(report.currency) +
       ". Days marked forecast are an estimate, not a bill: hatched, lighter and bracketed in the chart, in italics "

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "batch/batch_result.hpp"
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 #include "stop/stop_signal.hpp"
 
 namespace tweetkeeper::worker {

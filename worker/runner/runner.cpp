@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "dsn/dsn.hpp"
-#include "queue/database_state.hpp"
+#include "service/connect.hpp"
 #include "queue/due_listener.hpp"
 #include "queue/retry_policy.hpp"
 #include "runner/slot.hpp"
@@ -27,59 +27,11 @@ Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
 Runner::~Runner() = default;
 
 bool Runner::Connect() {
-  const auto started = std::chrono::steady_clock::now();
-  Backoff backoff{kReconnectBase, kReconnectCap};
-  std::string waiting_for;  // the state last logged; empty: not waiting
-  for (int attempt = 0; static_cast<int>(slots_.size()) < options_.concurrency;) {
+  DatabaseWait wait(options_.dsn, options_.startup_timeout, stop_, "tweetkeeper SQL API");
+  while (static_cast<int>(slots_.size()) < options_.concurrency) {
     auto slot = std::make_unique<Slot>(static_cast<int>(slots_.size()) + 1, options_, stop_);
-    std::string state, error;
-    try {
-      slot->queue.Connect();
-      slots_.push_back(std::move(slot));
-      if (!waiting_for.empty()) {
-        spdlog::info("database available after {:.1f} s",
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-        waiting_for.clear();
-      }
-      attempt = 0;
-      continue;
-    } catch (const DatabaseUnusable& e) {
-      throw std::runtime_error(e.what());
-    } catch (const DatabaseInRecovery& e) {
-      state = "in recovery (a standby, not yet promoted)";
-      error = e.what();
-    } catch (const pqxx::sql_error& e) {
-      throw std::runtime_error("the database has no usable tweetkeeper SQL API: SQLSTATE " + e.sqlstate() + ": " +
-                               SqlMessage(e, options_.dsn));
-    } catch (const pqxx::broken_connection& e) {
-      error = RedactDsnSecrets(e.what(), options_.dsn);
-      const ConnectFailure failure = ClassifyConnectFailure(options_.dsn, e.what());
-      if (failure == ConnectFailure::kRefused) throw std::runtime_error("cannot connect to the database: " + error);
-      state = ConnectFailureName(failure);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("cannot connect to the database: " + RedactDsnSecrets(e.what(), options_.dsn));
-    }
-    // Worth waiting for. Said once per state, not once per attempt.
-    const auto limit = options_.startup_timeout;
-    if (state != waiting_for) {
-      spdlog::warn("database {}: {}; waiting for it (retrying every {:.1f} to {:.0f} s{})", state, error,
-                   Secs(kReconnectBase), Secs(kReconnectCap),
-                   limit.count() ? fmt::format(", for at most {} s: --startup-timeout", limit.count()) : "");
-      waiting_for = state;
-    }
-    Millis delay = backoff.Next(++attempt);
-    if (limit.count()) {
-      const auto left = std::chrono::duration_cast<Millis>(started + limit - std::chrono::steady_clock::now());
-      if (left <= Millis{0}) {
-        throw std::runtime_error(
-            fmt::format("database still {} after {} s (--startup-timeout): {}", state, limit.count(), error));
-      }
-      delay = std::min(delay, left);
-    }
-    if (!stop_.SleepUnlessStopped(delay)) {
-      spdlog::info("stopped while waiting for the database");
-      return false;
-    }
+    if (!wait.Connect([&slot] { slot->queue.Connect(); })) return false;
+    slots_.push_back(std::move(slot));
   }
   return true;
 }

@@ -19,7 +19,7 @@
 #include "provider/batch_token.hpp"
 #include "provider/provider.hpp"
 #include "queue/queue.hpp"
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 #include "runner/api_gate.hpp"
 #include "runner/counters.hpp"
 #include "stop/stop_signal.hpp"

@@ -34,7 +34,7 @@ struct Runner::Slot {
   Queue queue;
   HttpClient http;
   Backoff failure_backoff{kFailureBase, kFailureCap};
-  Backoff reconnect_backoff{kReconnectBase, kReconnectCap};
+  Backoff reconnect_backoff = ReconnectBackoff();
   int failures = 0;          // consecutive failed batches or claims
   RetryPolicy claim_retry;   // as long as it takes, until shutdown
   RetryPolicy finish_retry;  // complete/release: a few tries

@@ -17,6 +17,21 @@ const prometheus::Histogram::BucketBoundaries kApiBuckets{0.05, 0.1, 0.25, 0.5, 
 const prometheus::Histogram::BucketBoundaries kDbBuckets{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                                          0.1,   0.25,   0.5,   1,    2.5};
 
+// A metric family of this worker's series, registered in `registry`.
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& registry, const prometheus::Labels& worker,
+                                                       const std::string& name, const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Labels(worker).Register(registry);
+}
+prometheus::Family<prometheus::Gauge>& GaugeFamily(prometheus::Registry& registry, const prometheus::Labels& worker,
+                                                   const std::string& name, const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Labels(worker).Register(registry);
+}
+prometheus::Family<prometheus::Histogram>& HistogramFamily(prometheus::Registry& registry,
+                                                           const prometheus::Labels& worker, const std::string& name,
+                                                           const std::string& help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Labels(worker).Register(registry);
+}
+
 }  // namespace
 
 std::string RequestOutcome(const HttpResponse& response, FailureKind failure) {
@@ -32,105 +47,53 @@ Telemetry::Telemetry(const std::string& worker_name, const std::string& provider
   // Every series names its worker and the API it reads (x-v2, x-v1.1, bluesky, mastodon), so
   // that a dashboard splits throughput, problems and claims by network.
   const prometheus::Labels worker{{"worker", worker_name}, {"provider", provider_}};
-  requests_ = &prometheus::BuildCounter()
-                   .Name("tweetkeeper_worker_api_requests_total")
-                   .Help("API requests, by provider, credential and outcome (status class, 429, timeout, "
-                         "transport, parse_error)")
-                   .Labels(worker)
-                   .Register(*registry_);
-  api_seconds_ = &prometheus::BuildHistogram()
-                      .Name("tweetkeeper_worker_api_request_seconds")
-                      .Help("Time from sending an API request to its answer (or failure)")
-                      .Labels(worker)
-                      .Register(*registry_)
+  prometheus::Registry& r = *registry_;
+  requests_ = &CounterFamily(r, worker, "tweetkeeper_worker_api_requests_total",
+                             "API requests, by provider, credential and outcome (status class, 429, timeout, "
+                             "transport, parse_error)");
+  api_seconds_ = &HistogramFamily(r, worker, "tweetkeeper_worker_api_request_seconds",
+                                  "Time from sending an API request to its answer (or failure)")
                       .Add({}, kApiBuckets);
-  stored_ = &prometheus::BuildCounter()
-                 .Name("tweetkeeper_worker_tweets_stored_total")
-                 .Help("Tweets whose result complete_batch stored (metrics or a problem)")
-                 .Labels(worker)
-                 .Register(*registry_)
+  stored_ = &CounterFamily(r, worker, "tweetkeeper_worker_tweets_stored_total",
+                           "Tweets whose result complete_batch stored (metrics or a problem)")
                  .Add({});
-  problems_ = &prometheus::BuildCounter()
-                   .Name("tweetkeeper_worker_tweet_problems_total")
-                   .Help("Per-tweet problems in answers, by type (resource-not-found, ..., omitted: left out of the answer, "
-                         "invalid-count: a count that is none)")
-                   .Labels(worker)
-                   .Register(*registry_);
-  batches_ = &prometheus::BuildCounter()
-                  .Name("tweetkeeper_worker_batches_total")
-                  .Help("Batches claimed, completed and released (handed back after a failure)")
-                  .Labels(worker)
-                  .Register(*registry_);
+  problems_ = &CounterFamily(r, worker, "tweetkeeper_worker_tweet_problems_total",
+                             "Per-tweet problems in answers, by type (resource-not-found, ..., omitted: left out of "
+                             "the answer, invalid-count: a count that is none)");
+  batches_ = &CounterFamily(r, worker, "tweetkeeper_worker_batches_total",
+                            "Batches claimed, completed and released (handed back after a failure)");
   for (const char* event : {"claimed", "completed", "released"}) batches_->Add({{"event", event}});
-  claim_seconds_ = &prometheus::BuildHistogram()
-                        .Name("tweetkeeper_worker_claim_seconds")
-                        .Help("Duration of claim_batch calls")
-                        .Labels(worker)
-                        .Register(*registry_)
-                        .Add({}, kDbBuckets);
-  complete_seconds_ = &prometheus::BuildHistogram()
-                           .Name("tweetkeeper_worker_complete_seconds")
-                           .Help("Duration of complete_batch calls")
-                           .Labels(worker)
-                           .Register(*registry_)
+  claim_seconds_ =
+      &HistogramFamily(r, worker, "tweetkeeper_worker_claim_seconds", "Duration of claim_batch calls").Add({}, kDbBuckets);
+  complete_seconds_ = &HistogramFamily(r, worker, "tweetkeeper_worker_complete_seconds", "Duration of complete_batch calls")
                            .Add({}, kDbBuckets);
-  slots_busy_ = &prometheus::BuildGauge()
-                     .Name("tweetkeeper_worker_slots_busy")
-                     .Help("Slots with a batch in flight")
-                     .Labels(worker)
-                     .Register(*registry_)
-                     .Add({});
-  slots_ = &prometheus::BuildGauge()
-                .Name("tweetkeeper_worker_slots")
-                .Help("Slots (--concurrency)")
-                .Labels(worker)
-                .Register(*registry_)
-                .Add({});
-  last_success_ = &prometheus::BuildGauge()
-                       .Name("tweetkeeper_worker_last_success_timestamp_seconds")
-                       .Help("Unix time of the last completed batch (0: none yet)")
-                       .Labels(worker)
-                       .Register(*registry_)
+  slots_busy_ = &GaugeFamily(r, worker, "tweetkeeper_worker_slots_busy", "Slots with a batch in flight").Add({});
+  slots_ = &GaugeFamily(r, worker, "tweetkeeper_worker_slots", "Slots (--concurrency)").Add({});
+  last_success_ = &GaugeFamily(r, worker, "tweetkeeper_worker_last_success_timestamp_seconds",
+                               "Unix time of the last completed batch (0: none yet)")
                        .Add({});
   // A follower's (--follow): the accounts it holds, the posts it found, and how late it found
   // them after their creation (the lag an alert watches).
-  follow_accounts_ = &prometheus::BuildGauge()
-                          .Name("tweetkeeper_follower_accounts")
-                          .Help("Followed accounts this follower holds under lease")
-                          .Labels(worker)
-                          .Register(*registry_)
+  follow_accounts_ = &GaugeFamily(r, worker, "tweetkeeper_follower_accounts",
+                                  "Followed accounts this follower holds under lease")
                           .Add({});
-  follow_posts_ = &prometheus::BuildCounter()
-                       .Name("tweetkeeper_follower_posts_found_total")
-                       .Help("New posts of followed accounts scheduled by this follower")
-                       .Labels(worker)
-                       .Register(*registry_)
+  follow_posts_ = &CounterFamily(r, worker, "tweetkeeper_follower_posts_found_total",
+                                 "New posts of followed accounts scheduled by this follower")
                        .Add({});
-  follow_lag_ = &prometheus::BuildHistogram()
-                     .Name("tweetkeeper_follower_lag_seconds")
-                     .Help("From a found post's creation to its read (the newest post of each read)")
-                     .Labels(worker)
-                     .Register(*registry_)
+  follow_lag_ = &HistogramFamily(r, worker, "tweetkeeper_follower_lag_seconds",
+                                 "From a found post's creation to its read (the newest post of each read)")
                      .Add({}, prometheus::Histogram::BucketBoundaries{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600});
-  follow_read_delay_ = &prometheus::BuildHistogram()
-                            .Name("tweetkeeper_follower_read_delay_seconds")
-                            .Help("How long after its planned moment each read of a followed account went (its "
-                                  "window's gate, other accounts due at once): a post waits its account's poll "
-                                  "interval plus this")
-                            .Labels(worker)
-                            .Register(*registry_)
-                            .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300});
-  follow_connections_ = &prometheus::BuildCounter()
-                             .Name("tweetkeeper_follower_stream_connections_total")
-                             .Help("Connections a follower made to its stream (Jetstream): the first and each reconnection")
-                             .Labels(worker)
-                             .Register(*registry_)
-                             .Add({});
-  follow_deleted_ = &prometheus::BuildCounter()
-                         .Name("tweetkeeper_follower_posts_deleted_total")
-                         .Help("Tracked posts a follower's stream said were deleted, marked so at once")
-                         .Labels(worker)
-                         .Register(*registry_)
+  follow_read_delay_ =
+      &HistogramFamily(r, worker, "tweetkeeper_follower_read_delay_seconds",
+                       "How long after its planned moment each read of a followed account went (its window's gate, "
+                       "other accounts due at once): a post waits its account's poll interval plus this")
+           .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300});
+  follow_connections_ =
+      &CounterFamily(r, worker, "tweetkeeper_follower_stream_connections_total",
+                     "Connections a follower made to its stream (Jetstream): the first and each reconnection")
+           .Add({});
+  follow_deleted_ = &CounterFamily(r, worker, "tweetkeeper_follower_posts_deleted_total",
+                                   "Tracked posts a follower's stream said were deleted, marked so at once")
                          .Add({});
 }
 

@@ -35,6 +35,11 @@ class Backoff {
   std::mt19937_64 rng_;
 };
 
+// A lost or unreachable connection (the database, a stream) is tried again after 0.5 s doubling to
+// 30 s: the one schedule of the slots, the due listener, the follower and the Jetstream client.
+inline constexpr Millis kReconnectBase{500}, kReconnectCap{30'000};
+inline Backoff ReconnectBackoff() { return Backoff(kReconnectBase, kReconnectCap); }
+
 // How long to pause after a 429 (or when x-rate-limit-remaining hits 0): until the window's
 // reset (epoch seconds) plus one second of slack for clock skew, at least 1 s, at most `cap`.
 // Without a usable reset header, `fallback`.

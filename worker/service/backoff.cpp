@@ -1,4 +1,4 @@
-#include "retry/backoff.hpp"
+#include "service/backoff.hpp"
 
 #include <algorithm>
 

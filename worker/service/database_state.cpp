@@ -1,4 +1,4 @@
-#include "queue/database_state.hpp"
+#include "service/database_state.hpp"
 
 #include <libpq-fe.h>
 

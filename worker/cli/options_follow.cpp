@@ -1,0 +1,52 @@
+// --follow's options and their rules: ParseCommandLine's part for the follower.
+#include "cli/option_groups.hpp"
+
+namespace tweetkeeper::worker::cli {
+
+void AddFollowOptions(CLI::App& app, Options& o) {
+  app.add_flag("--follow", o.follow,
+               "Follow accounts instead of refreshing posts: read the new posts of the accounts followed with "
+               "tweetkeeper.follow() on --provider's network (x-v2, bluesky, mastodon) and schedule each one");
+  app.add_option("--follow-max-accounts", o.follow_max_accounts, "--follow: most accounts this follower holds at once")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--follow-min-poll", o.follow_min_poll_s, "--follow: no account is read more often than this")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--follow-max-poll", o.follow_max_poll_s,
+                 "--follow: no account is read less often than this, as far as the rate-limit windows allow")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--follow-lease", o.follow_lease_s,
+                 "--follow: the lease on the accounts held, renewed every third of it; a killed follower's "
+                 "accounts go to another follower after this long")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--jetstream-url", o.jetstream_url,
+                 "--follow --provider bluesky: the Jetstream the follower subscribes to (ws:// or wss://host[:port]); "
+                 "\"none\": read each account's feed (getAuthorFeed) as often as the AppView's window allows")
+      ->capture_default_str()
+      ->type_name("URL");
+  app.add_option("--follow-share", o.follow_share,
+                 "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
+                 "credential's timeline window) this follower spends; the rest is the refreshing workers'")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
+}
+
+std::optional<std::string> CheckFollow(const Parsing& p) {
+  const Options& o = p.o;
+  if (o.follow && o.provider == "x-v1.1")
+    return "tweetkeeper-worker: --follow reads X's timelines through API v2: use --provider x-v2";
+  if (o.jetstream_url != "none" && o.jetstream_url.rfind("ws://", 0) != 0 && o.jetstream_url.rfind("wss://", 0) != 0)
+    return UsageLine("--jetstream-url '" + o.jetstream_url + "' is not ws:// or wss://host[:port], nor none", p.argc,
+                     p.argv);
+  if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s)
+    return "tweetkeeper-worker: --follow-min-poll is more than --follow-max-poll";
+  return std::nullopt;
+}
+
+}  // namespace tweetkeeper::worker::cli
