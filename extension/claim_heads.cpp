@@ -144,7 +144,7 @@ TK_FUNCTION(tk_heads_moved) {
   if (!CALLED_AS_TRIGGER(fcinfo))
     tweetkeeper::pg::PgCallVoid([] {
       ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                      errmsg("tweetkeeper.heads_moved() is a trigger function")));
+                      errmsg("tweetkeeper_internal.heads_moved() is a trigger function")));
     });
   // A row whose new due time is at least kMaxAge after this transaction's start is not a reason
   // for a full look: every session looks fully at least every kMaxAge, so each has looked again

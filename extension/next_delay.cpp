@@ -134,7 +134,7 @@ TK_FUNCTION(tk_next_delay) {
 TK_FUNCTION(tk_age_policy_changed) {
   if (!CALLED_AS_TRIGGER(fcinfo))
     throw SqlError(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
-                   "tweetkeeper.age_policy_changed() must be called as a trigger");
+                   "tweetkeeper_internal.age_policy_changed() must be called as a trigger");
   auto* trigdata = reinterpret_cast<TriggerData*>(fcinfo->context);
   Oid relid = RelationGetRelid(trigdata->tg_relation);
   pg::PgCall([&] { CacheInvalidateRelcacheByRelid(relid); });

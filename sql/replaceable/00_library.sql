@@ -15,9 +15,9 @@ COMMENT ON FUNCTION next_delay(timestamptz) IS
   'How long until a tweet created at created_at is refreshed again, by tweetkeeper.age_policy '
   'and its age now; NULL once it is older than the largest max_age (no more refreshes).';
 
-CREATE OR REPLACE FUNCTION age_policy_changed() RETURNS trigger
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.age_policy_changed() RETURNS trigger
   AS 'MODULE_PATHNAME', 'tk_age_policy_changed' LANGUAGE C;
-COMMENT ON FUNCTION age_policy_changed() IS
+COMMENT ON FUNCTION tweetkeeper_internal.age_policy_changed() IS
   'Trigger: drops the cached age policy in every session when tweetkeeper.age_policy changes.';
 
 CREATE OR REPLACE FUNCTION settings(OUT buffer_ttl interval, OUT lease_ttl interval,
@@ -37,9 +37,9 @@ CREATE OR REPLACE FUNCTION lease_settings(OUT buffer_ttl interval, OUT lease_ttl
 COMMENT ON FUNCTION lease_settings() IS
   'Deprecated since 0.2.0: the old name of settings(), kept for queries written for 0.1.0.';
 
-CREATE OR REPLACE FUNCTION backend_start() RETURNS timestamptz
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.backend_start() RETURNS timestamptz
   AS 'MODULE_PATHNAME', 'tk_backend_start' LANGUAGE C STABLE STRICT;
-COMMENT ON FUNCTION backend_start() IS
+COMMENT ON FUNCTION tweetkeeper_internal.backend_start() IS
   'When this database session started (pg_stat_activity.backend_start); with its pid, it names '
   'the session that claimed a batch.';
 
@@ -51,7 +51,7 @@ COMMENT ON FUNCTION backend_alive(integer, timestamptz) IS
 
 -- The NULL check of the functions' arguments: 22004, '<what> must not be NULL', when is_null
 -- (the caller's test of them, e.g. urls IS NULL).
-CREATE OR REPLACE FUNCTION refuse_null(what text, is_null boolean) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.refuse_null(what text, is_null boolean) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF is_null THEN
@@ -62,7 +62,7 @@ END $$;
 -- The size check of every array argument of many posts or accounts: 54000 when it has more than
 -- tweetkeeper.max_ids_per_call elements (n), naming the argument. (settings() first: it loads the
 -- module, which defines the setting, where tweetkeeper is not preloaded.)
-CREATE OR REPLACE FUNCTION check_arg_count(arg text, n integer) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.check_arg_count(arg text, n integer) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   max_ids integer;
@@ -78,29 +78,29 @@ END $$;
 -- The one owner test of every lease (a batch's claimer, a followed account's follower): whether
 -- the session with this pid and start time is this one. (A SQL expression: inlined where it is
 -- used; its body is bound when it is created, so it needs no search_path.)
-CREATE OR REPLACE FUNCTION session_is(pid integer, started timestamptz) RETURNS boolean
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.session_is(pid integer, started timestamptz) RETURNS boolean
   LANGUAGE sql STABLE
-  RETURN coalesce(pid = pg_catalog.pg_backend_pid() AND started = tweetkeeper.backend_start(), false);
+  RETURN coalesce(pid = pg_catalog.pg_backend_pid() AND started = tweetkeeper_internal.backend_start(), false);
 
 -- The claim's memory of each delay's head (claim_batch(); extension/claim_heads.cpp says why and
 -- when it is forgotten).
-CREATE OR REPLACE FUNCTION claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.claim_heads(max_age interval, OUT delays interval[], OUT heads timestamptz[])
   AS 'MODULE_PATHNAME', 'tk_claim_heads' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION claim_heads(interval) IS
+COMMENT ON FUNCTION tweetkeeper_internal.claim_heads(interval) IS
   'claim_batch()''s memory, per session: each delay of X''s scheduled tweets with the oldest due_at '
   'it last saw (where its reads of tweets_lateness_idx start), or NULLs when a full look is due.';
-CREATE OR REPLACE FUNCTION remember_claim_heads(delays interval[], heads timestamptz[], full_look boolean)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.remember_claim_heads(delays interval[], heads timestamptz[], full_look boolean)
   RETURNS void AS 'MODULE_PATHNAME', 'tk_remember_claim_heads' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION remember_claim_heads(interval[], timestamptz[], boolean) IS
+COMMENT ON FUNCTION tweetkeeper_internal.remember_claim_heads(interval[], timestamptz[], boolean) IS
   'Keeps the delays and heads for this session''s next claims; full_look: found by a full look.';
-CREATE OR REPLACE FUNCTION heads_moved() RETURNS trigger AS 'MODULE_PATHNAME', 'tk_heads_moved' LANGUAGE C;
-COMMENT ON FUNCTION heads_moved() IS
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.heads_moved() RETURNS trigger AS 'MODULE_PATHNAME', 'tk_heads_moved' LANGUAGE C;
+COMMENT ON FUNCTION tweetkeeper_internal.heads_moved() IS
   'Trigger on tweets: this transaction may have put an X tweet below a claim''s remembered head; '
   'at commit every session''s next claim looks fully.';
 
-CREATE OR REPLACE FUNCTION wake_maintenance() RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.wake_maintenance() RETURNS void
   AS 'MODULE_PATHNAME', 'tk_wake_maintenance' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION wake_maintenance() IS
+COMMENT ON FUNCTION tweetkeeper_internal.wake_maintenance() IS
   'When the current transaction commits, the background worker looks at the queue again at once '
   '(it otherwise sleeps until the next tweet is due).';
 

@@ -6,7 +6,7 @@
 -- in the policy changes, every row becomes the user's (age_policy_adopt), so a dump holds the
 -- whole policy; on restore, its first row (the only kind of insert that arrives with source
 -- 'user' already set) replaces the rows CREATE EXTENSION inserted (age_policy_before_insert).
-CREATE OR REPLACE FUNCTION age_policy_before_insert() RETURNS trigger LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.age_policy_before_insert() RETURNS trigger LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF NEW.source IS NULL THEN
@@ -16,11 +16,11 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
-COMMENT ON FUNCTION age_policy_before_insert() IS
+COMMENT ON FUNCTION tweetkeeper_internal.age_policy_before_insert() IS
   'Trigger: a new row is the user''s; a row that arrives marked as the user''s (from a pg_dump '
   'restore) replaces the rows CREATE EXTENSION inserted.';
 
-CREATE OR REPLACE FUNCTION age_policy_adopt() RETURNS trigger LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.age_policy_adopt() RETURNS trigger LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF EXISTS (SELECT 1 FROM tweetkeeper.age_policy p WHERE p.source = 'extension') THEN
@@ -28,5 +28,5 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
-COMMENT ON FUNCTION age_policy_adopt() IS
+COMMENT ON FUNCTION tweetkeeper_internal.age_policy_adopt() IS
   'Trigger: once the policy is edited, all of it is the user''s, and pg_dump keeps all of it.';

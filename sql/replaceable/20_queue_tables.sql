@@ -24,7 +24,7 @@ COMMENT ON VIEW metric_history IS
   'observed_at) and the compacted ones (metric_history_compact). Read a post''s history with '
   'WHERE tweet_id = ... ORDER BY observed_at.';
 
-CREATE OR REPLACE FUNCTION metric_history_write() RETURNS trigger
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.metric_history_write() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN

@@ -42,22 +42,22 @@ CREATE OR REPLACE FUNCTION next_month_utc() RETURNS timestamptz LANGUAGE sql STA
 -- token of no registered credential). (SQL expressions: inlined where they are used; their bodies
 -- are bound when they are created, so they need no search_path.)
 -- The credentials that read the post on `today`.
-CREATE OR REPLACE FUNCTION reads_today(billed_on date, billed_by text[], today date) RETURNS text[]
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.reads_today(billed_on date, billed_by text[], today date) RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN billed_on = today THEN billed_by END;
 -- Whether a read with `credential` on `today` is billed.
-CREATE OR REPLACE FUNCTION bills(billed_on date, billed_by text[], credential text, today date) RETURNS boolean
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.bills(billed_on date, billed_by text[], credential text, today date) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN billed_on IS DISTINCT FROM today OR NOT coalesce(credential, '') = ANY (billed_by);
 -- billed_by once `credential` read the post on `today`.
-CREATE OR REPLACE FUNCTION billed_by_after(billed_on date, billed_by text[], credential text, today date)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.billed_by_after(billed_on date, billed_by text[], credential text, today date)
   RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN billed_on IS DISTINCT FROM today THEN ARRAY[coalesce(credential, '')]
               WHEN coalesce(credential, '') = ANY (billed_by) THEN billed_by
               ELSE billed_by || coalesce(credential, '') END;
 -- Of n_posts posts (read_today: per read of them this UTC day, the credential that read it), how
 -- many a read with `credential` bills.
-CREATE OR REPLACE FUNCTION billable_reads(n_posts integer, read_today text[], credential text) RETURNS integer
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.billable_reads(n_posts integer, read_today text[], credential text) RETURNS integer
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN n_posts - cardinality(array_positions(read_today, coalesce(credential, '')));
 
@@ -65,7 +65,7 @@ CREATE OR REPLACE FUNCTION billable_reads(n_posts integer, read_today text[], cr
 -- day, provider and credential; usage holds [day, provider, credential, requests, tweets_read,
 -- billed_reads] rows (maintenance() for the batches it purges, record_follow_read() for a
 -- follower's read).
-CREATE OR REPLACE FUNCTION count_usage(usage jsonb) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.count_usage(usage jsonb) RETURNS void
   LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
   INSERT INTO tweetkeeper.daily_usage AS u (day, provider, credential, requests, tweets_read, billed_reads)
   SELECT (p->>0)::date, p->>1, p->>2, (p->>3)::bigint, (p->>4)::bigint, (p->>5)::bigint

@@ -9,14 +9,14 @@ COMMENT ON FUNCTION snowflake_time(bigint) IS
 
 -- Checks one tweet's input; raises the error a caller should see. Shared by every way in.
 CREATE OR REPLACE FUNCTION check_tweet(tweet_id bigint, created_at timestamptz) RETURNS void
-  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM tweetkeeper.refuse_null('tweet_id', tweet_id IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('tweet_id', tweet_id IS NULL);
   IF tweet_id <= 0 THEN
     RAISE EXCEPTION 'tweet_id must be positive, got %', tweet_id
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  PERFORM tweetkeeper.refuse_null('created_at', created_at IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('created_at', created_at IS NULL);
   -- One minute of grace for clocks that disagree with Twitter's.
   IF created_at > now() + interval '1 minute' THEN
     RAISE EXCEPTION 'tweet % has created_at % in the future', tweet_id, created_at
@@ -45,31 +45,31 @@ END $$;
 
 -- The delay a tweet created then has now: its age bucket's, or for a tweet past the last bucket
 -- (fetched once more, then done) the longest delay of the policy. What lateness is measured by.
-CREATE OR REPLACE FUNCTION age_delay(created_at timestamptz) RETURNS interval
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.age_delay(created_at timestamptz) RETURNS interval
   LANGUAGE sql STABLE
   RETURN coalesce(tweetkeeper.next_delay(created_at),
                   (SELECT max(p.delay) FROM tweetkeeper.age_policy p));
 
 -- How long until a tweet's next refresh after this one: its watch's interval while the watch
 -- lasts, else its age bucket's delay; NULL when it is past the last bucket (done).
-CREATE OR REPLACE FUNCTION refresh_delay(created_at timestamptz, watch_every interval, watch_until timestamptz)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.refresh_delay(created_at timestamptz, watch_every interval, watch_until timestamptz)
   RETURNS interval LANGUAGE sql STABLE
   RETURN CASE WHEN watch_until > now() THEN watch_every ELSE tweetkeeper.next_delay(created_at) END;
 
 -- refresh_delay() with the time and the age policy given, not read: a completion reads the policy
 -- once and passes age_policy's max_age and delay columns as arrays.
-CREATE OR REPLACE FUNCTION policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.policy_delay(created_at timestamptz, at timestamptz, max_ages interval[], delays interval[])
   RETURNS interval AS 'MODULE_PATHNAME', 'tk_policy_delay' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION policy_delay(timestamptz, timestamptz, interval[], interval[]) IS
+COMMENT ON FUNCTION tweetkeeper_internal.policy_delay(timestamptz, timestamptz, interval[], interval[]) IS
   'next_delay() at a given time under a given age policy (its max_age and delay columns as arrays).';
-CREATE OR REPLACE FUNCTION refresh_delay_at(created_at timestamptz, watch_every interval, watch_until timestamptz,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.refresh_delay_at(created_at timestamptz, watch_every interval, watch_until timestamptz,
                                  at timestamptz, max_ages interval[], delays interval[])
   RETURNS interval LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN watch_until > at THEN watch_every
-              ELSE tweetkeeper.policy_delay(created_at, at, max_ages, delays) END;
+              ELSE tweetkeeper_internal.policy_delay(created_at, at, max_ages, delays) END;
 -- A time plus a delay, in UTC (so IMMUTABLE, unlike timestamptz + interval, which counts a day
 -- in the session's time zone): where a refresh is due.
-CREATE OR REPLACE FUNCTION after(t timestamptz, delay interval) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.after(t timestamptz, delay interval) RETURNS timestamptz
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN ((t AT TIME ZONE 'UTC') + delay) AT TIME ZONE 'UTC';
 
@@ -91,15 +91,15 @@ END $$;
 -- first-bucket delay after its creation, on the endpoint that answers for it (NULL: X). Returns
 -- false, changing nothing, if it is tracked already. (schedule_tweets() and schedule_posts() do
 -- the same for many posts in one statement.)
-CREATE OR REPLACE FUNCTION enqueue_post(id bigint, created_at timestamptz, endpoint text) RETURNS boolean
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.enqueue_post(id bigint, created_at timestamptz, endpoint text) RETURNS boolean
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
-  VALUES (id, created_at, created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(created_at), endpoint)
+  VALUES (id, created_at, created_at + tweetkeeper.first_delay(), tweetkeeper_internal.age_delay(created_at), endpoint)
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   IF FOUND THEN
     -- (the background worker, woken at commit, tells the network's workers when it is claimable)
-    PERFORM tweetkeeper.wake_maintenance();
+    PERFORM tweetkeeper_internal.wake_maintenance();
   END IF;
   RETURN FOUND;
 END $$;
@@ -110,7 +110,7 @@ DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
-  RETURN tweetkeeper.enqueue_post(tweet_id, c, NULL);
+  RETURN tweetkeeper_internal.enqueue_post(tweet_id, c, NULL);
 END $$;
 COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
   'Starts tracking a tweet: first refresh one first-bucket delay after created_at (derived from '
@@ -129,10 +129,10 @@ DECLARE
   dup_count bigint;
   added bigint;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('tweet_ids', tweet_ids IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('tweet_ids', tweet_ids IS NULL);
   first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
   last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
-  PERFORM tweetkeeper.check_arg_count('tweet_ids', cardinality(tweet_ids));
+  PERFORM tweetkeeper_internal.check_arg_count('tweet_ids', cardinality(tweet_ids));
   -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
   -- times grow with the id, so checking the smallest and the largest id checks them all.
   SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
@@ -164,7 +164,7 @@ BEGIN
   ON CONFLICT ON CONSTRAINT tweets_pkey DO NOTHING;
   GET DIAGNOSTICS added = ROW_COUNT;
   IF added > 0 THEN
-    PERFORM tweetkeeper.wake_maintenance();
+    PERFORM tweetkeeper_internal.wake_maintenance();
     -- A bulk load outgrows the statistics long before autovacuum comes by, and with them the
     -- plans every session cached while the queue was small: a worker or the background worker
     -- that started on an empty queue would read the whole table at every claim and tick (a

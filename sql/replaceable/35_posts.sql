@@ -17,7 +17,7 @@ COMMENT ON FUNCTION parse_post_url(text) IS
 
 -- What names a post on its network, whatever URL it came in: the DID (or handle) and record key
 -- on Bluesky, the server and status id on Mastodon (ids are per server; the user is not needed).
-CREATE OR REPLACE FUNCTION post_identity(network text, host text, author text, post_key text) RETURNS text
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_identity(network text, host text, author text, post_key text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE network WHEN 'bluesky' THEN 'bluesky ' || author || ' ' || post_key
                       WHEN 'mastodon' THEN 'mastodon ' || host || ' ' || post_key END;
@@ -25,23 +25,23 @@ CREATE OR REPLACE FUNCTION post_identity(network text, host text, author text, p
 -- The id of a post of another network: a 63-bit hash of its identity, negative. A different post
 -- already holding that id (a collision: about one in 10^10 among a million posts) moves the later
 -- one to the next seed; post_ref_id() probes the seeds in order.
-CREATE OR REPLACE FUNCTION post_id(identity text, seed integer) RETURNS bigint
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_id(identity text, seed integer) RETURNS bigint
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN -1 - (hashtextextended(identity, seed) & 9223372036854775807);
 
 -- The id of the post named by (network, host, author, post_key): the first seed whose id is free
 -- or this post's; known: post_refs has it; tracked: tweets has it too (an operator may have
 -- deleted the tweets row).
-CREATE OR REPLACE FUNCTION post_ref_id(network text, host text, author text, post_key text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_ref_id(network text, host text, author text, post_key text,
                             OUT tweet_id bigint, OUT known boolean, OUT tracked boolean)
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  identity text := tweetkeeper.post_identity(network, host, author, post_key);
+  identity text := tweetkeeper_internal.post_identity(network, host, author, post_key);
   other text;
 BEGIN
   FOR seed IN 0..1000 LOOP
-    tweet_id := tweetkeeper.post_id(identity, seed);
-    SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key) INTO other
+    tweet_id := tweetkeeper_internal.post_id(identity, seed);
+    SELECT tweetkeeper_internal.post_identity(r.network, r.host, r.author, r.post_key) INTO other
       FROM tweetkeeper.post_refs r WHERE r.tweet_id = post_ref_id.tweet_id;
     known := FOUND;
     IF NOT FOUND OR other = identity THEN
@@ -54,35 +54,35 @@ BEGIN
 END $$;
 
 -- Where the post's refreshes go: tweets.endpoint.
-CREATE OR REPLACE FUNCTION post_endpoint(network text, host text, author text) RETURNS text
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_endpoint(network text, host text, author text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE network WHEN 'bluesky' THEN CASE WHEN author LIKE 'did:%' THEN 'bluesky' ELSE 'bluesky-handle' END
                       WHEN 'mastodon' THEN 'mastodon:' || host END;
 
 -- The URL post_refs keeps of a post: Bluesky's by its author as named (a DID once known), the
 -- others' as parse_post_url() spelled it.
-CREATE OR REPLACE FUNCTION post_ref_url(network text, author text, post_key text, canonical text) RETURNS text
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_ref_url(network text, author text, post_key text, canonical text) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE network WHEN 'bluesky' THEN format('https://bsky.app/profile/%s/post/%s', author, post_key)
                       ELSE canonical END;
 
 -- The one way a post of another network gets its reference (post_refs): its id (post_ref_id()),
 -- its row inserted unless there. Returns the id and whether the post is tracked already.
-CREATE OR REPLACE FUNCTION enter_post_ref(network text, host text, author text, post_key text, canonical text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.enter_post_ref(network text, host text, author text, post_key text, canonical text,
                                           OUT tweet_id bigint, OUT tracked boolean)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   r record;
 BEGIN
   LOOP
-    r := tweetkeeper.post_ref_id(network, host, author, post_key);
+    r := tweetkeeper_internal.post_ref_id(network, host, author, post_key);
     tweet_id := r.tweet_id;
     tracked := r.tracked;
     EXIT WHEN r.known;
     -- Another session may take the id first (the same post: then it is known; another one
     -- hashed alike: then the next seed is this post's): look again.
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-    VALUES (r.tweet_id, network, host, author, post_key, tweetkeeper.post_ref_url(network, author, post_key, canonical))
+    VALUES (r.tweet_id, network, host, author, post_key, tweetkeeper_internal.post_ref_url(network, author, post_key, canonical))
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING;
     EXIT WHEN FOUND;
   END LOOP;
@@ -98,7 +98,7 @@ DECLARE
   r record;
   c timestamptz;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('url', url IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('url', url IS NULL);
   p := tweetkeeper.parse_post_url(url);
   IF p.network = 'x' THEN
     RETURN tweetkeeper.schedule_tweet(p.post_key::bigint, created_at);
@@ -109,12 +109,12 @@ BEGIN
   END IF;
   c := coalesce(created_at, least(p.created_at, now()), now());
   -- A Bluesky handle resolved before: the post is named by its DID at once.
-  p.author := tweetkeeper.post_author(p.network, p.author);
-  r := tweetkeeper.enter_post_ref(p.network, coalesce(p.host, ''), p.author, p.post_key, p.canonical);
+  p.author := tweetkeeper_internal.post_author(p.network, p.author);
+  r := tweetkeeper_internal.enter_post_ref(p.network, coalesce(p.host, ''), p.author, p.post_key, p.canonical);
   IF r.tracked THEN
     RETURN false;
   END IF;
-  RETURN tweetkeeper.enqueue_post(r.tweet_id, c, tweetkeeper.post_endpoint(p.network, p.host, p.author));
+  RETURN tweetkeeper_internal.enqueue_post(r.tweet_id, c, tweetkeeper_internal.post_endpoint(p.network, p.host, p.author));
 END $$;
 COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
   'Starts tracking the post of a URL (see parse_post_url for the forms): an X post as '
@@ -124,31 +124,31 @@ COMMENT ON FUNCTION schedule_post(text, timestamptz) IS
 -- The posts of other networks among urls, each once (its first spelling), a handle resolved
 -- before named by its DID, with its identity and seed-0 id: what schedule_posts() inserts. (A SQL
 -- function of one query: the planner inlines it into the statement that reads it.)
-CREATE OR REPLACE FUNCTION posts_wanted(urls text[])
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.posts_wanted(urls text[])
   RETURNS TABLE (i bigint, url text, network text, host text, author text, post_key text, canonical text,
                  created_at timestamptz, identity text, id0 bigint)
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT DISTINCT ON (x.identity) x.*, tweetkeeper.post_id(x.identity, 0) AS id0
+  SELECT DISTINCT ON (x.identity) x.*, tweetkeeper_internal.post_id(x.identity, 0) AS id0
     FROM (SELECT a.i, a.url, p.network, coalesce(p.host, '') AS host, au.author, p.post_key, p.canonical,
                  coalesce(least(p.created_at, now()), now()) AS created_at,
-                 tweetkeeper.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
+                 tweetkeeper_internal.post_identity(p.network, coalesce(p.host, ''), au.author, p.post_key) AS identity
             FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p,
-                 LATERAL (SELECT tweetkeeper.post_author(p.network, p.author) AS author) au
+                 LATERAL (SELECT tweetkeeper_internal.post_author(p.network, p.author) AS author) au
            WHERE p.network <> 'x') x
    ORDER BY x.identity, x.i $$;
 
 -- schedule_posts()'s argument, checked: not NULL, no more URLs than tweetkeeper.max_ids_per_call,
 -- none NULL, every one a post URL. Every URL is read first, so that nothing is scheduled if any is
 -- bad; on a refusal, the first bad one is read again alone, to name its position.
-CREATE OR REPLACE FUNCTION check_post_urls(urls text[]) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.check_post_urls(urls text[]) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   bad record;
   msg text;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('urls', urls IS NULL);
   PERFORM tweetkeeper.first_delay();  -- refuses an empty policy; loads the module's settings
-  PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
+  PERFORM tweetkeeper_internal.check_arg_count('urls', cardinality(urls));
   SELECT a.i INTO bad FROM unnest(urls) WITH ORDINALITY AS a(url, i) WHERE a.url IS NULL LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'urls[%] is NULL', bad.i USING ERRCODE = 'null_value_not_allowed';
@@ -178,7 +178,7 @@ DECLARE
   u text;
   rest text[];
 BEGIN
-  PERFORM tweetkeeper.check_post_urls(urls);
+  PERFORM tweetkeeper_internal.check_post_urls(urls);
   -- X: ids that schedule_tweets would refuse, named with their position; then the ids, each once.
   SELECT a.i, p.post_key, p.created_at INTO bad
     FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
@@ -201,22 +201,22 @@ BEGIN
   -- rare rest (a collision, or a race with another session) goes through schedule_post, which
   -- probes the next seeds.
   WITH want AS (
-    SELECT * FROM tweetkeeper.posts_wanted(urls)
+    SELECT * FROM tweetkeeper_internal.posts_wanted(urls)
   ), cand AS (
-    SELECT want.*, (SELECT tweetkeeper.post_identity(r.network, r.host, r.author, r.post_key)
+    SELECT want.*, (SELECT tweetkeeper_internal.post_identity(r.network, r.host, r.author, r.post_key)
                    FROM tweetkeeper.post_refs r WHERE r.tweet_id = want.id0) AS holder
       FROM want
   ), refs AS (
     INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
     SELECT cand.id0, cand.network, cand.host, cand.author, cand.post_key,
-           tweetkeeper.post_ref_url(cand.network, cand.author, cand.post_key, cand.canonical)
+           tweetkeeper_internal.post_ref_url(cand.network, cand.author, cand.post_key, cand.canonical)
       FROM cand WHERE cand.holder IS NULL ORDER BY cand.id0
     ON CONFLICT ON CONSTRAINT post_refs_pkey DO NOTHING
     RETURNING tweet_id
   ), added_rows AS (
     INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay, endpoint)
-    SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper.age_delay(cand.created_at),
-           tweetkeeper.post_endpoint(cand.network, nullif(cand.host, ''), cand.author)
+    SELECT cand.id0, cand.created_at, cand.created_at + tweetkeeper.first_delay(), tweetkeeper_internal.age_delay(cand.created_at),
+           tweetkeeper_internal.post_endpoint(cand.network, nullif(cand.host, ''), cand.author)
       FROM cand
      WHERE cand.holder = cand.identity OR cand.id0 IN (SELECT refs.tweet_id FROM refs)
      ORDER BY cand.id0
@@ -235,7 +235,7 @@ BEGIN
     END IF;
   END LOOP;
   IF added > 0 THEN
-    PERFORM tweetkeeper.wake_maintenance();  -- (as schedule_post's)
+    PERFORM tweetkeeper_internal.wake_maintenance();  -- (as schedule_post's)
   END IF;
   RETURN added;
 END $$;

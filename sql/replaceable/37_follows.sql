@@ -13,18 +13,18 @@ COMMENT ON FUNCTION parse_profile_url(text) IS
   'the value otherwise.';
 
 -- The profile URL argument of follow() and unfollow(), read: 22004 for NULL, 22023 for no profile.
-CREATE OR REPLACE FUNCTION profile_arg(profile_url text, OUT network text, OUT host text, OUT handle text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.profile_arg(profile_url text, OUT network text, OUT host text, OUT handle text,
                                        OUT account_id text, OUT canonical text)
   LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM tweetkeeper.refuse_null('profile_url', profile_url IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('profile_url', profile_url IS NULL);
   SELECT * INTO network, host, handle, account_id, canonical FROM tweetkeeper.parse_profile_url(profile_url);
   host := coalesce(host, '');
 END $$;
 
 -- The followed account a profile URL names, by its handle or its id (as profile_arg gives them):
 -- what follow() looks for and unfollow() removes.
-CREATE OR REPLACE FUNCTION followed_ids(network text, host text, handle text, account_id text) RETURNS SETOF bigint
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.followed_ids(network text, host text, handle text, account_id text) RETURNS SETOF bigint
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT f.follow_id FROM tweetkeeper.followed_accounts f
    WHERE f.network = followed_ids.network AND f.host = followed_ids.host
@@ -33,9 +33,9 @@ CREATE OR REPLACE FUNCTION followed_ids(network text, host text, handle text, ac
 CREATE OR REPLACE FUNCTION follow(profile_url text) RETURNS boolean
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  p record := tweetkeeper.profile_arg(profile_url);
+  p record := tweetkeeper_internal.profile_arg(profile_url);
 BEGIN
-  IF EXISTS (SELECT FROM tweetkeeper.followed_ids(p.network, p.host, p.handle, p.account_id)) THEN
+  IF EXISTS (SELECT FROM tweetkeeper_internal.followed_ids(p.network, p.host, p.handle, p.account_id)) THEN
     RETURN false;
   END IF;
   INSERT INTO tweetkeeper.followed_accounts (network, host, handle, account_id, url)
@@ -60,11 +60,11 @@ DECLARE
   state text;
   added bigint := 0;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
-  PERFORM tweetkeeper.check_arg_count('urls', cardinality(urls));
+  PERFORM tweetkeeper_internal.refuse_null('urls', urls IS NULL);
+  PERFORM tweetkeeper_internal.check_arg_count('urls', cardinality(urls));
   FOR a IN SELECT u.url, u.i FROM unnest(urls) WITH ORDINALITY AS u(url, i) LOOP
     BEGIN
-      PERFORM tweetkeeper.profile_arg(a.url);
+      PERFORM tweetkeeper_internal.profile_arg(a.url);
     EXCEPTION WHEN invalid_parameter_value OR null_value_not_allowed THEN
       GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
       RAISE EXCEPTION 'urls[%]: %', a.i, msg USING ERRCODE = state;
@@ -84,10 +84,10 @@ COMMENT ON FUNCTION follow_accounts(text[]) IS
 CREATE OR REPLACE FUNCTION unfollow(profile_url text) RETURNS boolean
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  p record := tweetkeeper.profile_arg(profile_url);
+  p record := tweetkeeper_internal.profile_arg(profile_url);
 BEGIN
   DELETE FROM tweetkeeper.followed_accounts f
-   WHERE f.follow_id IN (SELECT tweetkeeper.followed_ids(p.network, p.host, p.handle, p.account_id));
+   WHERE f.follow_id IN (SELECT tweetkeeper_internal.followed_ids(p.network, p.host, p.handle, p.account_id));
   RETURN FOUND;
 END $$;
 COMMENT ON FUNCTION unfollow(text) IS
@@ -115,7 +115,7 @@ COMMENT ON VIEW follows IS
 
 -- The followed account a follower's call names, its row locked, when this session holds its lease
 -- (session_is(), the owner test of every lease); else 55000, naming it.
-CREATE OR REPLACE FUNCTION held_follow(id bigint) RETURNS tweetkeeper.followed_accounts
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.held_follow(id bigint) RETURNS tweetkeeper.followed_accounts
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   f tweetkeeper.followed_accounts;
@@ -125,7 +125,7 @@ BEGIN
     RAISE EXCEPTION 'no followed account with that follow_id (unfollowed meanwhile?)'
       USING ERRCODE = 'object_not_in_prerequisite_state';
   END IF;
-  IF NOT tweetkeeper.session_is(f.lease_pid, f.lease_started) THEN
+  IF NOT tweetkeeper_internal.session_is(f.lease_pid, f.lease_started) THEN
     RAISE EXCEPTION 'followed account % (%) is not leased by this session', f.follow_id, f.url
       USING ERRCODE = 'object_not_in_prerequisite_state',
             HINT = 'Claim it again with claim_follows(); another follower may hold it now.';
@@ -140,7 +140,7 @@ CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accoun
                  checked_at timestamptz, newest_post_id text, posts_found bigint, poll_after timestamptz)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM tweetkeeper.refuse_null('follower, network, max_accounts, lease and due_only',
+  PERFORM tweetkeeper_internal.refuse_null('follower, network, max_accounts, lease and due_only',
                                     follower IS NULL OR network IS NULL OR max_accounts IS NULL OR lease IS NULL OR due_only IS NULL);
   IF network NOT IN ('x', 'bluesky', 'mastodon') THEN
     RAISE EXCEPTION 'network must be x, bluesky or mastodon, got %', network USING ERRCODE = 'invalid_parameter_value';
@@ -154,12 +154,12 @@ BEGIN
     SELECT f.follow_id FROM tweetkeeper.followed_accounts f
      WHERE f.network = claim_follows.network
        AND (f.lease_until IS NULL OR f.lease_until < now()
-            OR tweetkeeper.session_is(f.lease_pid, f.lease_started))
+            OR tweetkeeper_internal.session_is(f.lease_pid, f.lease_started))
        AND (NOT due_only OR f.poll_after <= now())
      ORDER BY f.poll_after, f.follow_id
      LIMIT max_accounts FOR UPDATE SKIP LOCKED)
   UPDATE tweetkeeper.followed_accounts f
-     SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper.backend_start(),
+     SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper_internal.backend_start(),
          lease_until = now() + lease, lease_credential = claim_follows.credential
     FROM c WHERE f.follow_id = c.follow_id
   RETURNING f.follow_id, nullif(f.host, ''), f.handle, f.account_id, f.status, f.since, f.checked_at, f.newest_post_id,
@@ -190,12 +190,12 @@ DECLARE
   keep bigint;
   name text := lower(handle);  -- every network's handles are kept in lower case
 BEGIN
-  PERFORM tweetkeeper.refuse_null('follow_id and status', follow_id IS NULL OR status IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('follow_id and status', follow_id IS NULL OR status IS NULL);
   IF status NOT IN ('following', 'missing', 'private') OR (status = 'following' AND account_id IS NULL) THEN
     RAISE EXCEPTION 'status must be following (with an account_id), missing or private, got %', status
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  f := tweetkeeper.held_follow(resolve_follow.follow_id);
+  f := tweetkeeper_internal.held_follow(resolve_follow.follow_id);
   IF account_id IS NOT NULL AND f.account_id IS NOT NULL AND f.account_id <> account_id THEN
     RAISE EXCEPTION 'followed account % is % on %, not %', f.follow_id, f.account_id, f.network, account_id
       USING ERRCODE = 'invalid_parameter_value';
@@ -204,7 +204,7 @@ BEGIN
   IF account_id IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(hashtextextended(f.network || ' ' || f.host || ' ' || account_id, 0));
   END IF;
-  SELECT a.follow_id, tweetkeeper.session_is(a.lease_pid, a.lease_started) AS mine INTO other FROM tweetkeeper.followed_accounts a
+  SELECT a.follow_id, tweetkeeper_internal.session_is(a.lease_pid, a.lease_started) AS mine INTO other FROM tweetkeeper.followed_accounts a
    WHERE a.network = f.network AND a.host = f.host AND a.account_id = resolve_follow.account_id
      AND a.follow_id <> f.follow_id FOR UPDATE;
   keep := coalesce(other.follow_id, f.follow_id);
@@ -216,7 +216,7 @@ BEGIN
   END IF;
   IF name IS NOT NULL AND EXISTS (SELECT FROM tweetkeeper.followed_accounts a
                                    WHERE a.network = f.network AND a.host = f.host AND a.handle = name
-                                     AND a.follow_id <> keep AND NOT tweetkeeper.session_is(a.lease_pid, a.lease_started)) THEN
+                                     AND a.follow_id <> keep AND NOT tweetkeeper_internal.session_is(a.lease_pid, a.lease_started)) THEN
     name := NULL;  -- held by a row this session does not lease: it keeps it
   ELSIF name IS NOT NULL THEN
     DELETE FROM tweetkeeper.followed_accounts a
@@ -249,13 +249,13 @@ DECLARE
   r record;
   msg text;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
+  PERFORM tweetkeeper_internal.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
                                     follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL);
   IF cardinality(urls) <> cardinality(created_ats) THEN
     RAISE EXCEPTION 'urls has % elements and created_ats %: one creation time per post', cardinality(urls),
       cardinality(created_ats) USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  f := tweetkeeper.held_follow(store_follow_posts.follow_id);
+  f := tweetkeeper_internal.held_follow(store_follow_posts.follow_id);
   IF f.account_id IS NULL OR f.status <> 'following' THEN
     RAISE EXCEPTION 'followed account % (%) is %: resolve it first', f.follow_id, f.url, f.status
       USING ERRCODE = 'object_not_in_prerequisite_state';
@@ -299,7 +299,7 @@ BEGIN ATOMIC
   WITH r AS (
     UPDATE tweetkeeper.followed_accounts f SET lease_owner = NULL, lease_pid = NULL, lease_started = NULL,
                                               lease_until = NULL
-     WHERE tweetkeeper.session_is(f.lease_pid, f.lease_started)
+     WHERE tweetkeeper_internal.session_is(f.lease_pid, f.lease_started)
     RETURNING 1)
   SELECT count(*) FROM r;
 END;
@@ -325,12 +325,12 @@ DECLARE
   billed integer;
   known integer;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('follow_id and tweet_ids', follow_id IS NULL OR tweet_ids IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('follow_id and tweet_ids', follow_id IS NULL OR tweet_ids IS NULL);
   IF refusal IS NOT NULL AND refusal NOT IN ('usage-capped', 'rejected', 'rate-limited') THEN
     RAISE EXCEPTION 'refusal must be usage-capped, rejected or rate-limited, got %', refusal
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  f := tweetkeeper.held_follow(record_follow_read.follow_id);
+  f := tweetkeeper_internal.held_follow(record_follow_read.follow_id);
   IF f.network <> 'x' THEN
     RAISE EXCEPTION 'followed account % is on %: only X bills reads', f.follow_id, f.network
       USING ERRCODE = 'invalid_parameter_value';
@@ -349,7 +349,7 @@ BEGIN
       USING ERRCODE = 'program_limit_exceeded';
   END IF;
   IF refusal IN ('usage-capped', 'rejected') THEN
-    PERFORM tweetkeeper.record_quota(credential, NULL, refusal, detail);
+    PERFORM tweetkeeper_internal.record_quota(credential, NULL, refusal, detail);
   END IF;
   IF refusal IS NOT NULL THEN
     RETURN 0;  -- a refusal returns no posts: billed nothing, and not an answered request
@@ -357,14 +357,14 @@ BEGIN
   ids := ARRAY(SELECT DISTINCT i FROM unnest(tweet_ids) AS i WHERE i IS NOT NULL);
   WITH u AS (
     UPDATE tweetkeeper.tweets t
-       SET billed_on = today, billed_by = tweetkeeper.billed_by_after(t.billed_on, t.billed_by, cred, today)
-     WHERE t.tweet_id = ANY (ids) AND tweetkeeper.bills(t.billed_on, t.billed_by, cred, today)
+       SET billed_on = today, billed_by = tweetkeeper_internal.billed_by_after(t.billed_on, t.billed_by, cred, today)
+     WHERE t.tweet_id = ANY (ids) AND tweetkeeper_internal.bills(t.billed_on, t.billed_by, cred, today)
     RETURNING 1)
   SELECT count(*) INTO billed FROM u;
   -- A returned post not tracked (not stored: not the account's, or unfollowed meanwhile) was billed all the same.
   SELECT count(*) INTO known FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids);
   billed := billed + cardinality(ids) - known;
-  PERFORM tweetkeeper.count_usage(jsonb_build_array(jsonb_build_array(today, 'x-v2', cred, 1, cardinality(ids), billed)));
+  PERFORM tweetkeeper_internal.count_usage(jsonb_build_array(jsonb_build_array(today, 'x-v2', cred, 1, cardinality(ids), billed)));
   UPDATE tweetkeeper.credentials c
      SET month_used = c.month_used + billed, requests = c.requests + 1, last_used_at = now()
    WHERE c.name = cred;
@@ -405,12 +405,12 @@ CREATE OR REPLACE FUNCTION mark_follows_read(follow_ids bigint[], checked_until 
 DECLARE
   moved bigint;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('follow_ids and checked_until',
+  PERFORM tweetkeeper_internal.refuse_null('follow_ids and checked_until',
                                     follow_ids IS NULL OR checked_until IS NULL);
   UPDATE tweetkeeper.followed_accounts a
      SET checked_at = greatest(a.checked_at, least(checked_until, now()))
    WHERE a.follow_id = ANY (follow_ids) AND a.status = 'following'
-     AND tweetkeeper.session_is(a.lease_pid, a.lease_started);
+     AND tweetkeeper_internal.session_is(a.lease_pid, a.lease_started);
   GET DIAGNOSTICS moved = ROW_COUNT;
   RETURN moved;
 END $$;
@@ -426,8 +426,8 @@ DECLARE
   erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
   gone bigint[];
 BEGIN
-  PERFORM tweetkeeper.refuse_null('follow_id and urls', follow_id IS NULL OR urls IS NULL);
-  f := tweetkeeper.held_follow(delete_followed_posts.follow_id);
+  PERFORM tweetkeeper_internal.refuse_null('follow_id and urls', follow_id IS NULL OR urls IS NULL);
+  f := tweetkeeper_internal.held_follow(delete_followed_posts.follow_id);
   WITH k AS (
     SELECT r.tweet_id
       FROM unnest(urls) AS u(url), tweetkeeper.parse_post_url(u.url) p
@@ -448,6 +448,6 @@ BEGIN
   IF gone IS NULL THEN
     RETURN 0;
   END IF;
-  PERFORM tweetkeeper.bury(gone, array_fill('resource-not-found'::text, ARRAY[cardinality(gone)]), erase, now());
+  PERFORM tweetkeeper_internal.bury(gone, array_fill('resource-not-found'::text, ARRAY[cardinality(gone)]), erase, now());
   RETURN cardinality(gone);
 END $$;

@@ -23,7 +23,7 @@
 
 -- The full look of delay_heads(): a loose scan from the start of tweets_lateness_idx, one
 -- descent per delay.
-CREATE OR REPLACE FUNCTION full_delay_heads(OUT delays interval[], OUT heads timestamptz[])
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.full_delay_heads(OUT delays interval[], OUT heads timestamptz[])
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   WITH RECURSIVE d(delay, head) AS (
@@ -47,13 +47,13 @@ END $$;
 -- delay's range, which every claim and completion leave until VACUUM; the remembered heads skip
 -- them). claim_batch() and maintenance() read the queue from here. (Heads are kept a second at
 -- most: heads_moved(), extension/claim_heads.cpp, relies on that second.)
-CREATE OR REPLACE FUNCTION delay_heads(OUT delays interval[], OUT heads timestamptz[])
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.delay_heads(OUT delays interval[], OUT heads timestamptz[])
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.claim_heads(interval '1 second') h;
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper_internal.claim_heads(interval '1 second') h;
   IF delays IS NULL THEN
-    SELECT f.delays, f.heads INTO delays, heads FROM tweetkeeper.full_delay_heads() f;
-    PERFORM tweetkeeper.remember_claim_heads(delays, heads, true);
+    SELECT f.delays, f.heads INTO delays, heads FROM tweetkeeper_internal.full_delay_heads() f;
+    PERFORM tweetkeeper_internal.remember_claim_heads(delays, heads, true);
   ELSE
     -- Each head as it is now: the first tweet at or after the remembered one (a delay that has
     -- none keeps its head until the next full look).
@@ -66,17 +66,17 @@ BEGIN
            AND (t.delay, t.due_at) >= (d.delay, d.head)
            AND (t.delay, t.due_at) <= (d.delay, 'infinity'::timestamptz)
          ORDER BY t.delay, t.due_at LIMIT 1) n ON true;
-    PERFORM tweetkeeper.remember_claim_heads(delays, heads, false);
+    PERFORM tweetkeeper_internal.remember_claim_heads(delays, heads, false);
   END IF;
 END $$;
-COMMENT ON FUNCTION delay_heads() IS
+COMMENT ON FUNCTION tweetkeeper_internal.delay_heads() IS
   'The distinct delays of X''s scheduled tweets, each with the oldest due_at among them (or a lower '
   'bound of it), as claim_batch() and maintenance() read them.';
 
 -- A claim's lease on the rows its locking read returned: each row version where the read found
 -- it (a TID scan, no index descent: only this transaction may update a row it locked, so none
 -- should have moved), and by key any that was not there.
-CREATE OR REPLACE FUNCTION lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.lease_rows(lease bigint, ids bigint[], ctids tid[], expires_at timestamptz) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_leased bigint;
@@ -93,18 +93,18 @@ END $$;
 -- The one way a claim of any network takes a lease: a new lease id on the rows its locking read
 -- returned (lease_rows()), and the batch's record, which names this session as its holder
 -- (fenced_batch(), lease_holder()). Returns the lease id.
-CREATE OR REPLACE FUNCTION open_lease(worker text, ids bigint[], ctids tid[], oldest timestamptz, ttl interval,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.open_lease(worker text, ids bigint[], ctids tid[], oldest timestamptz, ttl interval,
                                       credential text, billable integer, provider text, endpoint text)
   RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   lease bigint := nextval('tweetkeeper.lease_id_seq');
 BEGIN
-  PERFORM tweetkeeper.lease_rows(lease, ids, ctids, now() + ttl);
+  PERFORM tweetkeeper_internal.lease_rows(lease, ids, ctids, now() + ttl);
   INSERT INTO tweetkeeper.batches (lease_id, worker, tweet_ids, size, oldest_due_at, claimed_at,
                                    expires_at, credential, claimer_pid, claimer_started, billable,
                                    provider, endpoint)
   VALUES (lease, worker, ids, cardinality(ids), oldest, now(), now() + ttl, credential,
-          pg_backend_pid(), tweetkeeper.backend_start(), billable, provider, endpoint);
+          pg_backend_pid(), tweetkeeper_internal.backend_start(), billable, provider, endpoint);
   RETURN lease;
 END $$;
 
@@ -119,7 +119,7 @@ END $$;
 -- (A range of tweets_lateness_idx written as row comparisons, not delay = d.delay: with an
 -- equality the planner may walk another index instead, filtering on the delay, which for a rare
 -- delay reads past every other due tweet: 0.5 s at 1M.)
-CREATE OR REPLACE FUNCTION delay_shares(due_delays interval[], due_heads timestamptz[], held bigint[], per_delay integer,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.delay_shares(due_delays interval[], due_heads timestamptz[], held bigint[], per_delay integer,
                                         claim_order text, OUT group_sizes bigint[], OUT wanted bigint)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -172,7 +172,7 @@ END $$;
 -- Returns the locked tweets (held), their due times, row versions and kept payload hashes, per
 -- read of them this UTC day the credential that read it (read_today), and how many due tweets a
 -- concurrent claim held (skipped).
-CREATE OR REPLACE FUNCTION lock_due_tweets(max_size integer, claim_order text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.lock_due_tweets(max_size integer, claim_order text,
                                OUT held bigint[], OUT held_due timestamptz[], OUT held_ctid tid[],
                                OUT held_hash bytea[], OUT read_today text[], OUT skipped bigint)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -190,7 +190,7 @@ DECLARE
 BEGIN
   skipped := 0;
   WITH c AS MATERIALIZED (
-    SELECT t.tweet_id, t.due_at, tweetkeeper.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid, t.payload_hash
+    SELECT t.tweet_id, t.due_at, tweetkeeper_internal.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid, t.payload_hash
       FROM tweetkeeper.tweets t
      WHERE t.watch_until IS NOT NULL AND t.due_at <= now() AND t.tweet_id > 0
      ORDER BY t.due_at LIMIT max_size FOR UPDATE SKIP LOCKED)
@@ -199,20 +199,20 @@ BEGIN
          ARRAY(SELECT r.name FROM c AS c2 CROSS JOIN LATERAL unnest(c2.read_by) AS r(name))
     INTO held, held_due, held_ctid, held_hash, read_today FROM c;
   IF cardinality(held) < max_size THEN
-    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper.delay_heads() h;
+    SELECT h.delays, h.heads INTO due_delays, due_heads FROM tweetkeeper_internal.delay_heads() h;
     SELECT coalesce(array_agg(d.delay ORDER BY d.delay), '{}'), coalesce(array_agg(d.head ORDER BY d.delay), '{}')
       INTO due_delays, due_heads FROM unnest(due_delays, due_heads) AS d(delay, head) WHERE d.head <= now();
     IF cardinality(due_delays) = 1 THEN
       group_sizes := ARRAY[max_size - cardinality(held)];
     ELSIF cardinality(due_delays) > 1 THEN
       SELECT x.group_sizes, x.wanted INTO group_sizes, wanted
-        FROM tweetkeeper.delay_shares(due_delays, due_heads, held, max_size - cardinality(held), claim_order) x;
+        FROM tweetkeeper_internal.delay_shares(due_delays, due_heads, held, max_size - cardinality(held), claim_order) x;
     END IF;
     WITH c AS MATERIALIZED (
       SELECT l.tweet_id, l.due_at, l.read_by, l.ctid, l.payload_hash
         FROM unnest(due_delays, due_heads, group_sizes) AS g(delay, head, n)
         CROSS JOIN LATERAL (
-          SELECT t.tweet_id, t.due_at, tweetkeeper.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid,
+          SELECT t.tweet_id, t.due_at, tweetkeeper_internal.reads_today(t.billed_on, t.billed_by, today) AS read_by, t.ctid,
                  t.payload_hash
             FROM tweetkeeper.tweets t
            WHERE t.due_at IS NOT NULL AND t.tweet_id > 0
@@ -248,10 +248,10 @@ END $$;
 -- others' (claim_posts(): bluesky 1-25, mastodon 1-20, as endpoint_batch_max() says), checked
 -- in the order each claim has always checked them: 22023 naming the wrong one, and the other
 -- claim for a provider that is its.
-CREATE OR REPLACE FUNCTION check_claim(worker text, max_size integer, provider text, x boolean) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.check_claim(worker text, max_size integer, provider text, x boolean) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  most integer := CASE WHEN x THEN 100 ELSE tweetkeeper.endpoint_batch_max(provider, false) END;
+  most integer := CASE WHEN x THEN 100 ELSE tweetkeeper_internal.endpoint_batch_max(provider, false) END;
   size_ok boolean := coalesce(max_size BETWEEN 1 AND most, false);
 BEGIN
   IF worker IS NULL OR worker = '' THEN
@@ -310,9 +310,9 @@ DECLARE
   skipped bigint;
   l record;
 BEGIN
-  PERFORM tweetkeeper.check_claim(worker, max_size, provider, true);
+  PERFORM tweetkeeper_internal.check_claim(worker, max_size, provider, true);
   -- Which due tweets, locked (lock_due_tweets() says how they are chosen).
-  l := tweetkeeper.lock_due_tweets(max_size, claim_order);
+  l := tweetkeeper_internal.lock_due_tweets(max_size, claim_order);
   held := l.held;
   held_due := l.held_due;
   held_ctid := l.held_ctid;
@@ -337,11 +337,11 @@ BEGIN
 
   quota_mode := EXISTS (SELECT 1 FROM tweetkeeper.credentials c WHERE c.provider = claim_batch.provider);
   IF quota_mode THEN
-    cred := tweetkeeper.choose_credential(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today,
+    cred := tweetkeeper_internal.choose_credential(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today,
                                           burst);
     IF cred IS NULL THEN
       SELECT q.until, q.why INTO w
-        FROM tweetkeeper.quota_wait(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today) q;
+        FROM tweetkeeper_internal.quota_wait(claim_batch.provider, claim_batch.credentials, cardinality(ids), read_today) q;
       RETURN QUERY SELECT NULL::bigint, NULL::bigint[], NULL::text,
         greatest(coalesce(w.until, now() + interval '1 minute'), now()),
         coalesce(w.why, format('none of this worker''s credentials (%s) is registered for %s',
@@ -351,8 +351,8 @@ BEGIN
     END IF;
   END IF;
 
-  billable := tweetkeeper.billable_reads(cardinality(ids), read_today, cred);
-  lease := tweetkeeper.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_batch.provider, NULL);
+  billable := tweetkeeper_internal.billable_reads(cardinality(ids), read_today, cred);
+  lease := tweetkeeper_internal.open_lease(worker, ids, held_ctid, oldest, s.lease_ttl, cred, billable, claim_batch.provider, NULL);
   RETURN QUERY SELECT lease, ids, cred, NULL::timestamptz, NULL::text, hashes;
 END $$;
 COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
@@ -367,7 +367,7 @@ COMMENT ON FUNCTION claim_batch(text, integer, text, text[]) IS
 -- What store_observations() keeps of the tweets it updated (ids; counts: per tweet, its six
 -- counts, retweets, replies, likes, quotes, bookmarks, impressions; changed: whether they differ
 -- from the stored ones): their history, their payloads, and no tombstone.
-CREATE OR REPLACE FUNCTION keep_observed(lease bigint, at_now timestamptz, keep_all boolean, keep_payloads text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.keep_observed(lease bigint, at_now timestamptz, keep_all boolean, keep_payloads text,
                                          ids bigint[], counts bigint[], changed boolean[], pays jsonb[],
                                          authors jsonb[], hashes bytea[])
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -406,7 +406,7 @@ END $$;
 -- read of each tweet before the update would cost a third of the completion); history stores only
 -- changed observations unless keep_all. A count the answer did not give (NULL) keeps the tweet's
 -- last known value; history records it as NULL: not reported (observations_in() reads the answer).
-CREATE OR REPLACE FUNCTION store_observations(lease bigint, observations jsonb, batch_ids bigint[],
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.store_observations(lease bigint, observations jsonb, batch_ids bigint[],
                                batch_credential text, keep_payloads text, keep_all boolean,
                                at_now timestamptz, ages interval[], delays interval[],
                                OUT n_observed integer, OUT n_billed integer, OUT edited bigint[],
@@ -424,7 +424,7 @@ BEGIN
   WITH upd AS (
     UPDATE tweetkeeper.tweets t
        SET last_billed_lease = CASE  -- X bills; Bluesky and Mastodon do not
-             WHEN t.tweet_id > 0 AND tweetkeeper.bills(t.billed_on, t.billed_by, batch_credential, today)
+             WHEN t.tweet_id > 0 AND tweetkeeper_internal.bills(t.billed_on, t.billed_by, batch_credential, today)
              THEN lease ELSE t.last_billed_lease END,
            last_change_lease = CASE
              WHEN t.update_count = 0
@@ -437,7 +437,7 @@ BEGIN
              THEN lease ELSE t.last_change_lease END,
            billed_on = CASE WHEN t.tweet_id > 0 THEN today END,
            billed_by = CASE WHEN t.tweet_id > 0
-                            THEN tweetkeeper.billed_by_after(t.billed_on, t.billed_by, batch_credential, today) END,
+                            THEN tweetkeeper_internal.billed_by_after(t.billed_on, t.billed_by, batch_credential, today) END,
            retweet_count = coalesce(o.retweet_count, t.retweet_count),
            reply_count = coalesce(o.reply_count, t.reply_count),
            like_count = coalesce(o.like_count, t.like_count),
@@ -449,12 +449,12 @@ BEGIN
            created_at = coalesce(o.created_at, t.created_at),
            -- An edited post is done: its newest version is refreshed in its place (edits).
            due_at = CASE WHEN NOT o.edited
-                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at),
+                         THEN tweetkeeper_internal.after(at_now, tweetkeeper_internal.refresh_delay_at(coalesce(o.created_at, t.created_at),
                                                   t.watch_every, t.watch_until, at_now, ages, delays)) END,
-           state = CASE WHEN o.edited OR tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+           state = CASE WHEN o.edited OR tweetkeeper_internal.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
                                                                      t.watch_until, at_now, ages, delays) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
-           delay = coalesce(tweetkeeper.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
+           delay = coalesce(tweetkeeper_internal.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
                                                          t.watch_until, at_now, ages, delays),
                             t.delay),
            -- An expired watch ends here: the tweet is back on its age schedule.
@@ -469,7 +469,7 @@ BEGIN
            -- that one is kept.
            payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
                                THEN o.content_hash ELSE t.payload_hash END
-      FROM tweetkeeper.observations_in(observations, batch_ids, keep_payloads) o
+      FROM tweetkeeper_internal.observations_in(observations, batch_ids, keep_payloads) o
      WHERE t.tweet_id = o.id AND t.lease_id = lease
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,
@@ -484,14 +484,14 @@ BEGIN
     INTO ids, counts, changed, pays, authors, hashes, n_observed, n_billed, edited, newest
     FROM upd u;
   IF n_observed > 0 THEN
-    PERFORM tweetkeeper.keep_observed(lease, at_now, keep_all, keep_payloads, ids, counts, changed, pays, authors,
+    PERFORM tweetkeeper_internal.keep_observed(lease, at_now, keep_all, keep_payloads, ids, counts, changed, pays, authors,
                                       hashes);
   END IF;
 END $$;
 
 -- Each edited post's newest version is tracked from now on, on its own age schedule (each
 -- version has its own counts); the old one is done, linked to it.
-CREATE OR REPLACE FUNCTION link_edits(edited bigint[], newest bigint[], at_now timestamptz)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.link_edits(edited bigint[], newest bigint[], at_now timestamptz)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at)
@@ -505,7 +505,7 @@ END $$;
 -- completion (store_problems()) or a follower's stream (delete_followed_posts()) learnt it: their
 -- payloads go (X's terms: stored content follows deletions) when erase (unless
 -- tweetkeeper.deleted_payloads = keep), and a tombstone says when and why.
-CREATE OR REPLACE FUNCTION bury(ids bigint[], reasons text[], erase boolean, at_now timestamptz) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.bury(ids bigint[], reasons text[], erase boolean, at_now timestamptz) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   erased bigint[];  -- per payload erased, its post
@@ -526,7 +526,7 @@ END $$;
 -- the last metrics and when it vanished. Hidden (protected, suspended): keep the last metrics,
 -- look again after unavailable_recheck. Anything else is recorded and the tweet stays on its
 -- schedule.
-CREATE OR REPLACE FUNCTION store_problems(lease bigint, problems jsonb, batch_ids bigint[],
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.store_problems(lease bigint, problems jsonb, batch_ids bigint[],
                                erase boolean, recheck interval, at_now timestamptz, ages interval[],
                                delays interval[])
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -550,15 +550,15 @@ BEGIN
   ), u AS (
   UPDATE tweetkeeper.tweets t
      SET state = coalesce(p.terminal,
-                          CASE WHEN tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                          CASE WHEN tweetkeeper_internal.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
                                                                  at_now, ages, delays) IS NULL
                                THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END),
-         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN tweetkeeper.after(at_now, recheck)
+         due_at = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN tweetkeeper_internal.after(at_now, recheck)
                        WHEN p.terminal IS NULL
-                         THEN tweetkeeper.after(at_now, tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                         THEN tweetkeeper_internal.after(at_now, tweetkeeper_internal.refresh_delay_at(t.created_at, t.watch_every,
                                                           t.watch_until, at_now, ages, delays)) END,
          delay = CASE WHEN p.terminal IN ('unavailable', 'missing') THEN recheck
-                      ELSE coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
+                      ELSE coalesce(tweetkeeper_internal.refresh_delay_at(t.created_at, t.watch_every, t.watch_until,
                                                                  at_now, ages, delays), t.delay) END,
          -- A watch ends with the tweet's visibility, or when it expired.
          watch_every = CASE WHEN p.terminal IS NULL AND t.watch_until > at_now THEN t.watch_every END,
@@ -575,7 +575,7 @@ BEGIN
          array_agg(u.type) FILTER (WHERE u.terminal IN ('deleted', 'unavailable'))
     INTO n_problems, gone_ids, gone_types FROM u;
   IF gone_ids IS NOT NULL THEN
-    PERFORM tweetkeeper.bury(gone_ids, gone_types, erase, at_now);
+    PERFORM tweetkeeper_internal.bury(gone_ids, gone_types, erase, at_now);
   END IF;
   RETURN n_problems;
 END $$;
@@ -587,7 +587,7 @@ END $$;
   -- that is longer); at the missing_after-th in a row it is 'missing', rechecked every
   -- unavailable_recheck like an unavailable tweet. An answer that mentions it again resets
   -- the count. The doubling is done in seconds: an interval would overflow long before.
-CREATE OR REPLACE FUNCTION put_off_omitted(lease bigint, batch_ids bigint[],
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.put_off_omitted(lease bigint, batch_ids bigint[],
                                missing_after integer, recheck interval, at_now timestamptz,
                                ages interval[], delays interval[])
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -601,7 +601,7 @@ BEGIN
                                                                     x.base_s * power(2, least(x.n - 1, 60)))))
            END AS wait
       FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
-                   extract(epoch FROM coalesce(tweetkeeper.refresh_delay_at(t.created_at, t.watch_every,
+                   extract(epoch FROM coalesce(tweetkeeper_internal.refresh_delay_at(t.created_at, t.watch_every,
                                                  t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
               FROM tweetkeeper.tweets t
              WHERE t.tweet_id = ANY (batch_ids) AND t.lease_id = lease) x
@@ -609,7 +609,7 @@ BEGIN
   UPDATE tweetkeeper.tweets t
      SET omissions = o.n,
          state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
-         due_at = tweetkeeper.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
+         due_at = tweetkeeper_internal.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
          -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
          watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
          watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
@@ -629,10 +629,10 @@ END $$;
 -- next tick: false, and nothing more happens. Batches claimed before 0.2.0 name no session; with
 -- tweetkeeper.reclaim_abandoned off (a connection pooler in transaction mode, where sessions are
 -- not workers) the lease id alone fences, as before.
-CREATE OR REPLACE FUNCTION lease_holder(b tweetkeeper.batches) RETURNS boolean
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.lease_holder(b tweetkeeper.batches) RETURNS boolean
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF b.claimer_pid IS NULL OR tweetkeeper.session_is(b.claimer_pid, b.claimer_started)
+  IF b.claimer_pid IS NULL OR tweetkeeper_internal.session_is(b.claimer_pid, b.claimer_started)
      OR NOT current_setting('tweetkeeper.reclaim_abandoned')::boolean THEN
     RETURN true;
   END IF;
@@ -641,14 +641,14 @@ BEGIN
       USING ERRCODE = 'insufficient_privilege',
             HINT = 'A batch is completed or released by the session that claimed it.';
   END IF;
-  PERFORM tweetkeeper.abandon_batch(b.lease_id);
+  PERFORM tweetkeeper_internal.abandon_batch(b.lease_id);
   RETURN false;
 END $$;
 
 -- Hands back a batch whose claimer is gone (lease_holder(), maintenance()): the batch is
 -- `abandoned`, and its tweets are due again at their place in the queue, since the oldest of them
 -- was. Nothing happens to a batch that is finished already.
-CREATE OR REPLACE FUNCTION abandon_batch(lease bigint) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.abandon_batch(lease bigint) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   ids bigint[];
@@ -658,7 +658,7 @@ BEGIN
    WHERE b.lease_id = lease AND b.outcome IS NULL
   RETURNING b.tweet_ids, b.oldest_due_at INTO ids, oldest;
   IF FOUND THEN
-    PERFORM tweetkeeper.hand_back(lease, ids, oldest);
+    PERFORM tweetkeeper_internal.hand_back(lease, ids, oldest);
   END IF;
 END $$;
 
@@ -669,14 +669,14 @@ END $$;
 -- batch handed back meanwhile: what was done then stays as it is; with `call`, a NOTICE says
 -- "nothing <call>"). (The claimer is nearly always this session: the test of that is inline,
 -- lease_holder() is called only when it fails.)
-CREATE OR REPLACE FUNCTION fenced_batch(lease bigint, endpoint text, finished text[], call text)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.fenced_batch(lease bigint, endpoint text, finished text[], call text)
   RETURNS tweetkeeper.batches LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   b tweetkeeper.batches;
 BEGIN
   SELECT * INTO b FROM tweetkeeper.batches x WHERE x.lease_id = lease FOR UPDATE;
   IF NOT FOUND OR (fenced_batch.endpoint IS NOT NULL AND b.endpoint IS DISTINCT FROM fenced_batch.endpoint)
-     OR NOT (tweetkeeper.session_is(b.claimer_pid, b.claimer_started) OR tweetkeeper.lease_holder(b)) THEN
+     OR NOT (tweetkeeper_internal.session_is(b.claimer_pid, b.claimer_started) OR tweetkeeper_internal.lease_holder(b)) THEN
     RETURN NULL;
   END IF;
   IF b.outcome = ANY (finished) THEN
@@ -691,7 +691,7 @@ END $$;
 
 -- A lease's posts handed back: due again at `due` (or each at its own of dues, in the order of
 -- ids), unleased; only those the lease still holds. Returns how many.
-CREATE OR REPLACE FUNCTION hand_back(lease bigint, ids bigint[], due timestamptz, dues timestamptz[] DEFAULT NULL)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.hand_back(lease bigint, ids bigint[], due timestamptz, dues timestamptz[] DEFAULT NULL)
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n integer;
@@ -751,7 +751,7 @@ BEGIN
   -- it is ours any more. Or finished already: a repeat (a worker whose connection broke as its
   -- first call committed calls again), or a batch handed back. (An expired lease still stores
   -- what no other claim has taken since: the reads are paid.)
-  b := tweetkeeper.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'abandoned'], 'stored');
+  b := tweetkeeper_internal.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'abandoned'], 'stored');
   IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
@@ -764,26 +764,26 @@ BEGIN
   -- as it was.)
   -- (Steps are called as expressions, x := f(): a query such as SELECT ... FROM f() would go
   -- through the executor, and these run on every completion.)
-  observed := tweetkeeper.store_observations(lease, observations, b.tweet_ids, b.credential, keep_payloads,
+  observed := tweetkeeper_internal.store_observations(lease, observations, b.tweet_ids, b.credential, keep_payloads,
                                       keep_all, at_now, ages, delays);
   IF observed.edited IS NOT NULL THEN
     -- (At most one per post of this lease, and only a newer id: observations_in(). Counted on
     -- the batch, as each is a read more per refresh from now on.)
-    PERFORM tweetkeeper.link_edits(observed.edited, observed.newest, at_now);
+    PERFORM tweetkeeper_internal.link_edits(observed.edited, observed.newest, at_now);
     b.edits_followed := cardinality(observed.edited);
   END IF;
 
   n_problems := CASE WHEN jsonb_array_length(problems) = 0 THEN 0
-                     ELSE tweetkeeper.store_problems(lease, problems, b.tweet_ids, erase, recheck,
+                     ELSE tweetkeeper_internal.store_problems(lease, problems, b.tweet_ids, erase, recheck,
                                                      at_now, ages, delays) END;
 
   IF observed.n_observed + n_problems < b.size THEN
     -- Ids the answer left out: neither found nor an error (put_off_omitted() says when to ask
     -- again).
-    n_omitted := tweetkeeper.put_off_omitted(lease, b.tweet_ids, missing_after, recheck, at_now,
+    n_omitted := tweetkeeper_internal.put_off_omitted(lease, b.tweet_ids, missing_after, recheck, at_now,
                                              ages, delays);
   END IF;
-  RETURN tweetkeeper.settle_batch(b, observed.n_observed, n_problems, observed.n_billed, n_omitted, rate, at_now);
+  RETURN tweetkeeper_internal.settle_batch(b, observed.n_observed, n_problems, observed.n_billed, n_omitted, rate, at_now);
 END $$;
 COMMENT ON FUNCTION complete_batch(bigint, jsonb, jsonb, jsonb) IS
   'Stores a claimed batch''s results (metrics, history, reschedule) atomically; returns how many '
@@ -810,11 +810,11 @@ BEGIN
   END IF;
   -- Released once: a batch already completed, released, handed back or expired keeps its
   -- record, and what the call says of the credential is not applied (it was, or its lease ended).
-  b := tweetkeeper.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'expired', 'abandoned'], 'released');
+  b := tweetkeeper_internal.fenced_batch(lease, NULL, ARRAY['completed', 'released', 'expired', 'abandoned'], 'released');
   IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
-  n := tweetkeeper.hand_back(lease, b.tweet_ids, now());
+  n := tweetkeeper_internal.hand_back(lease, b.tweet_ids, now());
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = 'released', stored = 0, reason = release_batch.reason, billed = 0
    WHERE batches.lease_id = lease;
@@ -822,9 +822,9 @@ BEGIN
   -- the claim reserved.
   UPDATE tweetkeeper.credentials c SET month_used = greatest(c.month_used - coalesce(b.billable, 0), 0)
    WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
-  PERFORM tweetkeeper.record_quota(b.credential, rate, refusal, reason);
+  PERFORM tweetkeeper_internal.record_quota(b.credential, rate, refusal, reason);
   -- An answer came if it said something of the window or refused us; not if the request failed.
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, refusal, reason,
+  PERFORM tweetkeeper_internal.record_endpoint_quota(b.endpoint, rate, refusal, reason,
                                             rate IS NOT NULL OR refusal IS NOT NULL);
   RETURN n;
 END $$;

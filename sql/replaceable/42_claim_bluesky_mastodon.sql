@@ -4,13 +4,13 @@
 
 -- The largest batch an endpoint (or a provider: bluesky, mastodon) takes: getPosts 25 URIs,
 -- Mastodon 20 statuses (1 on a server without GET /api/v1/statuses).
-CREATE OR REPLACE FUNCTION endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.endpoint_batch_max(endpoint text, single_status boolean) RETURNS integer
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN endpoint IN ('bluesky', 'bluesky-handle') THEN 25 WHEN single_status THEN 1 ELSE 20 END;
 
 -- The keys the API knows the posts ids by, in their order: at:// URIs (Bluesky), status ids
 -- (Mastodon).
-CREATE OR REPLACE FUNCTION post_keys_of(ids bigint[]) RETURNS text[]
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_keys_of(ids bigint[]) RETURNS text[]
   LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -27,7 +27,7 @@ END $$;
 -- them), then the oldest due. (Each row's ctid too: the lease is set where the lock found it, as
 -- claim_batch() does; and the content hash of its last kept payload, in the order of the ids, for
 -- the worker.)
-CREATE OR REPLACE FUNCTION lock_endpoint_posts(ep text, n integer, OUT ids bigint[],
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.lock_endpoint_posts(ep text, n integer, OUT ids bigint[],
                                                OUT dues timestamptz[], OUT oldest timestamptz,
                                                OUT ctids tid[], OUT hashes text[])
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -53,12 +53,12 @@ END $$;
 -- and one request of its window counted (count_endpoint_request()). Returns the lease, its posts
 -- and their payload hashes; or no lease, and why not (why, and until when, if that is known; no
 -- why for a partial batch held back by the buffer TTL, per endpoint). s: settings().
-CREATE OR REPLACE FUNCTION claim_endpoint(worker text, provider text, ep text, max_size integer, tokens text[],
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.claim_endpoint(worker text, provider text, ep text, max_size integer, tokens text[],
                                           s record, OUT lease bigint, OUT ids bigint[], OUT hashes text[],
                                           OUT why text, OUT until timestamptz)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  q record := tweetkeeper.endpoint_hold(ep, tokens);
+  q record := tweetkeeper_internal.endpoint_hold(ep, tokens);
   l record;
   n integer;
 BEGIN
@@ -67,16 +67,16 @@ BEGIN
     until := q.until;
     RETURN;
   END IF;
-  n := least(max_size, tweetkeeper.endpoint_batch_max(ep, q.single_status));
-  l := tweetkeeper.lock_endpoint_posts(ep, n);
+  n := least(max_size, tweetkeeper_internal.endpoint_batch_max(ep, q.single_status));
+  l := tweetkeeper_internal.lock_endpoint_posts(ep, n);
   IF l.ids IS NULL OR (cardinality(l.ids) < n AND l.oldest > now() - s.buffer_ttl) THEN
     RETURN;
   END IF;
-  lease := tweetkeeper.open_lease(worker, l.ids, l.ctids, l.oldest, s.lease_ttl, NULL, 0, provider, ep);
-  IF NOT tweetkeeper.count_endpoint_request(ep, tokens, q.answered_at) THEN
+  lease := tweetkeeper_internal.open_lease(worker, l.ids, l.ctids, l.oldest, s.lease_ttl, NULL, 0, provider, ep);
+  IF NOT tweetkeeper_internal.count_endpoint_request(ep, tokens, q.answered_at) THEN
     -- Taken meanwhile by other claims, or refused: the claim is undone (its posts due as they
     -- were, no batch), and the next claim says why.
-    PERFORM tweetkeeper.hand_back(lease, l.ids, NULL, l.dues);
+    PERFORM tweetkeeper_internal.hand_back(lease, l.ids, NULL, l.dues);
     DELETE FROM tweetkeeper.batches b WHERE b.lease_id = claim_endpoint.lease;
     lease := NULL;
     why := format('%s: its window changed meanwhile', ep);
@@ -115,7 +115,7 @@ DECLARE
   wait_min timestamptz;
   ep text;
 BEGIN
-  PERFORM tweetkeeper.check_claim(worker, max_size, provider, false);
+  PERFORM tweetkeeper_internal.check_claim(worker, max_size, provider, false);
   -- Two passes. 1 (Mastodon): the server of the oldest due status of all, one probe of
   -- tweets_mastodon_due_idx whatever the number of servers: the one the rule below takes first,
   -- and, unless its window or a partial batch holds it back, the one claimed. 2: the endpoints
@@ -157,14 +157,14 @@ BEGIN
     IF pass = 1 THEN
       tried := ep;
     END IF;
-    c := tweetkeeper.claim_endpoint(worker, provider, ep, max_size, tokens, s);
+    c := tweetkeeper_internal.claim_endpoint(worker, provider, ep, max_size, tokens, s);
     IF c.why IS NOT NULL THEN
       waits := waits || c.why;
       wait_min := least(wait_min, c.until);
     END IF;
     CONTINUE WHEN c.lease IS NULL;
     CLOSE endpoints_due;
-    RETURN QUERY SELECT c.lease, c.ids, tweetkeeper.post_keys_of(c.ids), ep, NULL::timestamptz, NULL::text, c.hashes;
+    RETURN QUERY SELECT c.lease, c.ids, tweetkeeper_internal.post_keys_of(c.ids), ep, NULL::timestamptz, NULL::text, c.hashes;
     RETURN;
   END LOOP;
   CLOSE endpoints_due;
@@ -185,7 +185,7 @@ COMMENT ON FUNCTION claim_posts(text, integer, text, text[]) IS
 -- A post's author as its key names it: a Bluesky handle resolved before by its DID (so that the
 -- same post by handle or by DID is one post), anything else as given. schedule_post(s) and
 -- url_post_ids() read URLs through it.
-CREATE OR REPLACE FUNCTION post_author(network text, author text) RETURNS text
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_author(network text, author text) RETURNS text
   LANGUAGE sql STABLE PARALLEL SAFE
   RETURN CASE WHEN network = 'bluesky' AND author NOT LIKE 'did:%'
               THEN coalesce((SELECT h.did FROM tweetkeeper.bluesky_handles h WHERE h.handle = author), author)
@@ -210,13 +210,13 @@ DECLARE
   recheck interval := (SELECT x.unavailable_recheck FROM tweetkeeper.settings() x);
   h record;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('lease and resolutions', lease IS NULL OR resolutions IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('lease and resolutions', lease IS NULL OR resolutions IS NULL);
   IF jsonb_typeof(resolutions) <> 'array' THEN
     RAISE EXCEPTION 'resolutions must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   -- Not such a batch, another session's (refused), or completed already (a repeated call):
   -- nothing to settle.
-  b := tweetkeeper.fenced_batch(lease, 'bluesky-handle', ARRAY['completed'], NULL);
+  b := tweetkeeper_internal.fenced_batch(lease, 'bluesky-handle', ARRAY['completed'], NULL);
   IF b.lease_id IS NULL THEN
     RETURN 0;
   END IF;
@@ -246,7 +246,7 @@ BEGIN
        WHERE t.tweet_id = p.tweet_id;
       CONTINUE;
     END IF;
-    r := tweetkeeper.enter_post_ref('bluesky', '', h.did, p.post_key, NULL);
+    r := tweetkeeper_internal.enter_post_ref('bluesky', '', h.did, p.post_key, NULL);
     IF NOT r.tracked THEN
       -- (re-keyed, not new: it keeps its schedule and watch, and is due at once)
       INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, scheduled_at, delay, watch_every,
@@ -258,7 +258,7 @@ BEGIN
     DELETE FROM tweetkeeper.post_refs f WHERE f.tweet_id = p.tweet_id;
   END LOOP;
   -- Posts of handles the answer did not mention: due again now, for the next worker.
-  PERFORM tweetkeeper.hand_back(lease, b.tweet_ids, now());
+  PERFORM tweetkeeper_internal.hand_back(lease, b.tweet_ids, now());
   UPDATE tweetkeeper.batches
      SET finished_at = now(), outcome = coalesce(outcome, 'completed'), stored = settled, billed = 0,
          tweets_read = 0

@@ -12,7 +12,7 @@
 -- NULL) that has quota for a batch of n_posts posts (read_today: per read of them this UTC day,
 -- the credential that read it), with one request of its window and the batch's billable reads
 -- of its monthly cap spent on it; NULL when none has.
-CREATE OR REPLACE FUNCTION choose_credential(provider text, credentials text[], n_posts integer,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.choose_credential(provider text, credentials text[], n_posts integer,
                                              read_today text[], burst boolean)
   RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -55,7 +55,7 @@ BEGIN
                                   THEN now() ELSE c.window_started_at END,
          month_used = CASE WHEN c.month_start < date_trunc('month', now(), 'UTC') THEN 0
                            ELSE c.month_used END
-                      + tweetkeeper.billable_reads(n_posts, read_today, c.name),
+                      + tweetkeeper_internal.billable_reads(n_posts, read_today, c.name),
          month_start = date_trunc('month', now(), 'UTC'),
          status = 'active', status_reason = NULL, status_until = NULL,
          requests = c.requests + 1, last_used_at = clock_timestamp(),
@@ -80,7 +80,7 @@ BEGIN
                  AND coalesce(flying[array_position(flying_names, x.name)], 0) < x.requests_per_window))
         AND (x.monthly_cap IS NULL
              OR CASE WHEN x.month_start < date_trunc('month', now(), 'UTC') THEN 0 ELSE x.month_used END
-                + tweetkeeper.billable_reads(n_posts, read_today, x.name) <= x.monthly_cap)
+                + tweetkeeper_internal.billable_reads(n_posts, read_today, x.name) <= x.monthly_cap)
         AND (burst OR x.paced_until IS NULL OR x.paced_until <= now())
       ORDER BY x.last_used_at NULLS FIRST
       LIMIT 1
@@ -95,7 +95,7 @@ END $$;
 
 -- No credential may send a batch of n_posts now: those whose monthly cap is used up are marked
 -- capped, and the answer says until when the first one is free again and why each is not.
-CREATE OR REPLACE FUNCTION quota_wait(provider text, credentials text[], n_posts integer, read_today text[],
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.quota_wait(provider text, credentials text[], n_posts integer, read_today text[],
                                       OUT until timestamptz, OUT why text)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -128,7 +128,7 @@ BEGIN
     INTO until, why
     FROM tweetkeeper.credentials x
     CROSS JOIN LATERAL (
-      SELECT tweetkeeper.billable_reads(n_posts, read_today, x.name) AS need,
+      SELECT tweetkeeper_internal.billable_reads(n_posts, read_today, x.name) AS need,
              x.status = 'active' AND x.monthly_cap IS NOT NULL
                AND x.month_start = date_trunc('month', now(), 'UTC') AS capped_month) n
     CROSS JOIN LATERAL (
@@ -157,7 +157,7 @@ END $$;
 -- What an answer said of its window, as the worker read its headers: {"limit":15,"remaining":3,
 -- "reset":1700000000}. A reset is at most `longest` away: a later one, from a confused or hostile
 -- answer, would park the credential or endpoint for as long as it said.
-CREATE OR REPLACE FUNCTION answer_window(rate jsonb, longest interval, OUT lim integer, OUT remaining integer,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.answer_window(rate jsonb, longest interval, OUT lim integer, OUT remaining integer,
                                          OUT reset timestamptz)
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -176,7 +176,7 @@ END $$;
 -- rejected, a server that wants a token) after tweetkeeper.rejected_recheck (a token renewed
 -- meanwhile works again; a worker that reports a refusal falsely parks it that long, not for
 -- good). NULLs for no refusal, or one that is not of this kind.
-CREATE OR REPLACE FUNCTION refusal_state(kind text, refusal text, reset timestamptz, detail text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.refusal_state(kind text, refusal text, reset timestamptz, detail text,
                                          OUT status text, OUT until timestamptz, OUT reason text)
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -197,7 +197,7 @@ END $$;
 
 -- Applies what the API said about a credential's quota: the x-rate-limit-* headers
 -- (answer_window()), and what kind of refusal, if any (refusal_state()).
-CREATE OR REPLACE FUNCTION record_quota(credential text, rate jsonb, refusal text, detail text)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.record_quota(credential text, rate jsonb, refusal text, detail text)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   a record;
@@ -207,8 +207,8 @@ BEGIN
     RETURN;
   END IF;
   -- (A reset is at most one window away.)
-  a := tweetkeeper.answer_window(rate, (SELECT x.window_length FROM tweetkeeper.credentials x WHERE x.name = credential));
-  r := tweetkeeper.refusal_state('credential', refusal, a.reset, detail);
+  a := tweetkeeper_internal.answer_window(rate, (SELECT x.window_length FROM tweetkeeper.credentials x WHERE x.name = credential));
+  r := tweetkeeper_internal.refusal_state('credential', refusal, a.reset, detail);
   -- The API's word wins where it is stricter than ours: a smaller remaining, a later reset.
   -- A larger remaining does not: other requests of this window may still be in flight, not
   -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
@@ -241,7 +241,7 @@ END $$;
 -- claims after the one that calls it (claim_posts(), holding the endpoint's row lock): all of it
 -- without a stated window; else a 64th (the 8 lanes together hold at most an eighth of what is
 -- left), at least 1; none while the window's end is unknown (after a reset, until an answer says).
-CREATE OR REPLACE FUNCTION share_window(ep text) RETURNS void LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.share_window(ep text) RETURNS void LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   lanes constant integer := 8;  -- more than claims of one endpoint at once, on this machine
@@ -274,17 +274,17 @@ END $$;
 -- Applies what an endpoint's answer said of its window, as record_quota() does for X's
 -- credentials: rate {"limit":..,"remaining":..,"reset":epoch}; refusal rate-limited (429: wait
 -- for the reset), rejected (401: the server wants a token; no request until one is given).
-CREATE OR REPLACE FUNCTION record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.record_endpoint_quota(endpoint text, rate jsonb, refusal text, detail text,
                                       answered boolean)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   -- (A reset at most an hour away: both networks' read windows are 5 minutes.)
-  a record := tweetkeeper.answer_window(rate, interval '1 hour');
+  a record := tweetkeeper_internal.answer_window(rate, interval '1 hour');
   api_remaining integer := a.remaining;
   api_limit integer := a.lim;
   api_reset timestamptz := a.reset;
   -- (A 429 without a reset waits a minute.)
-  r record := tweetkeeper.refusal_state('endpoint', refusal, coalesce(a.reset, now() + interval '1 minute'), detail);
+  r record := tweetkeeper_internal.refusal_state('endpoint', refusal, coalesce(a.reset, now() + interval '1 minute'), detail);
   cur record;
   held integer;  -- requests of the current window the lanes hold
 BEGIN
@@ -342,7 +342,7 @@ END $$;
 -- The batch's record settled (completed, or left abandoned), and its credential's or endpoint's
 -- quota from what the claim reserved and the answer said. Returns how many of its posts got a
 -- result stored (complete_batch()'s answer).
-CREATE OR REPLACE FUNCTION settle_batch(b tweetkeeper.batches, n_observed integer,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.settle_batch(b tweetkeeper.batches, n_observed integer,
                                n_problems integer, n_billed integer, n_omitted integer, rate jsonb,
                                at_now timestamptz)
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -371,9 +371,9 @@ BEGIN
     UPDATE tweetkeeper.credentials c
        SET month_used = greatest(c.month_used + n_billed - coalesce(b.billable, 0), 0)
      WHERE c.name = b.credential AND c.month_start = date_trunc('month', b.claimed_at, 'UTC');
-    PERFORM tweetkeeper.record_quota(b.credential, rate, NULL, NULL);
+    PERFORM tweetkeeper_internal.record_quota(b.credential, rate, NULL, NULL);
   END IF;
-  PERFORM tweetkeeper.record_endpoint_quota(b.endpoint, rate, NULL, NULL, true);
+  PERFORM tweetkeeper_internal.record_endpoint_quota(b.endpoint, rate, NULL, NULL, true);
   RETURN n_observed + n_problems;
 END $$;
 
@@ -381,7 +381,7 @@ END $$;
 -- of the request checks again under one): its row (created for an endpoint never heard from,
 -- which is asked once at a time until it answers), or why not (why) and until when (until, NULL
 -- when only another worker can ask it: one holding its token).
-CREATE OR REPLACE FUNCTION endpoint_hold(ep text, tokens text[], OUT answered_at timestamptz,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.endpoint_hold(ep text, tokens text[], OUT answered_at timestamptz,
                                          OUT single_status boolean, OUT why text, OUT until timestamptz)
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -432,7 +432,7 @@ END $$;
 -- is held to the commit), from a lane when one holds requests, else on the endpoint's row under
 -- its lock; false when the window was taken meanwhile or the endpoint refused (a 429 or 401
 -- recorded meanwhile).
-CREATE OR REPLACE FUNCTION count_endpoint_request(ep text, tokens text[], answered_at timestamptz)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.count_endpoint_request(ep text, tokens text[], answered_at timestamptz)
   RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   was_answered timestamptz;
@@ -471,7 +471,7 @@ BEGIN
       RETURN false;
     END IF;
     IF was_answered IS NOT NULL THEN
-      PERFORM tweetkeeper.share_window(ep);
+      PERFORM tweetkeeper_internal.share_window(ep);
     END IF;
   END IF;
   RETURN true;

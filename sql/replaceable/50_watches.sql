@@ -4,7 +4,7 @@
 -- Returns tweets to their age schedule (an ended or expired watch): the next refresh one age
 -- delay after the last; done if past the last bucket and fetched before. A tweet in flight
 -- keeps its lease; its completion schedules it by age.
-CREATE OR REPLACE FUNCTION stop_watching(tweet_ids bigint[]) RETURNS bigint
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.stop_watching(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n bigint;
@@ -18,17 +18,17 @@ BEGIN
     INTO ages, delays, last FROM tweetkeeper.age_policy p;
   UPDATE tweetkeeper.tweets t
      SET watch_every = NULL, watch_until = NULL,
-         delay = coalesce(tweetkeeper.policy_delay(t.created_at, at_now, ages, delays), last),
+         delay = coalesce(tweetkeeper_internal.policy_delay(t.created_at, at_now, ages, delays), last),
          state = CASE WHEN t.lease_id IS NULL AND t.updated_at IS NOT NULL
-                           AND tweetkeeper.policy_delay(t.created_at, at_now, ages, delays) IS NULL
+                           AND tweetkeeper_internal.policy_delay(t.created_at, at_now, ages, delays) IS NULL
                       THEN 'done'::tweetkeeper.tweet_state ELSE t.state END,
          due_at = CASE WHEN t.lease_id IS NOT NULL OR t.updated_at IS NULL THEN t.due_at
-                       ELSE tweetkeeper.after(t.updated_at, tweetkeeper.policy_delay(t.created_at, at_now, ages, delays)) END
+                       ELSE tweetkeeper_internal.after(t.updated_at, tweetkeeper_internal.policy_delay(t.created_at, at_now, ages, delays)) END
    WHERE t.tweet_id = ANY (tweet_ids) AND t.watch_until IS NOT NULL;
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
 END $$;
-COMMENT ON FUNCTION stop_watching(bigint[]) IS
+COMMENT ON FUNCTION tweetkeeper_internal.stop_watching(bigint[]) IS
   'Ends the watches of these tweets (unwatch and expiry): back to their age schedule.';
 
 CREATE OR REPLACE FUNCTION watch(tweet_ids bigint[], every interval DEFAULT interval '5 minutes',
@@ -39,7 +39,7 @@ DECLARE
   max_ids integer;
   n bigint;
 BEGIN
-  PERFORM tweetkeeper.refuse_null('tweet_ids, every and for_how_long',
+  PERFORM tweetkeeper_internal.refuse_null('tweet_ids, every and for_how_long',
                                     tweet_ids IS NULL OR every IS NULL OR for_how_long IS NULL);
   IF array_position(tweet_ids, NULL) IS NOT NULL THEN
     RAISE EXCEPTION 'tweet_ids contains a NULL element' USING ERRCODE = 'null_value_not_allowed';
@@ -76,7 +76,7 @@ BEGIN
                        ELSE least(coalesce(t.due_at, 'infinity'), coalesce(t.updated_at, now()) + every) END
    WHERE t.tweet_id = ANY (ids) AND t.state IN ('scheduled', 'done');
   GET DIAGNOSTICS n = ROW_COUNT;
-  PERFORM tweetkeeper.wake_maintenance();
+  PERFORM tweetkeeper_internal.wake_maintenance();
   RETURN n;
 END $$;
 COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
@@ -88,8 +88,8 @@ COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
 CREATE OR REPLACE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM tweetkeeper.refuse_null('tweet_ids', tweet_ids IS NULL);
-  RETURN tweetkeeper.stop_watching(tweet_ids);
+  PERFORM tweetkeeper_internal.refuse_null('tweet_ids', tweet_ids IS NULL);
+  RETURN tweetkeeper_internal.stop_watching(tweet_ids);
 END $$;
 COMMENT ON FUNCTION unwatch(bigint[]) IS
   'Ends the watches of these tweets: back to their age schedule. Returns how many were watched.';
@@ -97,12 +97,12 @@ COMMENT ON FUNCTION unwatch(bigint[]) IS
 -- The ids of the posts of URLs (any network, any spelling), in the URLs' order: X's from the URL,
 -- the others' as schedule_post() keys them (a Bluesky handle resolved before is read as its DID).
 -- A post not tracked gets the id it would have. 22023 (from parse_post_url) for a URL it refuses.
-CREATE OR REPLACE FUNCTION url_post_ids(urls text[]) RETURNS bigint[]
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.url_post_ids(urls text[]) RETURNS bigint[]
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
   RETURN ARRAY(
     SELECT CASE WHEN p.network = 'x' THEN p.post_key::bigint
-                ELSE (tweetkeeper.post_ref_id(p.network, coalesce(p.host, ''),
-                        tweetkeeper.post_author(p.network, p.author), p.post_key)).tweet_id END
+                ELSE (tweetkeeper_internal.post_ref_id(p.network, coalesce(p.host, ''),
+                        tweetkeeper_internal.post_author(p.network, p.author), p.post_key)).tweet_id END
       FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p
      ORDER BY a.i);
 
@@ -115,7 +115,7 @@ CREATE OR REPLACE FUNCTION watch_posts(urls text[], every interval DEFAULT inter
 BEGIN
   -- Tracks those not tracked yet, all or nothing; a bad URL is refused with its position.
   PERFORM tweetkeeper.schedule_posts(urls);
-  RETURN tweetkeeper.watch(tweetkeeper.url_post_ids(urls), every, for_how_long);
+  RETURN tweetkeeper.watch(tweetkeeper_internal.url_post_ids(urls), every, for_how_long);
 END $$;
 COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
   'watch() for the posts of URLs of any network (see parse_post_url for the forms): tracks those '
@@ -125,11 +125,11 @@ COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
 CREATE OR REPLACE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM tweetkeeper.refuse_null('urls', urls IS NULL);
+  PERFORM tweetkeeper_internal.refuse_null('urls', urls IS NULL);
   IF array_position(urls, NULL) IS NOT NULL THEN
     RAISE EXCEPTION 'urls[%] is NULL', array_position(urls, NULL) USING ERRCODE = 'null_value_not_allowed';
   END IF;
-  RETURN tweetkeeper.stop_watching(tweetkeeper.url_post_ids(urls));
+  RETURN tweetkeeper_internal.stop_watching(tweetkeeper_internal.url_post_ids(urls));
 END $$;
 COMMENT ON FUNCTION unwatch_posts(text[]) IS
   'unwatch() for the posts of URLs of any network: back to their age schedule. Returns how many '

@@ -8,7 +8,7 @@
 -- waited the buffer TTL or the next tweet falls due (a head in the future; one that is not
 -- belongs to a delay that has no tweet left); NULL when nothing is scheduled. maintenance()
 -- notifies by it; claim_wait() tells a worker whose claim found nothing.
-CREATE OR REPLACE FUNCTION x_claimable(OUT at timestamptz, OUT n_due integer) LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.x_claimable(OUT at timestamptz, OUT n_due integer) LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s record := tweetkeeper.settings();
@@ -17,7 +17,7 @@ DECLARE
   n integer;
   oldest timestamptz;
 BEGIN
-  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper.delay_heads() h;
+  SELECT h.delays, h.heads INTO delays, heads FROM tweetkeeper_internal.delay_heads() h;
   -- (EXECUTEd, so planned at every call: see maintenance().)
   EXECUTE $q$
     SELECT count(*), min(c.due_at)
@@ -37,7 +37,7 @@ BEGIN
   at := CASE WHEN n > 0 THEN oldest + s.buffer_ttl
              ELSE (SELECT min(h.head) FROM unnest(heads) AS h(head) WHERE h.head > now()) END;
 END $$;
-COMMENT ON FUNCTION x_claimable() IS
+COMMENT ON FUNCTION tweetkeeper_internal.x_claimable() IS
   'When X''s tweets are next claimable by claim_batch()''s test: now() (with how many), a moment '
   'to come, or NULL when nothing is scheduled.';
 
@@ -60,7 +60,7 @@ DECLARE
   dues timestamptz[];
 BEGIN
   IF provider IS NULL OR provider NOT IN ('bluesky', 'mastodon') THEN
-    SELECT c.at INTO at FROM tweetkeeper.x_claimable() c;
+    SELECT c.at INTO at FROM tweetkeeper_internal.x_claimable() c;
     RETURN at;
   END IF;
   -- The sample: each a query of tweets alone,
@@ -86,7 +86,7 @@ BEGIN
   -- (claimable since a moment past: now)
   SELECT CASE WHEN min(g.at) IS NOT NULL THEN greatest(min(g.at), now()) END INTO at FROM (
     SELECT greatest(CASE WHEN count(*) FILTER (WHERE x.due_at <= now())
-                              >= tweetkeeper.endpoint_batch_max(x.endpoint, coalesce(bool_or(e.single_status), false))
+                              >= tweetkeeper_internal.endpoint_batch_max(x.endpoint, coalesce(bool_or(e.single_status), false))
                          THEN now()
                          ELSE min(CASE WHEN x.due_at <= now() THEN x.due_at + s.buffer_ttl ELSE x.due_at END) END,
                     min(CASE WHEN e.status = 'waiting' THEN e.status_until END)) AS at
@@ -107,7 +107,7 @@ COMMENT ON FUNCTION claim_wait(text) IS
 -- later stores nothing: its lease is off the tweets. Leases that ran out are recorded expired
 -- (their tweets are already due again: due_at was the expiry). Batch records older than
 -- retention go; the requests they answered stay counted in daily_usage (count_usage()).
-CREATE OR REPLACE FUNCTION end_leases(reclaim boolean, retention interval) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.end_leases(reclaim boolean, retention interval) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   gone record;
@@ -118,7 +118,7 @@ BEGIN
                   SELECT b.lease_id, b.claimer_pid, b.claimer_started FROM tweetkeeper.batches b
                    WHERE b.outcome IS NULL AND b.claimer_pid IS NOT NULL)
                 SELECT f.lease_id FROM f WHERE NOT tweetkeeper.backend_alive(f.claimer_pid, f.claimer_started) LOOP
-      PERFORM tweetkeeper.abandon_batch(gone.lease_id);
+      PERFORM tweetkeeper_internal.abandon_batch(gone.lease_id);
     END LOOP;
   END IF;
   UPDATE tweetkeeper.batches SET outcome = 'expired', finished_at = now(), stored = 0
@@ -135,15 +135,16 @@ BEGIN
                  sum(coalesce(g.billed, 0)) AS billed
             FROM g WHERE g.tweets_read IS NOT NULL
            GROUP BY 1, 2, 3) x;
-  PERFORM tweetkeeper.count_usage(purged);
+  PERFORM tweetkeeper_internal.count_usage(purged);
 END $$;
 
 -- Returns how long the background worker may sleep before anything can change: 0 for a tick
 -- (a batch is claimable now, or batches are in flight and their workers may die), otherwise
 -- until the next tweet becomes claimable or the next lease expires; NULL when nothing is
 -- scheduled. When a batch is claimable now, it notifies the idle workers on the channel
--- tweetkeeper_due (a hint: workers poll as well, slowly).
-CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql
+-- tweetkeeper_due (a hint: workers poll as well, slowly). SECURITY DEFINER: an admin may run it,
+-- and its steps are tweetkeeper_internal's, which no role but the owner may call.
+CREATE OR REPLACE FUNCTION maintenance() RETURNS interval LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
   s record := tweetkeeper.settings();  -- also loads the module, which defines the setting
@@ -163,12 +164,12 @@ BEGIN
   -- queue, and a plan made then (a sequential scan, right for an empty table) would be kept
   -- until the next ANALYZE, reading every tweet at every tick while an import fills the queue.
   -- Planning them costs well under a millisecond.
-  PERFORM tweetkeeper.end_leases(reclaim, s.batch_retention);
+  PERFORM tweetkeeper_internal.end_leases(reclaim, s.batch_retention);
   -- Watches that ran out: back to the age schedule (those in flight when their batch completes).
   -- In order and at most 1,000 a call (the next tick comes at once while more have ended), along
   -- tweets_watch_end_idx.
   EXECUTE $q$
-    SELECT tweetkeeper.stop_watching(ARRAY(
+    SELECT tweetkeeper_internal.stop_watching(ARRAY(
       SELECT t.tweet_id FROM tweetkeeper.tweets t
        WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
        ORDER BY t.watch_until LIMIT 1000))$q$;
@@ -176,7 +177,7 @@ BEGIN
   -- A batch claimable now (x_claimable(): claim_batch()'s own test; claim_wait() for Bluesky's
   -- and Mastodon's posts): the idle workers of that network are told, X's with how many tweets,
   -- the others with the network's name (each worker listens for its own).
-  SELECT c.at, c.n_due INTO next_due, n_due FROM tweetkeeper.x_claimable() c;
+  SELECT c.at, c.n_due INTO next_due, n_due FROM tweetkeeper_internal.x_claimable() c;
   IF next_due <= now() THEN
     PERFORM pg_notify('tweetkeeper_due', n_due::text);
     notified := true;

@@ -19,14 +19,14 @@ COMMENT ON VIEW history_partitions IS
   'The partitions of metric_history_hot with their time range [starts, ends), estimated rows and '
   'bytes (the default partition, which has no range, is not listed).';
 
-CREATE OR REPLACE FUNCTION record_housekeeping(task text, result text) RETURNS void
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.record_housekeeping(task text, result text) RETURNS void
   LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   INSERT INTO tweetkeeper.housekeeping_runs AS r (task, last_run, result)
   VALUES (task, clock_timestamp(), result)
   ON CONFLICT ON CONSTRAINT housekeeping_runs_pkey
   DO UPDATE SET last_run = excluded.last_run, result = excluded.result;
 $$;
-COMMENT ON FUNCTION record_housekeeping(text, text) IS
+COMMENT ON FUNCTION tweetkeeper_internal.record_housekeeping(text, text) IS
   'Records that a housekeeping task ran and what it did (tweetkeeper.housekeeping_runs).';
 
 -- Partitions ahead: every slot of tweetkeeper.history_partition from now to a little ahead, and
@@ -94,7 +94,7 @@ BEGIN
     moved := moved + n;
     created := created + 1;
   END LOOP;
-  PERFORM tweetkeeper.record_housekeeping('partitions',
+  PERFORM tweetkeeper_internal.record_housekeeping('partitions',
     format('%s partitions created, %s rows moved out of the default partition', created, moved));
   RETURN created;
 END $$;
@@ -105,7 +105,7 @@ COMMENT ON FUNCTION create_partitions() IS
 -- The daily rollup of observations about to be dropped (source: a partition, or a query over
 -- compacted history): per post and UTC day, the day's last counts and how many observations it
 -- had, merged with what an earlier source gave the same day.
-CREATE OR REPLACE FUNCTION rollup_history(source text) RETURNS bigint
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.rollup_history(source text) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' AS $$
 DECLARE
@@ -154,7 +154,7 @@ DECLARE
   payloads_dropped bigint := 0;
 BEGIN
   IF s.history_retention = interval '0' THEN
-    PERFORM tweetkeeper.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
+    PERFORM tweetkeeper_internal.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
     RETURN 0;
   END IF;
   PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
@@ -169,7 +169,7 @@ BEGIN
      -- cutoff may be planned as a scan of every compacted row when there is none)
      AND NOT coalesce((SELECT min(c.span_start) FROM tweetkeeper.metric_history_compact c) <= cutoff - interval '7 days',
                       false) THEN
-    PERFORM tweetkeeper.record_housekeeping('retention', format('nothing older than %s (%s old payloads dropped)',
+    PERFORM tweetkeeper_internal.record_housekeeping('retention', format('nothing older than %s (%s old payloads dropped)',
                                                                  cutoff, payloads_dropped));
     RETURN 0;
   END IF;
@@ -179,17 +179,17 @@ BEGIN
   PERFORM tweetkeeper.create_partitions();  -- rows in the default partition get a partition, so they age out too
   FOR p IN SELECT h.partition FROM tweetkeeper.history_partitions h WHERE h.ends <= cutoff ORDER BY h.starts LOOP
     IF s.history_rollup THEN
-      rolled := rolled + tweetkeeper.rollup_history(p.partition::text);
+      rolled := rolled + tweetkeeper_internal.rollup_history(p.partition::text);
     END IF;
     EXECUTE format('DROP TABLE %s', p.partition);
     dropped := dropped + 1;
   END LOOP;
   IF s.history_rollup THEN
-    rolled := rolled + tweetkeeper.rollup_history(weeks);
+    rolled := rolled + tweetkeeper_internal.rollup_history(weeks);
   END IF;
   DELETE FROM tweetkeeper.metric_history_compact c WHERE c.span_start <= cutoff - interval '7 days';
   GET DIAGNOSTICS weeks_dropped = ROW_COUNT;
-  PERFORM tweetkeeper.record_housekeeping('retention',
+  PERFORM tweetkeeper_internal.record_housekeeping('retention',
     format('%s partitions and %s compacted post-weeks older than %s dropped, %s daily rows rolled up, '
            '%s old payloads dropped', dropped, weeks_dropped, cutoff, rolled, payloads_dropped));
   RETURN dropped;
@@ -224,7 +224,7 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   IF s.history_retention > interval '0' AND s.history_retention < interval '14 days' THEN
-    PERFORM tweetkeeper.record_housekeeping('compaction',
+    PERFORM tweetkeeper_internal.record_housekeeping('compaction',
       format('not compacting: tweetkeeper.history_retention (%s) is shorter than two weeks', s.history_retention));
     RETURN 0;
   END IF;
@@ -234,7 +234,7 @@ BEGIN
            WHERE h.ends <= tweetkeeper.history_span(now() - interval '1 hour')
            ORDER BY h.starts LIMIT max_partitions) h;
   IF parts IS NULL THEN
-    PERFORM tweetkeeper.record_housekeeping('compaction', 'no partition of a week past');
+    PERFORM tweetkeeper_internal.record_housekeeping('compaction', 'no partition of a week past');
     RETURN 0;
   END IF;
   FOREACH part IN ARRAY parts LOOP
@@ -266,7 +266,7 @@ BEGIN
   FOREACH part IN ARRAY parts LOOP
     EXECUTE format('DROP TABLE %s', part);
   END LOOP;
-  PERFORM tweetkeeper.record_housekeeping('compaction',
+  PERFORM tweetkeeper_internal.record_housekeeping('compaction',
     format('%s partitions compacted (%s observations)', cardinality(parts), observations));
   RETURN cardinality(parts);
 END $$;
@@ -303,7 +303,7 @@ BEGIN
       END CASE;
       done := done || (job || ': ' || (SELECT r.result FROM tweetkeeper.housekeeping_runs r WHERE r.task = job));
     EXCEPTION WHEN OTHERS THEN
-      PERFORM tweetkeeper.record_housekeeping(job, 'failed: ' || SQLERRM);
+      PERFORM tweetkeeper_internal.record_housekeeping(job, 'failed: ' || SQLERRM);
       done := done || (job || ': failed: ' || SQLERRM);
     END;
   END LOOP;
@@ -323,8 +323,10 @@ CREATE OR REPLACE FUNCTION schedule_housekeeping(partitions text DEFAULT '*/10 *
                                       compaction text DEFAULT '37 * * * *') RETURNS bigint[]
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  PERFORM tweetkeeper.refuse_null('the schedules',
-                                    partitions IS NULL OR retention IS NULL OR compaction IS NULL);
+  -- (Its own NULL check: it runs as its caller, who may not call tweetkeeper_internal's.)
+  IF partitions IS NULL OR retention IS NULL OR compaction IS NULL THEN
+    RAISE EXCEPTION 'the schedules must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+  END IF;
   IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_cron') THEN
     RAISE EXCEPTION 'pg_cron is not installed in database %', current_database()
       USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -32,7 +32,7 @@ COMMENT ON FUNCTION payload_content(jsonb, jsonb) IS
 -- inlines into complete_batch()'s statement: no call, no plan of its own. (A body in SQL's own
 -- form, BEGIN ATOMIC: its names are resolved once, when the extension's script creates it, so it
 -- needs no SET search_path, which would keep it from being inlined.)
-CREATE OR REPLACE FUNCTION observations_in(observations jsonb, batch_ids bigint[], keep_payloads text)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.observations_in(observations jsonb, batch_ids bigint[], keep_payloads text)
   RETURNS TABLE (id bigint, retweet_count bigint, reply_count bigint, like_count bigint, quote_count bigint,
                  bookmark_count bigint, impression_count bigint, created_at timestamptz, invalid text,
                  payload jsonb, author jsonb, content_hash bytea, edited boolean, newest_id bigint)

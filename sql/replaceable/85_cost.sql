@@ -46,7 +46,7 @@ COMMENT ON FUNCTION tweet_cost(numeric) IS
 -- each followed account's timeline read at the pace they keep now (from its last read to its
 -- next, poll_after - checked_at); the posts they find are tweets, in forecast()'s arrivals,
 -- billed as those are.
-CREATE OR REPLACE FUNCTION forecast_off_schedule(t0 timestamptz, t1 timestamptz, today date,
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.forecast_off_schedule(t0 timestamptz, t1 timestamptz, today date,
                                                  OUT refreshes numeric, OUT billed_reads numeric,
                                                  OUT follow_requests numeric)
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -144,7 +144,7 @@ BEGIN
                                      greatest(days.s0, g.c + first) - g.c AS age) x
                WHERE x.start < days.s1), 0)
     INTO rf, bl;
-  w := tweetkeeper.forecast_off_schedule(t0, t1, today);
+  w := tweetkeeper_internal.forecast_off_schedule(t0, t1, today);
   rf := rf + w.refreshes;
   bl := bl + w.billed_reads;
 

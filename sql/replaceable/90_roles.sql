@@ -20,6 +20,11 @@ BEGIN
 END $$;
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper FROM PUBLIC;
+-- The internals (sql/schema/00_internal.sql): no role but the extension's owner uses the schema or
+-- runs them; the SECURITY DEFINER functions above call them as that owner. (An updated database's
+-- moved functions held grants of 0.4.0: taken back from the roles as well.)
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper_internal
+  FROM PUBLIC, tweetkeeper_worker, tweetkeeper_reader, tweetkeeper_admin;
 GRANT USAGE ON SCHEMA tweetkeeper TO tweetkeeper_worker, tweetkeeper_reader, tweetkeeper_admin;
 
 GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
@@ -36,8 +41,7 @@ GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
 GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
 GRANT DELETE ON metric_history, metric_history_hot, batches, daily_usage, metric_daily TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]), stop_watching(bigint[]),
-  age_delay(timestamptz), refresh_delay(timestamptz, interval, timestamptz) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),
@@ -69,7 +73,6 @@ GRANT DELETE ON post_refs TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION claim_posts(text, integer, text, text[]), complete_handles(bigint, jsonb)
   TO tweetkeeper_worker;
 GRANT EXECUTE ON FUNCTION watch_posts(text[], interval, interval), unwatch_posts(text[]) TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION delay_heads() TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION payload_content(jsonb, jsonb) TO tweetkeeper_reader;
 GRANT DELETE ON payloads, tombstones, edits TO tweetkeeper_admin;
 -- Added in 0.4.0: what payload_content() calls; when an empty claim may next find something.

@@ -62,7 +62,7 @@ SELECT pg_catalog.pg_extension_config_dump('tweets', '');
 COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.';
 -- The key of every network's posts. X's posts keep their own id: 8 bytes, positive, the key of
 -- every 0.2.0 table, index and query. A post of another network is keyed by a negative id that
--- is a hash of what names it there (tweetkeeper.post_id(); post_refs keeps the names): one
+-- is a hash of what names it there (tweetkeeper_internal.post_id(); post_refs keeps the names): one
 -- bigint column still names every post, and the id follows from the post itself, so the same
 -- post in any spelling finds the same row without a shared counter. The sign says which: X's
 -- claim reads only positive ids, each other endpoint only its own negative ones.

@@ -2,7 +2,7 @@
 -- tweets (see the key's comment in 20_queue_tables.sql). X's tweets have no row here: their id
 -- says everything.
 CREATE TABLE post_refs (
-  tweet_id bigint NOT NULL,      -- tweetkeeper.post_id(identity, seed), negative
+  tweet_id bigint NOT NULL,      -- tweetkeeper_internal.post_id(identity, seed), negative
   network text NOT NULL,         -- bluesky, mastodon
   host text NOT NULL,            -- Mastodon: the server that holds the status; Bluesky: ''
   author text NOT NULL,          -- Bluesky: the DID, or the handle until it is resolved; Mastodon: the user

@@ -9,12 +9,12 @@
 -- (age_policy_before_insert, age_policy_adopt: sql/replaceable/10_policy.sql says how).
 CREATE TRIGGER age_policy_changed
   AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON age_policy
-  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION tweetkeeper_internal.age_policy_changed();
 CREATE TRIGGER age_policy_before_insert
-  BEFORE INSERT ON age_policy FOR EACH ROW EXECUTE FUNCTION age_policy_before_insert();
+  BEFORE INSERT ON age_policy FOR EACH ROW EXECUTE FUNCTION tweetkeeper_internal.age_policy_before_insert();
 CREATE TRIGGER age_policy_adopt
   AFTER INSERT OR UPDATE OR DELETE ON age_policy
-  FOR EACH STATEMENT EXECUTE FUNCTION age_policy_adopt();
+  FOR EACH STATEMENT EXECUTE FUNCTION tweetkeeper_internal.age_policy_adopt();
 
 -- A tweet put below a claim's remembered head (claim_heads()): scheduled, due earlier than it
 -- was (a release, an abandoned batch handed back, a delay shorter than the lease), or moved to
@@ -30,10 +30,10 @@ CREATE TRIGGER tweets_heads_moved AFTER UPDATE ON tweets FOR EACH ROW
   WHEN (NEW.tweet_id > 0 AND NEW.due_at IS NOT NULL
         AND (OLD.due_at IS NULL OR NEW.due_at < OLD.due_at
              OR (NEW.delay IS DISTINCT FROM OLD.delay AND NEW.due_at <= now())))
-  EXECUTE FUNCTION heads_moved();
+  EXECUTE FUNCTION tweetkeeper_internal.heads_moved();
 CREATE TRIGGER tweets_heads_scheduled AFTER INSERT ON tweets FOR EACH STATEMENT
-  EXECUTE FUNCTION heads_moved();
+  EXECUTE FUNCTION tweetkeeper_internal.heads_moved();
 -- Writes through the view metric_history (sql/replaceable/20_queue_tables.sql) to the hot and
 -- compacted history.
 CREATE TRIGGER metric_history_write INSTEAD OF INSERT OR DELETE ON metric_history
-  FOR EACH ROW EXECUTE FUNCTION metric_history_write();
+  FOR EACH ROW EXECUTE FUNCTION tweetkeeper_internal.metric_history_write();

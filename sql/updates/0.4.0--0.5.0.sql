@@ -7,6 +7,9 @@
 -- instead of locking tables beside it in another order.
 SELECT pg_catalog.pg_advisory_xact_lock(8388903688909320804);
 
+-- The internals' own schema (refused if someone else made one), which the moves below fill.
+-- include sql/schema/00_internal.sql
+
 -- Citus is retired (CHANGELOG 0.5.0): no package registry the project builds from has it, and its
 -- coordinator bound the cluster. A database distributed with 0.4.0's distribute() cannot be
 -- taken over in place: its rows live on the worker nodes. It is refused, with the way back.
@@ -106,3 +109,36 @@ DROP FUNCTION tweetkeeper.claim_follows(text, text, integer, interval, boolean);
 -- One lease model (sql/replaceable/40_claim.sql, 37_follows.sql): a followed account's lease is
 -- checked by held_follow(), with session_is(), the owner test of batches too.
 DROP FUNCTION tweetkeeper.follow_lease_held(tweetkeeper.followed_accounts);
+
+-- Internals out of the user's schema (issue 49): what docs/sql-reference.md does not document moves
+-- to tweetkeeper_internal, each function as it is (ALTER ... SET SCHEMA keeps it, and so the views,
+-- triggers and SQL bodies that call it), to be re-declared there by the replaceable part; the
+-- grants 0.4.0 gave some of them (age_delay, refresh_delay, stop_watching and delay_heads to
+-- tweetkeeper_admin) are taken back by sql/replaceable/90_roles.sql, as for every function there.
+DO $do$
+DECLARE
+  f pg_catalog.regprocedure;
+BEGIN
+  FOR f IN
+    SELECT p.oid FROM pg_catalog.pg_proc p
+     WHERE p.pronamespace = 'tweetkeeper'::pg_catalog.regnamespace
+       AND p.proname = ANY (ARRAY[
+        'abandon_batch', 'after', 'age_delay', 'age_policy_adopt', 'age_policy_before_insert',
+        'age_policy_changed', 'answer_window', 'backend_start', 'billable_reads', 'billed_by_after',
+        'bills', 'bury', 'check_arg_count', 'check_claim', 'check_post_urls', 'choose_credential',
+        'claim_endpoint', 'claim_heads', 'count_endpoint_request', 'count_usage', 'delay_heads',
+        'delay_shares', 'end_leases', 'endpoint_batch_max', 'endpoint_hold', 'enqueue_post',
+        'enter_post_ref', 'fenced_batch', 'followed_ids', 'forecast_off_schedule', 'full_delay_heads',
+        'hand_back', 'heads_moved', 'held_follow', 'keep_observed', 'lease_holder', 'lease_rows',
+        'link_edits', 'lock_due_tweets', 'lock_endpoint_posts', 'metric_history_write',
+        'observations_in', 'open_lease', 'policy_delay', 'post_author', 'post_endpoint', 'post_id',
+        'post_identity', 'post_keys_of', 'post_ref_id', 'post_ref_url', 'posts_wanted', 'profile_arg',
+        'put_off_omitted', 'quota_wait', 'reads_today', 'record_endpoint_quota', 'record_housekeeping',
+        'record_quota', 'refresh_delay', 'refresh_delay_at', 'refusal_state', 'refuse_null',
+        'remember_claim_heads', 'rollup_history', 'session_is', 'settle_batch', 'share_window',
+        'stop_watching', 'store_observations', 'store_problems', 'url_post_ids', 'wake_maintenance',
+        'x_claimable'])
+  LOOP
+    EXECUTE pg_catalog.format('ALTER FUNCTION %s SET SCHEMA tweetkeeper_internal', f);
+  END LOOP;
+END $do$;

@@ -96,19 +96,19 @@ SQL
 first=$(tk_psql -c "SELECT tweet_id FROM tweetkeeper.tweets WHERE tweet_id > 0 ORDER BY due_at LIMIT 1")
 out=$(tk_psql 2>&1 <<SQL
 SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 10);
-SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NOT NULL;
+SELECT (tweetkeeper_internal.claim_heads('1 hour')).delays IS NOT NULL;
 SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 10);
-SELECT (tweetkeeper.claim_heads('1 hour')).heads[1] = (SELECT oldest_due_at FROM tweetkeeper.batches WHERE worker = 'heads' ORDER BY lease_id DESC LIMIT 1);
+SELECT (tweetkeeper_internal.claim_heads('1 hour')).heads[1] = (SELECT oldest_due_at FROM tweetkeeper.batches WHERE worker = 'heads' ORDER BY lease_id DESC LIMIT 1);
 \! psql -X -q -c "UPDATE tweetkeeper.tweets SET due_at = now() + interval '30 seconds', lease_id = NULL WHERE tweet_id = (SELECT max(tweet_id) FROM tweetkeeper.tweets WHERE lease_id IS NOT NULL)"
-SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NOT NULL;
+SELECT (tweetkeeper_internal.claim_heads('1 hour')).delays IS NOT NULL;
 \! psql -X -q -c "UPDATE tweetkeeper.tweets SET due_at = now() - interval '5 hours', lease_id = NULL WHERE tweet_id = $first"
-SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NULL;
+SELECT (tweetkeeper_internal.claim_heads('1 hour')).delays IS NULL;
 SELECT tweet_ids[1] = $first FROM tweetkeeper.claim_batch('heads', 1);
 BEGIN;
 SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 5);
 SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 5);
 ROLLBACK;
-SELECT (tweetkeeper.claim_heads('1 hour')).delays IS NULL;
+SELECT (tweetkeeper_internal.claim_heads('1 hour')).delays IS NULL;
 SELECT cardinality(tweet_ids) FROM tweetkeeper.claim_batch('heads', 9);
 SQL
 )

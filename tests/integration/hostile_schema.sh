@@ -239,4 +239,23 @@ spi=$(grep -ln 'SPI_execute' "$TK_ROOT"/extension/*.cpp | xargs -n1 basename | s
   grep -q 'SetConfigOption("search_path", "pg_catalog, pg_temp"' "$TK_ROOT/extension/bgworker.cpp" &&
   [ "$(grep -o 'SPI_execute("[^"]*"' "$TK_ROOT/extension/next_delay.cpp")" = 'SPI_execute("SELECT max_age, delay FROM tweetkeeper.age_policy"' ]
 tk_ok "SQL from C only in the background worker (search_path pinned) and next_delay (one qualified name): $spi" $?
+
+# A schema of the extension's made before CREATE EXTENSION by a role that is no superuser (the
+# database's owner may create schemas), with a function in it the extension's own code would
+# call: refused, 42501, naming the schema; nothing installed, the planted function never run.
+# tweetkeeper (sql/schema/00_guard.sql) and tweetkeeper_internal (00_internal.sql) alike.
+tk_psql -d postgres -c "CREATE DATABASE planted OWNER db_owner" || exit 1
+for schema in tweetkeeper tweetkeeper_internal; do
+  PGUSER=db_owner tk_psql -d planted <<SQL || exit 1
+CREATE SCHEMA $schema;
+CREATE FUNCTION $schema.refuse_null(what text, is_null boolean) RETURNS void LANGUAGE sql
+  AS \$\$ ALTER ROLE db_owner SUPERUSER \$\$;
+SQL
+  refused=$(psql -X -At -d planted -v VERBOSITY=verbose -c "CREATE EXTENSION tweetkeeper" 2>&1)
+  [[ $refused == *"ERROR:  42501: the schema $schema exists already"* ]] &&
+    [ "$(tk_psql -d planted -c "SELECT count(*) FROM pg_extension WHERE extname = 'tweetkeeper'")" = 0 ] &&
+    [ "$(tk_psql -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'db_owner'")" = f ]
+  tk_ok "CREATE EXTENSION refuses a schema $schema someone else made (42501, nothing installed)" $? "$refused"
+  PGUSER=db_owner tk_psql -d planted -c "DROP SCHEMA $schema CASCADE" >/dev/null 2>&1 || exit 1
+done
 tk_summary hostile-schema

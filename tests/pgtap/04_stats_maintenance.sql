@@ -60,8 +60,8 @@ BEGIN
 END $$;
 SELECT ok(pg_temp.maintenance_running(),
   'the background worker runs in this database and shows in pg_stat_activity');
-SELECT throws_ok($$SELECT tweetkeeper.age_policy_changed()$$, '39P01',
-  'tweetkeeper.age_policy_changed() must be called as a trigger',
+SELECT throws_ok($$SELECT tweetkeeper_internal.age_policy_changed()$$, '39P01',
+  'tweetkeeper_internal.age_policy_changed() must be called as a trigger',
   'the policy trigger function cannot be called directly');
 SELECT is((SELECT reloptions FROM pg_class WHERE oid = 'tweetkeeper.tweets'::regclass),
   ARRAY['fillfactor=70', 'vacuum_truncate=false'],

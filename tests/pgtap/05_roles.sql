@@ -56,7 +56,7 @@ SELECT lives_ok($$UPDATE tweetkeeper.age_policy SET delay = '3 minutes' WHERE ma
 SELECT lives_ok($$SELECT tweetkeeper.schedule_tweet(1595000000000000000)$$, 'admin can schedule');
 SELECT throws_ok($$SELECT * FROM tweetkeeper.claim_batch('a')$$, '42501', NULL, 'admin is not a worker');
 SELECT lives_ok($$SELECT tweetkeeper.housekeeping()$$, 'admin can run the housekeeping (partitions, retention)');
-SELECT throws_ok($$SELECT tweetkeeper.record_housekeeping('partitions', 'forged')$$, '42501', NULL,
+SELECT throws_ok($$SELECT tweetkeeper_internal.record_housekeeping('partitions', 'forged')$$, '42501', NULL,
   'admin cannot forge a housekeeping record');
 RESET ROLE;
 

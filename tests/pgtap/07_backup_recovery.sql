@@ -50,11 +50,11 @@ SELECT throws_ok($$INSERT INTO tweetkeeper.age_policy VALUES (interval '2 days',
   '23514', NULL, 'source is extension or user');
 
 -- Sessions -----------------------------------------------------------------------------------
-SELECT is(tweetkeeper.backend_start(),
+SELECT is(tweetkeeper_internal.backend_start(),
   (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()),
   'backend_start() is pg_stat_activity.backend_start of this session');
-SELECT ok(tweetkeeper.backend_alive(pg_backend_pid(), tweetkeeper.backend_start()), 'this session is alive');
-SELECT ok(NOT tweetkeeper.backend_alive(pg_backend_pid(), tweetkeeper.backend_start() - interval '1 microsecond'),
+SELECT ok(tweetkeeper.backend_alive(pg_backend_pid(), tweetkeeper_internal.backend_start()), 'this session is alive');
+SELECT ok(NOT tweetkeeper.backend_alive(pg_backend_pid(), tweetkeeper_internal.backend_start() - interval '1 microsecond'),
   'the same pid with another start time is another session (a reused pid)');
 SELECT ok(NOT tweetkeeper.backend_alive(2147483647, now()), 'a pid that does not exist is not alive');
 SELECT is(tweetkeeper.backend_alive(NULL, now()), NULL, 'backend_alive is strict');
@@ -64,7 +64,7 @@ SET LOCAL tweetkeeper.buffer_ttl = '0';
 SELECT tweetkeeper.schedule_tweet(5000 + g, now() - interval '2 hours') FROM generate_series(1, 10) g;
 CREATE TEMP TABLE mine AS SELECT * FROM tweetkeeper.claim_batch('alive', 5);
 CREATE TEMP TABLE gone AS SELECT * FROM tweetkeeper.claim_batch('dead', 5);
-SELECT ok((SELECT claimer_pid = pg_backend_pid() AND claimer_started = tweetkeeper.backend_start()
+SELECT ok((SELECT claimer_pid = pg_backend_pid() AND claimer_started = tweetkeeper_internal.backend_start()
              FROM tweetkeeper.batches WHERE lease_id = (SELECT lease_id FROM mine)),
   'a batch records the session that claimed it');
 -- The second batch's session "ended": the same pid, but a start time no live session has.

@@ -61,7 +61,7 @@ SELECT alike((SELECT wait_reason FROM pg_temp.claim()), 'p active (window used u
 -- the pace follows it instead of counting the API's used requests against the registered limit
 -- (which held the credential back until the window's end).
 SELECT tweetkeeper.add_credential('r', 100000, interval '15 minutes');
-SELECT tweetkeeper.record_quota('r', jsonb_build_object('limit', 3500, 'remaining', 3498,
+SELECT tweetkeeper_internal.record_quota('r', jsonb_build_object('limit', 3500, 'remaining', 3498,
                                                         'reset', extract(epoch FROM now() + interval '14 minutes')), NULL, NULL);
 SELECT is((SELECT requests_per_window FROM tweetkeeper.credentials WHERE name = 'r'), 3500,
   'a smaller limit from the API replaces the registered one');

@@ -30,7 +30,7 @@ SELECT results_eq($$SELECT t.tweet_id < 0, t.endpoint, r.network, r.host, r.auth
             'https://bsky.app/profile/did:plc:z72i7hdynmk6r22z27h6tvur/post/3l6oveex3ii2l', true, 'scheduled')$$,
   'a negative id, endpoint bluesky, its DID, record key, URL, and the record key''s time');
 SELECT is((SELECT tweet_id FROM tweetkeeper.post_refs),
-          tweetkeeper.post_id(tweetkeeper.post_identity('bluesky', '', :'did', '3l6oveex3ii2l'), 0),
+          tweetkeeper_internal.post_id(tweetkeeper_internal.post_identity('bluesky', '', :'did', '3l6oveex3ii2l'), 0),
           'the id is the hash of what names the post (seed 0)');
 SELECT ok(NOT tweetkeeper.schedule_post('at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3l6oveex3ii2l'),
   'the same post by its at:// URI changes nothing');
@@ -104,12 +104,12 @@ SELECT is(tweetkeeper.schedule_posts('{}'), 0::bigint, 'an empty array: none');
 
 -- Keys: a collision moves the later post to the next seed; a deleted tweets row can come back.
 INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-VALUES (tweetkeeper.post_id(tweetkeeper.post_identity('mastodon', 'example.social', 'bob', '113284726341234600'), 0),
+VALUES (tweetkeeper_internal.post_id(tweetkeeper_internal.post_identity('mastodon', 'example.social', 'bob', '113284726341234600'), 0),
         'mastodon', 'example.social', 'somebody', '1', 'https://example.social/@somebody/1');
 SELECT ok(tweetkeeper.schedule_post('https://example.social/@bob/113284726341234600'),
   'a post whose hash another post holds is scheduled');
 SELECT is((SELECT tweet_id FROM tweetkeeper.post_refs WHERE post_key = '113284726341234600'),
-          tweetkeeper.post_id(tweetkeeper.post_identity('mastodon', 'example.social', 'bob', '113284726341234600'), 1),
+          tweetkeeper_internal.post_id(tweetkeeper_internal.post_identity('mastodon', 'example.social', 'bob', '113284726341234600'), 1),
           'under the next seed''s id');
 SELECT ok(NOT tweetkeeper.schedule_post('https://example.social/@bob/113284726341234600'), 'and found there again');
 DELETE FROM tweetkeeper.tweets WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.post_refs WHERE post_key = '113284726341234568');
@@ -117,7 +117,7 @@ SELECT ok(tweetkeeper.schedule_post('https://mastodon.social/@Gargron/1132847263
   'a post whose tweets row an operator deleted is tracked again');
 -- schedule_posts does the same, set-based for the many and by schedule_post for the rare rest.
 INSERT INTO tweetkeeper.post_refs (tweet_id, network, host, author, post_key, url)
-VALUES (tweetkeeper.post_id(tweetkeeper.post_identity('mastodon', 'example.social', 'carol', '113284726341234601'), 0),
+VALUES (tweetkeeper_internal.post_id(tweetkeeper_internal.post_identity('mastodon', 'example.social', 'carol', '113284726341234601'), 0),
         'mastodon', 'example.social', 'somebody', '2', 'https://example.social/@somebody/2');
 DELETE FROM tweetkeeper.tweets WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.post_refs WHERE post_key = '113284726341234568');
 SELECT is(tweetkeeper.schedule_posts(ARRAY['https://example.social/@carol/113284726341234601',
@@ -126,7 +126,7 @@ SELECT is(tweetkeeper.schedule_posts(ARRAY['https://example.social/@carol/113284
                                            'https://example.social/@bob/113284726341234600',
                                            'https://example.social/@dave/113284726341234602']), 3::bigint,
   'schedule_posts: a post whose hash another holds, a new one (twice), one whose tweets row was deleted, one tracked: 3 new');
-SELECT results_eq($$SELECT r.post_key, r.tweet_id = tweetkeeper.post_id(tweetkeeper.post_identity('mastodon', r.host, r.author, r.post_key), 1),
+SELECT results_eq($$SELECT r.post_key, r.tweet_id = tweetkeeper_internal.post_id(tweetkeeper_internal.post_identity('mastodon', r.host, r.author, r.post_key), 1),
                            t.endpoint, t.due_at = t.created_at + tweetkeeper.first_delay() AND t.created_at < now()
                       FROM tweetkeeper.post_refs r JOIN tweetkeeper.tweets t USING (tweet_id)
                      WHERE r.post_key IN ('113284726341234601', '113284726341234602') ORDER BY 1$$,

@@ -156,15 +156,15 @@ SELECT is((SELECT remaining || ' of ' || requests_per_window || ', reset ' || (w
 CREATE TEMP TABLE answer AS
   SELECT jsonb_build_object('limit', 3000, 'remaining', 2999,
                             'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')) AS rate;
-SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
+SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
 SELECT is((SELECT remaining || ' ' || (window_reset_at = date_trunc('second', now()) + interval '5 minutes')
              FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), '2999 true', 'an answer gives the window''s end');
 CREATE TEMP TABLE version AS SELECT ctid AS c FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky';
-SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
-SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 3000}' FROM answer), NULL, NULL, true);
+SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
+SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 3000}' FROM answer), NULL, NULL, true);
 SELECT is((SELECT ctid FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), (SELECT c FROM version),
   'the same answer again, or one counting fewer requests than we did, leaves the row as it was');
-SELECT tweetkeeper.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 2990}' FROM answer), NULL, NULL, true);
+SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 2990}' FROM answer), NULL, NULL, true);
 SELECT is((SELECT remaining FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), 2990, 'a stricter remaining is taken');
 
 -- Lanes (endpoint_lanes): a claim that finds no lane holding requests counts on the endpoint's
@@ -193,11 +193,11 @@ SELECT is((SELECT ctid FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:d.s
   'and leave the endpoint''s row alone');
 SELECT is((SELECT count(*) FROM got WHERE n IN (20, 21, 22) AND endpoint = 'mastodon:d.social'), 3::bigint,
   '(three batches of d.social)');
-SELECT tweetkeeper.record_endpoint_quota('mastodon:d.social', jsonb_build_object('limit', 10000, 'remaining', 6397,
+SELECT tweetkeeper_internal.record_endpoint_quota('mastodon:d.social', jsonb_build_object('limit', 10000, 'remaining', 6397,
   'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')), NULL, NULL, true);
 SELECT is(pg_temp.lanes('mastodon:d.social'), '6300 | 0:97/2 | 6397/3',
   'an answer that counts as we do (row and lanes together) changes nothing');
-SELECT tweetkeeper.record_endpoint_quota('mastodon:d.social', jsonb_build_object('limit', 10000, 'remaining', 6350,
+SELECT tweetkeeper_internal.record_endpoint_quota('mastodon:d.social', jsonb_build_object('limit', 10000, 'remaining', 6350,
   'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')), NULL, NULL, true);
 SELECT is(pg_temp.lanes('mastodon:d.social'), '6350 | 0:0/2 | 6350/3',
   'a stricter one takes the lane''s requests back: 6350 left, all on the row');

@@ -12,9 +12,9 @@ CREATE TEMP TABLE bsky AS
     FROM generate_series(1, 30) g;
 SELECT tweetkeeper.schedule_posts(ARRAY(SELECT url FROM bsky ORDER BY g));
 UPDATE tweetkeeper.tweets t SET due_at = now() - interval '1 hour' + b.g * interval '1 minute'
-  FROM bsky b WHERE t.tweet_id = (tweetkeeper.url_post_ids(ARRAY[b.url]))[1];
+  FROM bsky b WHERE t.tweet_id = (tweetkeeper_internal.url_post_ids(ARRAY[b.url]))[1];
 
-SELECT is(tweetkeeper.url_post_ids(ARRAY[(SELECT url FROM bsky WHERE g = 1),
+SELECT is(tweetkeeper_internal.url_post_ids(ARRAY[(SELECT url FROM bsky WHERE g = 1),
                                           'at://did:plc:z72i7hdynmk6r22z27h6tvur/app.bsky.feed.post/3l6oveex3iaab']),
   ARRAY[(SELECT post_id FROM tweetkeeper.posts WHERE url = (SELECT url FROM bsky WHERE g = 1)),
         (SELECT post_id FROM tweetkeeper.posts WHERE url = (SELECT url FROM bsky WHERE g = 1))],
@@ -41,10 +41,10 @@ SELECT is((SELECT count(*) FROM tweetkeeper.posts WHERE network IN ('mastodon', 
 INSERT INTO tweetkeeper.endpoints (endpoint, answered_at) VALUES ('bluesky', now());
 CREATE TEMP TABLE got AS SELECT * FROM tweetkeeper.claim_posts('w', 25, 'bluesky');
 SELECT is((SELECT tweet_ids[1:2] FROM got),
-  tweetkeeper.url_post_ids(ARRAY[(SELECT url FROM bsky WHERE g = 29), (SELECT url FROM bsky WHERE g = 30)]),
+  tweetkeeper_internal.url_post_ids(ARRAY[(SELECT url FROM bsky WHERE g = 29), (SELECT url FROM bsky WHERE g = 30)]),
   'a Bluesky batch starts with the endpoint''s watched posts');
 SELECT is((SELECT tweet_ids[3:25] FROM got),
-  tweetkeeper.url_post_ids(ARRAY(SELECT url FROM bsky WHERE g <= 23 ORDER BY g)),
+  tweetkeeper_internal.url_post_ids(ARRAY(SELECT url FROM bsky WHERE g <= 23 ORDER BY g)),
   'then the oldest due');
 SELECT is((SELECT cardinality(tweet_ids) FROM got), 25, 'still a full batch');
 SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got),

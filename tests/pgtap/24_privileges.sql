@@ -34,8 +34,7 @@ INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unn
 -- The admin: the reader's, and scheduling, watching, credentials, upkeep.
 INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';
 INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unnest(ARRAY[
-  'tweetkeeper.watch(bigint[], interval, interval)', 'tweetkeeper.unwatch(bigint[])', 'tweetkeeper.stop_watching(bigint[])',
-  'tweetkeeper.age_delay(timestamptz)', 'tweetkeeper.refresh_delay(timestamptz, interval, timestamptz)',
+  'tweetkeeper.watch(bigint[], interval, interval)', 'tweetkeeper.unwatch(bigint[])',
   'tweetkeeper.schedule_tweet(bigint, timestamptz)', 'tweetkeeper.schedule_tweets(bigint[])',
   'tweetkeeper.schedule_from_trigger()', 'tweetkeeper.maintenance()', 'tweetkeeper.check_tweet(bigint, timestamptz)',
   'tweetkeeper.derived_created_at(bigint)', 'tweetkeeper.add_credential(text, integer, interval, bigint, text, numeric)',
@@ -44,7 +43,7 @@ INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unne
   'tweetkeeper.unschedule_housekeeping()', 'tweetkeeper.compact_history(integer)',
   'tweetkeeper.schedule_post(text, timestamptz)', 'tweetkeeper.schedule_posts(text[])',
   'tweetkeeper.watch_posts(text[], interval, interval)', 'tweetkeeper.unwatch_posts(text[])',
-  'tweetkeeper.delay_heads()', 'tweetkeeper.follow(text)', 'tweetkeeper.follow_accounts(text[])',
+  'tweetkeeper.follow(text)', 'tweetkeeper.follow_accounts(text[])',
   'tweetkeeper.unfollow(text)']) f;
 
 CREATE TEMP VIEW may AS

@@ -15,8 +15,9 @@ WITH ext AS (
                              e.extnamespace::regnamespace, e.extrelocatable)
     FROM pg_extension e WHERE e.extname = 'tweetkeeper'
   UNION ALL
-  SELECT 'schema', format('%s acl %s', n.nspname, n.nspacl) FROM pg_namespace n
-   WHERE n.nspname = 'tweetkeeper'
+  SELECT 'schema', format('%s owner %s acl %s comment %s', n.nspname, n.nspowner::regrole, n.nspacl,
+                          obj_description(n.oid, 'pg_namespace')) FROM pg_namespace n
+   WHERE n.nspname IN ('tweetkeeper', 'tweetkeeper_internal')
   UNION ALL
   SELECT 'member', pg_describe_object(m.classid, m.objid, 0) FROM members m
   UNION ALL

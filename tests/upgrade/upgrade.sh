@@ -203,6 +203,27 @@ PGDATABASE=distributed_0_4_0 tk_sql_ok "the refused database is still on 0.4.0, 
 tk_psql -d distributed_0_4_0 -c "SELECT tweetkeeper.undistribute()" >/dev/null
 update distributed_0_4_0
 
+# A schema tweetkeeper_internal made before the update by a role that is no superuser, with a
+# function of an internal's name in it: the update refuses it (42501), changing nothing; with the
+# schema gone, the update makes its own and moves the internals there.
+tk_psql -d postgres -c "CREATE ROLE planter LOGIN" -c "CREATE DATABASE planted_0_4_0 OWNER planter" >/dev/null
+tk_psql -d planted_0_4_0 -c "CREATE EXTENSION tweetkeeper VERSION '0.4.0'" >/dev/null
+PGUSER=planter tk_psql -d planted_0_4_0 -c "CREATE SCHEMA tweetkeeper_internal" \
+  -c "CREATE FUNCTION tweetkeeper_internal.stop_watching(bigint[]) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint'" >/dev/null
+out=$(tk_psql -d planted_0_4_0 -v VERBOSITY=verbose -c "ALTER EXTENSION tweetkeeper UPDATE" 2>&1)
+[ $? -ne 0 ] && grep -q '42501: the schema tweetkeeper_internal exists already' <<<"$out"
+tk_ok "the update refuses a schema tweetkeeper_internal someone else made (42501)" $? "$out"
+PGDATABASE=planted_0_4_0 tk_sql_ok "the refused database is still on 0.4.0, its internals in tweetkeeper" \
+  "SELECT (SELECT extversion = '0.4.0' FROM pg_extension WHERE extname = 'tweetkeeper')
+      AND to_regprocedure('tweetkeeper.stop_watching(bigint[])') IS NOT NULL"
+PGUSER=planter tk_psql -d planted_0_4_0 -c "DROP SCHEMA tweetkeeper_internal CASCADE" >/dev/null 2>&1
+update planted_0_4_0
+PGDATABASE=planted_0_4_0 tk_sql_ok "then the update makes tweetkeeper_internal, the extension's, moves the internals into it and takes back 0.4.0's grants" \
+  "SELECT n.nspowner = 'postgres'::regrole AND to_regprocedure('tweetkeeper.stop_watching(bigint[])') IS NULL
+      AND NOT has_function_privilege('tweetkeeper_admin', 'tweetkeeper_internal.stop_watching(bigint[])', 'EXECUTE')
+      AND EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_namespace'::regclass AND d.objid = n.oid AND d.deptype = 'e')
+     FROM pg_namespace n WHERE n.nspname = 'tweetkeeper_internal'"
+
 # 0.1.0 -> 0.2.0, and what that step does.
 update filled_0_1_0 0.2.0
 PGDATABASE=filled_0_1_0 tk_sql_ok "an edited policy is the user's after the update (pg_dump keeps all of it)" \
