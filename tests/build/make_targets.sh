@@ -12,7 +12,9 @@ cd "$TK_ROOT"
 # exits 0 and the plan has a line starting with STEP (the command the target is for).
 plan() {
   local rc
-  out=$(make -n "$1" 2>&1)
+  # As a user types it: not as a sub-make of make check, whose MAKELEVEL and MAKEFLAGS would have
+  # make print "Entering directory" before the plan.
+  out=$(env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS make --no-print-directory -n "$1" 2>&1)
   rc=$?
   why="make -n $1: exit $rc; no line starting with '$2' in its plan: $(tail -3 <<<"$out")"
   [ "$rc" = 0 ] && grep -q "^$2" <<<"$out"
@@ -46,6 +48,7 @@ bench-follow tests/bench/follow.sh
 bench-shortage tests/bench/shortage.sh
 bench-scale tests/bench/claim_scale.sh
 bench-import IDS=1000000 tests/bench/import.sh
+bench-hostile tests/bench/hostile.sh
 soak tests/bench/soak.sh
 TARGETS
 tk_summary build
