@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iostream>
 
 #include "provider/content_hash.hpp"
 
@@ -59,10 +60,12 @@ TEST(ContentHash, NoObjectNoHash) {
 
 // Hostile input (issue 49): a status of a million keys fits in the 16 MiB an answer may have. The
 // keys were once deduplicated by a scan of those seen, for each one: 10^12 comparisons (100,000
-// keys took 15 s). Now a sort: near-linear, a million keys in 0.3 s of CPU on an idle machine.
-// CPU time, not wall time, and loose bounds: a shared, busy machine has measured three times that
-// (1.1 s), so "under a second" for a million keys would fail there now and then. The last of
-// duplicate keys still wins, wherever the first one was.
+// keys took 15 s). Now a sort, near-linear. What is checked here is the growth, not a speed: ten
+// times the keys may cost at most 30 times the CPU (a quadratic walk costs 100 times), so the
+// check holds on a busy machine and in the sanitizers' unoptimised build alike (an absolute
+// bound of 3 s failed there: 14.6 s under ASan). The speed itself, a million keys in under a
+// second, is make bench-hostile's, which runs this test in the optimised build and reads the
+// seconds it prints. The last of duplicate keys still wins, wherever the first one was.
 TEST(ContentHash, AMillionKeysInNearLinearTime) {
   const auto object = [](int keys) {
     std::string text = "{";
@@ -78,7 +81,7 @@ TEST(ContentHash, AMillionKeysInNearLinearTime) {
     const std::optional<std::string> content = PayloadContent(text, "");
     seconds[keys > 100'000] = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
     ASSERT_TRUE(content);
-    ASSERT_LT(seconds[keys > 100'000], 3.0) << keys << " keys";
+    std::cout << "content_hash: " << keys << " keys in " << seconds[keys > 100'000] << " s of CPU\n";
     EXPECT_EQ(content->rfind(R"([{"k0": "last", "k1": 1, "k2": 2,)", 0), 0u) << content->substr(0, 80);
     EXPECT_EQ(content->find(R"("k0": 0)"), std::string::npos);
   }
