@@ -59,6 +59,7 @@ suite api-faults wait - tests/faults/api_faults.sh
 suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh
 suite networks wait - tests/integration/networks.sh
 suite follow wait - tests/integration/follow.sh
+suite follow_pages wait - tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
 suite billing wait - tests/integration/billing.sh
 suite prometheus wait - tests/integration/prometheus.sh
 suite upgrade wait - tests/upgrade/upgrade.sh

@@ -50,11 +50,11 @@ class FollowDb {
   bool Resolve(std::int64_t follow_id, const Account& account);
   // What was found of one account; returns how many posts were new. checked_until_ms: every post
   // made before it was seen; poll_after_ms: when to read it next.
-  // X: billed names the credential whose token read the timeline and the ids it returned
-  // (record_follow_read(), in the same transaction).
+  // X: billed names the credential whose token read the timeline and the ids each of its pages
+  // returned (record_follow_read() once per page, each a request, in the same transaction).
   struct Billing {
     std::string credential;
-    std::vector<std::string> returned_ids;
+    std::vector<std::vector<std::string>> pages;
   };
   std::int64_t Store(std::int64_t follow_id, const std::vector<FoundPost>& posts, const std::string& newest_post_id,
                      std::int64_t checked_until_ms, std::int64_t poll_after_ms, const Billing* billed = nullptr);

@@ -479,7 +479,7 @@ void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std
     gaps_.erase(f.follow_id);
     covered_.insert(f.follow_id);
   }
-  FollowDb::Billing billing{reader_->Credential(), out.returned_ids};
+  FollowDb::Billing billing{reader_->Credential(), out.returned_pages};
   const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
                                        reader_->Billed() ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
