@@ -83,6 +83,16 @@ std::vector<Followed> FollowDb::Claim(int max_accounts, int lease_seconds) {
   return out;
 }
 
+std::map<std::string, std::int64_t> FollowDb::Shares() {
+  pqxx::work tx(*connection_);
+  const pqxx::result r =
+      tx.exec_params("SELECT host, accounts FROM tweetkeeper.follow_shares($1, nullif($2, ''))", network_, credential_);
+  tx.commit();
+  std::map<std::string, std::int64_t> out;
+  for (const pqxx::row& row : r) out[row[0].as<std::string>()] = row[1].as<std::int64_t>();
+  return out;
+}
+
 bool FollowDb::Resolve(std::int64_t follow_id, const Account& a) {
   const char* status = a.status == Account::Status::kFound     ? "following"
                        : a.status == Account::Status::kPrivate ? "private"

@@ -5,6 +5,7 @@
 // again), and a killed follower's accounts are free once their leases run out.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <pqxx/connection>
@@ -46,6 +47,9 @@ class FollowDb {
 
   // Up to max_accounts accounts of the network, this session's own renewed, free ones added.
   std::vector<Followed> Claim(int max_accounts, int lease_seconds);
+  // How many accounts all followers of the network hold now (read with this credential), per
+  // Mastodon server ("" elsewhere): follow_shares().
+  std::map<std::string, std::int64_t> Shares();
   // Returns false when the account was merged into another row of the same account.
   bool Resolve(std::int64_t follow_id, const Account& account);
   // What was found of one account; returns how many posts were new. checked_until_ms: every post
