@@ -59,6 +59,7 @@ suite api-faults wait - tests/faults/api_faults.sh
 suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh
 suite networks wait - tests/integration/networks.sh
 suite follow wait - tests/integration/follow.sh
+suite follow_pages wait - tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
 suite billing wait - tests/integration/billing.sh
 suite prometheus wait - tests/integration/prometheus.sh
 suite upgrade wait - tests/upgrade/upgrade.sh
@@ -71,6 +72,7 @@ suite warc wait - tests/integration/warc.sh
 suite v1.1 wait - tests/integration/v1_1.sh
 suite cli wait - tests/cli/worker_cli.sh
 suite claims wait - tests/integration/claims.sh
+suite windows wait - tests/integration/windows.sh   # a window the API opened is used while posts are due
 suite spec wait - tests/mock_api/spec/spec.sh
 suite deploy wait - tests/deploy/deploy.sh
 suite build wait - tests/build/make_targets.sh

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(24);
+SELECT plan(27);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 SET LOCAL tweetkeeper.spending = 'burst';
@@ -94,6 +94,16 @@ SELECT is(tweetkeeper.delete_followed_posts((SELECT follow_id FROM held WHERE ha
 RESET ROLE;
 SELECT results_eq($$SELECT author, state::text FROM tweetkeeper.posts WHERE network = 'mastodon' ORDER BY author$$,
   $$VALUES ('ann', 'deleted'), ('bob', 'scheduled')$$, 'bob''s post is still scheduled');
+
+-- follow_shares(): reads other sessions' rows, so it tells counts only and changes nothing.
+SELECT is(pg_get_function_result('tweetkeeper.follow_shares(text, text)'::regprocedure), 'TABLE(host text, accounts bigint)',
+  'follow_shares() returns a count per server, no account, handle, follower or lease');
+SELECT is((SELECT provolatile FROM pg_proc WHERE oid = 'tweetkeeper.follow_shares(text, text)'::regprocedure), 's'::"char",
+  '... and is STABLE: it writes nothing');
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT results_eq($$SELECT host, accounts FROM tweetkeeper.follow_shares('mastodon')$$, $$VALUES ('m.example', 1::bigint)$$,
+  'a Mastodon follower learns how many of a server''s accounts the followers hold');
+RESET ROLE;
 
 -- complete_handles(): only the handles of the batch's posts.
 SELECT tweetkeeper.schedule_post('https://bsky.app/profile/alice.example/post/3l6oveex3ii2d');

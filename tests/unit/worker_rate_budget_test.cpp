@@ -60,6 +60,34 @@ TEST(RateBudget, WindowShare) {
   EXPECT_NEAR(WindowShare(1.0, 300, 0, 100, 300, 0), 0.05, 1e-9);
 }
 
+TEST(RateBudget, WindowShareByParts) {
+  // Two followers of one server, one holding 90 of its accounts, the other 10 (issue 49: an even
+  // split let the one with a single account read it every 2 s with half the window, the other's
+  // 99 minutes late). Each weighs its part, and its configured rate by it, as Follower does: they
+  // converge on 90% and 10% of the window, and use it whole. Simulated second by second.
+  const double wa = 0.9, wb = 0.1;
+  double mine_a = 0, mine_b = 0, credit_a = 0, credit_b = 0, remaining = 300;
+  double used_a = 0, used_b = 0;  // in the second window
+  for (int t = 0; t < 600; ++t) {
+    if (t == 300) remaining = 300, mine_a = 0, mine_b = 0;
+    const double left = 300 - t % 300;
+    credit_a += WindowShare(wa, 300, remaining, left, 300, mine_a, 2, wa);
+    credit_b += WindowShare(wb, 300, remaining, left, 300, mine_b, 2, wb);
+    for (double* c : {&credit_a, &credit_b}) {
+      while (*c >= 1 && remaining > 0) {
+        *c -= 1;
+        remaining -= 1;
+        (c == &credit_a ? mine_a : mine_b) += 1;
+        if (t >= 300) (c == &credit_a ? used_a : used_b) += 1;
+      }
+    }
+  }
+  EXPECT_GT(used_a + used_b, 270) << "the window is used, not left over";
+  EXPECT_NEAR(used_a / (used_a + used_b), 0.9, 0.05) << used_a << " and " << used_b;
+  // Halves by default, as before.
+  EXPECT_NEAR(WindowShare(1.0, 300, 150, 150, 300, 75), WindowShare(1.0, 300, 150, 150, 300, 75, 2, 0.5), 1e-12);
+}
+
 TEST(RateBudget, GateLendsTurnsToAReadsPages) {
   Gate gate(2.0);  // a request every 500 ms
   gate.Sent(10'000);
@@ -70,6 +98,20 @@ TEST(RateBudget, GateLendsTurnsToAReadsPages) {
   // Idle for a while: no credit piles up for a burst later.
   gate.Sent(60'000);
   EXPECT_EQ(gate.NextAt(), 60'500);
+}
+
+TEST(RateBudget, GateMakesUpForALateSend) {
+  Gate gate(2.0);  // a request every 500 ms
+  gate.Sent(10'000);
+  // Sent 300 ms after its turn (10'500: the thread was busy): the next turn stays at 11'000, so
+  // the follower keeps 2 a second; counted from the late send, each delay would be lost.
+  gate.Sent(10'800);
+  EXPECT_EQ(gate.NextAt(), 11'000);
+  gate.Sent(11'050);
+  EXPECT_EQ(gate.NextAt(), 11'500);
+  // Later than a second behind its turn: from now, no burst to make up for it.
+  gate.Sent(13'000);
+  EXPECT_EQ(gate.NextAt(), 13'500);
 }
 
 constexpr std::int64_t kNow = 1'000'000'000'000;  // Unix ms
@@ -108,7 +150,7 @@ TEST(RateBudget, SpendsWhatIsLeftOfTheWindow) {
   // 150 s and 100 requests left of the window, this client's first answer in it (one request of
   // its own): WindowShare's rate, below the configured 1/s (the others were seen spending).
   budget.Learn(Window(300, 100, kNowS + 150), false, kNow);
-  EXPECT_NEAR(budget.gate().budget(), WindowShare(1.0, 300, 100, 150, 300, 1), 1e-12);
+  EXPECT_NEAR(budget.gate().budget(), WindowShare(1.0, 300, 100, 150, 300, 1, 2, 1.0), 1e-12);
   EXPECT_LT(budget.gate().budget(), 1.0);
   // A reset already past says nothing of the window left: the rate stays.
   const double before = budget.gate().budget();
@@ -121,18 +163,31 @@ TEST(RateBudget, CountsItsOwnRequestsPerWindow) {
   // a made 50 of the 150 used; b's answers say the same window but b made only one of them.
   for (int i = 0; i < 50; ++i) a.Learn(Window(300, 150, kNowS + 150), false, kNow);
   b.Learn(Window(300, 150, kNowS + 150), false, kNow);
-  EXPECT_NEAR(a.gate().budget(), WindowShare(1.0, 300, 150, 150, 300, 50), 1e-12);
-  EXPECT_NEAR(b.gate().budget(), WindowShare(1.0, 300, 150, 150, 300, 1), 1e-12);
+  EXPECT_NEAR(a.gate().budget(), WindowShare(1.0, 300, 150, 150, 300, 50, 2, 1.0), 1e-12);
+  EXPECT_NEAR(b.gate().budget(), WindowShare(1.0, 300, 150, 150, 300, 1, 2, 1.0), 1e-12);
   EXPECT_GT(a.gate().budget(), b.gate().budget()) << "others seen spending more leave b less";
   // A new reset is a new window: a's count starts again.
   a.Learn(Window(300, 299, kNowS + 299), false, kNow);
-  EXPECT_NEAR(a.gate().budget(), WindowShare(1.0, 300, 299, 299, 300, 1), 1e-12);
+  EXPECT_NEAR(a.gate().budget(), WindowShare(1.0, 300, 299, 299, 300, 1, 2, 1.0), 1e-12);
+}
+
+TEST(RateBudget, AWeightIsThisClientsPartOfTheWindow) {
+  // A follower holding 90 of the 100 accounts all followers read through a window (follow_shares()):
+  // 90% of its configured share, the gate slowed to it at once, and its part weighed in what it
+  // learns of the window.
+  RateBudget budget(300, 300, 1.0);
+  budget.SetWeight(0.9);
+  EXPECT_DOUBLE_EQ(budget.configured_rps(), 0.9);
+  EXPECT_DOUBLE_EQ(budget.gate().budget(), 0.9);
+  budget.Learn(Window(300, 150, kNowS + 150), false, kNow);
+  EXPECT_NEAR(budget.gate().budget(), WindowShare(0.9, 300, 150, 150, 300, 1, 2, 0.9), 1e-12);
+  EXPECT_NE(budget.gate().budget(), WindowShare(0.9, 300, 150, 150, 300, 1)) << "not the halves of two equal clients";
 }
 
 TEST(RateBudget, AsksForANewPlanWhenTheRateMovesMoreThanFivePercent) {
   RateBudget budget(300, 300, 1.0);
   budget.repace = false;
-  budget.planned_rps = WindowShare(1.0, 300, 200, 200, 300, 1);
+  budget.planned_rps = WindowShare(1.0, 300, 200, 200, 300, 1, 2, 1.0);
   budget.Learn(Window(300, 200, kNowS + 200), false, kNow);  // the rate planned for
   EXPECT_FALSE(budget.repace);
   budget.Learn(Window(300, 20, kNowS + 200), false, kNow);  // much less left

@@ -107,8 +107,11 @@ void Follower::ClaimAccounts() {
     }
     next.emplace(f.follow_id, std::move(h));
   }
-  if (next.size() != held_.size())
+  // How many accounts the other followers read through the same windows: a change replans.
+  std::map<std::string, std::int64_t> shares = db_.Shares();
+  if (next.size() != held_.size() || shares != shares_)
     for (auto& [group, budget] : budgets_) budget->repace = true;
+  shares_ = std::move(shares);
   held_ = std::move(next);
   next_claim_ms_ = now + options_.lease_seconds * 1000 / 3;
   telemetry_.FollowAccounts(static_cast<std::int64_t>(held_.size()));
@@ -300,8 +303,14 @@ void Follower::Repace(const std::string& group) {
   // Planned for 90% of what the window allows (the gate lets the whole through): reads come due
   // unevenly, and a schedule that spends it all makes them queue at the gate, each a little later
   // than its interval (measured by make bench: 41 s beyond it at p99 on X, against 2 s).
-  // What this follower gets of the window: its share, or less when the window's headers say
-  // another client spends it too (Learn()).
+  // What this follower gets of the window: its share, weighed by its part of the accounts all
+  // followers read through it (follow_shares(): a follower holding 1 of a server's 100 accounts
+  // read that one every 2 s with half the window, the other's 99 fell minutes behind, issue 49),
+  // or less when the window's headers say another client spends it too (Learn()).
+  const auto all = shares_.find(accounts.empty() ? "" : accounts.front()->f.host);
+  budget.SetWeight(all == shares_.end() || all->second <= static_cast<std::int64_t>(accounts.size())
+                       ? 1.0
+                       : static_cast<double>(accounts.size()) / static_cast<double>(all->second));
   const double rps = std::min(budget.configured_rps(), budget.gate().budget());
   budget.planned_rps = rps;
   const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
@@ -479,7 +488,7 @@ void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std
     gaps_.erase(f.follow_id);
     covered_.insert(f.follow_id);
   }
-  FollowDb::Billing billing{reader_->Credential(), out.returned_ids};
+  FollowDb::Billing billing{reader_->Credential(), out.returned_pages};
   const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
                                        reader_->Billed() ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;

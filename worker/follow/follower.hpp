@@ -93,6 +93,7 @@ class Follower {
   FollowDb db_;
   std::map<std::int64_t, std::unique_ptr<Held>> held_;
   std::map<std::string, std::unique_ptr<RateBudget>> budgets_;
+  std::map<std::string, std::int64_t> shares_;  // follow_shares(): accounts all followers hold, per server
   std::int64_t next_claim_ms_ = 0;
   std::int64_t last_found_ms_ = 0;
   std::int64_t posts_found_ = 0, requests_ = 0;

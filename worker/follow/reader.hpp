@@ -30,7 +30,7 @@ struct ReadOutcome {
   std::int64_t checked_until_ms = 0;
   bool more = false;  // a full page: read again at once
   std::optional<Account> account;  // the account is gone or hidden
-  std::vector<std::string> returned_ids;  // billed networks: every post the pages returned (each one billed)
+  std::vector<std::vector<std::string>> returned_pages;  // billed networks: every post each page returned (each one billed)
 };
 
 using Fetch = std::function<HttpResponse(const std::string& url, Reach reach)>;
@@ -48,7 +48,7 @@ class Reader {
   // The token a request about this account carries ("" none).
   virtual std::string TokenFor(const Followed& f) const = 0;
   // Whether every post a read returns is billed (each read asks follow_read_allowed() first and
-  // its returned ids go with the store, record_follow_read()).
+  // each page's returned ids go with the store, record_follow_read() once per page).
   virtual bool Billed() const { return false; }
   // A refusal of the credential as a whole ("usage-capped", "rejected"), recorded as a refresh's is;
   // nullopt for any other answer.

@@ -107,7 +107,7 @@ class XReader : public Reader {
       const TimelinePage page =
           ParseXTimeline(fetch(XTimelineUrl(api_, f.account_id, f.newest_post_id, f.since_ms, token), Reach::kAny));
       if (!page.ok) {
-        if (page_no == 0 || out.returned_ids.empty()) {
+        if (page_no == 0 || out.returned_pages.empty()) {
           out.reason = page.reason;
           return out;
         }
@@ -118,7 +118,8 @@ class XReader : public Reader {
         out.account = page.account;
         return out;
       }
-      for (const FoundPost& p : page.posts) out.returned_ids.push_back(p.id);
+      out.returned_pages.emplace_back();
+      for (const FoundPost& p : page.posts) out.returned_pages.back().push_back(p.id);
       // start_time goes in whole seconds: the posts made in that second before the account was
       // followed are not its new posts.
       for (const FoundPost& p : page.posts)
@@ -130,8 +131,9 @@ class XReader : public Reader {
     out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
     // The next read starts after the newest post returned, kept or not (one from before the
     // follow, in its first second): a post is read, and billed, once.
-    for (const std::string& id : out.returned_ids)
-      if (out.newest_id.empty() || IdLess(out.newest_id, id)) out.newest_id = id;
+    for (const std::vector<std::string>& ids : out.returned_pages)
+      for (const std::string& id : ids)
+        if (out.newest_id.empty() || IdLess(out.newest_id, id)) out.newest_id = id;
     return out;
   }
 

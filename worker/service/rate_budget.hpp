@@ -20,8 +20,11 @@ namespace tweetkeeper::worker {
 // of the spare rate, spread evenly over the window; taking the whole spare rate each instead
 // spends the window early and leaves its end starved (make bench: reads 200 s late at the end
 // of each 5-minute window). At least 5% of configured: a client is never stopped by an estimate.
+// weight: this client's part of the window when it is shared (halves by default); two clients
+// whose weights add up to 1 converge on those parts instead (followers weigh by the accounts they
+// read through the window: an even split gave one account half a server's window, issue 49).
 double WindowShare(double configured_rps, double limit, double remaining, double left_s, double window_s, double mine,
-                   double keep = 2);
+                   double keep = 2, double weight = 0.5);
 
 // Spacing and pauses for one budget's requests: at most budget_rps (evenly spaced), and none
 // while the service says the window is spent (remaining 0) or refused one (429) until its reset.
@@ -40,6 +43,8 @@ class Gate {
   void Sent(std::int64_t now_ms);
   // The window is spent until until_ms (a 429, or remaining 0 with a reset).
   void PauseUntil(std::int64_t until_ms);
+  // A request sent up to this late keeps the turns after it where they were (Sent()).
+  static constexpr std::int64_t kCatchUpMs = 1000;
 
  private:
   double budget_rps_;
@@ -48,15 +53,20 @@ class Gate {
 };
 
 // One window's budget: `limit` requests per `window_s` (a default until an answer says its limit),
-// of which this client spends `share`.
+// of which this client spends `share`, times its part (`weight`, 1 unless set) of what all
+// clients like it read through the window.
 class RateBudget {
  public:
   RateBudget(double limit, double window_s, double share);
 
   double limit() const { return limit_; }
   double window_s() const { return window_s_; }
-  // What this client may spend of the window as configured: share x limit / window.
-  double configured_rps() const { return share_ * limit_ / window_s_; }
+  // What this client may spend of the window as configured: share x limit / window x weight.
+  double configured_rps() const { return share_ * limit_ / window_s_ * weight_; }
+  double weight() const { return weight_; }
+  // This client's part of the window (followers: its part of the accounts all followers read
+  // through it, follow_shares()); a gate faster than the new configured rate slows to it.
+  void SetWeight(double weight);
   Gate& gate() { return gate_; }
   const Gate& gate() const { return gate_; }
 
@@ -75,6 +85,7 @@ class RateBudget {
   double limit_;
   double window_s_;
   double share_;
+  double weight_ = 1;
   Gate gate_;
   std::int64_t window_reset_s_ = 0;  // the window the last answer spoke of (its reset) ...
   std::int64_t mine_ = 0;            // ... and this client's requests in it
