@@ -71,6 +71,7 @@ suite warc wait - tests/integration/warc.sh
 suite v1.1 wait - tests/integration/v1_1.sh
 suite cli wait - tests/cli/worker_cli.sh
 suite claims wait - tests/integration/claims.sh
+suite windows wait - tests/integration/windows.sh   # a window the API opened is used while posts are due
 suite spec wait - tests/mock_api/spec/spec.sh
 suite deploy wait - tests/deploy/deploy.sh
 suite build wait - tests/build/make_targets.sh

@@ -160,6 +160,8 @@ DECLARE
   api_remaining integer := (rate ->> 'remaining')::integer;
   api_limit integer := (rate ->> 'limit')::integer;
   api_reset timestamptz := to_timestamp((rate ->> 'reset')::double precision);
+  cur record;
+  in_flight bigint;  -- an answer of the API's next window: our requests it may not have counted yet
 BEGIN
   IF credential IS NULL THEN
     RETURN;
@@ -168,6 +170,20 @@ BEGIN
   -- A larger remaining does not: other requests of this window may still be in flight, not
   -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
   -- An answer from a window older than ours says nothing about ours.
+  -- An answer whose reset is later than ours speaks of a window of the API's that began after
+  -- ours (our window starts at our first claim, the API's at the first request it receives, and
+  -- a request of our window's end can reach it once its window is over): that window is the one
+  -- our requests now go to, so it becomes ours, its start no later than the API's (its reset is
+  -- rounded up to the second), and what it has left is the API's count less our requests still
+  -- in flight, which it may not have counted yet. Taking only its reset, with what our old
+  -- window had left (nothing, at its end), held every request back for a whole window the API
+  -- had open (make bench-shortage: windows of 5 and 10 requests of 25, issue 49).
+  SELECT c.window_reset_at, c.window_length INTO cur FROM tweetkeeper.credentials c WHERE c.name = credential;
+  api_reset := CASE WHEN api_reset > now() + cur.window_length THEN now() + cur.window_length ELSE api_reset END;
+  IF api_remaining IS NOT NULL AND api_reset > cur.window_reset_at THEN
+    SELECT count(*) INTO in_flight FROM tweetkeeper.batches b
+     WHERE b.outcome IS NULL AND b.credential = record_quota.credential;
+  END IF;
   -- A limit smaller than the registered one is the API's to set: kept, so that the pace (one
   -- request every window_length / requests_per_window, counted from remaining) follows it. With
   -- the registered one, the requests the API counts as used would look like thousands and hold
@@ -178,9 +194,12 @@ BEGIN
          remaining = CASE WHEN api_remaining IS NULL THEN c.remaining
                           WHEN api_reset IS NOT NULL AND c.window_reset_at IS NOT NULL
                                AND api_reset <= c.window_reset_at - c.window_length THEN c.remaining
+                          WHEN in_flight IS NOT NULL THEN greatest(api_remaining - in_flight, 0)
                           ELSE least(c.remaining, api_remaining) END,
-         window_reset_at = greatest(c.window_reset_at, CASE WHEN api_reset > now() + c.window_length
-                                                            THEN now() + c.window_length ELSE api_reset END)
+         window_started_at = CASE WHEN in_flight IS NOT NULL
+                                  THEN greatest(c.window_started_at, api_reset - c.window_length - interval '1 second')
+                                  ELSE c.window_started_at END,
+         window_reset_at = greatest(c.window_reset_at, api_reset)
    WHERE c.name = credential;
   -- (A reset is at most one window away: a later one, from a confused or hostile answer, would
   -- park the credential for as long as it said.)
