@@ -182,6 +182,25 @@ COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean, text) 
   'database session for lease; X: with the credential the follower reads them with, the only one '
   'record_follow_read() takes for them.';
 
+-- How many accounts of a network the followers hold now (leased, resolving or followed), per
+-- Mastodon server ('' for X and Bluesky), of those leased with this credential (X's; NULL elsewhere):
+-- each window a follower reads through, and how many accounts all followers read through it. A
+-- follower spends of a window it shares with other followers its part of their accounts
+-- (worker/follow: Follower::Repace), not half: a follower holding 1 of a server's 100 accounts
+-- read that one every 2 s with half the window, while the other's 99 fell minutes behind (make
+-- bench-follow on a slow machine, issue 49).
+CREATE OR REPLACE FUNCTION follow_shares(network text, credential text DEFAULT NULL)
+  RETURNS TABLE (host text, accounts bigint)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT f.host, count(*) FROM tweetkeeper.followed_accounts f
+   WHERE f.network = follow_shares.network AND f.lease_until > now() AND f.status IN ('resolving', 'following')
+     AND f.lease_credential IS NOT DISTINCT FROM follow_shares.credential
+   GROUP BY f.host
+$$;
+COMMENT ON FUNCTION follow_shares(text, text) IS
+  'How many accounts of a network the followers hold now, per Mastodon server ('''' elsewhere; X: of '
+  'those read with the credential): what a follower weighs its part of a shared window by.';
+
 -- A follower's answer on who an account is: its id and current handle, or that it is missing
 -- (no such account, or suspended) or private; a missing or private one is asked about again after
 -- tweetkeeper.unavailable_recheck. One row per account: when another row has the same id (the

@@ -82,5 +82,5 @@ GRANT EXECUTE ON FUNCTION claim_follows(text, text, integer, interval, boolean, 
   resolve_follow(bigint, text, text, text, text),
   store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz), release_follows(),
   record_follow_read(bigint, text, bigint[], text, text), follow_read_allowed(text),
-  mark_follows_read(bigint[], timestamptz), delete_followed_posts(bigint, text[])
+  mark_follows_read(bigint[], timestamptz), delete_followed_posts(bigint, text[]), follow_shares(text, text)
   TO tweetkeeper_worker;

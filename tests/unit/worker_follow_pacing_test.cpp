@@ -100,6 +100,34 @@ TEST(FollowPacing, WindowShare) {
   EXPECT_NEAR(WindowShare(1.0, 300, 0, 100, 300, 0), 0.05, 1e-9);
 }
 
+TEST(FollowPacing, WindowShareByParts) {
+  // Two followers of one server, one holding 90 of its accounts, the other 10 (issue 49: an even
+  // split let the one with a single account read it every 2 s with half the window, the other's
+  // 99 minutes late). Each weighs its part, and its configured rate by it, as Follower does: they
+  // converge on 90% and 10% of the window, and use it whole. Simulated second by second.
+  const double wa = 0.9, wb = 0.1;
+  double mine_a = 0, mine_b = 0, credit_a = 0, credit_b = 0, remaining = 300;
+  double used_a = 0, used_b = 0;  // in the second window
+  for (int t = 0; t < 600; ++t) {
+    if (t == 300) remaining = 300, mine_a = 0, mine_b = 0;
+    const double left = 300 - t % 300;
+    credit_a += WindowShare(wa, 300, remaining, left, 300, mine_a, 2, wa);
+    credit_b += WindowShare(wb, 300, remaining, left, 300, mine_b, 2, wb);
+    for (double* c : {&credit_a, &credit_b}) {
+      while (*c >= 1 && remaining > 0) {
+        *c -= 1;
+        remaining -= 1;
+        (c == &credit_a ? mine_a : mine_b) += 1;
+        if (t >= 300) (c == &credit_a ? used_a : used_b) += 1;
+      }
+    }
+  }
+  EXPECT_GT(used_a + used_b, 270) << "the window is used, not left over";
+  EXPECT_NEAR(used_a / (used_a + used_b), 0.9, 0.05) << used_a << " and " << used_b;
+  // Halves by default, as before.
+  EXPECT_NEAR(WindowShare(1.0, 300, 150, 150, 300, 75), WindowShare(1.0, 300, 150, 150, 300, 75, 2, 0.5), 1e-12);
+}
+
 TEST(FollowPacing, GateLendsTurnsToAReadsPages) {
   Gate gate(2.0);  // a request every 500 ms
   gate.Sent(10'000);

@@ -79,6 +79,16 @@ std::vector<Followed> FollowDb::Claim(int max_accounts, int lease_seconds) {
   return out;
 }
 
+std::map<std::string, std::int64_t> FollowDb::Shares() {
+  pqxx::work tx(*connection_);
+  const pqxx::result r =
+      tx.exec_params("SELECT host, accounts FROM tweetkeeper.follow_shares($1, nullif($2, ''))", network_, credential_);
+  tx.commit();
+  std::map<std::string, std::int64_t> out;
+  for (const pqxx::row& row : r) out[row[0].as<std::string>()] = row[1].as<std::int64_t>();
+  return out;
+}
+
 bool FollowDb::Resolve(std::int64_t follow_id, const Account& a) {
   const char* status = a.status == Account::Status::kFound     ? "following"
                        : a.status == Account::Status::kPrivate ? "private"
@@ -103,9 +113,12 @@ std::int64_t FollowDb::Store(std::int64_t follow_id, const std::vector<FoundPost
       " (SELECT coalesce(array_agg(to_timestamp(ms / 1000.0) ORDER BY i), '{}') FROM unnest($3::bigint[]) WITH ORDINALITY AS u(ms, i)),"
       " nullif($4, ''), to_timestamp($5 / 1000.0), to_timestamp($6 / 1000.0))",
       follow_id, TextArrayLiteral(urls), TimeArray(posts), newest_post_id, checked_until_ms, poll_after_ms);
+  // (One call per page: the database takes at most a page's 100 posts a call, and counts each
+  // call a request. All pages in one call was refused, and the follower read the account again.)
   if (billed) {
-    tx.exec_params("SELECT tweetkeeper.record_follow_read($1, $2, $3::bigint[])", follow_id, billed->credential,
-                   TextArrayLiteral(billed->returned_ids));
+    for (const std::vector<std::string>& page : billed->pages)
+      tx.exec_params("SELECT tweetkeeper.record_follow_read($1, $2, $3::bigint[])", follow_id, billed->credential,
+                     TextArrayLiteral(page));
   }
   tx.commit();
   return r[0].as<std::int64_t>();

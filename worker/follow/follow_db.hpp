@@ -5,6 +5,7 @@
 // again), and a killed follower's accounts are free once their leases run out.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <pqxx/connection>
@@ -45,15 +46,18 @@ class FollowDb {
 
   // Up to max_accounts accounts of the network, this session's own renewed, free ones added.
   std::vector<Followed> Claim(int max_accounts, int lease_seconds);
+  // How many accounts all followers of the network hold now (read with this credential), per
+  // Mastodon server ("" elsewhere): follow_shares().
+  std::map<std::string, std::int64_t> Shares();
   // Returns false when the account was merged into another row of the same account.
   bool Resolve(std::int64_t follow_id, const Account& account);
   // What was found of one account; returns how many posts were new. checked_until_ms: every post
   // made before it was seen; poll_after_ms: when to read it next.
-  // X: billed names the credential whose token read the timeline and the ids it returned
-  // (record_follow_read(), in the same transaction).
+  // X: billed names the credential whose token read the timeline and the ids each of its pages
+  // returned (record_follow_read() once per page, each a request, in the same transaction).
   struct Billing {
     std::string credential;
-    std::vector<std::string> returned_ids;
+    std::vector<std::vector<std::string>> pages;
   };
   std::int64_t Store(std::int64_t follow_id, const std::vector<FoundPost>& posts, const std::string& newest_post_id,
                      std::int64_t checked_until_ms, std::int64_t poll_after_ms, const Billing* billed = nullptr);

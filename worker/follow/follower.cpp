@@ -53,6 +53,7 @@ struct Follower::Budget {
   Gate gate;
   bool repace = true;  // accounts came or went, or the limit changed
   double planned_rps = 0;  // the rate the accounts' intervals were planned for
+  double weight = 1;       // this follower's part of the accounts all followers read through it
   std::int64_t window_reset_s = 0;  // the window the last answer spoke of (its reset) ...
   std::int64_t mine = 0;            // ... and this follower's requests in it
 };
@@ -66,7 +67,7 @@ struct ReadOutcome {
   std::int64_t checked_until_ms = 0;
   bool more = false;  // a full page: read again at once
   std::optional<Account> account;  // the account is gone or hidden
-  std::vector<std::string> returned_ids;  // X: every post the pages returned (each one billed)
+  std::vector<std::vector<std::string>> returned_pages;  // X: every post each page returned (each one billed)
 };
 
 using Fetch = std::function<HttpResponse(const std::string& url, Reach reach)>;
@@ -153,7 +154,7 @@ class XReader : public Follower::Reader {
       const TimelinePage page =
           ParseXTimeline(fetch(XTimelineUrl(api_, f.account_id, f.newest_post_id, f.since_ms, token), Reach::kAny));
       if (!page.ok) {
-        if (page_no == 0 || out.returned_ids.empty()) {
+        if (page_no == 0 || out.returned_pages.empty()) {
           out.reason = page.reason;
           return out;
         }
@@ -164,7 +165,8 @@ class XReader : public Follower::Reader {
         out.account = page.account;
         return out;
       }
-      for (const FoundPost& p : page.posts) out.returned_ids.push_back(p.id);
+      out.returned_pages.emplace_back();
+      for (const FoundPost& p : page.posts) out.returned_pages.back().push_back(p.id);
       // start_time goes in whole seconds: the posts made in that second before the account was
       // followed are not its new posts.
       for (const FoundPost& p : page.posts)
@@ -176,8 +178,9 @@ class XReader : public Follower::Reader {
     out.checked_until_ms = INT64_MAX;  // the first request's moment (Follower::Poll)
     // The next read starts after the newest post returned, kept or not (one from before the
     // follow, in its first second): a post is read, and billed, once.
-    for (const std::string& id : out.returned_ids)
-      if (out.newest_id.empty() || IdLess(out.newest_id, id)) out.newest_id = id;
+    for (const std::vector<std::string>& ids : out.returned_pages)
+      for (const std::string& id : ids)
+        if (out.newest_id.empty() || IdLess(out.newest_id, id)) out.newest_id = id;
     return out;
   }
 
@@ -297,10 +300,14 @@ Follower::Budget& Follower::BudgetOf(Held& held) {
   auto& b = budgets_[reader_->Group(held.f)];
   if (!b) {
     b = std::make_unique<Budget>(reader_->DefaultLimit(), reader_->WindowSeconds());
-    b->gate.SetBudget(options_.share * b->limit / b->window_s);
+    b->gate.SetBudget(Configured(*b));
   }
   held.budget = b.get();
   return *b;
+}
+
+double Follower::Configured(const Budget& budget) const {
+  return options_.share * budget.limit / budget.window_s * budget.weight;
 }
 
 void Follower::ForgetLeases() {
@@ -339,8 +346,11 @@ void Follower::ClaimAccounts() {
     }
     next.emplace(f.follow_id, std::move(h));
   }
-  if (next.size() != held_.size())
+  // How many accounts the other followers read through the same windows: a change replans.
+  std::map<std::string, std::int64_t> shares = db_.Shares();
+  if (next.size() != held_.size() || shares != shares_)
     for (auto& [group, budget] : budgets_) budget->repace = true;
+  shares_ = std::move(shares);
   held_ = std::move(next);
   next_claim_ms_ = now + options_.lease_seconds * 1000 / 3;
   telemetry_.FollowAccounts(static_cast<std::int64_t>(held_.size()));
@@ -532,9 +542,15 @@ void Follower::Repace(const std::string& group) {
   // Planned for 90% of what the window allows (the gate lets the whole through): reads come due
   // unevenly, and a schedule that spends it all makes them queue at the gate, each a little later
   // than its interval (measured by make bench: 41 s beyond it at p99 on X, against 2 s).
-  // What this follower gets of the window: its share, or less when the window's headers say
-  // another client spends it too (Learn()).
-  const double rps = std::min(options_.share * budget.limit / budget.window_s, budget.gate.budget());
+  // What this follower gets of the window: its share, weighed by its part of the accounts all
+  // followers read through it (follow_shares()), or less when the window's headers say another
+  // client spends it too (Learn()).
+  const auto all = shares_.find(accounts.empty() ? "" : accounts.front()->f.host);
+  budget.weight = all == shares_.end() || all->second <= static_cast<std::int64_t>(accounts.size())
+                      ? 1.0
+                      : static_cast<double>(accounts.size()) / static_cast<double>(all->second);
+  if (budget.gate.budget() > Configured(budget)) budget.gate.SetBudget(Configured(budget));
+  const double rps = std::min(Configured(budget), budget.gate.budget());
   budget.planned_rps = rps;
   const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
   for (std::size_t i = 0; i < accounts.size(); ++i) {
@@ -551,21 +567,21 @@ void Follower::Learn(Budget& budget, const HttpResponse& response) {
   const RateLimit rate = reader_->Rate(response);
   if (rate.limit && *rate.limit > 0 && static_cast<double>(*rate.limit) != budget.limit) {
     budget.limit = static_cast<double>(*rate.limit);
-    budget.gate.SetBudget(options_.share * budget.limit / budget.window_s);
+    budget.gate.SetBudget(Configured(budget));
     budget.repace = true;
   }
   const std::int64_t now = NowMs();
   // What is left of the window, spread over the time left of it, less what the others on the same
   // address or credential (a second follower, a refreshing worker) were seen to spend of it
   // (pacing.hpp WindowShare: two followers converge on halves, evenly spread).
-  const double configured = options_.share * budget.limit / budget.window_s;
+  const double configured = Configured(budget);
   if (rate.remaining && rate.reset_epoch_s && *rate.reset_epoch_s * 1000 > now) {
     // This follower's requests in the window the answer speaks of (a new reset time: a new window).
     if (*rate.reset_epoch_s != budget.window_reset_s) budget.window_reset_s = *rate.reset_epoch_s, budget.mine = 0;
     ++budget.mine;
     const double left_s = static_cast<double>(*rate.reset_epoch_s * 1000 - now) / 1000.0;
     budget.gate.SetBudget(WindowShare(configured, budget.limit, static_cast<double>(*rate.remaining), left_s,
-                                      budget.window_s, static_cast<double>(budget.mine)));
+                                      budget.window_s, static_cast<double>(budget.mine), 2, budget.weight));
     // A schedule planned for a rate this far from the one the gate lets through is planned again:
     // reads planned faster than they can go queue at the gate and lose their order.
     // (5%: a schedule 20% too fast for the gate, as this once allowed, queued reads for minutes.)
@@ -734,7 +750,7 @@ void Follower::Poll(Held& held) {
     gaps_.erase(f.follow_id);
     covered_.insert(f.follow_id);
   }
-  FollowDb::Billing billing{token_name, out.returned_ids};
+  FollowDb::Billing billing{token_name, out.returned_pages};
   const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
                                        network_ == "x" ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;

@@ -61,6 +61,9 @@ class Follower {
   void Poll(Held& held);
   bool Resolved(Held& held, const Account& a);
   Budget& BudgetOf(Held& held);
+  // What this follower may spend of a budget's window (requests a second): --follow-share of it,
+  // times its part of the accounts all followers read through it.
+  double Configured(const Budget& budget) const;
   // The leases went (a lost session): nothing held, the stream to start again from the positions kept.
   void ForgetLeases();
   void Repace(const std::string& group);
@@ -83,6 +86,7 @@ class Follower {
   FollowDb db_;
   std::map<std::int64_t, std::unique_ptr<Held>> held_;
   std::map<std::string, std::unique_ptr<Budget>> budgets_;
+  std::map<std::string, std::int64_t> shares_;  // follow_shares(): accounts all followers hold, per server
   std::int64_t next_claim_ms_ = 0;
   std::int64_t last_found_ms_ = 0;
   std::int64_t posts_found_ = 0, requests_ = 0;

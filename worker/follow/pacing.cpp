@@ -48,17 +48,18 @@ std::vector<Millis> PollIntervals(const std::vector<double>& rates, double budge
 }
 
 double WindowShare(double configured_rps, double limit, double remaining, double left_s, double window_s, double mine,
-                   double keep) {
+                   double keep, double weight) {
   const double spare = std::max(0.0, remaining - keep) / std::max(left_s, 1.0);
   // Others' pace so far in this window (its first tenth counted as a tenth: a few requests at its
   // start are no rate yet).
   const double elapsed_s = std::max(window_s - left_s, 0.1 * window_s);
   const double others_rps = std::max(0.0, limit - remaining - mine) / std::max(elapsed_s, 1.0);
-  // Alone: all of it. Else halfway between what the others leave and half of it: "what the others
-  // leave" alone would make every split of the window a resting point (the first to take it keeps
-  // it: make bench saw one X follower at 10 requests a second and the other at 1); this one's
-  // only resting point for two clients is halves, and it moves there by halving the gap each time.
-  const double share = others_rps <= 0 ? spare : (spare - others_rps + spare / 2) / 2;
+  // Alone: all of it. Else halfway between what the others leave and its part (weight) of it:
+  // "what the others leave" alone would make every split of the window a resting point (the first
+  // to take it keeps it: make bench saw one X follower at 10 requests a second and the other at
+  // 1); this one's only resting point for two clients is their parts (halves by default), and it
+  // moves there by halving the gap each time.
+  const double share = others_rps <= 0 ? spare : (spare - others_rps + spare * weight) / 2;
   return std::max(std::min(configured_rps, share), 0.05 * configured_rps);
 }
 

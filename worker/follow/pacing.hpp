@@ -38,8 +38,11 @@ std::vector<Millis> PollIntervals(const std::vector<double>& rates, double budge
 // of the spare rate, spread evenly over the window; taking the whole spare rate each instead
 // spends the window early and leaves its end starved (make bench: reads 200 s late at the end
 // of each 5-minute window). At least 5% of configured: a client is never stopped by an estimate.
+// weight: this client's part of the window when it is shared (halves by default); two clients
+// whose weights add up to 1 converge on those parts instead (followers weigh by the accounts they
+// read through the window: an even split gave one account half a server's window, issue 49).
 double WindowShare(double configured_rps, double limit, double remaining, double left_s, double window_s, double mine,
-                   double keep = 2);
+                   double keep = 2, double weight = 0.5);
 
 // Spacing and pauses for one budget's requests: at most budget_rps (evenly spaced), and none
 // while the service says the window is spent (remaining 0) or refused one (429) until its reset.
