@@ -20,7 +20,7 @@ INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unn
   'tweetkeeper.store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz)',
   'tweetkeeper.release_follows()', 'tweetkeeper.record_follow_read(bigint, text, bigint[], text, text)',
   'tweetkeeper.follow_read_allowed(text)', 'tweetkeeper.mark_follows_read(bigint[], timestamptz)',
-  'tweetkeeper.delete_followed_posts(bigint, text[])']) f;
+  'tweetkeeper.delete_followed_posts(bigint, text[])', 'tweetkeeper.follow_shares(text, text)']) f;
 -- The reader: what the views and their queries need.
 INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.next_delay(timestamptz)', 'tweetkeeper.snowflake_time(bigint)', 'tweetkeeper.settings()',
