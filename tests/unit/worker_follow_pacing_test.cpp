@@ -140,5 +140,19 @@ TEST(FollowPacing, GateLendsTurnsToAReadsPages) {
   EXPECT_EQ(gate.NextAt(), 60'500);
 }
 
+TEST(FollowPacing, GateMakesUpForALateSend) {
+  Gate gate(2.0);  // a request every 500 ms
+  gate.Sent(10'000);
+  // Sent 300 ms after its turn (10'500: the thread was busy): the next turn stays at 11'000, so
+  // the follower keeps 2 a second; counted from the late send, each delay would be lost.
+  gate.Sent(10'800);
+  EXPECT_EQ(gate.NextAt(), 11'000);
+  gate.Sent(11'050);
+  EXPECT_EQ(gate.NextAt(), 11'500);
+  // Later than a second behind its turn: from now, no burst to make up for it.
+  gate.Sent(13'000);
+  EXPECT_EQ(gate.NextAt(), 13'500);
+}
+
 }  // namespace
 }  // namespace tweetkeeper::worker::follow

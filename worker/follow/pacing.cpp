@@ -67,7 +67,14 @@ std::int64_t Gate::NextAt() const { return std::max(next_ms_, paused_until_ms_);
 
 void Gate::Sent(std::int64_t now_ms) {
   const std::int64_t spacing = budget_rps_ > 0 ? static_cast<std::int64_t>(std::ceil(1000.0 / budget_rps_)) : 1000;
-  next_ms_ = std::max(next_ms_, now_ms) + spacing;
+  // In its turn or before it: the next turn one spacing after this one. Late by up to kCatchUpMs
+  // (the thread was busy: a claim, a store, a late wake-up on a loaded machine): still one spacing
+  // after the turn it missed, not after now, so the lost time is made up; counted from now, every
+  // delay pushed every later turn back, and on a slow machine the follower sent 6 requests a second
+  // where its budget and its schedule said 7.5 (make bench-follow with a CPU hog: X's reads 12 s
+  // late against their plan, and growing, issue 49). Later than that (idle, or paused): from now,
+  // so that no credit piles up for a burst.
+  next_ms_ = (next_ms_ >= now_ms - kCatchUpMs ? next_ms_ : now_ms) + spacing;
 }
 
 void Gate::PauseUntil(std::int64_t until_ms) { paused_until_ms_ = std::max(paused_until_ms_, until_ms); }

@@ -61,6 +61,8 @@ class Gate {
   void Sent(std::int64_t now_ms);
   // The window is spent until until_ms (a 429, or remaining 0 with a reset).
   void PauseUntil(std::int64_t until_ms);
+  // A request sent up to this late keeps the turns after it where they were (Sent()).
+  static constexpr std::int64_t kCatchUpMs = 1000;
 
  private:
   double budget_rps_;
