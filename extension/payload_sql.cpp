@@ -4,34 +4,17 @@
 // skipped by counting its container's depth): linear in the document's size, and no recursion
 // (the iterator and the parse state keep their own stacks). The PL/pgSQL walk it replaces copied
 // its stack and the whole document on every step (quadratic in a hostile server's answer).
-// The worker's content_hash.cpp removes the same keys.
+// The keys: count_keys.hpp, which the worker's content_hash.cpp reads too.
+#include "count_keys.hpp"
 #include "pg_bridge.hpp"
 
 extern "C" {
 #include "utils/jsonb.h"
 }
 
-#include <cstring>
-
 using namespace tweetkeeper;
 
 namespace {
-constexpr const char* kCountKeys[] = {
-    "public_metrics", "non_public_metrics", "organic_metrics", "promoted_metrics", "edit_controls",
-    "likeCount", "repostCount", "replyCount", "quoteCount", "bookmarkCount", "viewer",
-    "favourites_count", "reblogs_count", "replies_count", "quotes_count", "favourited", "reblogged",
-    "muted", "bookmarked", "pinned", "followers_count", "following_count", "statuses_count",
-    "last_status_at", "votes_count", "voters_count"};
-
-bool IsCountKey(const JsonbValue& key) {
-  for (const char* name : kCountKeys) {
-    const std::size_t n = std::strlen(name);
-    if (static_cast<std::size_t>(key.val.string.len) == n && std::memcmp(key.val.string.val, name, n) == 0)
-      return true;
-  }
-  return false;
-}
-
 // Plain PostgreSQL calls only (it runs inside PgCall): the copy without the count keys.
 Jsonb* WithoutCounts(Jsonb* doc) {
   JsonbIterator* it = JsonbIteratorInit(&doc->root);
@@ -52,7 +35,7 @@ Jsonb* WithoutCounts(Jsonb* doc) {
       if (token == WJB_BEGIN_OBJECT || token == WJB_BEGIN_ARRAY) skipping = 1;
       continue;
     }
-    if (token == WJB_KEY && IsCountKey(v)) {
+    if (token == WJB_KEY && IsCountKey({v.val.string.val, static_cast<std::size_t>(v.val.string.len)})) {
       skip_value = true;
       continue;
     }

@@ -7,8 +7,8 @@
 -- tweetkeeper.payloads = changed compares, so that a new version is stored when the text, edits,
 -- author's public fields, entities or withheld state change, and not when a like comes in. In C
 -- (extension/payload_sql.cpp): one pass of the jsonb iterator, linear in the document's size
--- however wide or deep (a PL/pgSQL walk copies the document at every step); the worker's
--- content_hash.cpp removes the same keys.
+-- however wide or deep (a PL/pgSQL walk copies the document at every step); its keys are
+-- extension/count_keys.hpp's, the list the worker's content_hash.cpp removes too.
 CREATE OR REPLACE FUNCTION payload_without_counts(doc jsonb) RETURNS jsonb
   AS 'MODULE_PATHNAME', 'tk_payload_without_counts' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION payload_without_counts(jsonb) IS

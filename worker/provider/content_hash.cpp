@@ -11,27 +11,13 @@
 #include <cstring>
 #include <vector>
 
+#include "count_keys.hpp"
 #include "provider/json_fields.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
 
 using rapidjson::Value;
-using Keys = std::vector<std::string_view>;
-
-// Keys payload_content() removes (payload_without_counts()), at every depth of the payload and of
-// the author: counts, the reader's own state, authors' counts, a poll's votes.
-const Keys kCounts = {
-    "public_metrics",  "non_public_metrics", "organic_metrics", "promoted_metrics", "edit_controls",
-    "likeCount",       "repostCount",        "replyCount",      "quoteCount",       "bookmarkCount",
-    "viewer",          "favourites_count",   "reblogs_count",   "replies_count",    "quotes_count",
-    "favourited",      "reblogged",          "muted",           "bookmarked",       "pinned",
-    "followers_count", "following_count",    "statuses_count",  "last_status_at",   "votes_count",
-    "voters_count"};
-
-bool In(const Keys& set, std::string_view key) {
-  return std::find(set.begin(), set.end(), key) != set.end();
-}
 
 // PostgreSQL's escape_json. (Runs of plain bytes are appended whole: most of a post is.)
 void String(std::string& out, std::string_view s) {
@@ -73,7 +59,7 @@ void Object(std::string& out, const Value& v) {
   std::vector<const Value::Member*> members;
   members.reserve(v.MemberCount());
   for (const auto& m : v.GetObject()) {
-    if (!In(kCounts, Name(m))) members.push_back(&m);
+    if (!IsCountKey(Name(m))) members.push_back(&m);
   }
   std::stable_sort(members.begin(), members.end(), [](const Value::Member* a, const Value::Member* b) {
     const auto la = a->name.GetStringLength(), lb = b->name.GetStringLength();
