@@ -153,7 +153,7 @@ BEGIN
 END $$;
 
 -- "Record an answer", the rule every budget (X's credentials, Bluesky's and Mastodon's endpoints)
--- follows, in two parts that record_quota() and record_endpoint_quota() share:
+-- follows, in three parts that record_quota() and record_endpoint_quota() share:
 -- What an answer said of its window, as the worker read its headers: {"limit":15,"remaining":3,
 -- "reset":1700000000}. A reset is at most `longest` away: a later one, from a confused or hostile
 -- answer, would park the credential or endpoint for as long as it said.
@@ -195,15 +195,35 @@ BEGIN
   END IF;
 END $$;
 
+-- An answer whose window resets later than the one we hold (or when we hold none: an endpoint
+-- whose reset passed, until an answer says when the next ends) speaks of a window of the API's
+-- that began after ours (our window starts at our first claim, the API's at the first request it
+-- receives, and a request of our window's end can reach it once its window is over): that window
+-- is the one our requests now go to, so it becomes ours, and what it has left is the API's count
+-- less our requests still in flight (batches of this credential or endpoint claimed and not
+-- answered; the answering one is settled before), which it may not have counted yet: taking its
+-- count whole could send that many requests over its window (a 429); taking only its reset,
+-- with what our old window had left (nothing, at its end), held every request back for a whole
+-- window the API had open (make bench-shortage, issue 49). NULL: the answer is not of a later
+-- window (or says nothing of what is left), and the caller compares it with ours.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.later_window_left(held_reset timestamptz, api_remaining integer,
+                                             api_reset timestamptz, credential text, endpoint text)
+  RETURNS integer LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  RETURN CASE WHEN api_remaining IS NOT NULL AND (held_reset IS NULL OR api_reset > held_reset)
+              THEN greatest(api_remaining - (SELECT count(*) FROM tweetkeeper.batches b
+                                            WHERE b.outcome IS NULL
+                                              AND (b.credential = later_window_left.credential
+                                                   OR b.endpoint = later_window_left.endpoint)), 0) END;
+
 -- Applies what the API said about a credential's quota: the x-rate-limit-* headers
--- (answer_window()), and what kind of refusal, if any (refusal_state()).
+-- (answer_window(), later_window_left()), and what kind of refusal, if any (refusal_state()).
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.record_quota(credential text, rate jsonb, refusal text, detail text)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   a record;
   r record;
   cur record;
-  in_flight bigint;  -- an answer of the API's next window: our requests it may not have counted yet
+  later_left integer;  -- an answer of a later window than ours: what it has left for us
 BEGIN
   IF credential IS NULL THEN
     RETURN;
@@ -216,18 +236,9 @@ BEGIN
   -- A larger remaining does not: other requests of this window may still be in flight, not
   -- yet counted by the API (taking it made one 429 per window in tests/integration/quota.sh).
   -- An answer from a window older than ours says nothing about ours.
-  -- An answer whose reset is later than ours speaks of a window of the API's that began after
-  -- ours (our window starts at our first claim, the API's at the first request it receives, and
-  -- a request of our window's end can reach it once its window is over): that window is the one
-  -- our requests now go to, so it becomes ours, its start no later than the API's (its reset is
-  -- rounded up to the second), and what it has left is the API's count less our requests still
-  -- in flight, which it may not have counted yet. Taking only its reset, with what our old
-  -- window had left (nothing, at its end), held every request back for a whole window the API
-  -- had open (make bench-shortage: windows of 5 and 10 requests of 25, issue 49).
-  IF a.remaining IS NOT NULL AND a.reset > cur.window_reset_at THEN
-    SELECT count(*) INTO in_flight FROM tweetkeeper.batches b
-     WHERE b.outcome IS NULL AND b.credential = record_quota.credential;
-  END IF;
+  -- One of a later window makes it ours (later_window_left()), its start no later than the
+  -- API's (its reset is rounded up to the second), for the pace.
+  later_left := tweetkeeper_internal.later_window_left(cur.window_reset_at, a.remaining, a.reset, credential, NULL);
   -- A limit smaller than the registered one is the API's to set: kept, so that the pace (one
   -- request every window_length / requests_per_window, counted from remaining) follows it. With
   -- the registered one, the requests the API counts as used would look like thousands and hold
@@ -242,9 +253,9 @@ BEGIN
                           WHEN a.remaining IS NULL THEN c.remaining
                           WHEN a.reset IS NOT NULL AND c.window_reset_at IS NOT NULL
                                AND a.reset <= c.window_reset_at - c.window_length THEN c.remaining
-                          WHEN in_flight IS NOT NULL THEN greatest(a.remaining - in_flight, 0)
+                          WHEN later_left IS NOT NULL THEN later_left
                           ELSE least(c.remaining, a.remaining) END,
-         window_started_at = CASE WHEN in_flight IS NOT NULL
+         window_started_at = CASE WHEN later_left IS NOT NULL
                                   THEN greatest(c.window_started_at, a.reset - c.window_length - interval '1 second')
                                   ELSE c.window_started_at END,
          window_reset_at = CASE WHEN r.status = 'waiting' THEN coalesce(a.reset, c.window_reset_at, now() + c.window_length)
@@ -306,15 +317,17 @@ DECLARE
   r record := tweetkeeper_internal.refusal_state('endpoint', refusal, coalesce(a.reset, now() + interval '1 minute'), detail);
   cur record;
   held integer;  -- requests of the current window the lanes hold
+  later_left integer;  -- an answer of a later window than ours: what it has left for us
 BEGIN
   IF endpoint IS NULL THEN
     RETURN;
   END IF;
   -- The API's word wins where it is stricter (as for credentials): a smaller remaining than
-  -- ours (what the row has left plus what its lanes hold), a later reset; an answer of an older
-  -- window says nothing about this one. Most answers say nothing new (the claims count requests
-  -- down before the API does): then the rows are left alone, not even locked, so that
-  -- completions do not queue on them behind each other and the claims.
+  -- ours (what the row has left plus what its lanes hold), a later reset (its window becomes
+  -- ours, later_window_left()); an answer of an older window says nothing about this one. Most
+  -- answers say nothing new (the claims count requests down before the API does): then the rows
+  -- are left alone, not even locked, so that completions do not queue on them behind each other
+  -- and the claims.
   SELECT e.*, (SELECT coalesce(sum(l.granted), 0) FROM tweetkeeper.endpoint_lanes l
                 WHERE l.endpoint = e.endpoint AND l.granted > 0 AND l.valid_until > now()
                   AND l.valid_until < 'infinity') AS held
@@ -327,9 +340,11 @@ BEGIN
                        OR refusal IN ('rate-limited', 'rejected'), false) THEN
     RETURN;
   END IF;
-  -- Something new: the row locked, then its lanes emptied (the lock order of claim_posts), and
-  -- what they held of the current window counted back before the answer is compared.
-  PERFORM FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint FOR UPDATE;
+  -- Something new: the row locked (whether the answer is of a later window read from its newest
+  -- version), then its lanes emptied (the lock order of claim_posts), and what they held of the
+  -- current window counted back before the answer is compared.
+  SELECT tweetkeeper_internal.later_window_left(e.window_reset_at, api_remaining, api_reset, NULL, e.endpoint)
+    INTO later_left FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint FOR UPDATE;
   WITH taken AS (
     UPDATE tweetkeeper.endpoint_lanes l SET granted = 0
       FROM (SELECT f.lane, f.granted, f.valid_until FROM tweetkeeper.endpoint_lanes f
@@ -345,7 +360,7 @@ BEGIN
      SET requests_per_window = coalesce(CASE WHEN api_limit > 0 THEN api_limit END, x.requests_per_window),
          remaining = CASE WHEN r.status = 'waiting' THEN 0
                           WHEN api_remaining IS NULL THEN x.remaining + held
-                          WHEN x.window_reset_at IS NULL OR api_reset > x.window_reset_at THEN api_remaining
+                          WHEN later_left IS NOT NULL THEN later_left
                           WHEN api_reset < x.window_reset_at THEN x.remaining + held
                           ELSE least(x.remaining + held, api_remaining) END,
          window_reset_at = CASE WHEN r.status = 'waiting' THEN r.until ELSE greatest(x.window_reset_at, api_reset) END,

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION tweetkeeper;
-SELECT plan(75);
+SELECT plan(78);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;
 -- all due an hour ago except b.social's, due 2 hours ago.
@@ -158,7 +158,8 @@ CREATE TEMP TABLE answer AS
                             'reset', extract(epoch FROM date_trunc('second', now()) + interval '5 minutes')) AS rate;
 SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
 SELECT is((SELECT remaining || ' ' || (window_reset_at = date_trunc('second', now()) + interval '5 minutes')
-             FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), '2999 true', 'an answer gives the window''s end');
+             FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky'), '2998 true',
+  'an answer gives the window''s end, and what it has left less our request still in flight (batch 8)');
 CREATE TEMP TABLE version AS SELECT ctid AS c FROM tweetkeeper.endpoints WHERE endpoint = 'bluesky';
 SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate FROM answer), NULL, NULL, true);
 SELECT tweetkeeper_internal.record_endpoint_quota('bluesky', (SELECT rate || '{"remaining": 3000}' FROM answer), NULL, NULL, true);
@@ -222,6 +223,19 @@ SELECT is((SELECT string_agg(coalesce(endpoint, split_part(wait_reason, ',', 1))
   'mastodon:d.social, mastodon:d.social, mastodon:d.social, mastodon:d.social window used up',
   'a window of 3 requests: 3 batches (row, lane, row), then it is used up');
 SELECT is(pg_temp.lanes('mastodon:d.social'), '0 | 0:0/3 | 0/8', 'and nothing is left anywhere');
+-- An answer of a later window than ours (the server's window turned while our requests were out)
+-- speaks of the window our requests now go to: it becomes ours, with what it has left less our
+-- requests still in flight, which it may not have counted yet, as for X's credentials
+-- (06_credentials.sql, tests/integration/windows.sh); the lanes' requests of the old window lapse.
+SELECT is((SELECT count(*) FROM tweetkeeper.batches WHERE endpoint = 'mastodon:d.social' AND outcome IS NULL), 7::bigint,
+  '(7 batches of d.social in flight)');
+SELECT is(tweetkeeper.complete_batch((SELECT lease_id FROM got WHERE n = 28), '[]', '[]',
+  jsonb_build_object('limit', 10000, 'remaining', 9990,
+                     'reset', extract(epoch FROM date_trunc('second', now()) + interval '10 minutes'))), 0,
+  'one of them answered by the server''s next window');
+SELECT is(pg_temp.lanes('mastodon:d.social') || ' | ' || (SELECT window_reset_at - date_trunc('second', now())
+                                                          FROM tweetkeeper.endpoints WHERE endpoint = 'mastodon:d.social'),
+  '9984 | 0:0/3 | 9984/8 | 00:10:00', 'that window is ours: its reset, its 9990 left less our 6 requests still in flight');
 UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 day' WHERE endpoint = 'mastodon:d.social';
 
 -- A server never answered is asked once at a time until it answers: concurrent first requests
