@@ -59,20 +59,28 @@ BEGIN
   END IF;
 END $$;
 
--- The size check of every array argument of many posts or accounts: 54000 when it has more than
--- tweetkeeper.max_ids_per_call elements (n), naming the argument. (settings() first: it loads the
--- module, which defines the setting, where tweetkeeper is not preloaded.)
-CREATE OR REPLACE FUNCTION tweetkeeper_internal.check_arg_count(arg text, n integer) RETURNS void
+-- The rule of every array argument of many posts or accounts (schedule_tweets, schedule_posts,
+-- follow_accounts, unwatch, unwatch_posts), in one place: not NULL and no element NULL (22004,
+-- the element named by its position), at most tweetkeeper.max_ids_per_call elements (54000,
+-- naming the argument; settings() first: it loads the module, which defines the setting, where
+-- tweetkeeper is not preloaded). Returns the array, so that a function passes its argument on
+-- checked.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.array_arg(arg text, elements anyarray) RETURNS anyarray
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   max_ids integer;
 BEGIN
+  PERFORM tweetkeeper_internal.refuse_null(arg, elements IS NULL);
   PERFORM tweetkeeper.settings();
   max_ids := current_setting('tweetkeeper.max_ids_per_call')::integer;
-  IF n > max_ids THEN
-    RAISE EXCEPTION '% has % elements, more than tweetkeeper.max_ids_per_call (%)', arg, n, max_ids
+  IF cardinality(elements) > max_ids THEN
+    RAISE EXCEPTION '% has % elements, more than tweetkeeper.max_ids_per_call (%)', arg, cardinality(elements), max_ids
       USING ERRCODE = 'program_limit_exceeded', HINT = 'Split the array into several calls.';
   END IF;
+  IF array_position(elements, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION '%[%] is NULL', arg, array_position(elements, NULL) USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  RETURN elements;
 END $$;
 
 -- The one owner test of every lease (a batch's claimer, a followed account's follower): whether

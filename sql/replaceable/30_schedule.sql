@@ -121,7 +121,6 @@ CREATE OR REPLACE FUNCTION schedule_tweets(tweet_ids bigint[]) RETURNS bigint
 DECLARE
   first interval;
   last interval;
-  n_null bigint;
   n_distinct bigint;
   lo bigint;
   hi bigint;
@@ -129,19 +128,12 @@ DECLARE
   dup_count bigint;
   added bigint;
 BEGIN
-  PERFORM tweetkeeper_internal.refuse_null('tweet_ids', tweet_ids IS NULL);
-  first := tweetkeeper.first_delay();  -- also loads the module, which defines the setting below
+  PERFORM tweetkeeper_internal.array_arg('tweet_ids', tweet_ids);
+  first := tweetkeeper.first_delay();
   last := (SELECT max(p.delay) FROM tweetkeeper.age_policy p);  -- for tweets past the last bucket
-  PERFORM tweetkeeper_internal.check_arg_count('tweet_ids', cardinality(tweet_ids));
   -- Validate the whole array first, in one pass: nothing is scheduled if any id is bad. Derived
   -- times grow with the id, so checking the smallest and the largest id checks them all.
-  SELECT count(*) FILTER (WHERE id IS NULL), count(DISTINCT id), min(id), max(id)
-    INTO n_null, n_distinct, lo, hi
-    FROM unnest(tweet_ids) AS id;
-  IF n_null > 0 THEN
-    RAISE EXCEPTION 'tweet_ids contains % NULL element(s)', n_null
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  SELECT count(DISTINCT id), min(id), max(id) INTO n_distinct, lo, hi FROM unnest(tweet_ids) AS id;
   IF lo IS NULL THEN
     RETURN 0;
   END IF;

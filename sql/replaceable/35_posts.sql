@@ -137,28 +137,32 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.posts_wanted(urls text[])
            WHERE p.network <> 'x') x
    ORDER BY x.identity, x.i $$;
 
--- schedule_posts()'s argument, checked: not NULL, no more URLs than tweetkeeper.max_ids_per_call,
--- none NULL, every one a post URL. Every URL is read first, so that nothing is scheduled if any is
--- bad; on a refusal, the first bad one is read again alone, to name its position.
-CREATE OR REPLACE FUNCTION tweetkeeper_internal.check_post_urls(urls text[]) RETURNS void
+-- The argument urls of schedule_posts() (post URLs) or follow_accounts() (profile URLs, profiles
+-- true), checked: as every array argument (array_arg()), and every one a URL of its kind. Every
+-- URL is read first, in one statement (no exception block per URL: a million URLs take seconds),
+-- so that nothing is done if any is bad; on a refusal, the first bad one is read again alone, to
+-- name its position (22023).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.check_urls(urls text[], profiles boolean) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   bad record;
   msg text;
 BEGIN
-  PERFORM tweetkeeper_internal.refuse_null('urls', urls IS NULL);
-  PERFORM tweetkeeper.first_delay();  -- refuses an empty policy; loads the module's settings
-  PERFORM tweetkeeper_internal.check_arg_count('urls', cardinality(urls));
-  SELECT a.i INTO bad FROM unnest(urls) WITH ORDINALITY AS a(url, i) WHERE a.url IS NULL LIMIT 1;
-  IF FOUND THEN
-    RAISE EXCEPTION 'urls[%] is NULL', bad.i USING ERRCODE = 'null_value_not_allowed';
-  END IF;
+  PERFORM tweetkeeper_internal.array_arg('urls', urls);
   BEGIN
-    PERFORM count(*) FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p;
+    IF profiles THEN
+      PERFORM count(*) FROM unnest(urls) AS a(url), tweetkeeper.parse_profile_url(a.url) AS p;
+    ELSE
+      PERFORM count(*) FROM unnest(urls) AS a(url), tweetkeeper.parse_post_url(a.url) AS p;
+    END IF;
   EXCEPTION WHEN invalid_parameter_value THEN
     FOR bad IN SELECT a.url, a.i FROM unnest(urls) WITH ORDINALITY AS a(url, i) LOOP
       BEGIN
-        PERFORM tweetkeeper.parse_post_url(bad.url);
+        IF profiles THEN
+          PERFORM tweetkeeper.parse_profile_url(bad.url);
+        ELSE
+          PERFORM tweetkeeper.parse_post_url(bad.url);
+        END IF;
       EXCEPTION WHEN invalid_parameter_value THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
         RAISE EXCEPTION 'urls[%]: %', bad.i, msg USING ERRCODE = 'invalid_parameter_value';
@@ -178,7 +182,8 @@ DECLARE
   u text;
   rest text[];
 BEGIN
-  PERFORM tweetkeeper_internal.check_post_urls(urls);
+  PERFORM tweetkeeper_internal.check_urls(urls, false);
+  PERFORM tweetkeeper.first_delay();  -- refuses an empty policy
   -- X: ids that schedule_tweets would refuse, named with their position; then the ids, each once.
   SELECT a.i, p.post_key, p.created_at INTO bad
     FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p

@@ -49,29 +49,17 @@ COMMENT ON FUNCTION follow(text) IS
   'first. Returns false, changing nothing, if the account is followed already (by its handle or its '
   'id).';
 
--- Many URLs, all or nothing; a bad one is named by its position. Every URL is read first (no
--- write, so the per-URL exception blocks that find a bad one's position take no transaction id),
--- then each account is followed.
+-- Many URLs, all or nothing; a bad one is named by its position (check_urls(), as
+-- schedule_posts() does). Every URL is read first, then each account is followed.
 CREATE OR REPLACE FUNCTION follow_accounts(urls text[]) RETURNS bigint
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  a record;
-  msg text;
-  state text;
   added bigint := 0;
+  url text;
 BEGIN
-  PERFORM tweetkeeper_internal.refuse_null('urls', urls IS NULL);
-  PERFORM tweetkeeper_internal.check_arg_count('urls', cardinality(urls));
-  FOR a IN SELECT u.url, u.i FROM unnest(urls) WITH ORDINALITY AS u(url, i) LOOP
-    BEGIN
-      PERFORM tweetkeeper_internal.profile_arg(a.url);
-    EXCEPTION WHEN invalid_parameter_value OR null_value_not_allowed THEN
-      GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
-      RAISE EXCEPTION 'urls[%]: %', a.i, msg USING ERRCODE = state;
-    END;
-  END LOOP;
-  FOR a IN SELECT u.url FROM unnest(urls) AS u(url) LOOP
-    IF tweetkeeper.follow(a.url) THEN
+  PERFORM tweetkeeper_internal.check_urls(urls, true);
+  FOREACH url IN ARRAY urls LOOP
+    IF tweetkeeper.follow(url) THEN
       added := added + 1;
     END IF;
   END LOOP;

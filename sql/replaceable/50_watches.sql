@@ -86,11 +86,8 @@ COMMENT ON FUNCTION watch(bigint[], interval, interval) IS
   'tweets are not).';
 
 CREATE OR REPLACE FUNCTION unwatch(tweet_ids bigint[]) RETURNS bigint
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  PERFORM tweetkeeper_internal.refuse_null('tweet_ids', tweet_ids IS NULL);
-  RETURN tweetkeeper_internal.stop_watching(tweet_ids);
-END $$;
+  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN tweetkeeper_internal.stop_watching(tweetkeeper_internal.array_arg('tweet_ids', tweet_ids));
 COMMENT ON FUNCTION unwatch(bigint[]) IS
   'Ends the watches of these tweets: back to their age schedule. Returns how many were watched.';
 
@@ -123,14 +120,8 @@ COMMENT ON FUNCTION watch_posts(text[], interval, interval) IS
   'watched.';
 
 CREATE OR REPLACE FUNCTION unwatch_posts(urls text[]) RETURNS bigint
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  PERFORM tweetkeeper_internal.refuse_null('urls', urls IS NULL);
-  IF array_position(urls, NULL) IS NOT NULL THEN
-    RAISE EXCEPTION 'urls[%] is NULL', array_position(urls, NULL) USING ERRCODE = 'null_value_not_allowed';
-  END IF;
-  RETURN tweetkeeper_internal.stop_watching(tweetkeeper_internal.url_post_ids(urls));
-END $$;
+  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN tweetkeeper.unwatch(tweetkeeper_internal.url_post_ids(tweetkeeper_internal.array_arg('urls', urls)));
 COMMENT ON FUNCTION unwatch_posts(text[]) IS
   'unwatch() for the posts of URLs of any network: back to their age schedule. Returns how many '
   'were watched.';

@@ -57,7 +57,7 @@ SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id IN (1595000000
 SELECT is(tweetkeeper.schedule_tweets('{}'), 0::bigint, 'an empty array schedules nothing');
 SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(NULL)$$, '22004', 'tweet_ids must not be NULL', 'NULL array');
 SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(ARRAY[1595000000000000003, NULL])$$, '22004',
-  'tweet_ids contains 1 NULL element(s)', 'a NULL element');
+  'tweet_ids[2] is NULL', 'a NULL element, by position');
 SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(ARRAY[1595000000000000004, -1])$$, '22023',
   'tweet_id must be positive, got -1', 'a negative element');
 SELECT throws_ok($$SELECT tweetkeeper.schedule_tweets(ARRAY[1595000000000000005, 9223372036854775807])$$, '22023', NULL,

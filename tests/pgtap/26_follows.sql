@@ -62,7 +62,7 @@ SELECT throws_ok($$SELECT tweetkeeper.follow_accounts(ARRAY['x.com/c', 'x.com/ho
   'urls[2]: not a profile URL "x.com/home": an X profile URL is https://x.com/<user> (a user name of 1 to 15 letters, digits and _) or https://x.com/i/user/<id>',
   'a bad URL: 22023 naming its position');
 SELECT throws_ok($$SELECT tweetkeeper.follow_accounts(ARRAY['x.com/c', NULL])$$, '22004',
-  'urls[2]: profile_url must not be NULL', 'a NULL URL: 22004 naming its position');
+  'urls[2] is NULL', 'a NULL URL: 22004 naming its position');
 SELECT is((SELECT count(*) FROM tweetkeeper.followed_accounts WHERE handle = 'c'), 0::bigint,
   'nothing of a refused call is followed');
 SELECT throws_ok($$SELECT tweetkeeper.follow_accounts(NULL)$$, '22004', 'urls must not be NULL', 'a NULL array');
