@@ -1,8 +1,6 @@
 -- Following accounts: parse_profile_url(), follow(), follow_accounts(), unfollow() and the
 -- follows view; who may follow; bad input refused with its SQLSTATE and nothing changed.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(86);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
