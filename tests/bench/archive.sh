@@ -14,10 +14,7 @@
 # STATEMENTS=1 prints each run's costliest statements (pg_stat_statements).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-TWEETS=${TWEETS:-100000}
-ROUNDS=${ROUNDS:-5}
-WORKERS=${WORKERS:-2}
-CONCURRENCY=${CONCURRENCY:-4}
+tk_defaults TWEETS=100000 ROUNDS=5 WORKERS=2 CONCURRENCY=4
 
 tk_workdir archive-bench
 # Autovacuum off, each table vacuumed between runs instead: on two cores, a vacuum that starts in

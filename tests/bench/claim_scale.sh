@@ -12,13 +12,10 @@
 # (maintenance()) on each queue, p50 and max of 20.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-SIZES=${SIZES:-"100000 10000000"}
-SECONDS_RUN=${SECONDS_RUN:-20}
-CLIENTS=${CLIENTS:-4}
+tk_defaults "SIZES=100000 10000000" SECONDS_RUN=20 CLIENTS=4
 # The usual advice, a quarter of the machine's memory (24 GB here): at 10,000,000 posts the queue
 # with its indexes and post_refs is 3.4 GB, which 2 GB did not hold.
-SHARED_BUFFERS=${SHARED_BUFFERS:-6GB}
-FULL_PAGE_WRITES=${FULL_PAGE_WRITES:-on}
+tk_defaults SHARED_BUFFERS=6GB FULL_PAGE_WRITES=on
 # tweets' autovacuum_vacuum_scale_factor, when set (else the table's own): how often the claimed
 # posts' dead index entries at the head of the due indexes are cleared.
 VACUUM_SCALE_FACTOR=${VACUUM_SCALE_FACTOR:-}

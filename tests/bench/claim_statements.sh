@@ -10,10 +10,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 N=${1:?usage: claim_statements.sh NUMBER_OF_POSTS}
-PRE=${PRE:-500}
-MEASURED=${MEASURED:-300}
-SHARED_BUFFERS=${SHARED_BUFFERS:-4GB}
-HUGE_PAGES=${HUGE_PAGES:-try}
+tk_defaults PRE=500 MEASURED=300 SHARED_BUFFERS=4GB HUGE_PAGES=try
 [ $((N / 25)) -gt $((PRE + MEASURED)) ] || { echo "$N posts run dry in $((PRE + MEASURED)) claims of 25" >&2; exit 2; }
 
 tk_workdir statements

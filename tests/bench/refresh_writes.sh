@@ -7,8 +7,7 @@
 # table; checks nothing (a measurement, by hand or in make bench).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-TWEETS=${TWEETS:-200000}
-REFRESHES=${REFRESHES:-80000}
+tk_defaults TWEETS=200000 REFRESHES=80000
 CLIENTS=4
 
 tk_workdir refresh-writes

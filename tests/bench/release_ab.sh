@@ -16,9 +16,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/releases.sh"
-RELEASES=${RELEASES:-"3c271d8:0.1.0 c8a3633:0.2.0"}
-TARGET_RELEASE=${TARGET_RELEASE:-0.2.0}
-ROUNDS=${ROUNDS:-2}
+tk_defaults "RELEASES=3c271d8:0.1.0 c8a3633:0.2.0" TARGET_RELEASE=0.2.0 ROUNDS=2
 
 tk_workdir release-ab
 declare -A path worker

@@ -11,12 +11,7 @@
 # times), so a fast version is not cut short.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-NETWORK=${NETWORK:-x}
-TWEETS=${TWEETS:-1000000}
-FLOOR_SECONDS=${FLOOR_SECONDS:-20}
-FLOOR_CLIENTS=${FLOOR_CLIENTS:-4}
-WORKERS=${WORKERS:-2}
-CONCURRENCY=${CONCURRENCY:-4}
+tk_defaults NETWORK=x TWEETS=1000000 FLOOR_SECONDS=20 FLOOR_CLIENTS=4 WORKERS=2 CONCURRENCY=4
 
 tk_workdir bench
 tk_pg_start "$dir" -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min || exit 1

@@ -14,9 +14,7 @@
 # "lateness:even young:even" for the order that keeps young tweets' schedule first).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-RUN_S=${RUN_S:-100}
-YOUNG=${YOUNG:-1000}
-OLD=${OLD:-6000}
+tk_defaults RUN_S=100 YOUNG=1000 OLD=6000
 PER_WINDOW=25
 WINDOW_S=10
 MODES=${MODES:-due:burst lateness:even}

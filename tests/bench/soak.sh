@@ -7,13 +7,7 @@
 # Prints the curve (one line per minute), then per relation: mean, min, max, largest deviation.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-SOAK_MINUTES=${SOAK_MINUTES:-30}
-TWEETS=${TWEETS:-20000}
-DELAY=${DELAY:-10 seconds}
-RETENTION_MINUTES=${RETENTION_MINUTES:-3}
-WORKERS=${WORKERS:-2}
-SAMPLE_SECONDS=${SAMPLE_SECONDS:-60}
-LIMIT_PERCENT=${LIMIT_PERCENT:-10}
+tk_defaults SOAK_MINUTES=30 TWEETS=20000 "DELAY=10 seconds" RETENTION_MINUTES=3 WORKERS=2 SAMPLE_SECONDS=60 LIMIT_PERCENT=10
 
 tk_workdir soak
 tk_pg_start "$dir" -c tweetkeeper.history_partition=1min -c "tweetkeeper.history_retention=${RETENTION_MINUTES}min" \

@@ -9,10 +9,7 @@
 # alone (issue 34: the claim's and completion's cut into steps, within 3% of 0.3.0's).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-RELEASE=${RELEASE:-0.3.0}
-TWEETS=${TWEETS:-100000}
-N=${N:-500}
-ROUNDS=${ROUNDS:-6}
+tk_defaults RELEASE=0.3.0 TWEETS=100000 N=500 ROUNDS=6
 
 tk_workdir sql-ab
 tk_pg_start "$dir" -c shared_buffers=512MB || exit 1

@@ -11,9 +11,8 @@
 # differs or the update fails.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-POSTS=${POSTS:-10000000}
-OBSERVED=${OBSERVED:-$((POSTS / 10))}
-FROM=${FROM:-0.3.0}
+tk_defaults POSTS=10000000 FROM=0.3.0
+tk_defaults "OBSERVED=$((POSTS / 10))"  # after POSTS has its value
 
 tk_workdir upgrade
 tk_pg_start "$dir" -c shared_buffers=${SHARED_BUFFERS:-6GB} -c max_wal_size=8GB -c checkpoint_timeout=30min || exit 1

@@ -26,47 +26,47 @@ void CheckRefusal(const tk::PostUrlError& e) {
   TK_FUZZ_CHECK(msg.find('\n') == std::string_view::npos && msg.find('\r') == std::string_view::npos);
   TK_FUZZ_CHECK(msg.size() < 2000);
 }
+
+// What `parse` reads `text` as; nothing when it refuses it (the refusal checked).
+template <typename Parse>
+auto Parsed(Parse parse, std::string_view text) -> std::optional<decltype(parse(text))> {
+  try {
+    return parse(text);
+  } catch (const tk::PostUrlError& e) {
+    CheckRefusal(e);
+    return std::nullopt;
+  }
+}
+
+// What `parse` reads a canonical spelling it gave as: refusing it is a failure, not a refusal of
+// the input.
+template <typename Parse>
+auto Reparsed(Parse parse, const std::string& canonical) -> decltype(parse(canonical)) {
+  decltype(parse(canonical)) again;
+  try {
+    again = parse(canonical);
+  } catch (const tk::PostUrlError&) {
+    TK_FUZZ_CHECK(!"the canonical URL is refused");
+  }
+  return again;
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view url(reinterpret_cast<const char*>(data), size);
-  // (The canonical form is read again outside the first try: its refusal is a failure, not a
-  // refusal of the input.)
-  std::optional<tk::ProfileRef> profile;
-  try {
-    profile = tk::ParseProfileUrl(url);
-  } catch (const tk::PostUrlError& e) {
-    CheckRefusal(e);
-  }
-  if (profile) {
+  if (const std::optional<tk::ProfileRef> profile = Parsed(tk::ParseProfileUrl, url)) {
     const tk::ProfileRef& ref = *profile;
     TK_FUZZ_CHECK(!ref.handle.empty() || !ref.account_id.empty());
     TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.handle));
-    tk::ProfileRef again;
-    try {
-      again = tk::ParseProfileUrl(ref.canonical);
-    } catch (const tk::PostUrlError&) {
-      TK_FUZZ_CHECK(!"the canonical profile URL is refused");
-    }
+    const tk::ProfileRef again = Reparsed(tk::ParseProfileUrl, ref.canonical);
     TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.handle == ref.handle);
     TK_FUZZ_CHECK(again.canonical == ref.canonical && again.account_id == ref.account_id);
   }
-  std::optional<tk::PostRef> post;
-  try {
-    post = tk::ParsePostUrl(url);
-  } catch (const tk::PostUrlError& e) {
-    CheckRefusal(e);
-  }
-  if (post) {
+  if (const std::optional<tk::PostRef> post = Parsed(tk::ParsePostUrl, url)) {
     const tk::PostRef& ref = *post;
     TK_FUZZ_CHECK(!ref.key.empty());
     TK_FUZZ_CHECK(tweetkeeper::fuzz::PgUtf8Valid(ref.canonical) && tweetkeeper::fuzz::PgUtf8Valid(ref.author));
-    tk::PostRef again;
-    try {
-      again = tk::ParsePostUrl(ref.canonical);
-    } catch (const tk::PostUrlError&) {
-      TK_FUZZ_CHECK(!"the canonical post URL is refused");
-    }
+    const tk::PostRef again = Reparsed(tk::ParsePostUrl, ref.canonical);
     TK_FUZZ_CHECK(again.network == ref.network && again.host == ref.host && again.key == ref.key);
     TK_FUZZ_CHECK(again.canonical == ref.canonical && again.created_ms == ref.created_ms);
   }

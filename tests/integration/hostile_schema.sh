@@ -39,7 +39,8 @@ BEGIN
     EXECUTE 'ALTER ROLE db_owner SUPERUSER';
   END IF;
 END $$;
--- Operators: LEFT, RIGHT, what they return, and the honest result after the attempt.
+-- Operators: LEFT, RIGHT, what they return, and the honest result after the attempt. Every
+-- comparison >=, <=, <, >, = of bigint with numeric, and text || each type below.
 DO $$
 DECLARE
   o record;
@@ -53,17 +54,11 @@ BEGIN
       ('/', 'interval', 'integer', 'interval', '$1 / $2::float8'),
       ('+', 'numeric', 'integer', 'numeric', '$1 + $2::numeric'),
       ('-', 'numeric', 'integer', 'numeric', '$1 - $2::numeric'),
-      ('>=', 'bigint', 'numeric', 'boolean', '$1::numeric >= $2'),
-      ('<=', 'bigint', 'numeric', 'boolean', '$1::numeric <= $2'),
-      ('<', 'bigint', 'numeric', 'boolean', '$1::numeric < $2'),
-      ('>', 'bigint', 'numeric', 'boolean', '$1::numeric > $2'),
-      ('=', 'bigint', 'numeric', 'boolean', '$1::numeric = $2'),
-      ('=', 'integer', 'numeric', 'boolean', '$1::numeric = $2'),
-      ('||', 'text', 'bigint', 'text', '$1 || $2::text'),
-      ('||', 'text', 'integer', 'text', '$1 || $2::text'),
-      ('||', 'text', 'numeric', 'text', '$1 || $2::text'),
-      ('||', 'text', 'interval', 'text', '$1 || $2::text'),
-      ('||', 'text', 'timestamp with time zone', 'text', '$1 || $2::text')) AS v(op, l, r, res, honest) LOOP
+      ('=', 'integer', 'numeric', 'boolean', '$1::numeric = $2')) AS v(op, l, r, res, honest)
+    UNION ALL SELECT op, 'bigint', 'numeric', 'boolean', format('$1::numeric %s $2', op)
+                FROM unnest(ARRAY['>=', '<=', '<', '>', '=']) op
+    UNION ALL SELECT '||', 'text', t, 'text', '$1 || $2::text'
+                FROM unnest(ARRAY['bigint', 'integer', 'numeric', 'interval', 'timestamp with time zone']) t LOOP
     n := n + 1;
     EXECUTE format('CREATE FUNCTION public.tk_op_%s(%s, %s) RETURNS %s LANGUAGE plpgsql AS $f$
                       BEGIN PERFORM public.tk_attempt(%L); RETURN %s; END $f$',
@@ -71,21 +66,20 @@ BEGIN
     EXECUTE format('CREATE OPERATOR public.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = public.tk_op_%s)',
                    o.op, o.l, o.r, n);
   END LOOP;
-  -- Functions whose pg_catalog namesakes take "any" or text: these match better.
+  -- Functions whose pg_catalog namesakes take "any" or text: these match better. format(text, T)
+  -- and jsonb_build_object(text, T) for each T below, jsonb_build_array(T) likewise.
   FOR o IN SELECT * FROM (VALUES
-      ('format', 'text, text', 'text', 'pg_catalog.format($1, $2)'),
-      ('format', 'text, integer', 'text', 'pg_catalog.format($1, $2)'),
-      ('format', 'text, bigint', 'text', 'pg_catalog.format($1, $2)'),
       ('format', 'text, text, text', 'text', 'pg_catalog.format($1, $2, $3)'),
-      ('jsonb_build_object', 'text, integer', 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'),
-      ('jsonb_build_object', 'text, bigint', 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'),
-      ('jsonb_build_object', 'text, text', 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'),
-      ('jsonb_build_array', 'bigint', 'jsonb', 'pg_catalog.jsonb_build_array($1)'),
-      ('jsonb_build_array', 'text', 'jsonb', 'pg_catalog.jsonb_build_array($1)'),
       ('concat_ws', 'text, text, text', 'text', 'pg_catalog.concat_ws($1, $2, $3)'),
       ('greatest_of', 'integer, integer', 'integer', '$1'),
       ('length', 'character varying', 'integer', 'pg_catalog.length($1::text)'),
-      ('to_char', 'timestamp with time zone', 'text', '$1::text')) AS v(fn, args, res, honest) LOOP
+      ('to_char', 'timestamp with time zone', 'text', '$1::text')) AS v(fn, args, res, honest)
+    UNION ALL SELECT 'format', 'text, ' || t, 'text', 'pg_catalog.format($1, $2)'
+                FROM unnest(ARRAY['text', 'integer', 'bigint']) t
+    UNION ALL SELECT 'jsonb_build_object', 'text, ' || t, 'jsonb', 'pg_catalog.jsonb_build_object($1, $2)'
+                FROM unnest(ARRAY['integer', 'bigint', 'text']) t
+    UNION ALL SELECT 'jsonb_build_array', t, 'jsonb', 'pg_catalog.jsonb_build_array($1)'
+                FROM unnest(ARRAY['bigint', 'text']) t LOOP
     n := n + 1;
     EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql AS $f$
                       BEGIN PERFORM public.tk_attempt(%L); RETURN %s; END $f$',

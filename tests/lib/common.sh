@@ -341,6 +341,16 @@ tk_tables() {
                          AND CASE '$2' WHEN 'r' THEN c.relkind IN ('r', 'p') AND NOT c.relispartition
                                        ELSE c.relkind = '$2' END"
 }
+# tk_defaults NAME=VALUE...: a script's sizes and settings, in one line: each NAME keeps the value
+# the environment gives it (an empty one counts as none) and takes VALUE otherwise, as
+# NAME=${NAME:-VALUE} would, one line each.
+tk_defaults() {
+  local pair name
+  for pair in "$@"; do
+    name=${pair%%=*}
+    [ -n "${!name:-}" ] || printf -v "$name" %s "${pair#*=}"
+  done
+}
 # tk_workdir NAME: sets dir to a fresh directory for this suite; at exit, every process started
 # here is stopped, the cluster too (pg_ctl -m TK_STOP_MODE, default fast), and the directory removed (kept, and named, with KEEP=1).
 tk_workdir() {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <set>
@@ -266,6 +267,21 @@ EndpointReply XrpcError(int status, const char* error, const std::string& messag
   return reply;
 }
 
+// The values of the array parameter `name` (uris, actors: repeated, ?uris=a&uris=b), in the order
+// given; `refused` is set to the AppView's 400 when there is none or more than its 25.
+std::vector<std::string> ListParam(const QueryParams& params, const std::string& name,
+                                   std::optional<EndpointReply>* refused) {
+  std::vector<std::string> values;
+  const auto range = params.equal_range(name);
+  for (auto it = range.first; it != range.second; ++it) values.push_back(it->second);
+  if (values.empty()) {
+    *refused = XrpcError(400, "InvalidRequest", "Error: Params must have the property \"" + name + "\"");
+  } else if (values.size() > kMaxUris) {
+    *refused = XrpcError(400, "InvalidRequest", "Error: " + name + " must not have more than 25 elements");
+  }
+  return values;
+}
+
 std::string IsoMillis(int64_t unix_ms) {
   std::string s = FormatCreatedAt(unix_ms);  // "...T19:00:55.000Z"
   const int64_t ms = ((unix_ms % 1000) + 1000) % 1000;
@@ -394,39 +410,40 @@ rapidjson::Value AspectRatio(const Picture& p, Alloc& a) {
   return r;
 }
 
-rapidjson::Value ImagesRecord(const MockPost& m, Alloc& a) {
+// A post's images embed of `type` (a static string): one entry per picture, which `image` makes
+// of the picture and its index.
+rapidjson::Value ImagesEmbed(const MockPost& m, Alloc& a, const char* type,
+                             const std::function<rapidjson::Value(const Picture& p, int i)>& image) {
   rapidjson::Value images(rapidjson::kArrayType);
   int i = 0;
-  for (const Picture& p : PicturesOf(m)) {
-    rapidjson::Value image(rapidjson::kObjectType);
-    image.AddMember("alt", Str(p.alt, a), a);
-    image.AddMember("aspectRatio", AspectRatio(p, a), a);
-    image.AddMember("image", Blob(m, i++, a), a);
-    images.PushBack(image, a);
-  }
+  for (const Picture& p : PicturesOf(m)) images.PushBack(image(p, i++), a);
   rapidjson::Value embed(rapidjson::kObjectType);
-  embed.AddMember("$type", "app.bsky.embed.images", a);
+  embed.AddMember("$type", rapidjson::StringRef(type), a);
   embed.AddMember("images", images, a);
   return embed;
 }
 
+rapidjson::Value ImagesRecord(const MockPost& m, Alloc& a) {
+  return ImagesEmbed(m, a, "app.bsky.embed.images", [&](const Picture& p, int i) {
+    rapidjson::Value image(rapidjson::kObjectType);
+    image.AddMember("alt", Str(p.alt, a), a);
+    image.AddMember("aspectRatio", AspectRatio(p, a), a);
+    image.AddMember("image", Blob(m, i, a), a);
+    return image;
+  });
+}
+
 // As the AppView's image URI builder names them: https://cdn.bsky.app/img/<preset>/plain/<did>/<cid>@jpeg
 rapidjson::Value ImagesView(const MockPost& m, Alloc& a) {
-  rapidjson::Value images(rapidjson::kArrayType);
-  int i = 0;
-  for (const Picture& p : PicturesOf(m)) {
-    const std::string cid = Cid(0x55, "image " + m.uri + " " + std::to_string(i++));
+  return ImagesEmbed(m, a, "app.bsky.embed.images#view", [&](const Picture& p, int i) {
+    const std::string cid = Cid(0x55, "image " + m.uri + " " + std::to_string(i));
     rapidjson::Value view(rapidjson::kObjectType);
     view.AddMember("thumb", Str("https://cdn.bsky.app/img/feed_thumbnail/plain/" + m.did + "/" + cid + "@jpeg", a), a);
     view.AddMember("fullsize", Str("https://cdn.bsky.app/img/feed_fullsize/plain/" + m.did + "/" + cid + "@jpeg", a), a);
     view.AddMember("alt", Str(p.alt, a), a);
     view.AddMember("aspectRatio", AspectRatio(p, a), a);
-    images.PushBack(view, a);
-  }
-  rapidjson::Value embed(rapidjson::kObjectType);
-  embed.AddMember("$type", "app.bsky.embed.images#view", a);
-  embed.AddMember("images", images, a);
-  return embed;
+    return view;
+  });
 }
 
 rapidjson::Value ExternalCard(const MockPost& m, Alloc& a) {
@@ -728,13 +745,9 @@ std::string MockDid(const std::string& handle) {
 }
 
 EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
-  std::vector<std::string> uris;
-  const auto range = params.equal_range("uris");
-  for (auto it = range.first; it != range.second; ++it) uris.push_back(it->second);
-  if (uris.empty()) return XrpcError(400, "InvalidRequest", "Error: Params must have the property \"uris\"");
-  if (uris.size() > kMaxUris) {
-    return XrpcError(400, "InvalidRequest", "Error: uris must not have more than 25 elements");
-  }
+  std::optional<EndpointReply> refused;
+  const std::vector<std::string> uris = ListParam(params, "uris", &refused);
+  if (refused) return *refused;
   std::vector<std::pair<std::string, PostUri>> posts;
   std::set<std::string> seen;
   for (size_t i = 0; i < uris.size(); ++i) {
@@ -864,11 +877,9 @@ EndpointReply GetBlueskyProfile(const QueryParams& params, const MockConfig& con
 // (the AppView's skeleton drops actors it cannot resolve, its presentation those it has no view
 // of), and the rest come in the order asked, each once.
 EndpointReply GetBlueskyProfiles(const QueryParams& params, const MockConfig& config, int64_t now_ms) {
-  std::vector<std::string> actors;
-  const auto range = params.equal_range("actors");
-  for (auto it = range.first; it != range.second; ++it) actors.push_back(it->second);
-  if (actors.empty()) return XrpcError(400, "InvalidRequest", "Error: Params must have the property \"actors\"");
-  if (actors.size() > kMaxUris) return XrpcError(400, "InvalidRequest", "Error: actors must not have more than 25 elements");
+  std::optional<EndpointReply> refused;
+  const std::vector<std::string> actors = ListParam(params, "actors", &refused);
+  if (refused) return *refused;
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   rapidjson::Value profiles(rapidjson::kArrayType);

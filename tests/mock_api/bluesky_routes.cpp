@@ -14,10 +14,7 @@ void MockApi::AddBlueskyRoutes() {
       {"GET", "/xrpc/app.bsky.actor.getProfiles", "actors", &GetBlueskyProfiles, Dialect::kV2},
       {"GET", "/xrpc/app.bsky.feed.getAuthorFeed", "actor", &GetAuthorFeed, Dialect::kV2},
   };
-  for (const ProviderRoute& route : kRoutes) {
-    Add(route.method, route.path,
-        [this, &route](const HttpCall& call, int64_t now_ms) { return Xrpc(route, call, now_ms); });
-  }
+  AddProviderRoutes(kRoutes, &MockApi::Xrpc);
 }
 
 HttpReply MockApi::Xrpc(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {

@@ -108,6 +108,16 @@ class MockApi {
   };
 
   void Add(const char* method, std::string path, Handler handler, bool prefix = false);
+  // A network's endpoints (a static table), each served through `serve` (X, Xrpc): the network's
+  // token, window and headers around the route's endpoint.
+  using ProviderServe = HttpReply (MockApi::*)(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  template <size_t N>
+  void AddProviderRoutes(const ProviderRoute (&routes)[N], ProviderServe serve) {
+    for (const ProviderRoute& route : routes) {
+      Add(route.method, route.path,
+          [this, &route, serve](const HttpCall& call, int64_t now_ms) { return (this->*serve)(route, call, now_ms); });
+    }
+  }
   // Each network registers its own routes, in its own file:
   void AddXRoutes();         // x_routes.cpp: X API v2 and v1.1
   void AddBlueskyRoutes();   // bluesky_routes.cpp: the AppView's XRPC methods

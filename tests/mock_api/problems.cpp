@@ -40,20 +40,26 @@ std::string UsageCappedProblem(uint64_t account_id) {
   return buf.GetString();
 }
 
-std::string V1Error(int code, const std::string& message) {
+std::string OneError(const std::function<void(JsonWriter& w)>& members) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   w.StartObject();
   w.Key("errors");
   w.StartArray();
   w.StartObject();
-  w.Key("code");
-  w.Int(code);
-  Field(w, "message", message);
+  members(w);
   w.EndObject();
   w.EndArray();
   w.EndObject();
   return buf.GetString();
+}
+
+std::string V1Error(int code, const std::string& message) {
+  return OneError([&](JsonWriter& w) {
+    w.Key("code");
+    w.Int(code);
+    Field(w, "message", message);
+  });
 }
 
 std::string InvalidRequestProblem(const std::vector<InvalidParam>& errors) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ std::string GenericProblem(int status, const std::string& title);
 // {"account_id":N,"product_name":"standard-basic","title":"UsageCapExceeded","period":"Monthly",
 //  "scope":"Product","detail":"Usage cap exceeded: Monthly product cap","type":".../usage-capped"}
 std::string UsageCappedProblem(uint64_t account_id);
+
+// {"errors":[{...}]}: a body of one error, whose members `members` writes.
+std::string OneError(const std::function<void(JsonWriter& w)>& members);
 
 // API v1.1 errors: {"errors":[{"code":C,"message":M}]}.
 std::string V1Error(int code, const std::string& message);

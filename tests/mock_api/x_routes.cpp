@@ -32,10 +32,7 @@ void MockApi::AddXRoutes() {
       {"GET", "/1.1/statuses/lookup.json", "id", &LookupStatuses, Dialect::kV1},
       {"POST", "/1.1/statuses/lookup.json", "id", &LookupStatuses, Dialect::kV1},
   };
-  for (const ProviderRoute& route : kRoutes) {
-    Add(route.method, route.path,
-        [this, &route](const HttpCall& call, int64_t now_ms) { return X(route, call, now_ms); });
-  }
+  AddProviderRoutes(kRoutes, &MockApi::X);
   Add(
       "GET", "/2/tweets/", [this](const HttpCall& call, int64_t now_ms) { return XSingle(call, now_ms); }, true);
   Add(

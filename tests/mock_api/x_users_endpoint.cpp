@@ -114,30 +114,22 @@ EndpointReply Json(std::string body, int status = 200) {
 // not show (FACTS.md's per-id errors, for a user).
 std::string UserProblem(const std::string& value, const std::string& parameter, const std::string& title,
                         const std::string& detail, const char* type) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  w.Key("errors");
-  w.StartArray();
-  w.StartObject();
-  for (const auto& [k, v] : {std::pair<const char*, std::string>{"value", value},
-                             {"detail", detail},
-                             {"title", title},
-                             {"resource_type", "user"},
-                             {"parameter", parameter},
-                             {"resource_id", value},
-                             {"type", std::string(kProblemsBase) + type}}) {
-    w.Key(k);
-    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  if (std::string_view(type) == "not-authorized-for-resource") {  // the spec requires its section
-    w.Key("section");
-    w.String("data");
-  }
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  return buf.GetString();
+  return OneError([&](JsonWriter& w) {
+    for (const auto& [k, v] : {std::pair<const char*, std::string>{"value", value},
+                               {"detail", detail},
+                               {"title", title},
+                               {"resource_type", "user"},
+                               {"parameter", parameter},
+                               {"resource_id", value},
+                               {"type", std::string(kProblemsBase) + type}}) {
+      w.Key(k);
+      w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    }
+    if (std::string_view(type) == "not-authorized-for-resource") {  // the spec requires its section
+      w.Key("section");
+      w.String("data");
+    }
+  });
 }
 
 std::string UserNotFound(const std::string& value, const char* parameter) {

@@ -1,7 +1,5 @@
 -- The age policy and next_delay: seeded buckets, boundaries, the stop, bad rows, the cache.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(24);
 
 SELECT results_eq(

@@ -1,7 +1,5 @@
 -- schedule_tweet, schedule_tweets, schedule_from_trigger: the ways a tweet gets tracked.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(36);
 
 -- 1595000000000000000 was created 2022-11-22 10:23:28.323 UTC (Snowflake).

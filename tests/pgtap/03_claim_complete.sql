@@ -1,8 +1,6 @@
 -- The worker's API: claim (batches, buffer TTL, oldest first), complete (metrics, history,
 -- reschedule, problems, hand-back), release, fencing of stale leases, and every error path.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(47);
 SET LOCAL tweetkeeper.buffer_ttl = '5s';
 SET LOCAL tweetkeeper.lease_ttl = '2min';

@@ -1,7 +1,5 @@
 -- queue_stats, batch_stats, maintenance(), settings, install facts.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(22);
 
 SELECT is(tweetkeeper.preloaded(), true, 'the test cluster preloads tweetkeeper');

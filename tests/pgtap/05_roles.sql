@@ -1,7 +1,5 @@
 -- Least privilege: what each role created by the extension can and cannot do.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(32);
 
 SELECT has_role('tweetkeeper_worker');

@@ -1,8 +1,6 @@
 -- Credentials and quota: a claim spends one request of a credential's window atomically; the
 -- API's headers and refusals update the credential; exhausted credentials make claims wait.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(30);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 -- Window accounting, request after request in one transaction: spend without the even pace

@@ -1,9 +1,7 @@
 -- What pg_dump keeps (every table and sequence of users' data; the age policy only where it is
 -- the user's), and abandoned batches: the session that claimed a batch, and maintenance()
 -- handing back the batches whose session is gone.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(27);
 
 -- Backups ------------------------------------------------------------------------------------

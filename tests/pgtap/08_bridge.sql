@@ -2,9 +2,7 @@
 -- region with PostgreSQL's error state changed (an error context callback of a dead frame, a
 -- PG_TRY's jump buffer) must still become a clean ERROR, and the session must go on. The
 -- self-test symbol is in the library but not in the extension's SQL: declared here for the test.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(5);
 
 CREATE FUNCTION pg_temp.bridge_selftest(integer) RETURNS void

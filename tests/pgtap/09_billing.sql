@@ -1,8 +1,6 @@
 -- Billing-true accounting: X bills a post once per UTC day however often it is read, so monthly
 -- caps, usage and cost count billed reads, reserved at the claim and settled by complete/release.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(32);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 -- Window accounting, request after request in one transaction: spend without the even pace

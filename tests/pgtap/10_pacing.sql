@@ -1,9 +1,7 @@
 -- Paced spending (tweetkeeper.spending = even, the default): a credential's requests are spread
 -- evenly over its window, one every window_length / requests_per_window, whichever worker
 -- claims; the window's own limit still holds; burst spends as 0.1.0 did.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(20);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 

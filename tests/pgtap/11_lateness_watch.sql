@@ -1,9 +1,7 @@
 -- Freshest-first when short (tweetkeeper.claim_order = lateness): due tweets are served by how
 -- late they are relative to their own delay (young: per second of it too), index-driven; watched tweets come first; watch()
 -- and unwatch() with their errors; expired watches return to the age schedule.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(44);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 DELETE FROM tweetkeeper.age_policy;

@@ -1,8 +1,6 @@
 -- What tracking costs: tweet_cost() (one tweet's life), forecast() (the queue's next hours), and
 -- the capacity view's verdicts.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(19);
 
 -- The default policy: about 110 refreshes over 30 days, but X bills a post once per UTC day.

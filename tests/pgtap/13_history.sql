@@ -2,9 +2,7 @@
 -- default partition as a safety net whose rows move out), observations identical to the previous
 -- one not stored again, retention by whole partitions with a daily rollup, housekeeping() and
 -- its records, and every error path. (pg_cron itself: tests/integration/housekeeping.sh.)
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(44);
 \ir lib/plan_of.sql
 SET LOCAL tweetkeeper.buffer_ttl = 0;

@@ -4,9 +4,7 @@
 -- analyzes it, and a plan kept from then would read every tweet at every claim and tick (the
 -- import of make bench-import ran at 60% speed with the background worker doing so).
 -- Counted with pg_stat_xact_user_tables.seq_scan: this transaction's own scans of tweets.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(16);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 

@@ -2,9 +2,7 @@
 -- by its delay doubled at each omission in a row, and is 'missing' after
 -- tweetkeeper.missing_after of them; a count the answer does not give keeps the last known one;
 -- a count that is none (negative, absurd, or what the worker says is no number) is not stored.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(47);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 SET LOCAL tweetkeeper.history_keep_unchanged = off;

@@ -1,8 +1,6 @@
 -- parse_post_url(): every accepted form of X, Bluesky and Mastodon post URLs, what it reads from
 -- each, and the refused ones with SQLSTATE 22023 and a message that quotes the value.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(29);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$

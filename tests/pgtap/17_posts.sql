@@ -2,9 +2,7 @@
 -- post whatever URL it came by, refusals with their positions, the keys of Bluesky and Mastodon
 -- posts (negative, hashed, probed past a collision), the posts view, and X's claim and wake-up
 -- untouched by them.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(50);
 
 \set x_url 'https://x.com/XDevelopers/status/1460323737035677698'

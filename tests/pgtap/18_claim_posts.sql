@@ -1,9 +1,7 @@
 -- claim_posts(): Bluesky and Mastodon posts claimed per endpoint (at most 25 URIs, 20 statuses of
 -- one server), their keys, the buffer TTL per endpoint, each endpoint's window and refusals; and
 -- complete_batch()/release_batch() for them: counts, no billing, the creation time from the answer.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(78);
 
 -- 30 Bluesky posts by DID, 3 by handle, 25 statuses on a.social and 5 on b.social, 2 X tweets;

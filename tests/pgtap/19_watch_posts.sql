@@ -1,8 +1,6 @@
 -- watch_posts()/unwatch_posts(): watches by URL for posts of every network, and claim_posts()
 -- taking an endpoint's watched posts first.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(16);
 
 -- 30 Bluesky posts by DID, due from an hour ago (the first) to 30 minutes ago (the last).

@@ -3,9 +3,7 @@
 -- (NULL counts, extremes, several partitions of one week merged), idempotent and atomic,
 -- writes through the view, retention and rollups on compacted weeks, housekeeping() and the
 -- codec's errors.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(34);
 
 -- Observations of three posts over the last 20 days, every 5 hours (written straight in, as a

@@ -3,9 +3,7 @@
 -- unavailable posts lose theirs (tweetkeeper.deleted_payloads = erase) and leave a tombstone; a
 -- post seen again loses its tombstone; an edited X post links to its newest version, which is
 -- tracked in its place; retention keeps each post's newest payload.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(51);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 

@@ -3,9 +3,7 @@
 -- changes nothing, and says why. (Another live session is played by the autovacuum or logical
 -- replication launcher, whose pid and start time a batch's claimer columns are set to; a gone one
 -- by a pid no process has.)
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(27);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;

@@ -2,9 +2,7 @@
 -- reader, the admin, and a role with no grant of the extension's), whether it may EXECUTE it, set
 -- against the contract below (README's Roles, SECURITY.md). A function added or granted without
 -- this list saying so fails here, as does a grant that goes missing.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(6);
 SET LOCAL search_path = public, pg_catalog;  -- (names below schema-qualified: tweetkeeper.f(...))
 CREATE ROLE tk_test_anyone NOLOGIN;

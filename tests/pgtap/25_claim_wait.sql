@@ -3,9 +3,7 @@
 -- Mastodon's workers by): NULL with nothing scheduled; now() with a batch claimable; a partial
 -- batch's buffer TTL; the next due time; a waiting endpoint's end of wait; a server that wants a
 -- token left out.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(14);
 SET LOCAL tweetkeeper.buffer_ttl = '5s';
 

@@ -1,8 +1,6 @@
 -- Following accounts: parse_profile_url(), follow(), follow_accounts(), unfollow() and the
 -- follows view; who may follow; bad input refused with its SQLSTATE and nothing changed.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(86);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
@@ -24,14 +22,16 @@ SELECT throws_ok($$SELECT tweetkeeper.parse_profile_url('https://x.com/jack/stat
   'not a profile URL "https://x.com/jack/status/20": an X profile URL is https://x.com/<user> (a user name of 1 to 15 letters, digits and _) or https://x.com/i/user/<id>',
   'a post URL is no profile URL: 22023, the value quoted and the forms named');
 
--- follow(): new once, whatever the spelling.
-SELECT is(tweetkeeper.follow('https://x.com/Jack'), true, 'following an account is new');
-SELECT is(tweetkeeper.follow('twitter.com/jack/media'), false, 'the same account in another spelling is not');
-SELECT is(tweetkeeper.follow('https://bsky.app/profile/alice.bsky.social'), true, 'a Bluesky handle');
-SELECT is(tweetkeeper.follow('https://mastodon.social/@Gargron'), true, 'a Mastodon account');
-SELECT is(tweetkeeper.follow('https://hachyderm.io/@Gargron@mastodon.social'), false,
-  'the same Mastodon account seen from another server is not new');
-SELECT is(tweetkeeper.follow('https://fosstodon.org/@Gargron'), true, 'the same name on another server is another account');
+-- follow(): new once, whatever the spelling (in this order: each answer depends on the follows
+-- before it).
+SELECT is(tweetkeeper.follow(url), new, why) FROM (VALUES
+  (1, 'https://x.com/Jack', true, 'following an account is new'),
+  (2, 'twitter.com/jack/media', false, 'the same account in another spelling is not'),
+  (3, 'https://bsky.app/profile/alice.bsky.social', true, 'a Bluesky handle'),
+  (4, 'https://mastodon.social/@Gargron', true, 'a Mastodon account'),
+  (5, 'https://hachyderm.io/@Gargron@mastodon.social', false, 'the same Mastodon account seen from another server is not new'),
+  (6, 'https://fosstodon.org/@Gargron', true, 'the same name on another server is another account')
+) AS t(n, url, new, why) ORDER BY n;
 SELECT results_eq(
   $$SELECT network, account, handle, host, url, status, behind >= interval '0', posts_found FROM tweetkeeper.follows ORDER BY url$$,
   $$VALUES ('bluesky', NULL::text, 'alice.bsky.social', NULL::text, 'https://bsky.app/profile/alice.bsky.social', 'resolving', true, 0::bigint),

@@ -1,9 +1,7 @@
 -- Curves (issue 39): metrics_at() and the view lifespans, on observations this test writes, recent
 -- and compacted, X and Bluesky. Every expected value is worked out by hand from those observations
 -- (written beside each check), not from the code under test.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SET LOCAL TimeZone = 'UTC';
 SELECT plan(29);
 

@@ -1,9 +1,7 @@
 -- What the worker role can call acts only on what its own lease holds: each attack below, made as
 -- tweetkeeper_worker, once succeeded (issue 49) and is now refused or changes nothing. Another
 -- live session is played by the autovacuum or logical replication launcher, as in 23_leases.
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(27);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;

@@ -4,9 +4,7 @@
 -- exports its path). The internals live in tweetkeeper_internal, which no role may use: no USAGE
 -- on the schema but its owner's, no EXECUTE of its functions for PUBLIC or a tweetkeeper_* role.
 \set doc `cat "$TK_SQL_REFERENCE"`
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS pgtap;
-CREATE EXTENSION tweetkeeper;
+\ir lib/begin.sql
 SELECT plan(9);
 SET LOCAL search_path = public, pg_catalog;
 CREATE TEMP TABLE reference AS SELECT :'doc'::text AS doc;

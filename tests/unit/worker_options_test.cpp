@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <initializer_list>
 
 #include <string>
 #include <tuple>
@@ -20,6 +21,17 @@ namespace {
 ParsedCommandLine Parse(std::vector<const char*> args) {
   args.insert(args.begin(), "tweetkeeper-worker");
   return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+// `--dsn x OPTION VALUE` with each of the values: refused, as a usage error whose message names
+// `named` (the option, or the family of options it belongs to).
+void ExpectUsageErrors(const char* option, std::initializer_list<const char*> values, const std::string& named) {
+  for (const char* value : values) {
+    ParsedCommandLine p = Parse({"--dsn", "x", option, value});
+    EXPECT_FALSE(p.options) << option << " " << value;
+    EXPECT_EQ(p.exit_code, kExitUsage) << option << " " << value;
+    EXPECT_NE(p.err.find(named), std::string::npos) << p.err;
+  }
 }
 
 // The options a run is shaped by, in one value, so a test states all of them at once.
@@ -85,12 +97,7 @@ TEST(CommandLine, StartupTimeout) {
   ParsedCommandLine p = Parse({"--dsn", "x", "--startup-timeout", "90"});
   ASSERT_TRUE(p.options) << p.err;
   EXPECT_EQ(p.options->startup_timeout_s, 90);
-  for (const char* bad : {"-1", "soon", "1.5"}) {
-    ParsedCommandLine q = Parse({"--dsn", "x", "--startup-timeout", bad});
-    EXPECT_FALSE(q.options) << bad;
-    EXPECT_EQ(q.exit_code, kExitUsage) << bad;
-    EXPECT_NE(q.err.find("--startup-timeout"), std::string::npos) << q.err;
-  }
+  ExpectUsageErrors("--startup-timeout", {"-1", "soon", "1.5"}, "--startup-timeout");
 }
 
 TEST(CommandLine, MetricsAddress) {
@@ -102,13 +109,10 @@ TEST(CommandLine, MetricsAddress) {
     ASSERT_TRUE(q.options) << good << ": " << q.err;
     EXPECT_EQ(q.options->metrics_address, good);
   }
-  for (const char* bad : {"", "9464", ":9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:99999999", "[::1]:9464",
-                          "host:port", "a b:1"}) {
-    ParsedCommandLine q = Parse({"--dsn", "x", "--metrics-address", bad});
-    EXPECT_FALSE(q.options) << bad;
-    EXPECT_EQ(q.exit_code, kExitUsage) << bad;
-    EXPECT_NE(q.err.find("--metrics-address"), std::string::npos) << q.err;
-  }
+  ExpectUsageErrors("--metrics-address",
+                    {"", "9464", ":9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:99999999", "[::1]:9464",
+                     "host:port", "a b:1"},
+                    "--metrics-address");
 }
 
 TEST(CommandLine, Warc) {
@@ -121,15 +125,9 @@ TEST(CommandLine, Warc) {
   ASSERT_TRUE(q.options) << q.err;
   EXPECT_EQ(std::make_tuple(q.options->warc_dir, q.options->warc_rollover_s, q.options->warc_max_mb),
             std::make_tuple(std::string("/var/lib/tk/warc"), 60, 5));
-  for (std::vector<const char*> bad : {std::vector<const char*>{"--warc-rollover", "0"}, {"--warc-rollover", "soon"},
-                                       {"--warc-max-size", "0"}, {"--warc-dir", ""}, {"--warc-dir", "a\tb"}}) {
-    std::vector<const char*> args = {"--dsn", "x"};
-    args.insert(args.end(), bad.begin(), bad.end());
-    ParsedCommandLine r = Parse(args);
-    EXPECT_FALSE(r.options) << bad[0] << " " << bad[1];
-    EXPECT_EQ(r.exit_code, kExitUsage) << bad[0];
-    EXPECT_NE(r.err.find("--warc"), std::string::npos) << r.err;
-  }
+  ExpectUsageErrors("--warc-rollover", {"0", "soon"}, "--warc");
+  ExpectUsageErrors("--warc-max-size", {"0"}, "--warc");
+  ExpectUsageErrors("--warc-dir", {"", "a\tb"}, "--warc");
 }
 
 TEST(CommandLine, AllOptions) {

@@ -15,13 +15,6 @@ namespace {
 
 const XV11Provider kApi("https://api.x.com");
 
-TEST(XV11Url, JoinsIdsAndAsksForAMap) {
-  EXPECT_EQ(kApi.RequestUrl(kUrlIds),
-            "https://api.x.com/1.1/statuses/lookup.json?id=20,1460323737035677698,3&map=true");
-  EXPECT_EQ(XV11Provider("http://127.0.0.1:8080/mock//").RequestUrl({7}),
-            "http://127.0.0.1:8080/mock/1.1/statuses/lookup.json?id=7&map=true");
-}
-
 TEST(XV11Parse, TweetsAndNulls) {
   const std::string body = R"({"id":{
       "20":{"created_at":"Tue Mar 21 20:50:14 +0000 2006","id":20,"id_str":"20","text":"just setting up my twttr",

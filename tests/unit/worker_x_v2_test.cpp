@@ -4,10 +4,12 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "provider/content_hash.hpp"
 #include "provider/json_fields.hpp"
+#include "provider/x_v1_1.hpp"
 #include "provider/x_v2.hpp"
 #include "worker_test_answers.hpp"
 
@@ -16,14 +18,20 @@ namespace {
 
 const XV2Provider kApi("https://api.x.com");
 
-TEST(XV2Url, JoinsIdsAndAsksForMetrics) {
-  EXPECT_EQ(kApi.RequestUrl(kUrlIds),
-            "https://api.x.com/2/tweets?ids=20,1460323737035677698,3&tweet.fields=public_metrics,created_at");
-}
-
-TEST(XV2Url, SingleIdAndBaseWithPathAndTrailingSlash) {
-  XV2Provider api("http://127.0.0.1:8080/mock/");
-  EXPECT_EQ(api.RequestUrl({7}), "http://127.0.0.1:8080/mock/2/tweets?ids=7&tweet.fields=public_metrics,created_at");
+// X's two APIs (v1.1's requests are tested here too): the ids joined, v2 asking for the metrics and
+// v1.1 for a map; a base URL's path kept, its trailing slashes dropped.
+TEST(XUrl, JoinsIdsOnTheBaseUrl) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {kApi.RequestUrl(kUrlIds),
+       "https://api.x.com/2/tweets?ids=20,1460323737035677698,3&tweet.fields=public_metrics,created_at"},
+      {XV2Provider("http://127.0.0.1:8080/mock/").RequestUrl({7}),
+       "http://127.0.0.1:8080/mock/2/tweets?ids=7&tweet.fields=public_metrics,created_at"},
+      {XV11Provider("https://api.x.com").RequestUrl(kUrlIds),
+       "https://api.x.com/1.1/statuses/lookup.json?id=20,1460323737035677698,3&map=true"},
+      {XV11Provider("http://127.0.0.1:8080/mock//").RequestUrl({7}),
+       "http://127.0.0.1:8080/mock/1.1/statuses/lookup.json?id=7&map=true"},
+  };
+  for (const auto& [url, expected] : cases) EXPECT_EQ(url, expected);
 }
 
 TEST(XV2Url, PayloadsAskForTwarc2sFieldsAndTheAuthor) {
