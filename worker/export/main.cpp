@@ -99,10 +99,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       "reached 50% and 90% of it. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
-  tweetkeeper::worker::AddDsnOptions(
-      app, o.dsn, o.dsn_file,
-      "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
-      "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_reader");
+  tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_reader");
   app.add_option("--format", o.format, "twarc2, csv, curves or lifespans")
       ->required()
       ->check(CLI::IsMember({"twarc2", "csv", "curves", "lifespans"}));
@@ -116,9 +113,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   app.add_option("--until", o.until, "Only posts created before this time");
   app.add_option("--ids", o.ids_file, "Only the posts in this file: one id or post URL per line");
   app.add_option("--output,-o", o.output, "The file to write; - writes stdout")->capture_default_str();
-  app.add_option("--progress-interval", o.progress_every, "Seconds between progress lines when not on a terminal")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
+  tweetkeeper::worker::AddProgressIntervalOption(app, o.progress_every);
   if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
           app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-export", tweetkeeper::worker::UsageErrors::kCli11))
     return exit_code;
