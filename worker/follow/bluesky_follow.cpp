@@ -10,7 +10,7 @@
 #include "json/bounded.hpp"
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
-#include "provider/x_v2.hpp"  // EncodeQueryValue
+#include "provider/x_v2.hpp"  // EncodeQueryValue, RepeatedQuery
 
 namespace tweetkeeper::worker::follow {
 namespace {
@@ -79,9 +79,7 @@ Account ParseBlueskyProfile(const HttpResponse& r) {
 }
 
 std::string BlueskyProfilesUrl(const std::string& base, const std::vector<std::string>& actors) {
-  std::string url = base + "/xrpc/app.bsky.actor.getProfiles";
-  for (std::size_t i = 0; i < actors.size(); ++i) url += (i == 0 ? "?actors=" : "&actors=") + EncodeQueryValue(actors[i]);
-  return url;
+  return base + "/xrpc/app.bsky.actor.getProfiles" + RepeatedQuery("actors", actors);
 }
 
 std::vector<Account> ParseBlueskyProfiles(const HttpResponse& r, const std::vector<std::string>& actors) {
