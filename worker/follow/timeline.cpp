@@ -10,18 +10,10 @@
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
 #include "provider/x_v2.hpp"  // EncodeQueryValue
+#include "text/utc_time.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
-
-std::string RfcTime(std::int64_t ms) {
-  const std::time_t s = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Account Failed(std::string reason) {
   Account a;
@@ -157,7 +149,7 @@ std::string XTimelineUrl(const std::string& base, const std::string& user_id, co
                          std::int64_t start_ms, const std::string& next_token) {
   std::string url = base + "/2/users/" + EncodeQueryValue(user_id) + "/tweets?max_results=" +
                     std::to_string(kXPageSize) + "&tweet.fields=created_at&exclude=retweets";
-  url += since_id.empty() ? "&start_time=" + EncodeQueryValue(RfcTime(start_ms))
+  url += since_id.empty() ? "&start_time=" + EncodeQueryValue(Rfc3339Utc(static_cast<std::time_t>(start_ms / 1000)))
                           : "&since_id=" + EncodeQueryValue(since_id);
   if (!next_token.empty()) url += "&pagination_token=" + EncodeQueryValue(next_token);
   return url;
