@@ -50,11 +50,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
                "tracked posts.",
                "tweetkeeper-report"};
   tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_reader");
-  app.add_option("--network", o.filter.network, "Only this network's posts: x, bluesky or mastodon")
-      ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
-  app.add_option("--since", o.filter.since, "Only posts created at or after this time");
-  app.add_option("--until", o.filter.until, "Only posts created before this time");
-  app.add_option("--ids", o.filter.ids_file, "Only the posts in this file: one id or post URL per line");
+  ex::AddSelectionOptions(app, o.filter);
   app.add_flag("--follows", o.follows,
                "Only the posts of followed accounts (tweetkeeper.follow; X's: those whose payloads are kept)");
   tweetkeeper::worker::AddBounded(app, "--forecast-days", o.forecast_days, "Days of forecast after today", 0, 60);
