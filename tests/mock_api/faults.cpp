@@ -1,37 +1,43 @@
 #include "mock_api/faults.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "mock_api/mix.hpp"
 #include "mock_api/problems.hpp"
 
 namespace tweetkeeper::mock {
 
+namespace {
+
+struct NamedKind {
+  FaultKind kind;
+  const char* name;
+};
+
+// Every kind but kNone and its name, in the order /mock/stats lists them: the one list that
+// AllFaultKinds, FaultKindName and ParseFaultKinds (and its message) read.
+constexpr NamedKind kNamedKinds[] = {
+    {FaultKind::kHang, "hang"}, {FaultKind::kSlow, "slow"},           {FaultKind::kDrop, "drop"},
+    {FaultKind::k5xx, "5xx"},   {FaultKind::kTruncated, "truncated"}, {FaultKind::kContentType, "content-type"},
+    {FaultKind::kHuge, "huge"},
+};
+
+}  // namespace
+
 const std::vector<FaultKind>& AllFaultKinds() {
-  static const std::vector<FaultKind> kAll = {FaultKind::kHang, FaultKind::kSlow,      FaultKind::kDrop,
-                                              FaultKind::k5xx,  FaultKind::kTruncated, FaultKind::kContentType,
-                                              FaultKind::kHuge};
+  static const std::vector<FaultKind> kAll = [] {
+    std::vector<FaultKind> all;
+    for (const NamedKind& k : kNamedKinds) all.push_back(k.kind);
+    return all;
+  }();
   return kAll;
 }
 
 const char* FaultKindName(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::kNone:
-      return "none";
-    case FaultKind::kHang:
-      return "hang";
-    case FaultKind::kSlow:
-      return "slow";
-    case FaultKind::kDrop:
-      return "drop";
-    case FaultKind::k5xx:
-      return "5xx";
-    case FaultKind::kTruncated:
-      return "truncated";
-    case FaultKind::kContentType:
-      return "content-type";
-    case FaultKind::kHuge:
-      return "huge";
+  if (kind == FaultKind::kNone) return "none";
+  for (const NamedKind& k : kNamedKinds) {
+    if (k.kind == kind) return k.name;
   }
   return "?";
 }
@@ -43,16 +49,17 @@ std::optional<std::vector<FaultKind>> ParseFaultKinds(const std::string& list, s
   while (true) {
     const size_t comma = list.find(',', start);
     const std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const auto& all = AllFaultKinds();
-    auto it = std::find_if(all.begin(), all.end(), [&](FaultKind k) { return name == FaultKindName(k); });
-    if (it == all.end()) {
+    const auto it = std::find_if(std::begin(kNamedKinds), std::end(kNamedKinds),
+                                 [&](const NamedKind& k) { return name == k.name; });
+    if (it == std::end(kNamedKinds)) {
       if (error) {
-        *error = "unknown fault kind '" + name +
-                 "' in --faults; use a comma list of hang, slow, drop, 5xx, truncated, content-type, huge (or all)";
+        std::string names;
+        for (const NamedKind& k : kNamedKinds) names += (names.empty() ? "" : ", ") + std::string(k.name);
+        *error = "unknown fault kind '" + name + "' in --faults; use a comma list of " + names + " (or all)";
       }
       return std::nullopt;
     }
-    if (std::find(kinds.begin(), kinds.end(), *it) == kinds.end()) kinds.push_back(*it);
+    if (std::find(kinds.begin(), kinds.end(), it->kind) == kinds.end()) kinds.push_back(it->kind);
     if (comma == std::string::npos) return kinds;
     start = comma + 1;
   }

@@ -20,6 +20,8 @@
 #include <spdlog/spdlog.h>
 #include <stdexcept>
 
+#include "text/utc_time.hpp"
+
 namespace tweetkeeper::worker::warc {
 
 namespace {
@@ -267,12 +269,7 @@ std::string NewRecordId() {
 }
 
 std::string WarcDate(std::chrono::system_clock::time_point t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return Rfc3339Utc(std::chrono::system_clock::to_time_t(t));
 }
 
 std::string Record(const std::vector<std::pair<std::string, std::string>>& fields, std::string_view block) {

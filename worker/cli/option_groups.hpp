@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bounded_option.hpp"
 #include "cli/options.hpp"
 
 namespace tweetkeeper::worker::cli {

@@ -70,13 +70,10 @@ void AddRecordingOptions(CLI::App& app, Options& o) {
   app.add_option("--warc-dir", o.warc_dir,
                  "Record every API request and response in WARC files there (tokens replaced; see README)")
       ->type_name("DIR");
-  app.add_option("--warc-rollover", o.warc_rollover_s, "Start a new WARC file after this many seconds")
-      ->check(CLI::Range(1, 7 * 24 * 3600))
-      ->capture_default_str()
+  AddBounded(app, "--warc-rollover", o.warc_rollover_s, "Start a new WARC file after this many seconds", 1,
+             7 * 24 * 3600)
       ->type_name("SECONDS");
-  app.add_option("--warc-max-size", o.warc_max_mb, "Start a new WARC file before one passes this many MB")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str()
+  AddBounded(app, "--warc-max-size", o.warc_max_mb, "Start a new WARC file before one passes this many MB", 1, 100000)
       ->type_name("MB");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))

@@ -7,34 +7,28 @@ void AddFollowOptions(CLI::App& app, Options& o) {
   app.add_flag("--follow", o.follow,
                "Follow accounts instead of refreshing posts: read the new posts of the accounts followed with "
                "tweetkeeper.follow() on --provider's network (x-v2, bluesky, mastodon) and schedule each one");
-  app.add_option("--follow-max-accounts", o.follow_max_accounts, "--follow: most accounts this follower holds at once")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  app.add_option("--follow-min-poll", o.follow_min_poll_s, "--follow: no account is read more often than this")
-      ->check(CLI::Range(0.1, 86400.0))
-      ->capture_default_str()
+  AddBounded(app, "--follow-max-accounts", o.follow_max_accounts, "--follow: most accounts this follower holds at once",
+             1, 10000);
+  AddBounded(app, "--follow-min-poll", o.follow_min_poll_s, "--follow: no account is read more often than this", 0.1,
+             86400.0)
       ->type_name("SECONDS");
-  app.add_option("--follow-max-poll", o.follow_max_poll_s,
-                 "--follow: no account is read less often than this, as far as the rate-limit windows allow")
-      ->check(CLI::Range(1.0, 86400.0))
-      ->capture_default_str()
+  AddBounded(app, "--follow-max-poll", o.follow_max_poll_s,
+             "--follow: no account is read less often than this, as far as the rate-limit windows allow", 1.0, 86400.0)
       ->type_name("SECONDS");
-  app.add_option("--follow-lease", o.follow_lease_s,
-                 "--follow: the lease on the accounts held, renewed every third of it; a killed follower's "
-                 "accounts go to another follower after this long")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str()
+  AddBounded(app, "--follow-lease", o.follow_lease_s,
+             "--follow: the lease on the accounts held, renewed every third of it; a killed follower's "
+             "accounts go to another follower after this long",
+             1, 3600)
       ->type_name("SECONDS");
   app.add_option("--jetstream-url", o.jetstream_url,
                  "--follow --provider bluesky: the Jetstream the follower subscribes to (ws:// or wss://host[:port]); "
                  "\"none\": read each account's feed (getAuthorFeed) as often as the AppView's window allows")
       ->capture_default_str()
       ->type_name("URL");
-  app.add_option("--follow-share", o.follow_share,
-                 "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
-                 "credential's timeline window) this follower spends; the rest is the refreshing workers'")
-      ->check(CLI::Range(0.01, 1.0))
-      ->capture_default_str();
+  AddBounded(app, "--follow-share", o.follow_share,
+             "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
+             "credential's timeline window) this follower spends; the rest is the refreshing workers'",
+             0.01, 1.0);
 }
 
 std::optional<std::string> CheckFollow(const Parsing& p) {

@@ -18,31 +18,25 @@ void AddRefreshOptions(CLI::App& app, Options& o, std::vector<std::string>& inst
   app.add_option("--api-url", o.api_url, "API base URL, http(s)://host[:port][/path]")
       ->capture_default_str()
       ->type_name("URL");
-  app.add_option("--concurrency", o.concurrency,
-                 "Batches in flight in this process (one thread and one DB connection each)")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "Most tweet ids per request")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  AddBounded(app, "--concurrency", o.concurrency,
+             "Batches in flight in this process (one thread and one DB connection each)", 1, 64);
+  AddBounded(app, "--batch-size", o.batch_size, "Most tweet ids per request", 1, 100);
   app.add_option("--name", o.name, "Worker name for logs and leases (default: hostname:pid)");
-  app.add_option("--http-timeout", o.http_timeout_s, "Total seconds per API request (connect timeout: 10 s at most)")
-      ->check(CLI::Range(1, 600))
-      ->capture_default_str()
+  AddBounded(app, "--http-timeout", o.http_timeout_s, "Total seconds per API request (connect timeout: 10 s at most)",
+             1, 600)
       ->type_name("SECONDS");
-  app.add_option("--poll-interval", o.poll_interval_ms, "Milliseconds between polls when nothing is claimable; a NOTIFY from the database wakes the worker sooner")
-      ->check(CLI::Range(1, 600'000))
-      ->capture_default_str()
+  AddBounded(app, "--poll-interval", o.poll_interval_ms,
+             "Milliseconds between polls when nothing is claimable; a NOTIFY from the database wakes the worker sooner",
+             1, 600'000)
       ->type_name("MS");
-  app.add_option("--exit-when-idle", o.exit_when_idle_s,
-                 "Exit 0 once nothing was claimed for this many seconds (0: never; for tests and benchmarks)")
-      ->check(CLI::Range(0, 31'536'000))
-      ->capture_default_str()
+  AddBounded(app, "--exit-when-idle", o.exit_when_idle_s,
+             "Exit 0 once nothing was claimed for this many seconds (0: never; for tests and benchmarks)", 0,
+             31'536'000)
       ->type_name("SECONDS");
-  app.add_option("--startup-timeout", o.startup_timeout_s,
-                 "At start-up, exit 1 if the database is still down, starting or in recovery after this many seconds (0: wait as long as it takes)")
-      ->check(CLI::Range(0, 31'536'000))
-      ->capture_default_str()
+  AddBounded(app, "--startup-timeout", o.startup_timeout_s,
+             "At start-up, exit 1 if the database is still down, starting or in recovery after this many seconds (0: "
+             "wait as long as it takes)",
+             0, 31'536'000)
       ->type_name("SECONDS");
   app.add_option("--credentials", o.credentials_file,
                  "File of name=token lines (mode 600); replaces TWEETKEEPER_BEARER_TOKEN")

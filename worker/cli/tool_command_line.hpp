@@ -7,15 +7,25 @@
 #include <optional>
 #include <string>
 
+#include "cli/bounded_option.hpp"
 #include "cli/options.hpp"
 #include "dsn/dsn.hpp"
 
 namespace tweetkeeper::worker {
 
-// --dsn (its help says which role the tool needs) and --dsn-file.
-inline void AddDsnOptions(CLI::App& app, std::string& dsn, std::string& dsn_file, const std::string& dsn_help) {
-  app.add_option("--dsn", dsn, dsn_help);
+// --dsn (its help says where the connection comes from without it, and which role the tool
+// needs: `role`) and --dsn-file.
+inline void AddDsnOptions(CLI::App& app, std::string& dsn, std::string& dsn_file, const std::string& role) {
+  app.add_option("--dsn", dsn,
+                 "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
+                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs " +
+                     role);
   app.add_option("--dsn-file", dsn_file, "Read the connection string from FILE (mode 600, yours)");
+}
+
+// --progress-interval, for the tools that print progress (progress.hpp) when not on a terminal.
+inline void AddProgressIntervalOption(CLI::App& app, int& seconds) {
+  AddBounded(app, "--progress-interval", seconds, "Seconds between progress lines when not on a terminal", 1, 3600);
 }
 
 // How a tool says that its command line is wrong: as CLI11 words it, or on one line of its own,

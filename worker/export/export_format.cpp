@@ -1,5 +1,4 @@
 #include "export/export_format.hpp"
-#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/encodings.h>
@@ -8,6 +7,9 @@
 
 #include <algorithm>
 #include <unordered_set>
+
+#include "json/bounded.hpp"
+#include "json/write.hpp"
 
 namespace tweetkeeper::exporter {
 
@@ -72,8 +74,6 @@ std::optional<std::vector<Age>> ParseAges(std::string_view text, std::string* er
 
 namespace {
 using AsciiWriter = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::ASCII<>>;
-
-void Str(AsciiWriter& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 }  // namespace
 
 PageResult Twarc2Page(const std::vector<StoredPost>& posts, const PageSource& source, const std::string& url,
@@ -142,22 +142,17 @@ PageResult Twarc2Page(const std::vector<StoredPost>& posts, const PageSource& so
   }
   w.Key("__twarc");
   w.StartObject();
-  w.Key("url");
-  Str(w, url);
-  w.Key("version");
-  Str(w, version);
-  w.Key("retrieved_at");
-  Str(w, source.retrieved_at);
+  json::Member(w, "url", url);
+  json::Member(w, "version", version);
+  json::Member(w, "retrieved_at", source.retrieved_at);
   w.EndObject();
   w.Key("__tweetkeeper");
   w.StartObject();
-  w.Key("lease_id");
-  w.Int64(source.lease_id);
-  w.Key("seen_at");
-  Str(w, source.seen_at);
+  json::Member(w, "lease_id", source.lease_id);
+  json::Member(w, "seen_at", source.seen_at);
   w.Key("ids");
   w.StartArray();
-  for (std::int64_t id : ids) Str(w, std::to_string(id));
+  for (std::int64_t id : ids) json::String(w, std::to_string(id));
   w.EndArray();
   if (observed.MemberCount() > 0) {
     w.Key("counts_observed_at");

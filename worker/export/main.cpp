@@ -72,7 +72,8 @@ bool Typed(pqxx::oid type) {
 }
 
 struct Options {
-  std::string dsn, dsn_file, format, network, since, until, ids_file, output = "-", ages_text;
+  std::string dsn, dsn_file, format, output = "-", ages_text;
+  ex::PostFilter filter;  // --network, --since, --until, --ids
   bool history = false, answer_counts = false;
   int progress_every = 5;
   std::vector<ex::Age> ages;  // --format curves
@@ -99,10 +100,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       "reached 50% and 90% of it. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
-  tweetkeeper::worker::AddDsnOptions(
-      app, o.dsn, o.dsn_file,
-      "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
-      "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_reader");
+  tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_reader");
   app.add_option("--format", o.format, "twarc2, csv, curves or lifespans")
       ->required()
       ->check(CLI::IsMember({"twarc2", "csv", "curves", "lifespans"}));
@@ -110,15 +108,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   app.add_option("--ages", o.ages_text, "curves: the ages, e.g. 1h,6h,24h,7d (s, m, h, d, w)");
   app.add_flag("--answer-counts", o.answer_counts,
                "twarc2: each tweet's public_metrics as the answer that carried its content gave them, not its latest");
-  app.add_option("--network", o.network, "Only this network's posts: x, bluesky or mastodon")
-      ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
-  app.add_option("--since", o.since, "Only posts created at or after this time (e.g. 2026-11-01 or 2026-11-01T12:00Z)");
-  app.add_option("--until", o.until, "Only posts created before this time");
-  app.add_option("--ids", o.ids_file, "Only the posts in this file: one id or post URL per line");
+  ex::AddSelectionOptions(app, o.filter);
   app.add_option("--output,-o", o.output, "The file to write; - writes stdout")->capture_default_str();
-  app.add_option("--progress-interval", o.progress_every, "Seconds between progress lines when not on a terminal")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
+  tweetkeeper::worker::AddProgressIntervalOption(app, o.progress_every);
   if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
           app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-export", tweetkeeper::worker::UsageErrors::kCli11))
     return exit_code;
@@ -146,9 +138,9 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
     std::cerr << "tweetkeeper-export: --answer-counts is for --format twarc2" << std::endl;
     return kExitUsage;
   }
-  if (o.twarc2() && !o.network.empty() && o.network != "x") {
-    std::cerr << "tweetkeeper-export: twarc2 is the X API's format; export " << o.network << " posts with --format csv"
-              << std::endl;
+  if (o.twarc2() && !o.filter.network.empty() && o.filter.network != "x") {
+    std::cerr << "tweetkeeper-export: twarc2 is the X API's format; export " << o.filter.network
+              << " posts with --format csv" << std::endl;
     return kExitUsage;
   }
   return std::nullopt;
@@ -435,7 +427,8 @@ int Report(const Options& o, const Selection& selection, const Written& written,
   std::cerr << fmt::format(
       "tweetkeeper-export: {} written to {} ({}{}) in {:.1f} s; {} left out (deleted or unavailable)", what, out.name(),
       o.format, o.history ? ", history" : "", secs, Thousands(written.left_out));
-  if (!o.ids_file.empty()) std::cerr << fmt::format("; {} of --ids not tracked", Thousands(selection.not_tracked));
+  if (!o.filter.ids_file.empty())
+    std::cerr << fmt::format("; {} of --ids not tracked", Thousands(selection.not_tracked));
   if (selection.bad_lines) std::cerr << fmt::format("; {} bad lines in --ids", Thousands(selection.bad_lines));
   std::cerr << std::endl;
   for (std::int64_t id : written.unreadable) {
@@ -453,8 +446,10 @@ int main(int argc, char** argv) {
   const std::unique_ptr<pqxx::connection> conn = ex::ConnectOrSay(o.dsn, "tweetkeeper-export");
   if (!conn) return kExitDatabase;
   Selection selection;
-  const ex::PostFilter filter{o.dsn, o.network, o.since, o.until, o.ids_file, o.twarc2()};
-  if (const std::optional<int> exit_code = ex::Select(*conn, filter, selection, "tweetkeeper-export")) return *exit_code;
+  o.filter.dsn = o.dsn;
+  o.filter.x_only = o.twarc2();
+  if (const std::optional<int> exit_code = ex::Select(*conn, o.filter, selection, "tweetkeeper-export"))
+    return *exit_code;
   const Queries queries = BuildQueries(o, selection.exported);
 
   Output out(o.output);

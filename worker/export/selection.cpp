@@ -13,6 +13,15 @@
 
 namespace tweetkeeper::exporter {
 
+void AddSelectionOptions(CLI::App& app, PostFilter& filter) {
+  app.add_option("--network", filter.network, "Only this network's posts: x, bluesky or mastodon")
+      ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
+  app.add_option("--since", filter.since,
+                 "Only posts created at or after this time (e.g. 2026-11-01 or 2026-11-01T12:00Z)");
+  app.add_option("--until", filter.until, "Only posts created before this time");
+  app.add_option("--ids", filter.ids_file, "Only the posts in this file: one id or post URL per line");
+}
+
 namespace im = tweetkeeper::importer;
 using tweetkeeper::worker::ArrayLiteral;
 using tweetkeeper::worker::TextArrayLiteral;

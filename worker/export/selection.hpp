@@ -3,6 +3,7 @@
 // the ids or post URLs of a file (--ids: read into the temporary table want, bad lines named with
 // their number), as SQL conditions on tweetkeeper.posts p. Posts found deleted or unavailable
 // (a tombstone) are left out, and counted apart.
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,6 +19,10 @@ struct PostFilter {
   std::string network, since, until, ids_file;
   bool x_only = false;
 };
+
+// --network, --since, --until and --ids into filter: the selection options tweetkeeper-export
+// and tweetkeeper-report share.
+void AddSelectionOptions(CLI::App& app, PostFilter& filter);
 
 // The conditions, and what --ids said.
 struct Selection {

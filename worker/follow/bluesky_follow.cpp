@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "follow/answer.hpp"
 #include "follow/names.hpp"
 #include "json/bounded.hpp"
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
-#include "provider/x_v2.hpp"  // EncodeQueryValue
+#include "provider/x_v2.hpp"  // EncodeQueryValue, RepeatedQuery
 
 namespace tweetkeeper::worker::follow {
 namespace {
@@ -35,11 +36,6 @@ std::optional<PostRef> OwnPost(std::string_view uri, std::string_view did) {
   auto post = PostOf(uri);
   if (!post || post->network != Network::kBluesky || post->author != did) return std::nullopt;
   return post;
-}
-
-std::string Reason(const HttpResponse& r) {
-  if (r.status == 0) return "no answer: " + CleanText(r.error, 200);
-  return "HTTP " + std::to_string(r.status) + (r.body.empty() ? "" : ": " + Snippet(r.body));
 }
 
 // The XRPC error name of a 400 ({"error": "...", "message": "..."}), or "".
@@ -70,16 +66,8 @@ Account ParseBlueskyProfile(const HttpResponse& r) {
       return a;
     }
   }
-  if (r.status != 200) {
-    a.reason = Reason(r);
-    return a;
-  }
   rapidjson::Document doc;
-  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
-  if (!error.empty() || !doc.IsObject()) {
-    a.reason = "unparsable 200 body: " + (error.empty() ? std::string("not a profile object") : error);
-    return a;
-  }
+  if (!ParseOkBody(doc, r, rapidjson::kObjectType, "not a profile object", &a.reason)) return a;
   a.account_id = DidOf(StringMember(doc, "did"));
   if (a.account_id.empty()) {
     a.reason = "the profile's did is not a did:plc or did:web: " + Snippet(r.body);
@@ -91,9 +79,7 @@ Account ParseBlueskyProfile(const HttpResponse& r) {
 }
 
 std::string BlueskyProfilesUrl(const std::string& base, const std::vector<std::string>& actors) {
-  std::string url = base + "/xrpc/app.bsky.actor.getProfiles";
-  for (std::size_t i = 0; i < actors.size(); ++i) url += (i == 0 ? "?actors=" : "&actors=") + EncodeQueryValue(actors[i]);
-  return url;
+  return base + "/xrpc/app.bsky.actor.getProfiles" + RepeatedQuery("actors", actors);
 }
 
 std::vector<Account> ParseBlueskyProfiles(const HttpResponse& r, const std::vector<std::string>& actors) {
@@ -102,10 +88,9 @@ std::vector<Account> ParseBlueskyProfiles(const HttpResponse& r, const std::vect
     for (Account& a : out) a.reason = reason;
     return out;
   };
-  if (r.status != 200) return fail_all(Reason(r));
   rapidjson::Document doc;
-  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
-  if (!error.empty()) return fail_all("unparsable 200 body: " + error);
+  std::string reason;
+  if (!ParseOkBody(doc, r, &reason)) return fail_all(reason);
   // (MemberEnd() of a document that is no object is an assertion, not an iterator.)
   if (!doc.IsObject() || !doc.HasMember("profiles") || !doc["profiles"].IsArray())
     return fail_all("a 200 body with no profiles array: " + Snippet(r.body));
@@ -152,17 +137,9 @@ TimelinePage ParseBlueskyAuthorFeed(const HttpResponse& r, const std::string& di
       return page;
     }
   }
-  if (r.status != 200) {
-    page.reason = Reason(r);
-    return page;
-  }
   rapidjson::Document doc;
-  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
-  if (!error.empty()) {
-    page.reason = "unparsable 200 body: " + error;
-    return page;
-  }
-  if (!doc.IsObject() || !doc.HasMember("feed") || !doc["feed"].IsArray()) {
+  if (!ParseOkBody(doc, r, rapidjson::kObjectType, "no feed array", &page.reason)) return page;
+  if (!doc.HasMember("feed") || !doc["feed"].IsArray()) {
     page.reason = "unparsable 200 body: no feed array";
     return page;
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "json/write.hpp"
 #include "service/backoff.hpp"
 #include "text/one_line.hpp"
 
@@ -130,7 +131,7 @@ std::string JetstreamOptionsUpdate(const std::vector<std::string>& dids) {
   w.EndArray();
   w.Key("wantedDids");
   w.StartArray();
-  for (const std::string& d : dids) w.String(d.c_str(), static_cast<rapidjson::SizeType>(d.size()));
+  for (const std::string& d : dids) json::String(w, d);
   w.EndArray();
   w.Key("maxMessageSizeBytes");
   w.Int(0);

@@ -5,38 +5,15 @@
 #include <algorithm>
 #include <ctime>
 
+#include "follow/answer.hpp"
 #include "follow/names.hpp"
-#include "json/bounded.hpp"
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
 #include "provider/x_v2.hpp"  // EncodeQueryValue
+#include "text/utc_time.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
-
-// "HTTP <status>" and what the body says, for a reason.
-std::string StatusReason(const HttpResponse& r) {
-  if (r.status == 0) return "no answer: " + CleanText(r.error, 200);
-  std::string out = "HTTP " + std::to_string(r.status);
-  if (!r.body.empty()) out += ": " + Snippet(r.body);
-  return out;
-}
-
-// Parses a 200 body, or says why not.
-bool ParseBody(rapidjson::Document& doc, const HttpResponse& r, std::string* reason) {
-  const std::string error = json::Parse<rapidjson::kParseValidateEncodingFlag>(doc, r.body);
-  if (!error.empty()) *reason = "unparsable " + std::to_string(r.status) + " body: " + error;
-  return error.empty();
-}
-
-std::string RfcTime(std::int64_t ms) {
-  const std::time_t s = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Account Failed(std::string reason) {
   Account a;
@@ -49,6 +26,15 @@ Account Marked(Account::Status status, std::string reason) {
   a.status = status;
   a.reason = std::move(reason);
   return a;
+}
+
+// What a Mastodon server's refusal says of the account: 404 or 410, not there; 401 or 403, it
+// answers only with a token. nullopt for any other answer.
+std::optional<Account> MastodonAccountRefused(const HttpResponse& r) {
+  if (r.status == 404 || r.status == 410) return Marked(Account::Status::kMissing, AnswerReason(r));
+  if (r.status == 401 || r.status == 403)
+    return Marked(Account::Status::kPrivate, AnswerReason(r) + " (the server answers only with a token)");
+  return std::nullopt;
 }
 
 // X's answer for an account that is not there or not readable: in `errors` (a 200 with no data,
@@ -76,14 +62,10 @@ std::string MastodonLookupUrl(const std::string& base, const std::string& user) 
 }
 
 Account ParseMastodonLookup(const HttpResponse& r) {
+  if (auto refused = MastodonAccountRefused(r)) return *refused;
   std::string reason;
   rapidjson::Document doc;
-  if (r.status == 404 || r.status == 410) return Marked(Account::Status::kMissing, StatusReason(r));
-  if (r.status == 401 || r.status == 403)
-    return Marked(Account::Status::kPrivate, StatusReason(r) + " (the server answers only with a token)");
-  if (r.status != 200) return Failed(StatusReason(r));
-  if (!ParseBody(doc, r, &reason)) return Failed(reason);
-  if (!doc.IsObject()) return Failed("unparsable 200 body: not an account object");
+  if (!ParseOkBody(doc, r, rapidjson::kObjectType, "not an account object", &reason)) return Failed(reason);
   const std::string_view id = StringMember(doc, "id");
   const std::string_view username = StringMember(doc, "username");
   if (!IsDecimalId(id) || !ProfileOf("@" + std::string(username) + "@example.org"))
@@ -105,26 +87,13 @@ std::string MastodonStatusesUrl(const std::string& base, const std::string& acco
 
 TimelinePage ParseMastodonStatuses(const HttpResponse& r, const std::string& host) {
   TimelinePage page;
-  if (r.status == 404 || r.status == 410) {
+  page.account = MastodonAccountRefused(r);
+  if (page.account) {
     page.ok = true;
-    page.account = Marked(Account::Status::kMissing, StatusReason(r));
-    return page;
-  }
-  if (r.status == 401 || r.status == 403) {
-    page.ok = true;
-    page.account = Marked(Account::Status::kPrivate, StatusReason(r) + " (the server answers only with a token)");
-    return page;
-  }
-  if (r.status != 200) {
-    page.reason = StatusReason(r);
     return page;
   }
   rapidjson::Document doc;
-  if (!ParseBody(doc, r, &page.reason)) return page;
-  if (!doc.IsArray()) {
-    page.reason = "unparsable 200 body: not a JSON array of statuses";
-    return page;
-  }
+  if (!ParseOkBody(doc, r, rapidjson::kArrayType, "not a JSON array of statuses", &page.reason)) return page;
   page.more = doc.Size() >= static_cast<rapidjson::SizeType>(kMastodonPageSize);
   for (const rapidjson::Value& status : doc.GetArray()) {
     if (!status.IsObject()) continue;
@@ -154,10 +123,8 @@ std::string XLookupUrl(const std::string& base, const std::string& username) {
 Account ParseXLookup(const HttpResponse& r) {
   std::string reason;
   rapidjson::Document doc;
-  if (r.status == 404) return Marked(Account::Status::kMissing, StatusReason(r));
-  if (r.status != 200) return Failed(StatusReason(r));
-  if (!ParseBody(doc, r, &reason)) return Failed(reason);
-  if (!doc.IsObject()) return Failed("unparsable 200 body: not an object");
+  if (r.status == 404) return Marked(Account::Status::kMissing, AnswerReason(r));
+  if (!ParseOkBody(doc, r, rapidjson::kObjectType, "not an object", &reason)) return Failed(reason);
   const auto data = doc.FindMember("data");
   if (data == doc.MemberEnd() || !data->value.IsObject()) {
     if (auto problem = XAccountProblem(doc)) return *problem;
@@ -182,23 +149,16 @@ std::string XTimelineUrl(const std::string& base, const std::string& user_id, co
                          std::int64_t start_ms, const std::string& next_token) {
   std::string url = base + "/2/users/" + EncodeQueryValue(user_id) + "/tweets?max_results=" +
                     std::to_string(kXPageSize) + "&tweet.fields=created_at&exclude=retweets";
-  url += since_id.empty() ? "&start_time=" + EncodeQueryValue(RfcTime(start_ms)) : "&since_id=" + EncodeQueryValue(since_id);
+  url += since_id.empty() ? "&start_time=" + EncodeQueryValue(Rfc3339Utc(static_cast<std::time_t>(start_ms / 1000)))
+                          : "&since_id=" + EncodeQueryValue(since_id);
   if (!next_token.empty()) url += "&pagination_token=" + EncodeQueryValue(next_token);
   return url;
 }
 
 TimelinePage ParseXTimeline(const HttpResponse& r) {
   TimelinePage page;
-  if (r.status != 200) {
-    page.reason = StatusReason(r);
-    return page;
-  }
   rapidjson::Document doc;
-  if (!ParseBody(doc, r, &page.reason)) return page;
-  if (!doc.IsObject()) {
-    page.reason = "unparsable 200 body: not an object";
-    return page;
-  }
+  if (!ParseOkBody(doc, r, rapidjson::kObjectType, "not an object", &page.reason)) return page;
   const auto data = doc.FindMember("data");
   if (data == doc.MemberEnd()) {
     page.account = XAccountProblem(doc);  // the account is gone or hidden; or simply no new post

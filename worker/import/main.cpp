@@ -184,24 +184,15 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       ".jsonl/.ndjson/"
       ".json, else lines. A re-run skips what is tracked. Exit: 0 all imported, 1 database error, 2 bad usage or "
       "unreadable input, 3 some lines were bad (the others imported).");
-  tweetkeeper::worker::AddDsnOptions(
-      app, o.dsn, o.dsn_file,
-      "PostgreSQL connection (libpq conninfo or URI; without it and --dsn-file: libpq's PGHOST, "
-      "PGDATABASE, PGSERVICE, ... and ~/.pgpass); the role needs tweetkeeper_admin");
+  tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_admin");
   app.add_option("--format", o.format, "lines, csv, jsonl or auto")
       ->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
       ->capture_default_str();
   app.add_option("--column", o.column, "The CSV column with the ids")->capture_default_str();
-  app.add_option("--chunk-size", o.chunk_size, "Ids per transaction")
-      ->check(CLI::Range(1, 1'000'000))
-      ->capture_default_str();
-  app.add_option("--jobs", o.jobs, "Database connections inserting at once")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
+  tweetkeeper::worker::AddBounded(app, "--chunk-size", o.chunk_size, "Ids per transaction", 1, 1'000'000);
+  tweetkeeper::worker::AddBounded(app, "--jobs", o.jobs, "Database connections inserting at once", 1, 16);
   app.add_option("--max-errors", o.max_errors, "Stop after this many bad lines (0: never)")->capture_default_str();
-  app.add_option("--progress-interval", o.progress_every, "Seconds between progress lines when not on a terminal")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
+  tweetkeeper::worker::AddProgressIntervalOption(app, o.progress_every);
   app.add_option("files", o.files, "Files to read; none or - reads stdin");
   if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
           app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-import", tweetkeeper::worker::UsageErrors::kOneLine))

@@ -13,7 +13,7 @@
 #include "provider/answer_status.hpp"
 #include "provider/json_fields.hpp"
 #include "provider/keyed_answer.hpp"
-#include "provider/x_v2.hpp"  // EncodeQueryValue
+#include "provider/x_v2.hpp"  // RepeatedQuery
 
 namespace tweetkeeper::worker {
 namespace {
@@ -157,12 +157,7 @@ BlueskyProvider::BlueskyProvider(std::string api_url) : base_(std::move(api_url)
 }
 
 std::string BlueskyProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {
-  std::string url = base_ + "/xrpc/app.bsky.feed.getPosts";
-  for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) {
-    url += i == 0 ? "?uris=" : "&uris=";
-    url += EncodeQueryValue(keys.keys[i]);
-  }
-  return url;
+  return base_ + "/xrpc/app.bsky.feed.getPosts" + RepeatedQuery("uris", keys.keys, ids.size());
 }
 
 BatchResult BlueskyProvider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,

@@ -12,7 +12,7 @@
 #include "provider/bluesky.hpp"  // ParseRfc3339Millis
 #include "provider/json_fields.hpp"
 #include "provider/keyed_answer.hpp"
-#include "provider/x_v2.hpp"  // EncodeQueryValue
+#include "provider/x_v2.hpp"  // EncodeQueryValue, RepeatedQuery
 
 namespace tweetkeeper::worker {
 
@@ -62,11 +62,7 @@ bool MastodonProvider::PublicAddressesOnly(const std::string& endpoint) const {
 std::string MastodonProvider::RequestUrl(const std::vector<std::int64_t>& ids, const PostKeys& keys) const {
   std::string url = BaseUrl(HostOf(keys.endpoint)) + "/api/v1/statuses";
   if (ids.size() == 1 && keys.keys.size() >= 1) return url + "/" + EncodeQueryValue(keys.keys[0]);
-  for (std::size_t i = 0; i < ids.size() && i < keys.keys.size(); ++i) {
-    url += i == 0 ? "?id%5B%5D=" : "&id%5B%5D=";
-    url += EncodeQueryValue(keys.keys[i]);
-  }
-  return url;
+  return url + RepeatedQuery("id%5B%5D", keys.keys, ids.size());
 }
 
 BatchResult MastodonProvider::ParseAnswer(const HttpResponse& response, const std::vector<std::int64_t>& ids,

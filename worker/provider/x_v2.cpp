@@ -78,6 +78,17 @@ std::string EncodeQueryValue(std::string_view value) {
   return out;
 }
 
+std::string RepeatedQuery(std::string_view name, const std::vector<std::string>& values, std::size_t count) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size() && i < count; ++i) {
+    out += i == 0 ? '?' : '&';
+    out += name;
+    out += '=';
+    out += EncodeQueryValue(values[i]);
+  }
+  return out;
+}
+
 XV2Provider::XV2Provider(std::string api_url) : base_(std::move(api_url)) {
   while (!base_.empty() && base_.back() == '/') base_.pop_back();
 }

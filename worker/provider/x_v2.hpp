@@ -1,7 +1,9 @@
 #pragma once
 // X API v2 `GET /2/tweets?ids=...` (see shared/x-api/FACTS.md): request URL and answer parsing.
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,5 +41,11 @@ class XV2Provider final : public Provider {
 // Percent-encodes a query value; keeps RFC 3986 unreserved characters and ',' (a sub-delim the
 // API's own examples leave literal in `ids=1,2,3`).
 std::string EncodeQueryValue(std::string_view value);
+
+// "?name=v1&name=v2..." for the first `count` values (all by default), each encoded by
+// EncodeQueryValue, `name` as it is: an array in a query as Bluesky's XRPC and Mastodon read it.
+// "" when there is none.
+std::string RepeatedQuery(std::string_view name, const std::vector<std::string>& values,
+                          std::size_t count = std::numeric_limits<std::size_t>::max());
 
 }  // namespace tweetkeeper::worker

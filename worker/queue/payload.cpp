@@ -1,5 +1,4 @@
 #include "queue/payload.hpp"
-#include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -8,6 +7,9 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+
+#include "json/bounded.hpp"
+#include "json/write.hpp"
 
 namespace tweetkeeper::worker {
 namespace {
@@ -23,8 +25,6 @@ void Count(JsonWriter& w, const char* name, const std::optional<std::int64_t>& v
   }
 }
 
-void String(JsonWriter& w, const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-
 // "2024-10-01T12:00:00.123Z", which timestamptz reads.
 std::string IsoMillis(std::int64_t unix_ms) {
   const std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : (unix_ms - 999) / 1000;
@@ -37,25 +37,29 @@ std::string IsoMillis(std::int64_t unix_ms) {
   return buf;
 }
 
-}  // namespace
-
-std::string ObservationsJson(const std::vector<Observation>& observations) {
+// A JSON array of one object per item, whose members write_members(w, item) writes.
+template <class Item, class WriteMembers>
+std::string ArrayOfObjects(const std::vector<Item>& items, WriteMembers write_members) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartArray();
-  for (const Observation& o : observations) {
+  for (const Item& item : items) {
     w.StartObject();
-    w.Key("id");
-    w.Int64(o.id);
+    write_members(w, item);
+    w.EndObject();
+  }
+  w.EndArray();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+}  // namespace
+
+std::string ObservationsJson(const std::vector<Observation>& observations) {
+  return ArrayOfObjects(observations, [](JsonWriter& w, const Observation& o) {
+    json::Member(w, "id", o.id);
     for (const CountField& field : kCountFields) Count(w, field.name, o.metrics.*field.member);
-    if (!o.invalid.empty()) {
-      w.Key("invalid");
-      String(w, o.invalid);
-    }
-    if (o.created_ms) {
-      w.Key("created_at");
-      String(w, IsoMillis(*o.created_ms));
-    }
+    if (!o.invalid.empty()) json::Member(w, "invalid", o.invalid);
+    if (o.created_ms) json::Member(w, "created_at", IsoMillis(*o.created_ms));
     // The provider's own JSON text, parsed from the answer and written by rapidjson: valid.
     if (!o.payload.empty()) {
       w.Key("payload");
@@ -65,18 +69,9 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
       w.Key("author");
       w.RawValue(o.author.data(), o.author.size(), rapidjson::kObjectType);
     }
-    if (!o.payload.empty() && !o.content_hash.empty()) {
-      w.Key("content_hash");
-      String(w, o.content_hash);
-    }
-    if (o.newest_id) {
-      w.Key("newest_id");
-      w.Int64(*o.newest_id);
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  return {buffer.GetString(), buffer.GetSize()};
+    if (!o.payload.empty() && !o.content_hash.empty()) json::Member(w, "content_hash", o.content_hash);
+    if (o.newest_id) json::Member(w, "newest_id", *o.newest_id);
+  });
 }
 
 std::string ArrayLiteral(const std::vector<std::int64_t>& ids) {
@@ -106,37 +101,18 @@ std::string TextArrayLiteral(const std::vector<std::string>& items) {
 }
 
 std::string ProblemsJson(const std::vector<Problem>& problems) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartArray();
-  for (const Problem& p : problems) {
-    w.StartObject();
-    w.Key("id");
-    w.Int64(p.id);
-    w.Key("type");
-    String(w, p.type);
-    w.Key("detail");
-    String(w, p.detail);
-    w.EndObject();
-  }
-  w.EndArray();
-  return {buffer.GetString(), buffer.GetSize()};
+  return ArrayOfObjects(problems, [](JsonWriter& w, const Problem& p) {
+    json::Member(w, "id", p.id);
+    json::Member(w, "type", p.type);
+    json::Member(w, "detail", p.detail);
+  });
 }
 
 std::string HandlesJson(const std::vector<HandleResolution>& resolutions) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartArray();
-  for (const HandleResolution& r : resolutions) {
-    w.StartObject();
-    w.Key("handle");
-    String(w, r.handle);
-    w.Key(r.did.empty() ? "problem" : "did");
-    String(w, r.did.empty() ? r.problem : r.did);
-    w.EndObject();
-  }
-  w.EndArray();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return ArrayOfObjects(resolutions, [](JsonWriter& w, const HandleResolution& r) {
+    json::Member(w, "handle", r.handle);
+    json::Member(w, r.did.empty() ? "problem" : "did", r.did.empty() ? r.problem : r.did);
+  });
 }
 
 std::optional<std::vector<std::string>> ParseStringArrayJson(std::string_view text) {

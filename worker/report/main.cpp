@@ -49,17 +49,11 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   CLI::App app{"tweetkeeper-report: writes one self-contained HTML report (curves, lifespans, timeliness, cost) of "
                "tracked posts.",
                "tweetkeeper-report"};
-  tweetkeeper::worker::AddDsnOptions(
-      app, o.dsn, o.dsn_file,
-      "PostgreSQL connection (libpq conninfo or URI); the role needs tweetkeeper_reader");
-  app.add_option("--network", o.filter.network, "Only this network's posts: x, bluesky or mastodon")
-      ->check(CLI::IsMember({"x", "bluesky", "mastodon"}));
-  app.add_option("--since", o.filter.since, "Only posts created at or after this time");
-  app.add_option("--until", o.filter.until, "Only posts created before this time");
-  app.add_option("--ids", o.filter.ids_file, "Only the posts in this file: one id or post URL per line");
+  tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_reader");
+  ex::AddSelectionOptions(app, o.filter);
   app.add_flag("--follows", o.follows,
                "Only the posts of followed accounts (tweetkeeper.follow; X's: those whose payloads are kept)");
-  app.add_option("--forecast-days", o.forecast_days, "Days of forecast after today")->check(CLI::Range(0, 60))->capture_default_str();
+  tweetkeeper::worker::AddBounded(app, "--forecast-days", o.forecast_days, "Days of forecast after today", 0, 60);
   app.add_option("--output,-o", o.output, "The HTML file to write")->required();
   if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
           app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-report", tweetkeeper::worker::UsageErrors::kCli11))

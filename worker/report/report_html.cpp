@@ -998,6 +998,16 @@ std::string SectionOpen(const std::string& id, const std::string& heading) {
          "</h2>\n";
 }
 
+// A section of one drawing per item (draw(item)), or the sentence `empty` when there is none.
+template <class Item, class Draw>
+std::string ItemsSection(const std::string& id, const std::string& heading, const std::string& intro,
+                         const std::vector<Item>& items, std::string_view empty, Draw draw) {
+  std::string html = SectionOpen(id, heading) + intro;
+  if (items.empty()) html += Empty(empty);
+  for (const Item& item : items) html += draw(item) + "\n";
+  return html + "</section>\n";
+}
+
 }  // namespace
 
 std::string RenderReport(const Report& report) {
@@ -1030,24 +1040,22 @@ std::string RenderReport(const Report& report) {
     for (const HistogramSeries& s : h.series) ctx.Style(s.name);
   }
 
-  html +=
-      SectionOpen("curves", "Engagement over time") +
+  html += ItemsSection(
+      "curves", "Engagement over time",
       "<p>How each count grew with the posts' age. The thick line is the median post of a network at each age, the "
       "shaded band the middle half of its posts (25th to 75th percentile); a second chart draws the top posts one by "
       "one, on a scale of their own. Age runs on a log scale, so that the first hour has as much room as the first "
-      "month. Each network keeps its colour and line pattern in every chart.</p>\n";
-  if (report.curves.empty()) html += Empty("No curves: no post in this selection has observations.");
-  for (const CurveChart& chart : report.curves) html += CurveCharts(chart, ctx) + "\n";
-  html += "</section>\n";
+      "month. Each network keeps its colour and line pattern in every chart.</p>\n",
+      report.curves, "No curves: no post in this selection has observations.",
+      [&](const CurveChart& chart) { return CurveCharts(chart, ctx); });
 
-  html +=
-      SectionOpen("lifespans", "Lifespans") +
+  html += ItemsSection(
+      "lifespans", "Lifespans",
       "<p>How long posts took to reach a share of their latest count. Each bar is the share of one network's posts "
       "whose age at that point falls in the bin, so that networks of different sizes compare; the table gives the "
-      "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n";
-  if (report.lifespans.empty()) html += Empty("No lifespans: no post in this selection has a count above 0.");
-  for (const Histogram& h : report.lifespans) html += HistogramSection(h, ctx) + "\n";
-  html += "</section>\n";
+      "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n",
+      report.lifespans, "No lifespans: no post in this selection has a count above 0.",
+      [&](const Histogram& h) { return HistogramSection(h, ctx); });
 
   html +=
       SectionOpen("timeliness", "Timeliness") +
