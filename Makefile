@@ -79,12 +79,13 @@ installcheck: build-cpp
 	tests/run-all.sh
 
 # Tests need the extension installed where the throwaway clusters find it. make check builds the
-# extension and the programs the suites run (CMake's target `programs`) first; tests/run-all.sh
-# builds the unit tests (a third of the compile time) in the background while the first suites run.
+# extension and the programs the first suites run (CMake's target `first_programs`: the worker
+# and the mock API) first; tests/run-all.sh builds the other programs and the unit tests (together
+# half the compile time) in the background while the first suites run.
 check: deps
 	$(MAKE) build-ext
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target programs
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target first_programs
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/run-all.sh
 

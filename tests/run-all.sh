@@ -14,8 +14,10 @@
 #    must not depend on what else the machine is doing;
 #  - cpu: suites that keep a core busy (ctest -j2, the fuzzer, pgTAP's passes) run one at a
 #    time, beside waiting suites only.
-# What unit, sanitize and fuzz need (the unit tests, one instrumented build) is built in the
-# background from the start, at the lowest priority, in the time the suites spend waiting.
+# make check builds only what the first suites run (the worker and the mock API); the other
+# programs, then the unit tests, are built in the background from the start (nice 10), and the
+# instrumented build that sanitize and fuzz share at the lowest priority (nice 19), in the time
+# the first suites spend waiting.
 #
 # Environment: TK_SKIP="fuzz spec": suites not to run (space-separated names as in the table);
 # they are listed as skipped on request. A suite that skips by itself (exit 77) fails make check.
@@ -49,34 +51,34 @@ suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches
 # their delay + 3 s, counted in a run); they use a few CPU-seconds a minute each.
 suite pgtap cpu - tests/pgtap/run.sh                  # passes of every pgTAP file: a core
 suite unit cpu unit-build unit                        # ctest -j2, once built in the background
-suite sanitize cpu instrumented tests/sanitize/run.sh # ctest -j2, instrumented
-suite fuzz cpu instrumented tests/fuzz/run.sh         # a core for 20 s
-suite housekeeping wait - tests/integration/housekeeping.sh # pg_cron's jobs at the next minute (90 s allowed)
-suite integration wait - tests/integration/pipeline.sh
-suite hostile-schema wait - tests/integration/hostile_schema.sh
-suite forecast wait - tests/integration/forecast.sh
-suite api-faults wait - tests/faults/api_faults.sh
-suite api-faults-bluesky wait - env PROVIDER=bluesky tests/faults/api_faults.sh
-suite networks wait - tests/integration/networks.sh
-suite follow wait - tests/integration/follow.sh
-suite follow_pages wait - tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
-suite billing wait - tests/integration/billing.sh
-suite prometheus wait - tests/integration/prometheus.sh
-suite upgrade wait - tests/upgrade/upgrade.sh
-suite import wait - tests/cli/import_cli.sh
-suite accounted wait - tests/integration/accounted.sh
-suite backup wait - tests/integration/backup.sh
-suite payloads wait - tests/integration/payloads.sh
-suite report wait - tests/integration/report.sh       # the report in chromium
-suite warc wait - tests/integration/warc.sh
-suite v1.1 wait - tests/integration/v1_1.sh
-suite cli wait - tests/cli/worker_cli.sh
-suite claims wait - tests/integration/claims.sh
-suite windows wait - tests/integration/windows.sh   # a window the API opened is used while posts are due
-suite spec wait - tests/mock_api/spec/spec.sh
-suite deploy wait - tests/deploy/deploy.sh
-suite build wait - tests/build/make_targets.sh
-suite sleeps wait - tests/build/sleeps.sh     # every sleep left in a test script says why
+suite sanitize cpu instrumented tests/sanitize/run.sh # the unit tests instrumented: 4 processes, 20 s
+suite fuzz cpu instrumented tests/fuzz/run.sh         # two cores for 10 s
+suite housekeeping wait programs tests/integration/housekeeping.sh # pg_cron's jobs at the next minute (90 s allowed)
+suite integration wait programs tests/integration/pipeline.sh
+suite hostile-schema wait programs tests/integration/hostile_schema.sh
+suite forecast wait programs tests/integration/forecast.sh
+suite api-faults wait programs tests/faults/api_faults.sh
+suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh
+suite networks wait programs tests/integration/networks.sh
+suite follow wait programs tests/integration/follow.sh
+suite follow_pages wait programs tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
+suite billing wait programs tests/integration/billing.sh
+suite prometheus wait programs tests/integration/prometheus.sh
+suite upgrade wait programs tests/upgrade/upgrade.sh
+suite import wait programs tests/cli/import_cli.sh
+suite accounted wait programs tests/integration/accounted.sh
+suite backup wait programs tests/integration/backup.sh
+suite payloads wait programs tests/integration/payloads.sh
+suite report wait programs tests/integration/report.sh       # the report in chromium
+suite warc wait programs tests/integration/warc.sh
+suite v1.1 wait programs tests/integration/v1_1.sh
+suite cli wait programs tests/cli/worker_cli.sh
+suite claims wait programs tests/integration/claims.sh
+suite windows wait programs tests/integration/windows.sh   # a window the API opened is used while posts are due
+suite spec wait programs tests/mock_api/spec/spec.sh
+suite deploy wait programs tests/deploy/deploy.sh
+suite build wait programs tests/build/make_targets.sh
+suite sleeps wait programs tests/build/sleeps.sh     # every sleep left in a test script says why
 
 unit() { # the C++ unit tests of the regular build
   local out rc
@@ -96,18 +98,21 @@ for s in "${skip_asked[@]}"; do
 done
 
 # The background builds: one instrumented tree for sanitize and fuzz (tests/lib/instrumented_build.sh),
-# the unit tests. bg_pid[NAME]: its pid until it ends;
-# bg_done[NAME]: its exit status then.
+# the other programs, the unit tests (after a full build, as installcheck's, each is a second of
+# "up to date"). bg_pid[NAME]: its pid until it ends; bg_done[NAME]: its exit status then.
 declare -A bg_pid=() bg_done=() bg_of=()
-background() { # background NAME COMMAND...: in a process group of its own, stopped whole at exit
-  setsid nice -n 19 "${@:2}" >"$work/build-$1.log" 2>&1 &
+background() { # background NAME NICENESS COMMAND...: in a process group of its own, stopped whole at exit
+  setsid nice -n "$2" "${@:3}" >"$work/build-$1.log" 2>&1 &
   bg_pid[$1]=$!
   bg_of[$!]=$1
 }
-asked_to_skip sanitize && asked_to_skip fuzz || background instrumented tests/lib/instrumented_build.sh
-# (make check builds only the programs the suites run before it calls this; after a full build
-# this is a second of "up to date".)
-asked_to_skip unit || background unit-build cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target unit_tests
+declare -A bg_next=() # bg_next[NAME]: "NEXT NICENESS COMMAND..." started when NAME's build ends
+asked_to_skip sanitize && asked_to_skip fuzz || background instrumented 19 tests/lib/instrumented_build.sh
+# The programs the first suites do not run (tweetkeeper-import, -export, -report), which the suites
+# after them wait for; then, in the same tree (one make at a time there), the unit tests. Ahead of
+# the instrumented build (nice 10 against 19): the suites wait for these first.
+background programs 10 cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target programs
+asked_to_skip unit || bg_next[programs]="unit-build 10 $(printf '%q ' cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target unit_tests)"
 
 # The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.
 declare -A running=() started=() beside=()
@@ -211,6 +216,10 @@ while ((${#pending[@]} + ${#running[@]})); do
     unset "bg_pid[$b]"
     bg_done[$b]=$rc
     echo "=== $b build (background, $((SECONDS - begin))s in, exit $rc): $(tail -1 "$work/build-$b.log")"
+    if [ -n "${bg_next[$b]:-}" ]; then
+      eval "background ${bg_next[$b]}"
+      unset "bg_next[$b]"
+    fi
   fi
 done
 

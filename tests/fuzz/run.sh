@@ -3,7 +3,7 @@
 # the sanitize suite shares (tests/lib/instrumented_build.sh: build-instrumented/, clang-14, ASan +
 # UBSan + libFuzzer's coverage), then runs each on a copy of its corpus (tests/fuzz/corpus/<target>/, never
 # modified) with its dictionary, for an equal share of SECONDS (default 20; `make fuzz` passes
-# 600). Prints "ok"/"not ok" per target and "fuzz: N passed, M failed"; exits 1 on any crash,
+# 600), two targets at a time (FUZZ_JOBS). Prints "ok"/"not ok" per target and "fuzz: N passed, M failed"; exits 1 on any crash,
 # leak, timeout or failed check, naming the reproducer to run again:
 #   build-instrumented/tests/fuzz/<target> build-instrumented/artifacts/<target>/crash-...
 # Environment: TK_INSTRUMENTED_BUILD (build dir, default build-instrumented), KEEP=1 keeps the
@@ -42,12 +42,12 @@ out=$("$ROOT/tests/lib/instrumented_build.sh" "${targets[@]}") || { echo "$out";
 
 share=$((SECONDS_TOTAL / ${#targets[@]}))
 [ "$share" -ge 1 ] || share=1
-passed=0
-failed=0
-echo "# ${#targets[@]} targets, ${share}s each"
-for t in "${targets[@]}"; do
-  corpus=$log/corpus-$t
-  artifacts=$BUILD/artifacts/$t
+# Two targets at a time (FUZZ_JOBS): each still fuzzes for its share, on a core of its own.
+jobs_at_once=${FUZZ_JOBS:-2}
+echo "# ${#targets[@]} targets, ${share}s each, $jobs_at_once at a time"
+
+fuzz_one() { # fuzz_one TARGET: its "ok"/"not ok" lines into $log/TARGET.result
+  local t=$1 corpus=$log/corpus-$1 artifacts=$BUILD/artifacts/$1 args rc runs cov found a
   mkdir -p "$corpus" "$artifacts"
   [ -d "$FUZZ_DIR/corpus/$t" ] && cp "$FUZZ_DIR/corpus/$t"/* "$corpus"/ 2>/dev/null
   args=(-max_total_time="$share" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
@@ -59,25 +59,38 @@ for t in "${targets[@]}"; do
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log/$t.log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+' "$log/$t.log" | tail -1 | cut -d' ' -f2)
-  if [ "$rc" -eq 0 ]; then
-    echo "ok - $t (${runs:-?} runs, ${cov:-?} edges, corpus $(find "$corpus" -type f | wc -l) inputs)"
-    passed=$((passed + 1))
-  else
-    echo "not ok - $t (exit $rc after ${runs:-?} runs)"
-    failed=$((failed + 1))
-    # The report: the failed check or the sanitizer's first lines.
-    grep -E 'fuzz check failed|ERROR: |runtime error|SUMMARY|Direct leak|in LLVMFuzzerTestOneInput|in tweetkeeper::' \
-      "$log/$t.log" | head -12 | sed 's/^/#   /'
-    found=0
-    while IFS= read -r a; do
-      echo "#   reproducer: $BUILD/tests/fuzz/$t $a"
-      found=1
-    done < <(find "$artifacts" -type f -newer "$log/$t.start")
-    if [ "$found" -eq 0 ]; then
-      echo "#   no reproducer written; the whole log: $log/$t.log"
-      KEEP=1
+  {
+    if [ "$rc" -eq 0 ]; then
+      echo "ok - $t (${runs:-?} runs, ${cov:-?} edges, corpus $(find "$corpus" -type f | wc -l) inputs)"
+    else
+      echo "not ok - $t (exit $rc after ${runs:-?} runs)"
+      # The report: the failed check or the sanitizer's first lines.
+      grep -E 'fuzz check failed|ERROR: |runtime error|SUMMARY|Direct leak|in LLVMFuzzerTestOneInput|in tweetkeeper::' \
+        "$log/$t.log" | head -12 | sed 's/^/#   /'
+      found=0
+      while IFS= read -r a; do
+        echo "#   reproducer: $BUILD/tests/fuzz/$t $a"
+        found=1
+      done < <(find "$artifacts" -type f -newer "$log/$t.start")
+      if [ "$found" -eq 0 ]; then
+        echo "#   no reproducer written; the whole log: $log/$t.log"
+        touch "$log/keep"
+      fi
     fi
-  fi
+  } >"$log/$t.result"
+}
+
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_at_once)); do wait -n; done
+  fuzz_one "$t" &
 done
+wait
+passed=0
+failed=0
+for t in "${targets[@]}"; do
+  cat "$log/$t.result" 2>/dev/null || echo "not ok - $t (no result)"
+  if grep -q '^ok - ' "$log/$t.result" 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+[ -e "$log/keep" ] && KEEP=1
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
