@@ -125,7 +125,7 @@ BEGIN
        AND p.proname = ANY (ARRAY[
         'abandon_batch', 'after', 'age_delay', 'age_policy_adopt', 'age_policy_before_insert',
         'age_policy_changed', 'answer_window', 'backend_start', 'billable_reads', 'billed_by_after',
-        'bills', 'bury', 'check_arg_count', 'check_claim', 'check_post_urls', 'choose_credential',
+        'bills', 'bury', 'check_claim', 'choose_credential',
         'claim_endpoint', 'claim_heads', 'count_endpoint_request', 'count_usage', 'delay_heads',
         'delay_shares', 'end_leases', 'endpoint_batch_max', 'endpoint_hold', 'enqueue_post',
         'enter_post_ref', 'fenced_batch', 'followed_ids', 'forecast_off_schedule', 'full_delay_heads',
