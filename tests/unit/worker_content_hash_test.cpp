@@ -52,6 +52,16 @@ TEST(ContentHash, OfParsedValuesAsOfText) {
   EXPECT_FALSE(ContentHash(author["name"], nullptr));  // a string: no object
 }
 
+// jsonb's key order, byte by byte and unsigned (é is 0xc3 0xa9), on either side of a key's
+// 8th byte (the hash orders keys by their first 8 bytes as one number, then by the rest).
+TEST(ContentHash, KeysInJsonbOrderPastTheirEighthByte) {
+  EXPECT_EQ(PayloadContent(R"({"abcdefgh2":1,"abcdefgh1":2,"\u00e9a":3,"z":4,"abcdefgh1":5,"abc":6,)"
+                           R"("abcdefgh\u00e9":7,"abcdefghz0":8,"é":9,"abcdefgi":10,"abcdefgh":11})",
+                           ""),
+            R"([{"z": 4, "é": 9, "abc": 6, "éa": 3, "abcdefgh": 11, "abcdefgi": 10, "abcdefgh1": 5, "abcdefgh2": 1, )"
+            R"("abcdefghz0": 8, "abcdefghé": 7}, null])");
+}
+
 TEST(ContentHash, NoObjectNoHash) {
   EXPECT_FALSE(ContentHash("[1]", ""));
   EXPECT_FALSE(ContentHash("{", ""));
