@@ -74,8 +74,9 @@ TEST(ContentHash, NoObjectNoHash) {
 // times the keys may cost at most 30 times the CPU (a quadratic walk costs 100 times), so the
 // check holds on a busy machine and in the sanitizers' unoptimised build alike (an absolute
 // bound of 3 s failed there: 14.6 s under ASan). The speed itself, a million keys in under a
-// second, is make bench-hostile's, which runs this test in the optimised build and reads the
-// seconds it prints. The last of duplicate keys still wins, wherever the first one was.
+// second, is make bench-hostile's (tests/bench/content_hash.cpp, built with the worker's flags:
+// this file is compiled -O0, and its unoptimised copies of RapidJSON's parser are the ones the
+// library runs here). The last of duplicate keys still wins, wherever the first one was.
 TEST(ContentHash, AMillionKeysInNearLinearTime) {
   const auto object = [](int keys) {
     std::string text = "{";
