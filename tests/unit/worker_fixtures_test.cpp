@@ -434,5 +434,41 @@ TEST(FixturesFuzzSeeds, EveryFixtureIsASeedOfItsProvidersFuzzer) {
   EXPECT_EQ(seeds, 17);  // 5 X v2 + 1 X v1.1 + 4 Bluesky + 7 Mastodon
 }
 
+// ---------------------------------------------------------------------------------------------
+// The content hash of every whole fixture (as the value of one key, so that an array answer is
+// hashed too), and of an object of the awkward cases (duplicate keys, numbers, escapes, empty
+// key, nested count keys), pinned: the values the worker computed before its hashing was made
+// faster (issue 49). Making it faster must not change a hash: a payload stored before would then
+// look changed. (payloads.sh and 22_payloads.sql tie the worker's hash to PostgreSQL's.)
+
+TEST(FixturesContentHash, EveryFixtureHashesAsPinned) {
+  const std::vector<std::pair<std::string, std::string>> pinned = {
+      {"bluesky/getPosts_plain.json", "20b3a190668a1106f112b3e59650307d"},
+      {"bluesky/getPosts_quote.json", "f675fc94bce51bd4155a1ec500ad95c1"},
+      {"bluesky/getPosts_record_with_media.json", "0db3f726745e928f65314b88c4e48fdc"},
+      {"bluesky/getPosts_reply.json", "5b460f573f1cbf802d576eff0e4d056c"},
+      {"mastodon/status_card.json", "6c73c2d12bca4104dc24e55c9a41a9ff"},
+      {"mastodon/status_edited.json", "e859e593799f46ae36a3238efdbc15bb"},
+      {"mastodon/status_media.json", "6f029af8b5cdad993b7a759e6d4742ba"},
+      {"mastodon/status_poll.json", "4f36dd2047f2f833f4d9b3bc11b18d3a"},
+      {"mastodon/status_reblog.json", "574f416c67a63c3e99ecbb1e6e726581"},
+      {"mastodon/statuses_index.json", "008105ca3e94e88dc4b27a75d27b523f"},
+      {"mastodon/statuses_reply_and_cw.json", "488ead5e4562c27c45c8fb1a7765e7ac"},
+      {"x/v1_1_lookup_quote.json", "9932f585d5486bee1c08987ea630cc27"},
+      {"x/v2_media.json", "1d329fa6fd59bb80e526b47010e87da8"},
+      {"x/v2_partial_errors.json", "c9b1d166ac21c2acfc2139758f627037"},
+      {"x/v2_quote.json", "db1c56d5079d46c34061e4d5a5613af2"},
+      {"x/v2_reply.json", "e0d4c5edb3f03a5a8713f4f049601c3b"},
+      {"x/v2_retweet.json", "c449ff71d380a1b9cd3bdea23d025f3b"}};
+  for (const auto& [name, hash] : pinned) {
+    EXPECT_EQ(ContentHash("{\"answer\": " + Fixture(name) + "}", ""), hash) << name;
+  }
+  const std::string awkward =
+      R"({"f":[0.1,-2.5e-7,1E3,12345678901234567890,-9223372036854775808,3.0,-0],)"
+      R"("s":"\u0000\u001f\"\\\/\b\f\n\r\té\ud83d\ude00\u007f","b":2,"a":1,"b":{"viewer":{},"bb":[]},)"
+      R"("":null,"t":true,"x":false,"likeCount":1,"ab":{},"aa":[{}]})";
+  EXPECT_EQ(ContentHash(awkward, R"({"z":"1","followers_count":2})"), "cd73080ed1bad397a73cdabd644cf858");
+}
+
 }  // namespace
 }  // namespace tweetkeeper::worker
