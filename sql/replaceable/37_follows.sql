@@ -133,7 +133,7 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.follow_free(lease_until timestam
 -- bench-follow, issue 49). Not while another session leases one of them (its holder takes them
 -- at its next renewal), unless they have waited longer than a lease (the holder has no room:
 -- max_accounts); and not while another claim is taking the server (a transaction's advisory
--- lock: two followers started at once get a server each, not half of each).
+-- lock: two followers started at once do not split a server between them).
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.follow_server_open(network text, host text, waiting boolean) RETURNS boolean
   LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
   SELECT CASE WHEN NOT waiting AND EXISTS (
