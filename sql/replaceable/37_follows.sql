@@ -177,7 +177,7 @@ BEGIN
       JOIN o ON o.grp = CASE WHEN f.host = '' THEN f.follow_id::text ELSE f.host END
      WHERE f.network = claim_follows.network AND tweetkeeper_internal.follow_free(f.lease_until, f.lease_pid, f.lease_started)
        AND (NOT due_only OR f.poll_after <= now()) AND (o.upto <= max_accounts OR o.i = 1)
-     ORDER BY o.i, f.poll_after, f.follow_id
+     ORDER BY o.i, tweetkeeper_internal.session_is(f.lease_pid, f.lease_started) DESC, f.poll_after, f.follow_id
      LIMIT max_accounts FOR UPDATE OF f SKIP LOCKED)
   UPDATE tweetkeeper.followed_accounts f
      SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper_internal.backend_start(),

@@ -4,7 +4,7 @@
 -- by chance each read with a part of its window; the one holding its busiest accounts got 4%
 -- and fell 100 s behind). Another live session is played by a launcher, as in 23_leases.
 \ir lib/begin.sql
-SELECT plan(8);
+SELECT plan(9);
 
 CREATE TEMP VIEW other_session AS
   SELECT pid, backend_start FROM pg_stat_activity
@@ -42,6 +42,14 @@ SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('mine', 'mastodon', 10
 SELECT is(tweetkeeper.release_follows(), 9::bigint, 'released');
 SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('mine', 'mastodon', 2, '1 minute', false)), 2::bigint,
   'a server with more accounts than max_accounts: max_accounts of them');
+RESET ROLE;
+UPDATE tweetkeeper.followed_accounts SET poll_after = now() + interval '1 minute' WHERE lease_pid = pg_backend_pid();
+SET LOCAL ROLE tweetkeeper_worker;
+CREATE TEMP TABLE again AS SELECT follow_id, poll_after FROM tweetkeeper.claim_follows('mine', 'mastodon', 2, '1 minute', false);
+RESET ROLE;
+SELECT is((SELECT count(*) FROM again WHERE poll_after > now()), 2::bigint,
+  '... the same ones at the next claim, though the server''s others are due sooner');
+SET LOCAL ROLE tweetkeeper_worker;
 -- X's window is per credential, each follower reads with its own: its accounts are taken one by one.
 SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('mine', 'x', 1, '1 minute', false)), 1::bigint,
   'X: one account of two, as max_accounts says');
