@@ -1,10 +1,10 @@
--- A Mastodon server's rate window is one budget, so one follower holds all of its accounts:
--- claim_follows() takes a server's free accounts whole or not at all, and leaves those of a
--- server another follower reads to that follower (issue 49: two followers that split a server
+-- A Mastodon server's rate window is one budget (and an X credential's), so one follower holds
+-- all of its accounts: claim_follows() takes a server's free accounts whole or not at all, and
+-- leaves those of a server another follower reads to that follower (issue 49: two followers that split a server
 -- by chance each read with a part of its window; the one holding its busiest accounts got 4%
 -- and fell 100 s behind). Another live session is played by a launcher, as in 23_leases.
 \ir lib/begin.sql
-SELECT plan(9);
+SELECT plan(10);
 
 CREATE TEMP VIEW other_session AS
   SELECT pid, backend_start FROM pg_stat_activity
@@ -50,9 +50,17 @@ RESET ROLE;
 SELECT is((SELECT count(*) FROM again WHERE poll_after > now()), 2::bigint,
   '... the same ones at the next claim, though the server''s others are due sooner');
 SET LOCAL ROLE tweetkeeper_worker;
--- X's window is per credential, each follower reads with its own: its accounts are taken one by one.
-SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('mine', 'x', 1, '1 minute', false)), 1::bigint,
-  'X: one account of two, as max_accounts says');
+RESET ROLE;
+
+-- X: a window per credential. Another follower reads x1 with credential c1.
+UPDATE tweetkeeper.followed_accounts f SET lease_owner = 'theirs', lease_pid = o.pid, lease_started = o.backend_start,
+       lease_until = now() + interval '1 hour', lease_credential = 'c1'
+  FROM other_session o WHERE f.handle = 'x1';
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is((SELECT count(*) FROM tweetkeeper.claim_follows('mine', 'x', 10, '1 minute', false, 'c1')), 0::bigint,
+  'X: the accounts of a credential''s window another follower reads are left to it');
+SELECT is((SELECT string_agg(handle, ' ') FROM tweetkeeper.claim_follows('mine', 'x', 10, '1 minute', false, 'c2')), 'x2',
+  '... and taken by a follower with another credential, another window');
 RESET ROLE;
 
 SELECT * FROM finish();
