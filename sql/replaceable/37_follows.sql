@@ -121,6 +121,30 @@ BEGIN
   RETURN f;
 END $$;
 
+-- Whether a follower session may take a followed account: its lease is free (never held, ended)
+-- or this session's own. (Bound when created and inlined, as session_is().)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.follow_free(lease_until timestamptz, pid integer, started timestamptz)
+  RETURNS boolean LANGUAGE sql STABLE
+  RETURN lease_until IS NULL OR lease_until < pg_catalog.now() OR tweetkeeper_internal.session_is(pid, started);
+
+-- Whether this session may take the free accounts read through one window: a Mastodon server's
+-- (host), or X's with the credential the claim reads with (host ''). A window is one budget, so
+-- one follower holds all of its accounts (two that split a server by chance each read with a part
+-- of the window: the one holding its busiest accounts fell 100 s behind, make bench-follow, issue
+-- 49). Not while another session leases one of them (its holder takes them at its next renewal),
+-- unless they have waited longer than a lease (the holder has no room: max_accounts); and not
+-- while another claim is taking them (a transaction's advisory lock: two followers started at
+-- once do not split a window). X followers with other credentials read through other windows.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.follow_window_open(network text, host text, credential text, waiting boolean)
+  RETURNS boolean LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN NOT waiting AND EXISTS (
+                SELECT FROM tweetkeeper.followed_accounts f
+                 WHERE f.network = follow_window_open.network AND f.host = follow_window_open.host
+                   AND f.lease_credential IS NOT DISTINCT FROM follow_window_open.credential
+                   AND f.lease_until >= now() AND NOT tweetkeeper_internal.session_is(f.lease_pid, f.lease_started))
+              THEN false
+              ELSE pg_try_advisory_xact_lock(hashtextextended(concat_ws(' ', 'claim_follows', network, host, credential), 0)) END $$;
+
 CREATE OR REPLACE FUNCTION claim_follows(follower text, network text, max_accounts integer,
                                          lease interval DEFAULT '15 seconds', due_only boolean DEFAULT true,
                                          credential text DEFAULT NULL)
@@ -138,14 +162,27 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   RETURN QUERY
-  WITH c AS (
-    SELECT f.follow_id FROM tweetkeeper.followed_accounts f
-     WHERE f.network = claim_follows.network
-       AND (f.lease_until IS NULL OR f.lease_until < now()
-            OR tweetkeeper_internal.session_is(f.lease_pid, f.lease_started))
+  WITH g AS (  -- the free or own accounts, by window: a Mastodon server's, X's (this credential's) and
+               -- Bluesky's one by one (a stream has no window to share)
+    SELECT CASE WHEN f.network = 'bluesky' THEN f.follow_id::text ELSE f.host END AS grp, f.host, count(*) AS n,
+           min(f.poll_after) AS first, bool_or(tweetkeeper_internal.session_is(f.lease_pid, f.lease_started)) AS mine,
+           min(coalesce(f.lease_until, f.since)) < now() - lease AS waiting  -- free for longer than a lease
+      FROM tweetkeeper.followed_accounts f
+     WHERE f.network = claim_follows.network AND tweetkeeper_internal.follow_free(f.lease_until, f.lease_pid, f.lease_started)
        AND (NOT due_only OR f.poll_after <= now())
-     ORDER BY f.poll_after, f.follow_id
-     LIMIT max_accounts FOR UPDATE SKIP LOCKED)
+     GROUP BY 1, 2),
+  o AS (  -- those this claim may take, own ones first, with how many accounts it holds up to each
+    SELECT g.grp, sum(g.n) OVER w AS upto, row_number() OVER w AS i FROM g
+     WHERE claim_follows.network = 'bluesky' OR g.mine
+        OR tweetkeeper_internal.follow_window_open(claim_follows.network, g.host, claim_follows.credential, g.waiting)
+    WINDOW w AS (ORDER BY g.mine DESC, g.first, g.grp)),
+  c AS (  -- whole servers while they fit (the first one in any case, as far as it fits)
+    SELECT f.follow_id FROM tweetkeeper.followed_accounts f
+      JOIN o ON o.grp = CASE WHEN f.network = 'bluesky' THEN f.follow_id::text ELSE f.host END
+     WHERE f.network = claim_follows.network AND tweetkeeper_internal.follow_free(f.lease_until, f.lease_pid, f.lease_started)
+       AND (NOT due_only OR f.poll_after <= now()) AND (o.upto <= max_accounts OR o.i = 1)
+     ORDER BY o.i, tweetkeeper_internal.session_is(f.lease_pid, f.lease_started) DESC, f.poll_after, f.follow_id
+     LIMIT max_accounts FOR UPDATE OF f SKIP LOCKED)
   UPDATE tweetkeeper.followed_accounts f
      SET lease_owner = follower, lease_pid = pg_backend_pid(), lease_started = tweetkeeper_internal.backend_start(),
          lease_until = now() + lease, lease_credential = claim_follows.credential
@@ -155,8 +192,9 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean, text) IS
   'A follower''s claim: up to max_accounts followed accounts of a network, free (or already this '
-  'session''s: their leases are renewed), and with due_only due to be read (poll_after: a missing or '
-  'private account after tweetkeeper.unavailable_recheck), the longest waiting first, leased to this '
+  'session''s: their leases are renewed, first), and with due_only due to be read (poll_after: a missing or '
+  'private account after tweetkeeper.unavailable_recheck), the longest waiting first, a Mastodon server''s '
+  'whole or not at all (none of a server another session reads, unless left free longer than lease), leased to this '
   'database session for lease; X: with the credential the follower reads them with, the only one '
   'record_follow_read() takes for them.';
 

@@ -2,7 +2,7 @@
 -- tweetkeeper_worker, once succeeded (issue 49) and is now refused or changes nothing. Another
 -- live session is played by the autovacuum or logical replication launcher, as in 23_leases.
 \ir lib/begin.sql
-SELECT plan(27);
+SELECT plan(28);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 SET LOCAL tweetkeeper.spending = 'burst';
@@ -101,6 +101,9 @@ SELECT is((SELECT provolatile FROM pg_proc WHERE oid = 'tweetkeeper.follow_share
 SET LOCAL ROLE tweetkeeper_worker;
 SELECT results_eq($$SELECT host, accounts FROM tweetkeeper.follow_shares('mastodon')$$, $$VALUES ('m.example', 1::bigint)$$,
   'a Mastodon follower learns how many of a server''s accounts the followers hold');
+-- claim_follows()'s test of whether a window's accounts may be taken takes a lock: not the worker's to call.
+SELECT throws_ok($$SELECT tweetkeeper_internal.follow_window_open('mastodon', 'm.example', NULL, true)$$, '42501', NULL,
+  'the worker may not call claim_follows()''s window test (it takes the window''s claim lock)');
 RESET ROLE;
 
 -- complete_handles(): only the handles of the batch's posts.
