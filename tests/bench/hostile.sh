@@ -47,7 +47,7 @@ for name in "object of $KEYS keys" "array of $((KEYS / 4)) objects"; do
   echo "payload_without_counts, $name ($size as compact JSON): ${net} ms (call ${call_ms} ms, read ${read_ms} ms, median of $ROUNDS): $verdict"
 done
 cmake --build "$TK_BUILD" -j2 --target tweetkeeper-content-hash-bench >/dev/null || exit 1
-line=$("$TK_BUILD/worker/tweetkeeper-content-hash-bench" --keys 1000000 --rounds "$ROUNDS")
+line=$("$TK_BUILD/tests/mock_api/tweetkeeper-content-hash-bench" --keys 1000000 --rounds "$ROUNDS")
 cpu=$(sed -n 's/^content_hash: 1000000 keys in \([0-9.]*\) s of CPU.*/\1/p' <<<"$line")
 [ -n "$cpu" ] || { echo "content_hash: no time printed by tweetkeeper-content-hash-bench: $line"; exit 1; }
 verdict=ok; awk -v s="$cpu" 'BEGIN { exit !(s < 1.0) }' || { verdict="over the target of 1 s"; failed=1; }
