@@ -4,9 +4,17 @@
 -- names behind the ids of Bluesky and Mastodon posts (post_refs); scheduling by URL
 -- (schedule_post, schedule_posts); and the view of every tracked post (posts).
 
-CREATE OR REPLACE FUNCTION parse_post_url(url text, OUT network text, OUT host text, OUT author text,
-                               OUT post_key text, OUT created_at timestamptz, OUT canonical text)
-  RETURNS record AS 'MODULE_PATHNAME', 'tk_parse_post_url' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION parse_post_url(
+    url text,
+    OUT network text,      -- x, bluesky or mastodon
+    OUT host text,         -- the Mastodon server
+    OUT author text,
+    OUT post_key text,
+    OUT created_at timestamptz,
+    OUT canonical text)
+  RETURNS record
+  AS 'MODULE_PATHNAME', 'tk_parse_post_url'
+  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION parse_post_url(text) IS
   'Reads a post URL: X (https://x.com/<user>/status/<id>, twitter.com, /i/web/status/<id>), '
   'Bluesky (https://bsky.app/profile/<handle or DID>/post/<rkey>, at://<handle or DID>/'

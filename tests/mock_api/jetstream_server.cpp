@@ -18,11 +18,11 @@
 namespace tweetkeeper::mock {
 namespace {
 
+using tcp = boost::asio::ip::tcp;
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
-using tcp = net::ip::tcp;
 
 constexpr std::size_t kMaxDids = 10'000;
 constexpr std::size_t kMaxCollections = 100;

@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -174,29 +175,18 @@ std::string Hex16(uint64_t seed) {
   return buf;
 }
 
-// HTML as Mastodon's formatter escapes text.
+// HTML as Mastodon's formatter escapes text: these five characters.
 std::string Escape(std::string_view text) {
+  static constexpr std::string_view kFrom = "&<>\"'";
+  static constexpr std::array<std::string_view, 5> kTo = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
   std::string out;
+  out.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
+    const size_t at = kFrom.find(c);
+    if (at == std::string_view::npos)
+      out += c;
+    else
+      out += kTo[at];
   }
   return out;
 }

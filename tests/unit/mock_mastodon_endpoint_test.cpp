@@ -273,6 +273,9 @@ TEST(MockMastodonStatus, SharesOfWhatStatusesHoldAndContentMatchesMentionsAndTag
       ++seen["statuses"];
       const std::string content = status["content"].GetString();
       EXPECT_EQ(content.substr(0, 3), "<p>");
+      // The text is escaped as Mastodon's formatter does: an apostrophe only as &#39;.
+      EXPECT_EQ(content.find('\''), std::string::npos) << content;
+      seen["escaped apostrophes"] += Count(content, "&#39;") > 0;
       EXPECT_EQ(Count(content, "class=\"h-card\""), static_cast<int>(status["mentions"].Size())) << content;
       for (const auto& m : status["mentions"].GetArray()) {
         EXPECT_NE(content.find(std::string("\">@<span>") + m["acct"].GetString() + "</span></a></span>"),
@@ -336,6 +339,7 @@ TEST(MockMastodonStatus, SharesOfWhatStatusesHoldAndContentMatchesMentionsAndTag
     EXPECT_LT(seen[kind], seen["statuses"] / 2) << kind;
   }
   EXPECT_GE(languages.size(), 4u);
+  EXPECT_GT(seen["escaped apostrophes"], 0);  // the check above met an apostrophe
 }
 
 // 4.2 had no quotes_count, quote or quote_approval, nor indexable and hide_collections.

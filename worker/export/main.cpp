@@ -100,7 +100,6 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       "reached 50% and 90% of it. Posts found deleted or unavailable are left out. --ids: a file of ids or post URLs, one per "
       "line. Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines of --ids "
       "were bad (the others exported).");
-  tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_reader");
   app.add_option("--format", o.format, "twarc2, csv, curves or lifespans")
       ->required()
       ->check(CLI::IsMember({"twarc2", "csv", "curves", "lifespans"}));
@@ -110,6 +109,7 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
                "twarc2: each tweet's public_metrics as the answer that carried its content gave them, not its latest");
   ex::AddSelectionOptions(app, o.filter);
   app.add_option("--output,-o", o.output, "The file to write; - writes stdout")->capture_default_str();
+  tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_reader");
   tweetkeeper::worker::AddProgressIntervalOption(app, o.progress_every);
   if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
           app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-export", tweetkeeper::worker::UsageErrors::kCli11))
