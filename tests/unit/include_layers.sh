@@ -34,7 +34,8 @@ while IFS= read -r file; do
     continue
   fi
   while IFS= read -r line; do
-    target=$(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/p' <<<"$line")
+    [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([^\"]+)\" ]] || continue
+    target=${BASH_REMATCH[1]}
     [[ $target == */* ]] || continue  # no folder: not a worker header (the extension's post_url.hpp)
     to=${target%%/*}
     [ -d "$WORKER/$to" ] || continue  # not a worker folder: a library's or the extension's
