@@ -48,7 +48,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile soak fuzz clean
+.PHONY: all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile soak fuzz clean
 
 all: build
 
@@ -79,15 +79,19 @@ installcheck: build-cpp
 	tests/run-all.sh
 
 # Tests need the extension installed where the throwaway clusters find it. make check builds the
-# extension and the programs the first suites run (CMake's target `first_programs`: the worker
-# and the mock API) first; tests/run-all.sh builds the other programs and the unit tests (together
-# half the compile time) in the background while the first suites run.
+# extension and, at the same time, the programs the first suites run (CMake's target
+# `first_programs`: the worker and the mock API); tests/run-all.sh builds the other programs and
+# the instrumented tree (the unit tests, the fuzz targets) in the background while the first
+# suites run.
 check: deps
-	$(MAKE) build-ext
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target first_programs
+	$(MAKE) -j2 --output-sync=target build-ext first-programs
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/run-all.sh
+
+first-programs:
+	@command -v cmake >/dev/null || { echo "make: cmake not found: install cmake and the packages README.md lists (or run 'make deps' as root)" >&2; exit 1; }
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target first_programs
 
 demo: deps
 	$(MAKE) build

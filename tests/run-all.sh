@@ -3,7 +3,7 @@
 # extension's install. Each suite prints its own "<suite>: N passed, M failed", or, when it cannot
 # run at all, "<suite>: skipped: <reason>" and exits 77.
 #
-# Suites run side by side, up to TK_JOBS (default 4) at once: each starts its own cluster in its
+# Suites run side by side, up to TK_JOBS (default 6) at once: each starts its own cluster in its
 # own /tmp directory on a unix socket and the mock on a free port, and
 # most of them spend their time waiting on the clock, on workers, on pg_cron. Each suite writes
 # to a file of its own, printed whole when it ends, so outputs never interleave. Two kinds of
@@ -15,9 +15,9 @@
 #  - cpu: suites that keep a core busy (ctest -j2, the fuzzer, pgTAP's passes) run one at a
 #    time, beside waiting suites only.
 # make check builds only what the first suites run (the worker and the mock API); the other
-# programs, then the unit tests, are built in the background from the start (nice 10), and the
-# instrumented build that sanitize and fuzz share at the lowest priority (nice 19), in the time
-# the first suites spend waiting.
+# programs are built in the background from the start (nice 10), and the instrumented build that
+# sanitize (the unit tests) and fuzz share at the lowest priority (nice 19), in the time the
+# first suites spend waiting.
 #
 # Environment: TK_SKIP="fuzz spec": suites not to run (space-separated names as in the table);
 # they are listed as skipped on request. A suite that skips by itself (exit 77) fails make check.
@@ -29,7 +29,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 cd "$TK_ROOT"
-TK_JOBS=${TK_JOBS:-4}
+TK_JOBS=${TK_JOBS:-6}
 read -r -a skip_asked <<<"${TK_SKIP:-}"
 work=$(mktemp -d /tmp/tweetkeeper-check.XXXXXX)
 
@@ -50,69 +50,57 @@ suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches
 # have timing checks too, with room for a busy machine (a forecast within 10%, refreshes within
 # their delay + 3 s, counted in a run); they use a few CPU-seconds a minute each.
 suite pgtap cpu - tests/pgtap/run.sh                  # passes of every pgTAP file: a core
-suite unit cpu unit-build unit                        # ctest -j2, once built in the background
-suite sanitize cpu instrumented tests/sanitize/run.sh # the unit tests instrumented: 4 processes, 20 s
+suite sanitize cpu instrumented tests/sanitize/run.sh # the unit tests, under ASan and UBSan: 4 processes, 20 s
 suite fuzz cpu instrumented tests/fuzz/run.sh         # two cores for 10 s
-suite housekeeping wait programs tests/integration/housekeeping.sh # pg_cron's jobs at the next minute (90 s allowed)
-suite integration wait programs tests/integration/pipeline.sh
-suite hostile-schema wait programs tests/integration/hostile_schema.sh
-suite forecast wait programs tests/integration/forecast.sh
-suite api-faults wait programs tests/faults/api_faults.sh
-suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh
-suite networks wait programs tests/integration/networks.sh
-suite follow wait programs tests/integration/follow.sh
-suite follow_pages wait programs tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
-suite billing wait programs tests/integration/billing.sh
-suite prometheus wait programs tests/integration/prometheus.sh
+# The waiting suites longest first (their seconds in a make check), so that none of the long ones
+# starts last and runs on alone.
 suite upgrade wait programs tests/upgrade/upgrade.sh
+suite housekeeping wait programs tests/integration/housekeeping.sh # pg_cron's jobs at the next minute (90 s allowed)
 suite import wait programs tests/cli/import_cli.sh
-suite accounted wait programs tests/integration/accounted.sh
-suite backup wait programs tests/integration/backup.sh
-suite payloads wait programs tests/integration/payloads.sh
+suite forecast wait programs tests/integration/forecast.sh
 suite report wait programs tests/integration/report.sh       # the report in chromium
-suite warc wait programs tests/integration/warc.sh
-suite v1.1 wait programs tests/integration/v1_1.sh
+suite integration wait programs tests/integration/pipeline.sh
 suite cli wait programs tests/cli/worker_cli.sh
-suite claims wait programs tests/integration/claims.sh
-suite windows wait programs tests/integration/windows.sh   # a window the API opened is used while posts are due
+suite warc wait programs tests/integration/warc.sh
+suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh
+suite api-faults wait programs tests/faults/api_faults.sh
+suite follow wait programs tests/integration/follow.sh
 suite spec wait programs tests/mock_api/spec/spec.sh
-suite deploy wait programs tests/deploy/deploy.sh
+suite networks wait programs tests/integration/networks.sh
+suite accounted wait programs tests/integration/accounted.sh
+suite payloads wait programs tests/integration/payloads.sh
+suite prometheus wait programs tests/integration/prometheus.sh
+suite backup wait programs tests/integration/backup.sh
+suite billing wait programs tests/integration/billing.sh
+suite hostile-schema wait programs tests/integration/hostile_schema.sh
+suite claims wait programs tests/integration/claims.sh
+suite v1.1 wait programs tests/integration/v1_1.sh
+suite follow_pages wait programs tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
+suite windows wait programs tests/integration/windows.sh   # a window the API opened is used while posts are due
 suite build wait programs tests/build/make_targets.sh
+suite deploy wait programs tests/deploy/deploy.sh
 suite sleeps wait programs tests/build/sleeps.sh     # every sleep left in a test script says why
 
-unit() { # the C++ unit tests of the regular build
-  local out rc
-  out=$(cd "$TK_BUILD" && ctest --output-on-failure -j2 2>&1)
-  rc=$?
-  echo "$out" | tail -n 25
-  local total failed
-  total=$(echo "$out" | sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p')
-  failed=$(echo "$out" | sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p')
-  echo "unit: $((${total:-0} - ${failed:-0})) passed, ${failed:-0} failed"
-  [ -n "$total" ] && [ "$total" -gt 0 ] && return $rc
-  return 1
-}
 asked_to_skip() { local s; for s in "${skip_asked[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 for s in "${skip_asked[@]}"; do
   printf '%s\n' "${names[@]}" | grep -qxF -- "$s" || { echo "TK_SKIP: no suite is called '$s' (suites: ${names[*]})" >&2; exit 2; }
 done
 
 # The background builds: one instrumented tree for sanitize and fuzz (tests/lib/instrumented_build.sh),
-# the other programs, the unit tests (after a full build, as installcheck's, each is a second of
-# "up to date"). bg_pid[NAME]: its pid until it ends; bg_done[NAME]: its exit status then.
+# and the other programs. bg_pid[NAME]: its pid until it ends; bg_done[NAME]: its exit status then.
 declare -A bg_pid=() bg_done=() bg_of=()
 background() { # background NAME NICENESS COMMAND...: in a process group of its own, stopped whole at exit
   setsid nice -n "$2" "${@:3}" >"$work/build-$1.log" 2>&1 &
   bg_pid[$1]=$!
   bg_of[$!]=$1
 }
-declare -A bg_next=() # bg_next[NAME]: "NEXT NICENESS COMMAND..." started when NAME's build ends
 asked_to_skip sanitize && asked_to_skip fuzz || background instrumented 19 tests/lib/instrumented_build.sh
 # The programs the first suites do not run (tweetkeeper-import, -export, -report), which the suites
-# after them wait for; then, in the same tree (one make at a time there), the unit tests. Ahead of
-# the instrumented build (nice 10 against 19): the suites wait for these first.
+# after them wait for: ahead of the instrumented build (nice 10 against 19). The unit tests are
+# built and run in the instrumented tree only (the sanitize suite): built a second time with gcc
+# -O2 and run again, they cost make check about 130 CPU-seconds. The programs the other suites
+# run are gcc -O2; `make build-cpp && ctest --test-dir build` runs the unit tests built so.
 background programs 10 cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target programs
-asked_to_skip unit || bg_next[programs]="unit-build 10 $(printf '%q ' cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target unit_tests)"
 
 # The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.
 declare -A running=() started=() beside=()
@@ -216,10 +204,6 @@ while ((${#pending[@]} + ${#running[@]})); do
     unset "bg_pid[$b]"
     bg_done[$b]=$rc
     echo "=== $b build (background, $((SECONDS - begin))s in, exit $rc): $(tail -1 "$work/build-$b.log")"
-    if [ -n "${bg_next[$b]:-}" ]; then
-      eval "background ${bg_next[$b]}"
-      unset "bg_next[$b]"
-    fi
   fi
 done
 

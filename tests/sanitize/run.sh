@@ -3,8 +3,9 @@
 # shares (tests/lib/instrumented_build.sh: build-instrumented/, clang-14, every object with ASan,
 # UBSan and libFuzzer's coverage) of the three unit test executables, each run whole (not one
 # process per test as ctest does: under ASan a process's start costs more than most tests, 42 s
-# against 22), worker_unit_tests in two shards, all at once. The ctest-only checks (cpp_only_guard,
-# include_layers) compile or read files and run in the unit suite.
+# against 22), worker_unit_tests in two shards, all at once; then the two checks ctest alone runs
+# (cpp_only_guard: a file including both PostgreSQL and C++-only headers fails to compile;
+# include_layers), from the same tree. make check runs the unit tests here only.
 # Prints "ok"/"not ok" per failing test and "sanitize: N passed, M failed"; exits 1 on any
 # failure, sanitizer report or leak. Environment: TK_INSTRUMENTED_BUILD (default
 # build-instrumented).
@@ -38,6 +39,14 @@ for r in "${runs[@]}"; do
   pids+=("$!")
 done
 passed=0 failed=0 k=0
+# A unit-test executable the list above does not run would be left out silently: each one the
+# tree's ctest knows must be there.
+for exe in $(sed -nE 's/^include\(".*\/([a-z_]+_unit_tests)\[1\]_include\.cmake"\)$/\1/p' "$BUILD/tests/unit/CTestTestfile.cmake" | sort -u); do
+  if ! printf '%s\n' "${runs[@]}" | grep -q "^$exe "; then
+    echo "not ok - $exe is a unit-test executable that tests/sanitize/run.sh does not run"
+    failed=$((failed + 1))
+  fi
+done
 for r in "${runs[@]}"; do
   read -r exe shard shards <<<"$r"
   out=$log/$exe.$shard.log
@@ -59,6 +68,18 @@ for r in "${runs[@]}"; do
   fi
   if [ "$rc" -ne 0 ]; then
     grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error|SUMMARY: |: Failure$' "$out" | sort -u | head -20 | sed 's/^/#   /'
+  fi
+done
+# The checks that are ctest's alone (they compile or read files, no executable of ours).
+only=(cpp_only_guard include_layers)
+out=$(ctest --test-dir "$BUILD" -R "^($(IFS='|'; echo "${only[*]}"))\$" --output-on-failure 2>&1)
+for t in "${only[@]}"; do
+  if grep -qE "Test +#[0-9]+: $t \.+ +Passed" <<<"$out"; then
+    passed=$((passed + 1))
+  else
+    echo "not ok - $t (ctest)"
+    grep -A15 -E "Test +#[0-9]+: $t " <<<"$out" | sed 's/^/#   /'
+    failed=$((failed + 1))
   fi
 done
 if [ $((passed + failed)) -eq 0 ]; then
