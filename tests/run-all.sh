@@ -49,7 +49,7 @@ suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches
 # Then up to TK_JOBS at once, at most one of those that keep a core busy (cpu). Those that wait
 # have timing checks too, with room for a busy machine (a forecast within 10%, refreshes within
 # their delay + 3 s, counted in a run); they use a few CPU-seconds a minute each.
-suite pgtap cpu - tests/pgtap/run.sh                  # passes of every pgTAP file: a core
+suite pgtap cpu - tests/pgtap/run.sh                  # six passes of the pgTAP files, two at a time
 suite sanitize cpu instrumented tests/sanitize/run.sh # the unit tests, under ASan and UBSan: 4 processes, 20 s
 suite fuzz cpu instrumented tests/fuzz/run.sh         # two cores for 10 s
 # The waiting suites longest first (their seconds in a make check), so that none of the long ones
