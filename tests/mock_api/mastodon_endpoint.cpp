@@ -585,6 +585,100 @@ void WriteReblog(JsonWriter& w, const Server& server, uint64_t id, uint64_t orig
   w.EndObject();
 }
 
+// What a status says: its HTML (a reply's h-card first, the text's @mention and #hashtag as
+// links, a custom emoji, a card's link) and whom it mentions. A reply's parent is drawn from `d`.
+struct Content {
+  std::string html;
+  std::vector<Mention> mentions;
+  std::string tail;  // the hashtag's link ("" without one)
+  uint64_t parent = 0;
+  std::optional<Account> parent_author;
+};
+Content ComposeContent(const std::string& host, const PostText& text, const Account& author, bool reply, bool emoji,
+                       const LinkCard* card, int64_t created_ms, Dice& d) {
+  Content c;
+  c.html = "<p>";
+  if (reply) {
+    c.parent = (static_cast<uint64_t>(created_ms - 1000 - static_cast<int64_t>(d.Below(6 * 3600 * 1000))) << 16) |
+             (d.Below(65536) & 0xffc0);
+    // A reply to a boost is a reply to the status boosted: the parent is never a reblog.
+    for (int k = 0; k < 64 && DrawnAsReblog(host, c.parent); ++k) ++c.parent;
+    c.parent_author = AuthorOfStatus(host, c.parent);
+    if (c.parent_author->id != author.id) {  // a reply to oneself mentions no one
+      c.mentions.push_back({c.parent_author->id, c.parent_author->username});
+      c.html += HCard(host, c.parent_author->username) + " ";
+    }
+  }
+  // The text, its @mention and #hashtag as links (MockPostText puts them first and last).
+  std::string_view rest = text.text;
+  if (!text.mention.empty() && rest.substr(0, text.mention.size() + 2) == "@" + text.mention + " ") {
+    c.html += HCard(host, text.mention) + " ";
+    rest.remove_prefix(text.mention.size() + 2);
+    c.mentions.push_back(MentionedAccount(host, text.mention));
+  }
+  if (!text.hashtag.empty() && rest.size() > text.hashtag.size() + 2 &&
+      rest.substr(rest.size() - text.hashtag.size() - 2) == " #" + text.hashtag) {
+    rest.remove_suffix(text.hashtag.size() + 2);
+    c.tail = " " + HashtagLink(host, text.hashtag);
+  }
+  c.html += Escape(rest) + c.tail;
+  if (emoji) c.html += " :blobcat_heart:";
+  if (card) c.html += " " + LinkHtml(card->url);
+  c.html += "</p>";
+  return c;
+}
+
+void WriteApplication(JsonWriter& w, const App& app) {
+  w.Key("application");
+  w.StartObject();
+  Key(w, "name", app.name);
+  w.Key("website");
+  if (app.website) {
+    w.String(app.website);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+// The mentions, the tag (when the content links one) and the custom emoji (when it holds one).
+void WriteMentionsTagsEmojis(JsonWriter& w, const std::string& host, const Content& c, const std::string& hashtag,
+                             bool emoji) {
+  w.Key("mentions");
+  w.StartArray();
+  for (const Mention& mention : c.mentions) {
+    w.StartObject();
+    Key(w, "id", std::to_string(mention.id));
+    Key(w, "username", mention.username);
+    Key(w, "url", "https://" + host + "/@" + mention.username);
+    Key(w, "acct", mention.username);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("tags");
+  w.StartArray();
+  if (!c.tail.empty()) {
+    w.StartObject();
+    Key(w, "name", hashtag);
+    Key(w, "url", "https://" + host + "/tags/" + hashtag);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("emojis");
+  w.StartArray();
+  if (emoji) {
+    const std::string file = "/system/custom_emojis/images/000/012/345/%s/6a1d3c0e9f2b4a77.png";
+    w.StartObject();
+    Key(w, "shortcode", "blobcat_heart");
+    Key(w, "url", "https://" + host + std::string(file).replace(file.find("%s"), 2, "original"));
+    Key(w, "static_url", "https://" + host + std::string(file).replace(file.find("%s"), 2, "static"));
+    Key(w, "visible_in_picker", true);
+    Key(w, "category", "Blobs");
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // A Status as REST::StatusSerializer sends it to a caller without a user (no favourited,
 // bookmarked, ...), in its order; what it holds is drawn from its id (README.md: the shares).
 void WriteStatus(JsonWriter& w, const Server& server, uint64_t id, const MockConfig& config, int64_t now_ms) {
@@ -611,45 +705,14 @@ void WriteStatus(JsonWriter& w, const Server& server, uint64_t id, const MockCon
   const int64_t edited_ms = d.OneIn(10) ? created_ms + 1000 + static_cast<int64_t>(d.Below(2 * 3600 * 1000)) : 0;
   const LinkCard& link = kCards[d.Below(std::size(kCards))];
 
-  std::vector<Mention> mentions;
-  uint64_t parent = 0;
-  std::optional<Account> parent_author;
-  std::string html = "<p>";
-  if (reply) {
-    parent = (static_cast<uint64_t>(created_ms - 1000 - static_cast<int64_t>(d.Below(6 * 3600 * 1000))) << 16) |
-             (d.Below(65536) & 0xffc0);
-    // A reply to a boost is a reply to the status boosted: the parent is never a reblog.
-    for (int k = 0; k < 64 && DrawnAsReblog(host, parent); ++k) ++parent;
-    parent_author = AuthorOfStatus(host, parent);
-    if (parent_author->id != author.id) {  // a reply to oneself mentions no one
-      mentions.push_back({parent_author->id, parent_author->username});
-      html += HCard(host, parent_author->username) + " ";
-    }
-  }
-  // The text, its @mention and #hashtag as links (MockPostText puts them first and last).
-  std::string_view rest = text.text;
-  if (!text.mention.empty() && rest.substr(0, text.mention.size() + 2) == "@" + text.mention + " ") {
-    html += HCard(host, text.mention) + " ";
-    rest.remove_prefix(text.mention.size() + 2);
-    mentions.push_back(MentionedAccount(host, text.mention));
-  }
-  std::string tail;
-  if (!text.hashtag.empty() && rest.size() > text.hashtag.size() + 2 &&
-      rest.substr(rest.size() - text.hashtag.size() - 2) == " #" + text.hashtag) {
-    rest.remove_suffix(text.hashtag.size() + 2);
-    tail = " " + HashtagLink(host, text.hashtag);
-  }
-  html += Escape(rest) + tail;
-  if (emoji) html += " :blobcat_heart:";
-  if (card) html += " " + LinkHtml(link.url);
-  html += "</p>";
+  const Content c = ComposeContent(host, text, author, reply, emoji, card ? &link : nullptr, created_ms, d);
 
   w.StartObject();
   Key(w, "id", sid);
   Key(w, "created_at", MastodonTime(created_ms));
   if (reply) {
-    Key(w, "in_reply_to_id", std::to_string(parent));
-    Key(w, "in_reply_to_account_id", std::to_string(parent_author->id));
+    Key(w, "in_reply_to_id", std::to_string(c.parent));
+    Key(w, "in_reply_to_account_id", std::to_string(c.parent_author->id));
   } else {
     KeyNull(w, "in_reply_to_id");
     KeyNull(w, "in_reply_to_account_id");
@@ -668,20 +731,9 @@ void WriteStatus(JsonWriter& w, const Server& server, uint64_t id, const MockCon
   } else {
     KeyNull(w, "edited_at");
   }
-  Key(w, "content", html);
+  Key(w, "content", c.html);
   KeyNull(w, "reblog");
-  if (app < std::size(kApps)) {
-    w.Key("application");
-    w.StartObject();
-    Key(w, "name", kApps[app].name);
-    w.Key("website");
-    if (kApps[app].website) {
-      w.String(kApps[app].website);
-    } else {
-      w.Null();
-    }
-    w.EndObject();
-  }
+  if (app < std::size(kApps)) WriteApplication(w, kApps[app]);
   w.Key("account");
   WriteAccount(w, server, author, now_ms);
   if (media) {
@@ -689,39 +741,7 @@ void WriteStatus(JsonWriter& w, const Server& server, uint64_t id, const MockCon
   } else {
     EmptyArray(w, "media_attachments");
   }
-  w.Key("mentions");
-  w.StartArray();
-  for (const Mention& mention : mentions) {
-    w.StartObject();
-    Key(w, "id", std::to_string(mention.id));
-    Key(w, "username", mention.username);
-    Key(w, "url", "https://" + host + "/@" + mention.username);
-    Key(w, "acct", mention.username);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("tags");
-  w.StartArray();
-  if (!tail.empty()) {
-    w.StartObject();
-    Key(w, "name", text.hashtag);
-    Key(w, "url", "https://" + host + "/tags/" + text.hashtag);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("emojis");
-  w.StartArray();
-  if (emoji) {
-    const std::string file = "/system/custom_emojis/images/000/012/345/%s/6a1d3c0e9f2b4a77.png";
-    w.StartObject();
-    Key(w, "shortcode", "blobcat_heart");
-    Key(w, "url", "https://" + host + std::string(file).replace(file.find("%s"), 2, "original"));
-    Key(w, "static_url", "https://" + host + std::string(file).replace(file.find("%s"), 2, "static"));
-    Key(w, "visible_in_picker", true);
-    Key(w, "category", "Blobs");
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteMentionsTagsEmojis(w, host, c, text.hashtag, emoji);
   if (server.v45) KeyNull(w, "quote");
   w.Key("card");
   if (card) {

@@ -64,6 +64,54 @@ void WriteString(JsonWriter& w, const std::string& s) {
   w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+// The hashtag and mention entities, offsets in code points, the end exclusive; the mention opens
+// the text, the hashtag ends it.
+void WriteEntities(JsonWriter& w, const PostText& said, int length) {
+  w.Key("entities");
+  w.StartObject();
+  if (!said.hashtag.empty()) {
+    w.Key("hashtags");
+    w.StartArray();
+    w.StartObject();
+    w.Key("start");
+    w.Int(length - 1 - static_cast<int>(CodePoints(said.hashtag)));
+    w.Key("end");
+    w.Int(length);
+    w.Key("tag");
+    WriteString(w, said.hashtag);
+    w.EndObject();
+    w.EndArray();
+  }
+  if (!said.mention.empty()) {
+    w.Key("mentions");
+    w.StartArray();
+    w.StartObject();
+    w.Key("start");
+    w.Int(0);
+    w.Key("end");
+    w.Int(1 + static_cast<int>(said.mention.size()));
+    w.Key("username");
+    WriteString(w, said.mention);
+    w.Key("id");
+    WriteString(w, std::to_string(MentionedUserId(said.mention)));
+    w.EndObject();
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteEditControls(JsonWriter& w, uint64_t id) {
+  w.Key("edit_controls");
+  w.StartObject();
+  w.Key("edits_remaining");
+  w.Int(5);
+  w.Key("is_edit_eligible");
+  w.Bool(true);
+  w.Key("editable_until");
+  WriteString(w, FormatCreatedAt(SnowflakeMillis(id) + 3'600'000));
+  w.EndObject();
+}
+
 // The tweet with the fields asked for. A mock tweet is text by its author (post_text.cpp: a
 // mention and a hashtag in some, their entities when asked): no media, polls, places, references
 // or edits, so the fields about those are absent, as the API leaves out what does not apply; and
@@ -106,40 +154,7 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
     w.Key("lang");
     WriteString(w, said.lang);
   }
-  // Offsets in code points, the end exclusive; the mention opens the text, the hashtag ends it.
-  if (want("entities") && (!said.hashtag.empty() || !said.mention.empty())) {
-    w.Key("entities");
-    w.StartObject();
-    if (!said.hashtag.empty()) {
-      w.Key("hashtags");
-      w.StartArray();
-      w.StartObject();
-      w.Key("start");
-      w.Int(length - 1 - static_cast<int>(CodePoints(said.hashtag)));
-      w.Key("end");
-      w.Int(length);
-      w.Key("tag");
-      WriteString(w, said.hashtag);
-      w.EndObject();
-      w.EndArray();
-    }
-    if (!said.mention.empty()) {
-      w.Key("mentions");
-      w.StartArray();
-      w.StartObject();
-      w.Key("start");
-      w.Int(0);
-      w.Key("end");
-      w.Int(1 + static_cast<int>(said.mention.size()));
-      w.Key("username");
-      WriteString(w, said.mention);
-      w.Key("id");
-      WriteString(w, std::to_string(MentionedUserId(said.mention)));
-      w.EndObject();
-      w.EndArray();
-    }
-    w.EndObject();
-  }
+  if (want("entities") && (!said.hashtag.empty() || !said.mention.empty())) WriteEntities(w, said, length);
   if (want("possibly_sensitive")) {
     w.Key("possibly_sensitive");
     w.Bool(false);
@@ -155,17 +170,7 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
     w.Int(length);
     w.EndArray();
   }
-  if (want("edit_controls") && !PredatesSnowflake(id)) {  // editable for an hour, as X's tweets are
-    w.Key("edit_controls");
-    w.StartObject();
-    w.Key("edits_remaining");
-    w.Int(5);
-    w.Key("is_edit_eligible");
-    w.Bool(true);
-    w.Key("editable_until");
-    WriteString(w, FormatCreatedAt(SnowflakeMillis(id) + 3'600'000));
-    w.EndObject();
-  }
+  if (want("edit_controls") && !PredatesSnowflake(id)) WriteEditControls(w, id);  // editable for an hour, as X's are
   if (want("public_metrics")) {
     const PublicMetrics m = MetricsAt(id, AgeSeconds(id, now_ms));
     w.Key("public_metrics");
