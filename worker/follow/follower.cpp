@@ -32,7 +32,8 @@ constexpr std::int64_t kSettleMs = 1500;       // an options_update takes effect
 struct Follower::Held {
   Followed f;
   std::int64_t next_poll_ms = 0;
-  Millis interval{0};
+  Millis interval{0};  // planned (Repace)
+  std::int64_t turn_ms = 0;  // the turn booked for its next read (BookTurn), 0: none
   int failures = 0;
   RateBudget* budget = nullptr;  // BudgetOf()'s, once found: a Mastodon server, the AppView, an
                                  // X credential's timeline window
@@ -73,6 +74,7 @@ RateBudget& Follower::BudgetOf(Held& held) {
 
 void Follower::ForgetLeases() {
   held_.clear();
+  plans_.clear();
   covered_.clear();
   gaps_.clear();
   by_did_.clear();
@@ -107,6 +109,8 @@ void Follower::ClaimAccounts() {
     }
     next.emplace(f.follow_id, std::move(h));
   }
+  for (auto& [id, h] : held_)
+    if (h) FreeTurn(*h);  // no longer held
   // How many accounts the other followers read through the same windows: a change replans.
   std::map<std::string, std::int64_t> shares = db_.Shares();
   if (next.size() != held_.size() || shares != shares_)
@@ -292,6 +296,7 @@ void Follower::Repace(const std::string& group) {
   RateBudget& budget = *budgets_[group];
   std::vector<Held*> accounts;
   std::vector<double> rates;
+  std::int64_t posts = 0;
   const std::int64_t now = NowMs();
   for (auto& [id, h] : held_) {
     // The accounts still resolving share the budget too: they are to be read as soon as they
@@ -299,7 +304,11 @@ void Follower::Repace(const std::string& group) {
     if (reader_->Group(h->f) != group || (h->f.status != "following" && h->f.status != "resolving")) continue;
     accounts.push_back(h.get());
     rates.push_back(PostRate(h->f.posts_found, static_cast<double>(now - h->f.since_ms) / 1000.0));
+    posts += h->f.posts_found;
   }
+  Plan& plan = plans_[group];
+  plan.posts_at_plan = plan.posts_now = posts;
+  plan.accounts = accounts.size();
   // Planned for 90% of what the window allows (the gate lets the whole through): reads come due
   // unevenly, and a schedule that spends it all makes them queue at the gate, each a little later
   // than its interval (measured by make bench: 41 s beyond it at p99 on X, against 2 s).
@@ -315,13 +324,38 @@ void Follower::Repace(const std::string& group) {
   budget.planned_rps = rps;
   const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
   for (std::size_t i = 0; i < accounts.size(); ++i) {
-    // A longer interval than before takes effect from the last read, a shorter one at once.
-    const Millis before = accounts[i]->interval;
-    accounts[i]->interval = intervals[i];
-    if (before.count() > 0 && intervals[i] < before)
-      accounts[i]->next_poll_ms = std::min(accounts[i]->next_poll_ms, now + intervals[i].count());
+    // A longer interval than before takes effect from the next read, a shorter one at once (in a
+    // free turn: BookTurn).
+    Held& h = *accounts[i];
+    const Millis before = h.interval;
+    h.interval = intervals[i];
+    if (before.count() == 0 || intervals[i] >= before || now + intervals[i].count() >= h.next_poll_ms) continue;
+    if (streaming()) {
+      h.next_poll_ms = now + intervals[i].count();
+    } else if (h.turn_ms > 0) {
+      const std::int64_t booked = h.turn_ms;
+      const std::int64_t at = plan.turns.Book(now + intervals[i].count(), budget.gate().SpacingMs());
+      if (at < h.next_poll_ms) {
+        plan.turns.Release(booked);
+        h.turn_ms = h.next_poll_ms = at;
+      } else {
+        plan.turns.Release(at);
+      }
+    }
   }
   budget.repace = false;
+}
+
+std::int64_t Follower::BookTurn(Held& held, std::int64_t at_ms) {
+  FreeTurn(held);
+  held.turn_ms = plans_[reader_->Group(held.f)].turns.Book(at_ms, BudgetOf(held).gate().SpacingMs());
+  return held.turn_ms;
+}
+
+void Follower::FreeTurn(Held& held) {
+  if (held.turn_ms == 0) return;
+  plans_[reader_->Group(held.f)].turns.Release(held.turn_ms);
+  held.turn_ms = 0;
 }
 
 void Follower::Learn(RateBudget& budget, const HttpResponse& response) {
@@ -433,6 +467,7 @@ void Follower::ResolveDue(Held& held, const Fetch& fetch) {
 
 void Follower::Poll(Held& held) {
   RateBudget& budget = BudgetOf(held);
+  FreeTurn(held);  // its turn is now
   // When the read's first request went (after the gate's wait): every post made before it was seen.
   std::int64_t first_sent = 0;
   const Fetch fetch = [&](const std::string& url, Reach reach) { return Send(held, url, reach, &first_sent); };
@@ -479,9 +514,16 @@ void Follower::Poll(Held& held) {
 
 void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std::int64_t first_sent) {
   Followed& f = held.f;
-  if (held.interval.count() == 0 || BudgetOf(held).repace) Repace(reader_->Group(f));
+  const std::string group = reader_->Group(f);
+  const Plan& plan = plans_[group];
+  // Planned again when the posts found since the last plan say the rates have moved (ReplanDue;
+  // not for a stream, whose accounts are read only to fill their gaps).
+  if (held.interval.count() == 0 || BudgetOf(held).repace ||
+      (!streaming() && ReplanDue(plan.posts_at_plan, plan.posts_now, plan.accounts)))
+    Repace(group);
   const std::int64_t now = NowMs();
-  std::int64_t poll_after = out.more ? now : now + held.interval.count();
+  // In the first free turn after its interval (a page more to read: the first free turn).
+  std::int64_t poll_after = streaming() ? now : BookTurn(held, out.more ? now : now + held.interval.count());
   if (streaming()) {
     // The gap is filled up to the read; from here the stream keeps its position.
     poll_after = now + 86'400'000;
@@ -494,6 +536,7 @@ void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
   f.checked_ms = std::max(f.checked_ms, out.checked_until_ms);
   f.posts_found += added;
+  plans_[group].posts_now += added;
   held.next_poll_ms = streaming() ? INT64_MAX / 2 : poll_after;
   if (added > 0) {
     posts_found_ += added;

@@ -47,4 +47,23 @@ std::vector<Millis> PollIntervals(const std::vector<double>& rates, double budge
   return out;
 }
 
+bool ReplanDue(std::int64_t posts_at_plan, std::int64_t posts_now, std::size_t accounts) {
+  const std::int64_t grown = posts_now - posts_at_plan;
+  return grown >= static_cast<std::int64_t>(std::max<std::size_t>(accounts, 1)) && grown * 10 >= posts_at_plan;
+}
+
+std::int64_t ReadTurns::Book(std::int64_t at_ms, std::int64_t spacing_ms) {
+  std::int64_t at = at_ms;
+  // Past each booked turn closer than a spacing, in order: the first gap wide enough.
+  for (auto it = booked_.lower_bound(at - spacing_ms + 1); it != booked_.end() && *it < at + spacing_ms; ++it)
+    at = *it + spacing_ms;
+  booked_.insert(at);
+  return at;
+}
+
+void ReadTurns::Release(std::int64_t at_ms) {
+  const auto it = booked_.find(at_ms);
+  if (it != booked_.end()) booked_.erase(it);
+}
+
 }  // namespace tweetkeeper::worker::follow
