@@ -171,22 +171,26 @@ BEGIN
      WHERE f.network = claim_follows.network AND tweetkeeper_internal.follow_free(f.lease_until, f.lease_pid, f.lease_started)
        AND (NOT due_only OR f.poll_after <= now())
      GROUP BY 1, 2),
-  o AS (  -- those this claim may take, own ones first, with how many accounts it holds up to each,
-          -- and of the windows new to it, which one each is and how many there are
-    SELECT g.grp, g.mine, sum(g.n) OVER w AS upto, row_number() OVER w AS i,
-           count(*) FILTER (WHERE NOT g.mine) OVER w AS new_i, count(*) FILTER (WHERE NOT g.mine) OVER () AS new_n FROM g
-     WHERE claim_follows.network = 'bluesky' OR g.mine
-        OR tweetkeeper_internal.follow_window_open(claim_follows.network, g.host, claim_follows.credential, g.waiting)
-    WINDOW w AS (ORDER BY g.mine DESC, g.first, g.grp)),
-  c AS (  -- whole servers while they fit (the first one in any case, as far as it fits); of the
-          -- windows new to it, half (at least one): followers started together share the servers
+  t AS (  -- the windows new to it that it takes: half of them, at least one, the longest waiting
+          -- first, each one no other session reads. follow_window_open() locks each for this
+          -- transaction, so it is asked of one window after another (the subquery is sorted and
+          -- not flattened, the limit stops the asking) until half are taken: a claim made at the
+          -- same moment takes the next ones, and followers started together share the servers
           -- out (the first claim took all ten of make bench-follow's, and one follower read them
-          -- all while the other idled), and a follower alone has them all after a few claims
+          -- all while the other idled); a follower alone has them all after a few claims.
+    SELECT x.grp FROM (SELECT g.grp, g.host, g.waiting FROM g WHERE claim_follows.network <> 'bluesky' AND NOT g.mine
+                        ORDER BY g.first, g.grp OFFSET 0) x
+     WHERE tweetkeeper_internal.follow_window_open(claim_follows.network, x.host, claim_follows.credential, x.waiting)
+     LIMIT (SELECT greatest(1, ceil(count(*) / 2.0))::bigint FROM g WHERE NOT g.mine)),
+  o AS (  -- those this claim may take, own ones first, with how many accounts it holds up to each
+    SELECT g.grp, sum(g.n) OVER w AS upto, row_number() OVER w AS i FROM g
+     WHERE claim_follows.network = 'bluesky' OR g.mine OR g.grp IN (SELECT t.grp FROM t)
+    WINDOW w AS (ORDER BY g.mine DESC, g.first, g.grp)),
+  c AS (  -- whole servers while they fit (the first one in any case, as far as it fits)
     SELECT f.follow_id FROM tweetkeeper.followed_accounts f
       JOIN o ON o.grp = CASE WHEN f.network = 'bluesky' THEN f.follow_id::text ELSE f.host END
      WHERE f.network = claim_follows.network AND tweetkeeper_internal.follow_free(f.lease_until, f.lease_pid, f.lease_started)
        AND (NOT due_only OR f.poll_after <= now()) AND (o.upto <= max_accounts OR o.i = 1)
-       AND (claim_follows.network = 'bluesky' OR o.mine OR o.new_i <= greatest(1, ceil(o.new_n / 2.0)))
      ORDER BY o.i, tweetkeeper_internal.session_is(f.lease_pid, f.lease_started) DESC, f.poll_after, f.follow_id
      LIMIT max_accounts FOR UPDATE OF f SKIP LOCKED)
   UPDATE tweetkeeper.followed_accounts f

@@ -4,7 +4,8 @@
 # holds a transaction advisory lock on it until it commits, so that a second claim made meanwhile
 # (which cannot see the first one's leases yet) takes none of that server: without the lock it took
 # the accounts the first had no room for, and the server was split. And followers started together
-# share the servers out: a claim takes half (at least one) of the servers new to it.
+# share the servers out: a claim takes half (at least one) of the servers new to it, and locks
+# only those, so that a claim made at the same moment takes others.
 # Session A is a psql kept open with its transaction; each step waits for A's answer (a line on
 # its output), not for a time. Prints "ok"/"not ok" lines and "follow_claims: N passed, M failed".
 set -uo pipefail
@@ -41,14 +42,16 @@ a_done=$(ask_a "COMMIT; SELECT 'committed';")
 b_after=$(tk_psql -U tk_follower -c "$(claim b 10)" 2>&1)
 tk_ok "... nor after A committed: A's leases are live" "$([ "$a_done" = committed ] && [ "$b_after" = "-" ]; echo $?)" "$a_done / $b_after"
 
-# Four more servers of one account each, followed now: A takes half of them (m1.test's, all three
-# now that it has room, besides), B half of what is left, A the last.
+# Four more servers of one account each, followed now. A claims, its transaction open: half of
+# them (and m1.test's third account, now that it has room); B, claiming at the same moment, the
+# next ones (A's locks are on the two it took, not on all); A's next claim renews what it holds.
 tk_psql -c "SELECT tweetkeeper.follow_accounts(ARRAY['@a@m2.test', '@a@m3.test', '@a@m4.test', '@a@m5.test'])" >/dev/null
-a1=$(ask_a "$(claim a 10)")
+a1=$(ask_a "BEGIN; $(claim a 10)")
 b1=$(tk_psql -U tk_follower -c "$(claim b 10)" 2>&1)
+a_done=$(ask_a "COMMIT; SELECT 'committed';")
 a2=$(ask_a "$(claim a 10)")
-tk_ok "followers share new servers out: A half of the four new, B half of the rest, A the last" \
-  "$([ "$a1" = "m1.test a, m1.test b, m1.test c, m2.test a, m3.test a" ] && [ "$b1" = "m4.test a" ] &&
-     [ "$a2" = "m1.test a, m1.test b, m1.test c, m2.test a, m3.test a, m5.test a" ]; echo $?)" "A: $a1; B: $b1; A: $a2"
+tk_ok "two followers claiming at once share new servers out: A half of the four, B the others" \
+  "$([ "$a1" = "m1.test a, m1.test b, m1.test c, m2.test a, m3.test a" ] && [ "$b1" = "m4.test a, m5.test a" ] &&
+     [ "$a_done" = committed ] && [ "$a2" = "$a1" ]; echo $?)" "A: $a1; B: $b1; A: $a_done, $a2"
 ask_a '\q' >/dev/null
 tk_summary follow_claims
