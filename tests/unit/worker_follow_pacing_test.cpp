@@ -55,6 +55,28 @@ TEST(FollowPacing, PostRateFloorsAndFirstHour) {
   EXPECT_NEAR(PostRate(7200, 7200), 1.0, 1e-9);
 }
 
+TEST(FollowPacing, AWindowsRatesAreTakenBesideItsMean) {
+  // Read for 200 s (an hour, as PostRate takes it): 200, 20 and 0 posts (mean 73.3), one not read.
+  const std::vector<double> r = WindowRates({200, 20, 0, -1}, {200, 200, 200, 200});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_NEAR(r[0], (200 + 73.3) / 3600, 1e-4);
+  EXPECT_NEAR(r[2], 73.3 / 3600, 1e-4);  // none found yet: not a post a day
+  EXPECT_NEAR(r[3], 2 * 73.3 / 3600, 1e-4);  // not read: as a read account of the mean
+  EXPECT_GT(r[0], r[1]);
+  EXPECT_GT(r[1], r[2]);
+  // Planned from these, the quiet account is read less often than the busy one, but the spread
+  // is narrower than from the counts alone (a 0 there is "a post a day").
+  const auto iv = PollIntervals(r, 0.9, Millis(2000), Millis(900'000));
+  const auto alone = PollIntervals({PostRate(200, 200), PostRate(20, 200), PostRate(0, 200), PostRate(0, 200)}, 0.9,
+                                   Millis(2000), Millis(900'000));
+  EXPECT_LT(iv[0], iv[2]);
+  EXPECT_LT(static_cast<double>(iv[2].count()) / static_cast<double>(iv[0].count()),
+            static_cast<double>(alone[2].count()) / static_cast<double>(alone[0].count()) / 3);
+  // Nothing read yet: all alike.
+  const std::vector<double> none = WindowRates({-1, -1}, {10, 10});
+  EXPECT_EQ(none[0], none[1]);
+}
+
 TEST(FollowPacing, APlanMadeBeforeAnyPostIsMadeAgainOncePostsAreFound) {
   // A Mastodon server's 100 accounts, planned while they resolved (no post found yet).
   EXPECT_FALSE(ReplanDue(0, 0, 100));

@@ -295,7 +295,8 @@ void Follower::MarkStreamRead(bool now) {
 void Follower::Repace(const std::string& group) {
   RateBudget& budget = *budgets_[group];
   std::vector<Held*> accounts;
-  std::vector<double> rates;
+  std::vector<std::int64_t> found;  // -1: not read yet
+  std::vector<double> followed_s;
   std::int64_t posts = 0;
   const std::int64_t now = NowMs();
   for (auto& [id, h] : held_) {
@@ -303,9 +304,11 @@ void Follower::Repace(const std::string& group) {
     // are, and counting them from the start keeps the first ones resolved from taking it all.
     if (reader_->Group(h->f) != group || (h->f.status != "following" && h->f.status != "resolving")) continue;
     accounts.push_back(h.get());
-    rates.push_back(PostRate(h->f.posts_found, static_cast<double>(now - h->f.since_ms) / 1000.0));
+    found.push_back(h->f.checked_ms > 0 ? h->f.posts_found : -1);
+    followed_s.push_back(static_cast<double>(now - h->f.since_ms) / 1000.0);
     posts += h->f.posts_found;
   }
+  const std::vector<double> rates = WindowRates(found, followed_s);
   Plan& plan = plans_[group];
   plan.posts_at_plan = plan.posts_now = posts;
   plan.accounts = accounts.size();
