@@ -79,15 +79,16 @@ TEST(FollowPacing, AWindowsRatesAreTakenBesideItsMean) {
 
 TEST(FollowPacing, APlanMadeBeforeAnyPostIsMadeAgainOncePostsAreFound) {
   // A Mastodon server's 100 accounts, planned while they resolved (no post found yet).
-  EXPECT_FALSE(ReplanDue(0, 0, 100));
-  EXPECT_FALSE(ReplanDue(0, 99, 100));
-  EXPECT_TRUE(ReplanDue(0, 100, 100));  // their first reads found as many posts as accounts
+  EXPECT_FALSE(ReplanDue(0, 0, 100, 0));
+  EXPECT_FALSE(ReplanDue(0, 99, 100, 0));
+  EXPECT_TRUE(ReplanDue(0, 100, 100, 0));  // their first reads found as many posts as accounts
+  EXPECT_FALSE(ReplanDue(0, 100, 100, 1));  // ... but not while one is still to be read a first time
   // Later, once a tenth more than the last plan was made from (and at least as many as accounts).
-  EXPECT_FALSE(ReplanDue(10'000, 10'999, 100));
-  EXPECT_TRUE(ReplanDue(10'000, 11'000, 100));
-  EXPECT_FALSE(ReplanDue(500, 599, 100));
-  EXPECT_TRUE(ReplanDue(500, 600, 100));
-  EXPECT_FALSE(ReplanDue(0, 0, 0));
+  EXPECT_FALSE(ReplanDue(10'000, 10'999, 100, 0));
+  EXPECT_TRUE(ReplanDue(10'000, 11'000, 100, 0));
+  EXPECT_FALSE(ReplanDue(500, 599, 100, 0));
+  EXPECT_TRUE(ReplanDue(500, 600, 100, 0));
+  EXPECT_FALSE(ReplanDue(0, 0, 0, 0));
 }
 
 TEST(FollowPacing, TurnsAreBookedASpacingApart) {

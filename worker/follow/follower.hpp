@@ -75,6 +75,9 @@ class Follower {
   // its turn booked before freed; returns the turn.
   std::int64_t BookTurn(Held& held, std::int64_t at_ms);
   void FreeTurn(Held& held);
+  // Every followed account to be read gets a turn (its first read, a read again after a failure,
+  // an account taken over); those being resolved are looked up in batches as they come due.
+  void BookUnbooked();
   void Learn(RateBudget& budget, const HttpResponse& response);
   // Bluesky with Jetstream: the accounts' DIDs subscribed, the gaps the stream cannot replay
   // filled from their feeds, the events handled, the read position kept.
@@ -103,7 +106,7 @@ class Follower {
   struct Plan {
     ReadTurns turns;
     std::int64_t posts_at_plan = 0, posts_now = 0;
-    std::size_t accounts = 0;
+    std::size_t accounts = 0, unread = 0;
   };
   std::map<std::string, Plan> plans_;
   std::int64_t next_claim_ms_ = 0;

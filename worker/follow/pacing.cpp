@@ -61,9 +61,9 @@ std::vector<double> WindowRates(const std::vector<std::int64_t>& posts_found, co
   return rates;
 }
 
-bool ReplanDue(std::int64_t posts_at_plan, std::int64_t posts_now, std::size_t accounts) {
+bool ReplanDue(std::int64_t posts_at_plan, std::int64_t posts_now, std::size_t accounts, std::size_t unread) {
   const std::int64_t grown = posts_now - posts_at_plan;
-  return grown >= static_cast<std::int64_t>(std::max<std::size_t>(accounts, 1)) && grown * 10 >= posts_at_plan;
+  return unread == 0 && grown >= static_cast<std::int64_t>(std::max<std::size_t>(accounts, 1)) && grown * 10 >= posts_at_plan;
 }
 
 std::int64_t ReadTurns::Book(std::int64_t at_ms, std::int64_t spacing_ms) {

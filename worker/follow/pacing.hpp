@@ -44,10 +44,12 @@ std::vector<Millis> PollIntervals(const std::vector<double>& rates, double budge
 // Whether a window's plan is to be made again from the posts found since: a plan is only as good
 // as the rates it was made from, and the first is made while the accounts resolve, before any post
 // was found (every account alike: 112 s each on a Mastodon server of 100 accounts, so that the
-// busiest needed three requests a read, issue 49). Again once the posts found have grown by as
-// many as the window has accounts and by a tenth since the last plan: often while the rates are
-// new, seldom once they hold.
-bool ReplanDue(std::int64_t posts_at_plan, std::int64_t posts_now, std::size_t accounts);
+// busiest needed three requests a read, issue 49). Again once every account has been read
+// (`unread` none: planned again while the first reads went on, the busiest accounts' reads came
+// due among them and waited behind them, up to 60 s), and the posts found have grown by as many as
+// the window has accounts and by a tenth since the last plan: often while the rates are new,
+// seldom once they hold.
+bool ReplanDue(std::int64_t posts_at_plan, std::int64_t posts_now, std::size_t accounts, std::size_t unread);
 
 // The turns of one window booked for reads. A read is planned for a free turn: the first moment at
 // or after its interval that is at least a spacing (the gate's) away from every other read booked,
