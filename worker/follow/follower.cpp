@@ -21,6 +21,20 @@ std::int64_t NowMs() {
 }
 
 constexpr Millis kFailedPause{60'000};  // an account whose read failed is tried again after this
+// Reads are planned for this much of what a window allows (Follower::Repace) and booked in turns
+// that far apart (Follower::BookTurn): the rest is for the further pages of a read, lookups and
+// reads again after a failure, and for catching up after a stall. Booked a gate's spacing apart,
+// the turns freed by the plan's longer intervals filled with the shorter ones, the follower spent
+// the whole window, its headers then slowed the gate (WindowShare), and X's reads ran up to 9 s
+// behind their turns (make bench-follow, issue 49).
+constexpr double kPlanned = 0.9;
+
+// The time between two booked turns of a window: its planned rate's (kPlanned), or the gate's
+// until a plan is made.
+std::int64_t TurnSpacingMs(const RateBudget& budget) {
+  const double rps = kPlanned * (budget.planned_rps > 0 ? budget.planned_rps : budget.gate().budget());
+  return rps > 0 ? static_cast<std::int64_t>(std::ceil(1000.0 / rps)) : budget.gate().SpacingMs();
+}
 // Jetstream replays 36 hours: a position older than 35 is filled from the account's feed instead.
 constexpr std::int64_t kReplayUs = 35LL * 3600 * 1'000'000;
 constexpr std::int64_t kRewindUs = 3'000'000;  // a reconnection starts this much before the position
@@ -326,7 +340,7 @@ void Follower::Repace(const std::string& group) {
                        : static_cast<double>(accounts.size()) / static_cast<double>(all->second));
   const double rps = std::min(budget.configured_rps(), budget.gate().budget());
   budget.planned_rps = rps;
-  const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
+  const std::vector<Millis> intervals = PollIntervals(rates, kPlanned * rps, options_.min_poll, options_.max_poll);
   for (std::size_t i = 0; i < accounts.size(); ++i) {
     // A longer interval than before takes effect from the next read, a shorter one at once (in a
     // free turn: BookTurn).
@@ -338,7 +352,7 @@ void Follower::Repace(const std::string& group) {
       h.next_poll_ms = now + intervals[i].count();
     } else if (h.turn_ms > 0) {
       const std::int64_t booked = h.turn_ms;
-      const std::int64_t at = plan.turns.Book(now + intervals[i].count(), budget.gate().SpacingMs());
+      const std::int64_t at = plan.turns.Book(now + intervals[i].count(), TurnSpacingMs(budget));
       if (at < h.next_poll_ms) {
         plan.turns.Release(booked);
         h.turn_ms = h.next_poll_ms = at;
@@ -352,7 +366,7 @@ void Follower::Repace(const std::string& group) {
 
 std::int64_t Follower::BookTurn(Held& held, std::int64_t at_ms) {
   FreeTurn(held);
-  held.turn_ms = plans_[reader_->Group(held.f)].turns.Book(at_ms, BudgetOf(held).gate().SpacingMs());
+  held.turn_ms = plans_[reader_->Group(held.f)].turns.Book(at_ms, TurnSpacingMs(BudgetOf(held)));
   return held.turn_ms;
 }
 
