@@ -75,7 +75,6 @@ suite billing wait programs tests/integration/billing.sh
 suite hostile-schema wait programs tests/integration/hostile_schema.sh
 suite claims wait programs tests/integration/claims.sh
 suite v1.1 wait programs tests/integration/v1_1.sh
-suite follow_claims wait - tests/integration/follow_claims.sh   # two sessions' claims at once: a server whole, servers shared
 suite follow_pages wait programs tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
 suite windows wait programs tests/integration/windows.sh   # a window the API opened is used while posts are due
 suite build wait programs tests/build/make_targets.sh

@@ -171,20 +171,10 @@ BEGIN
      WHERE f.network = claim_follows.network AND tweetkeeper_internal.follow_free(f.lease_until, f.lease_pid, f.lease_started)
        AND (NOT due_only OR f.poll_after <= now())
      GROUP BY 1, 2),
-  t AS (  -- the windows new to it that it takes: half of them, at least one, the longest waiting
-          -- first, each one no other session reads. follow_window_open() locks each for this
-          -- transaction, so it is asked of one window after another (the subquery is sorted and
-          -- not flattened, the limit stops the asking) until half are taken: a claim made at the
-          -- same moment takes the next ones, and followers started together share the servers
-          -- out (the first claim took all ten of make bench-follow's, and one follower read them
-          -- all while the other idled); a follower alone has them all after a few claims.
-    SELECT x.grp FROM (SELECT g.grp, g.host, g.waiting FROM g WHERE claim_follows.network <> 'bluesky' AND NOT g.mine
-                        ORDER BY g.first, g.grp OFFSET 0) x
-     WHERE tweetkeeper_internal.follow_window_open(claim_follows.network, x.host, claim_follows.credential, x.waiting)
-     LIMIT (SELECT greatest(1, ceil(count(*) / 2.0))::bigint FROM g WHERE NOT g.mine)),
   o AS (  -- those this claim may take, own ones first, with how many accounts it holds up to each
     SELECT g.grp, sum(g.n) OVER w AS upto, row_number() OVER w AS i FROM g
-     WHERE claim_follows.network = 'bluesky' OR g.mine OR g.grp IN (SELECT t.grp FROM t)
+     WHERE claim_follows.network = 'bluesky' OR g.mine
+        OR tweetkeeper_internal.follow_window_open(claim_follows.network, g.host, claim_follows.credential, g.waiting)
     WINDOW w AS (ORDER BY g.mine DESC, g.first, g.grp)),
   c AS (  -- whole servers while they fit (the first one in any case, as far as it fits)
     SELECT f.follow_id FROM tweetkeeper.followed_accounts f
@@ -204,8 +194,7 @@ COMMENT ON FUNCTION claim_follows(text, text, integer, interval, boolean, text) 
   'A follower''s claim: up to max_accounts followed accounts of a network, free (or already this '
   'session''s: their leases are renewed, first), and with due_only due to be read (poll_after: a missing or '
   'private account after tweetkeeper.unavailable_recheck), the longest waiting first, a Mastodon server''s '
-  'whole or not at all (none of a server another session reads, unless left free longer than lease), of the servers '
-  'new to it half (at least one) a claim, leased to this '
+  'whole or not at all (none of a server another session reads, unless left free longer than lease), leased to this '
   'database session for lease; X: with the credential the follower reads them with, the only one '
   'record_follow_read() takes for them.';
 

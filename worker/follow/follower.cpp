@@ -21,20 +21,6 @@ std::int64_t NowMs() {
 }
 
 constexpr Millis kFailedPause{60'000};  // an account whose read failed is tried again after this
-// Reads are planned for this much of what a window allows (Follower::Repace) and booked in turns
-// that far apart (Follower::BookTurn): the rest is for the further pages of a read, lookups and
-// reads again after a failure, and for catching up after a stall. Booked a gate's spacing apart,
-// the turns freed by the plan's longer intervals filled with the shorter ones, the follower spent
-// the whole window, its headers then slowed the gate (WindowShare), and X's reads ran up to 9 s
-// behind their turns (make bench-follow, issue 49).
-constexpr double kPlanned = 0.9;
-
-// The time between two booked turns of a window: its planned rate's (kPlanned), or the gate's
-// until a plan is made.
-std::int64_t TurnSpacingMs(const RateBudget& budget) {
-  const double rps = kPlanned * (budget.planned_rps > 0 ? budget.planned_rps : budget.gate().budget());
-  return rps > 0 ? static_cast<std::int64_t>(std::ceil(1000.0 / rps)) : budget.gate().SpacingMs();
-}
 // Jetstream replays 36 hours: a position older than 35 is filled from the account's feed instead.
 constexpr std::int64_t kReplayUs = 35LL * 3600 * 1'000'000;
 constexpr std::int64_t kRewindUs = 3'000'000;  // a reconnection starts this much before the position
@@ -46,8 +32,7 @@ constexpr std::int64_t kSettleMs = 1500;       // an options_update takes effect
 struct Follower::Held {
   Followed f;
   std::int64_t next_poll_ms = 0;
-  Millis interval{0};  // planned (Repace)
-  std::int64_t turn_ms = 0;  // the turn booked for its next read (BookTurn), 0: none
+  Millis interval{0};
   int failures = 0;
   RateBudget* budget = nullptr;  // BudgetOf()'s, once found: a Mastodon server, the AppView, an
                                  // X credential's timeline window
@@ -88,7 +73,6 @@ RateBudget& Follower::BudgetOf(Held& held) {
 
 void Follower::ForgetLeases() {
   held_.clear();
-  plans_.clear();
   covered_.clear();
   gaps_.clear();
   by_did_.clear();
@@ -123,8 +107,6 @@ void Follower::ClaimAccounts() {
     }
     next.emplace(f.follow_id, std::move(h));
   }
-  for (auto& [id, h] : held_)
-    if (h) FreeTurn(*h);  // no longer held
   // How many accounts the other followers read through the same windows: a change replans.
   std::map<std::string, std::int64_t> shares = db_.Shares();
   if (next.size() != held_.size() || shares != shares_)
@@ -309,24 +291,15 @@ void Follower::MarkStreamRead(bool now) {
 void Follower::Repace(const std::string& group) {
   RateBudget& budget = *budgets_[group];
   std::vector<Held*> accounts;
-  std::vector<std::int64_t> found;  // -1: not read yet
-  std::vector<double> followed_s;
-  std::int64_t posts = 0;
+  std::vector<double> rates;
   const std::int64_t now = NowMs();
   for (auto& [id, h] : held_) {
     // The accounts still resolving share the budget too: they are to be read as soon as they
     // are, and counting them from the start keeps the first ones resolved from taking it all.
     if (reader_->Group(h->f) != group || (h->f.status != "following" && h->f.status != "resolving")) continue;
     accounts.push_back(h.get());
-    found.push_back(h->f.checked_ms > 0 ? h->f.posts_found : -1);
-    followed_s.push_back(static_cast<double>(now - h->f.since_ms) / 1000.0);
-    posts += h->f.posts_found;
+    rates.push_back(PostRate(h->f.posts_found, static_cast<double>(now - h->f.since_ms) / 1000.0));
   }
-  const std::vector<double> rates = WindowRates(found, followed_s);
-  Plan& plan = plans_[group];
-  plan.posts_at_plan = plan.posts_now = posts;
-  plan.accounts = accounts.size();
-  plan.unread = static_cast<std::size_t>(std::count(found.begin(), found.end(), -1));
   // Planned for 90% of what the window allows (the gate lets the whole through): reads come due
   // unevenly, and a schedule that spends it all makes them queue at the gate, each a little later
   // than its interval (measured by make bench: 41 s beyond it at p99 on X, against 2 s).
@@ -340,52 +313,15 @@ void Follower::Repace(const std::string& group) {
                        : static_cast<double>(accounts.size()) / static_cast<double>(all->second));
   const double rps = std::min(budget.configured_rps(), budget.gate().budget());
   budget.planned_rps = rps;
-  const std::vector<Millis> intervals = PollIntervals(rates, kPlanned * rps, options_.min_poll, options_.max_poll);
+  const std::vector<Millis> intervals = PollIntervals(rates, 0.9 * rps, options_.min_poll, options_.max_poll);
   for (std::size_t i = 0; i < accounts.size(); ++i) {
-    // A longer interval than before takes effect from the next read, a shorter one at once (in a
-    // free turn: BookTurn).
-    Held& h = *accounts[i];
-    const Millis before = h.interval;
-    h.interval = intervals[i];
-    if (before.count() == 0 || intervals[i] >= before || now + intervals[i].count() >= h.next_poll_ms) continue;
-    if (streaming()) {
-      h.next_poll_ms = now + intervals[i].count();
-    } else if (h.turn_ms > 0) {
-      const std::int64_t booked = h.turn_ms;
-      const std::int64_t at = plan.turns.Book(now + intervals[i].count(), TurnSpacingMs(budget));
-      if (at < h.next_poll_ms) {
-        plan.turns.Release(booked);
-        h.turn_ms = h.next_poll_ms = at;
-      } else {
-        plan.turns.Release(at);
-      }
-    }
+    // A longer interval than before takes effect from the last read, a shorter one at once.
+    const Millis before = accounts[i]->interval;
+    accounts[i]->interval = intervals[i];
+    if (before.count() > 0 && intervals[i] < before)
+      accounts[i]->next_poll_ms = std::min(accounts[i]->next_poll_ms, now + intervals[i].count());
   }
   budget.repace = false;
-}
-
-std::int64_t Follower::BookTurn(Held& held, std::int64_t at_ms) {
-  FreeTurn(held);
-  held.turn_ms = plans_[reader_->Group(held.f)].turns.Book(at_ms, TurnSpacingMs(BudgetOf(held)));
-  return held.turn_ms;
-}
-
-void Follower::FreeTurn(Held& held) {
-  if (held.turn_ms == 0) return;
-  plans_[reader_->Group(held.f)].turns.Release(held.turn_ms);
-  held.turn_ms = 0;
-}
-
-void Follower::BookUnbooked() {
-  std::vector<Held*> unbooked;
-  for (auto& [id, h] : held_)
-    if (h->turn_ms == 0 && h->next_poll_ms < INT64_MAX / 2 && h->f.status == "following" && !h->f.account_id.empty())
-      unbooked.push_back(h.get());
-  std::sort(unbooked.begin(), unbooked.end(), [](const Held* a, const Held* b) {
-    return a->next_poll_ms != b->next_poll_ms ? a->next_poll_ms < b->next_poll_ms : a->f.follow_id < b->f.follow_id;
-  });
-  const std::int64_t now = NowMs();
-  for (Held* h : unbooked) h->next_poll_ms = BookTurn(*h, std::max({h->next_poll_ms, now, BudgetOf(*h).gate().NextAt()}));
 }
 
 void Follower::Learn(RateBudget& budget, const HttpResponse& response) {
@@ -497,7 +433,6 @@ void Follower::ResolveDue(Held& held, const Fetch& fetch) {
 
 void Follower::Poll(Held& held) {
   RateBudget& budget = BudgetOf(held);
-  FreeTurn(held);  // its turn is now
   // When the read's first request went (after the gate's wait): every post made before it was seen.
   std::int64_t first_sent = 0;
   const Fetch fetch = [&](const std::string& url, Reach reach) { return Send(held, url, reach, &first_sent); };
@@ -544,16 +479,9 @@ void Follower::Poll(Held& held) {
 
 void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std::int64_t first_sent) {
   Followed& f = held.f;
-  const std::string group = reader_->Group(f);
-  const Plan& plan = plans_[group];
-  // Planned again when the posts found since the last plan say the rates have moved (ReplanDue;
-  // not for a stream, whose accounts are read only to fill their gaps).
-  if (held.interval.count() == 0 || BudgetOf(held).repace ||
-      (!streaming() && ReplanDue(plan.posts_at_plan, plan.posts_now, plan.accounts, plan.unread)))
-    Repace(group);
+  if (held.interval.count() == 0 || BudgetOf(held).repace) Repace(reader_->Group(f));
   const std::int64_t now = NowMs();
-  // In the first free turn after its interval (a page more to read: the first free turn).
-  std::int64_t poll_after = streaming() ? now : BookTurn(held, out.more ? now : now + held.interval.count());
+  std::int64_t poll_after = out.more ? now : now + held.interval.count();
   if (streaming()) {
     // The gap is filled up to the read; from here the stream keeps its position.
     poll_after = now + 86'400'000;
@@ -564,11 +492,8 @@ void Follower::StoreRead(Held& held, ReadOutcome& out, std::int64_t planned, std
   const std::int64_t added = db_.Store(f.follow_id, out.posts, out.newest_id, out.checked_until_ms, poll_after,
                                        reader_->Billed() ? &billing : nullptr);
   if (!out.newest_id.empty()) f.newest_post_id = out.newest_id;
-  Plan& read = plans_[group];
-  if (f.checked_ms <= 0 && read.unread > 0) --read.unread;  // its first read
   f.checked_ms = std::max(f.checked_ms, out.checked_until_ms);
   f.posts_found += added;
-  read.posts_now += added;
   held.next_poll_ms = streaming() ? INT64_MAX / 2 : poll_after;
   if (added > 0) {
     posts_found_ += added;
@@ -589,7 +514,6 @@ Follower::Held* Follower::NextDue(std::int64_t* due_at) {
   // server's window must be waited for).
   // An account to resolve goes before one to read again at the same moment: resolving is
   // asked once, and an account not resolved is not followed at all.
-  if (!streaming()) BookUnbooked();
   Held* due = nullptr;
   *due_at = INT64_MAX;
   bool due_resolves = false;

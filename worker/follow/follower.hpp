@@ -71,13 +71,6 @@ class Follower {
   // The leases went (a lost session): nothing held, the stream to start again from the positions kept.
   void ForgetLeases();
   void Repace(const std::string& group);
-  // `held`'s next read planned for the first free turn of its window at or after at_ms (ReadTurns),
-  // its turn booked before freed; returns the turn.
-  std::int64_t BookTurn(Held& held, std::int64_t at_ms);
-  void FreeTurn(Held& held);
-  // Every followed account to be read gets a turn (its first read, a read again after a failure,
-  // an account taken over); those being resolved are looked up in batches as they come due.
-  void BookUnbooked();
   void Learn(RateBudget& budget, const HttpResponse& response);
   // Bluesky with Jetstream: the accounts' DIDs subscribed, the gaps the stream cannot replay
   // filled from their feeds, the events handled, the read position kept.
@@ -101,14 +94,6 @@ class Follower {
   std::map<std::int64_t, std::unique_ptr<Held>> held_;
   std::map<std::string, std::unique_ptr<RateBudget>> budgets_;
   std::map<std::string, std::int64_t> shares_;  // follow_shares(): accounts all followers hold, per server
-  // Per window (reader_->Group()): the turns booked for reads, and the posts its accounts had found
-  // when its plan was made, have found now, and how many accounts it was made for (ReplanDue()).
-  struct Plan {
-    ReadTurns turns;
-    std::int64_t posts_at_plan = 0, posts_now = 0;
-    std::size_t accounts = 0, unread = 0;
-  };
-  std::map<std::string, Plan> plans_;
   std::int64_t next_claim_ms_ = 0;
   std::int64_t last_found_ms_ = 0;
   std::int64_t posts_found_ = 0, requests_ = 0;

@@ -5,9 +5,9 @@
 
 namespace tweetkeeper::worker::follow {
 
-double PostRate(double posts_found, double seconds_followed) {
+double PostRate(std::int64_t posts_found, double seconds_followed) {
   constexpr double kFloor = 1.0 / 86400.0;
-  return std::max(kFloor, std::max(posts_found, 0.0) / std::max(seconds_followed, 3600.0));
+  return std::max(kFloor, static_cast<double>(std::max<std::int64_t>(posts_found, 0)) / std::max(seconds_followed, 3600.0));
 }
 
 std::vector<Millis> PollIntervals(const std::vector<double>& rates, double budget_rps, Millis min, Millis max) {
@@ -45,39 +45,6 @@ std::vector<Millis> PollIntervals(const std::vector<double>& rates, double budge
   std::vector<Millis> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = Millis(static_cast<std::int64_t>(std::ceil(interval[i] * stretch * 1000.0)));
   return out;
-}
-
-std::vector<double> WindowRates(const std::vector<std::int64_t>& posts_found, const std::vector<double>& seconds_followed) {
-  double sum = 0;
-  std::size_t read = 0;
-  for (std::int64_t n : posts_found)
-    if (n >= 0) sum += static_cast<double>(n), ++read;
-  const double mean = read > 0 ? sum / static_cast<double>(read) : 0;
-  std::vector<double> rates;
-  for (std::size_t i = 0; i < posts_found.size(); ++i) {
-    const double posts = posts_found[i] >= 0 ? static_cast<double>(posts_found[i]) + mean : 2 * mean;
-    rates.push_back(PostRate(posts, seconds_followed[i]));
-  }
-  return rates;
-}
-
-bool ReplanDue(std::int64_t posts_at_plan, std::int64_t posts_now, std::size_t accounts, std::size_t unread) {
-  const std::int64_t grown = posts_now - posts_at_plan;
-  return unread == 0 && grown >= static_cast<std::int64_t>(std::max<std::size_t>(accounts, 1)) && grown * 10 >= posts_at_plan;
-}
-
-std::int64_t ReadTurns::Book(std::int64_t at_ms, std::int64_t spacing_ms) {
-  std::int64_t at = at_ms;
-  // Past each booked turn closer than a spacing, in order: the first gap wide enough.
-  for (auto it = booked_.lower_bound(at - spacing_ms + 1); it != booked_.end() && *it < at + spacing_ms; ++it)
-    at = *it + spacing_ms;
-  booked_.insert(at);
-  return at;
-}
-
-void ReadTurns::Release(std::int64_t at_ms) {
-  const auto it = booked_.find(at_ms);
-  if (it != booked_.end()) booked_.erase(it);
 }
 
 }  // namespace tweetkeeper::worker::follow

@@ -23,12 +23,8 @@ double WindowShare(double configured_rps, double limit, double remaining, double
 
 std::int64_t Gate::NextAt() const { return std::max(next_ms_, paused_until_ms_); }
 
-std::int64_t Gate::SpacingMs() const {
-  return budget_rps_ > 0 ? static_cast<std::int64_t>(std::ceil(1000.0 / budget_rps_)) : 1000;
-}
-
 void Gate::Sent(std::int64_t now_ms) {
-  const std::int64_t spacing = SpacingMs();
+  const std::int64_t spacing = budget_rps_ > 0 ? static_cast<std::int64_t>(std::ceil(1000.0 / budget_rps_)) : 1000;
   // In its turn or before it: the next turn one spacing after this one. Late by up to kCatchUpMs
   // (the thread was busy: a claim, a store, a late wake-up on a loaded machine): still one spacing
   // after the turn it missed, not after now, so the lost time is made up; counted from now, every

@@ -33,8 +33,6 @@ class Gate {
   explicit Gate(double budget_rps) : budget_rps_(budget_rps) {}
   void SetBudget(double budget_rps) { budget_rps_ = budget_rps; }
   double budget() const { return budget_rps_; }
-  // The time between two turns at this budget (ms).
-  std::int64_t SpacingMs() const;
   // The earliest moment (ms on any steady clock) the next request may go.
   std::int64_t NextAt() const;
   // Until when the window is spent (a request that must not wait its turn waits for this).
