@@ -12,7 +12,7 @@
 #    never 0.3 s apart, a killed worker's batch back within a second) run with no other suite
 #    beside them: such a check
 #    must not depend on what else the machine is doing;
-#  - cpu: suites that keep a core busy (ctest -j2, the fuzzer, pgTAP's passes) run one at a
+#  - cpu: suites that keep cores busy (the sanitized unit tests, the fuzzer, pgTAP's passes) run one at a
 #    time, beside waiting suites only.
 # make check builds only what the first suites run (the worker and the mock API); the other
 # programs are built in the background from the start (nice 10), and the instrumented build that
@@ -182,8 +182,6 @@ cleanup() { # at exit, also when interrupted: suites still running and builds ar
 trap cleanup EXIT
 trap 'echo "interrupted"; exit 130' INT TERM
 
-alone_pending() { local i; for i in "${pending[@]}"; do [ "${kinds[$i]}" = alone ] && return 0; done; return 1; }
-alone_done=
 begin=$SECONDS
 while ((${#pending[@]} + ${#running[@]})); do
   start_what_can_start
@@ -201,13 +199,6 @@ while ((${#pending[@]} + ${#running[@]})); do
     i=${running[$done_pid]}
     unset "running[$done_pid]"
     finished "$i" "$rc"
-    # Once the suites that run alone are done, the background builds go on at the suites'
-    # priority: at nice 19 beside six waiting suites the instrumented build ended anywhere from
-    # 245 to 400 s in (two quiet runs of the same code), and sanitize and fuzz wait for it.
-    if [ -z "$alone_done" ] && ! kind_running alone && ! alone_pending; then
-      alone_done=1
-      for b in "${bg_pid[@]}"; do renice -n 0 -g "$b" >/dev/null 2>&1; done
-    fi
   elif [ -n "${bg_of[$done_pid]:-}" ]; then
     b=${bg_of[$done_pid]}
     unset "bg_pid[$b]"
