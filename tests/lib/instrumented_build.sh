@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one instrumented build that tests/sanitize/run.sh (the unit tests) and tests/fuzz/run.sh
-# (the libFuzzer targets) share: build-instrumented/, clang-14, every object with ASan, UBSan
-# (stopping at the first report) and libFuzzer's coverage (-DTK_FUZZ=ON, see CMakeLists.txt), so
+# (the libFuzzer targets) share: build-instrumented/, clang-14, every object with ASan and UBSan
+# (stopping at the first report), and libFuzzer's coverage where a fuzz target can reach
+# (tests/fuzz/coverage_ignorelist.txt names the rest; -DTK_FUZZ=ON, see CMakeLists.txt), so
 # each source is compiled once for both suites. Unoptimised (-O0 -g1, asserts on): clang spends
 # most of an instrumented object's time in the optimiser (-ftime-trace of cli/options.cpp: 22 s
 # at -O2, 11 s at -O0; -O1 is no faster than -O2), the whole tree takes 223 CPU-seconds against
