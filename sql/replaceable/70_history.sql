@@ -29,6 +29,21 @@ $$;
 COMMENT ON FUNCTION tweetkeeper_internal.record_housekeeping(text, text) IS
   'Records that a housekeeping task ran and what it did (tweetkeeper.housekeeping_runs).';
 
+-- One housekeeping task at a time: pg_cron starts its jobs side by side each minute, and the
+-- task that comes last waits for the others. The wait is for this lock alone, which no completion
+-- or reader takes, so it may be long (a minute) where the tasks' table locks may not (their
+-- lock_timeout, 2 s, restored here): under load the partitions and compaction tasks together
+-- outlast 2 s, and retention, started last, timed out every minute (seen in make check).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.housekeeping_lock() RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  table_timeout text := current_setting('lock_timeout');
+BEGIN
+  PERFORM set_config('lock_timeout', '1min', true);
+  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  PERFORM set_config('lock_timeout', table_timeout, true);
+END $$;
+
 -- Partitions ahead: every slot of tweetkeeper.history_partition from now to a little ahead, and
 -- every slot that holds rows of the default partition (housekeeping stopped for a while: they
 -- move into their own partitions). Slots are aligned to the epoch in UTC and clipped to the gaps
@@ -59,7 +74,7 @@ DECLARE
 BEGIN
   -- One housekeeping task at a time (pg_cron runs its jobs side by side), and the parent locked
   -- before any partition, as readers and completions lock them: no lock cycle, no deadlock.
-  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  PERFORM tweetkeeper_internal.housekeeping_lock();
   FOR slot IN
     SELECT DISTINCT to_timestamp(floor(extract(epoch FROM d.observed_at) / len) * len)
       FROM tweetkeeper.metric_history_default d
@@ -157,7 +172,7 @@ BEGIN
     PERFORM tweetkeeper_internal.record_housekeeping('retention', 'keeping everything (tweetkeeper.history_retention = 0)');
     RETURN 0;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  PERFORM tweetkeeper_internal.housekeeping_lock();
   -- Payloads older than the cutoff go too, except each post's newest: what it looks like now.
   DELETE FROM tweetkeeper.payloads o
    WHERE o.seen_at < cutoff
@@ -228,7 +243,7 @@ BEGIN
       format('not compacting: tweetkeeper.history_retention (%s) is shorter than two weeks', s.history_retention));
     RETURN 0;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping'));
+  PERFORM tweetkeeper_internal.housekeeping_lock();
   SELECT array_agg(h.partition ORDER BY h.starts) INTO parts
     FROM (SELECT h.partition, h.starts FROM tweetkeeper.history_partitions h
            WHERE h.ends <= tweetkeeper.history_span(now() - interval '1 hour')

@@ -137,4 +137,17 @@ tk_sql_ok "and they are in the new partition, none in the default one" \
   "SELECT count(*) = 3 AND bool_and(tableoid <> 'tweetkeeper.metric_history_default'::regclass)
      FROM tweetkeeper.metric_history_hot WHERE lease_id = $lease" \
   "SELECT tableoid::regclass, count(*) FROM tweetkeeper.metric_history_hot GROUP BY 1"
+
+# A task that waits for another's housekeeping lock longer than its 2 s lock_timeout still runs
+# (pg_cron starts the three side by side; under load retention, started last, timed out every
+# minute): a session holds the lock for 4 s, and retention, started while it holds it, succeeds.
+tk_psql -c "SELECT pg_advisory_xact_lock(hashtext('tweetkeeper.housekeeping')), pg_sleep(4)" >/dev/null &
+holder=$!
+tk_wait_for 10 "SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+                  AND objid = hashtext('tweetkeeper.housekeeping')::oid"
+out=$(tk_psql -c "SELECT tweetkeeper.apply_retention() IS NOT NULL" 2>&1)
+wait "$holder"
+[ "$out" = t ]
+tk_ok "retention waits for the housekeeping lock another task holds for longer than its lock_timeout (got: $out)" $? "$out"
+
 tk_summary housekeeping
