@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mock_api/engagement.hpp"
 #include "mock_api/json_fields.hpp"
 #include "mock_api/mix.hpp"
 #include "mock_api/post_text.hpp"
@@ -584,8 +585,8 @@ rapidjson::Value Author(const std::string& did, Alloc& a) {
   return author;
 }
 
-void AddCounts(rapidjson::Value& view, const MockPost& m, int64_t now_ms, bool bookmarks, Alloc& a) {
-  const PublicMetrics c = MetricsAt(m.h, std::max<int64_t>(0, (now_ms - m.created_ms) / 1000));
+void AddCounts(rapidjson::Value& view, const MockPost& m, const MockConfig& config, int64_t now_ms, bool bookmarks, Alloc& a) {
+  const PublicMetrics c = Engagement(config, Network::kBluesky, m.h, std::max<int64_t>(0, (now_ms - m.created_ms) / 1000));
   if (bookmarks) view.AddMember("bookmarkCount", c.bookmark_count, a);
   view.AddMember("replyCount", c.reply_count, a);
   view.AddMember("repostCount", c.retweet_count, a);
@@ -612,7 +613,7 @@ rapidjson::Value QuotedView(const MockPost& q, const MockConfig& config, int64_t
   view.AddMember("author", Author(q.did, a), a);
   view.AddMember("value", value, a);
   view.AddMember("labels", rapidjson::Value(rapidjson::kArrayType), a);
-  AddCounts(view, q, now_ms, false, a);
+  AddCounts(view, q, config, now_ms, false, a);
   view.AddMember("indexedAt", Str(IsoMillis(q.indexed_ms), a), a);
   if (depth <= 1) {  // the quoted post's own embed, one level down
     rapidjson::Value embeds(rapidjson::kArrayType);
@@ -656,7 +657,7 @@ rapidjson::Value PostView(const MockPost& m, const MockConfig& config, int64_t n
   view.AddMember("author", Author(m.did, a), a);
   view.AddMember("record", record, a);
   if (EmbedOf(m.h) != Embed::kNone) view.AddMember("embed", EmbedView(m, config, now_ms, 1, a), a);
-  AddCounts(view, m, now_ms, true, a);
+  AddCounts(view, m, config, now_ms, true, a);
   view.AddMember("indexedAt", Str(IsoMillis(m.indexed_ms), a), a);
   view.AddMember("labels", rapidjson::Value(rapidjson::kArrayType), a);
   return view;
@@ -1031,5 +1032,7 @@ std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std:
   std::sort(out.begin(), out.end());
   return out;
 }
+
+uint64_t BlueskySeed(const std::string& uri) { return Fnv(uri); }
 
 }  // namespace tweetkeeper::mock

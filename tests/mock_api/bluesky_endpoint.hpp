@@ -62,4 +62,7 @@ std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& con
 std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std::string>& dids, int64_t after_us,
                                                              int64_t until_us, const MockConfig& config);
 
+// The seed of a post's counts and contents: its at:// URI's FNV-1a (as the mock's answers use it).
+uint64_t BlueskySeed(const std::string& uri);
+
 }  // namespace tweetkeeper::mock

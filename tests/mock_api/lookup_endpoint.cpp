@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "mock_api/engagement.hpp"
 #include "mock_api/problems.hpp"
 #include "mock_api/post_text.hpp"
 #include "mock_api/tweet_model.hpp"
@@ -132,9 +133,9 @@ void WriteUser(JsonWriter& w, uint64_t user_id, bool trim) {
 
 // A tweet as statuses/lookup gives it (X's data dictionary, "Tweet object"), its text, entities
 // and user those of /2/tweets. A mock tweet is no reply, quote or retweet and has no place.
-void WriteTweet(JsonWriter& w, uint64_t id, int64_t now_ms, const V1Shape& shape) {
+void WriteTweet(JsonWriter& w, uint64_t id, const MockConfig& config, int64_t now_ms, const V1Shape& shape) {
   const std::string id_str = std::to_string(id);
-  const PublicMetrics m = MetricsAt(id, AgeSeconds(id, now_ms));
+  const PublicMetrics m = Engagement(config, Network::kX, id, AgeSeconds(id, now_ms));
   const PostText said = MockPostText(id);
   const int length = static_cast<int>(CodePoints(said.text));
   w.StartObject();
@@ -265,7 +266,7 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
       const std::string key = std::to_string(id);
       w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
       if (state == TweetState::kVisible) {
-        WriteTweet(w, id, now_ms, shape);
+        WriteTweet(w, id, config, now_ms, shape);
         returned.push_back(id);
       } else {
         w.Null();
@@ -278,7 +279,7 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
     // No promised order: reverse, as /2/tweets does, so clients that zip by position fail.
     for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
       if (ClassifyTweet(*it, config, now_ms) == TweetState::kVisible) {
-        WriteTweet(w, *it, now_ms, shape);
+        WriteTweet(w, *it, config, now_ms, shape);
         returned.push_back(*it);
       }
     }

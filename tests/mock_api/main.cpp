@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "archive/warc.hpp"  // Gzip(): the WARC writer's, one gzip member
+#include "mock_api/engagement.hpp"
 #include "mock_api/jetstream_server.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/mock_api.hpp"
@@ -201,6 +202,7 @@ struct EdgeOptions {
   std::string host = "127.0.0.1";
   int port = 8089;
   int jetstream_port = -1;  // --jetstream-port; -1: no Jetstream
+  std::string engagement_file;  // --engagement
   int threads = 8;
   std::vector<std::string> tokens;
   std::vector<std::string> mastodon_host_specs;               // --mastodon-host HOST=PORT, as given
@@ -236,7 +238,7 @@ void AddServerOptions(CLI::App& app, EdgeOptions& edge) {
 }
 
 // Which posts are edited, deleted, protected, left out or refused (the deterministic model).
-void AddModelOptions(CLI::App& app, MockConfig& config) {
+void AddModelOptions(CLI::App& app, MockConfig& config, EdgeOptions& edge) {
   app.add_option("--edited-every", config.edited_every,
                  "E: ids with id % E == 5 were edited a second later (/2/tweets edit_history_tweet_ids; 0 disables)")
       ->capture_default_str()
@@ -260,6 +262,9 @@ void AddModelOptions(CLI::App& app, MockConfig& config) {
       ->check(OffOrAbove(5));
   app.add_flag("--repost-count-alias", config.repost_count_alias,
                "Send public_metrics.repost_count instead of retweet_count (spec 2.167)");
+  app.add_option("--engagement", edge.engagement_file,
+                 "FILE of true curves, network,key,age_seconds,reposts,replies,likes,quotes,bookmarks,views per "
+                 "line: the posts it names answer them, the others the model's (README.md, Engagement)");
 }
 
 void AddQuotaOptions(CLI::App& app, MockConfig& config) {
@@ -359,7 +364,7 @@ void AddLogOptions(CLI::App& app, EdgeOptions& edge) {
 std::optional<int> ParseCommandLine(int argc, char** argv, MockConfig& config, EdgeOptions& edge) {
   CLI::App app{"Deterministic mock of X API v2 GET /2/tweets for tweetkeeper's tests.", "tweetkeeper-mock-api"};
   AddServerOptions(app, edge);
-  AddModelOptions(app, config);
+  AddModelOptions(app, config, edge);
   AddQuotaOptions(app, config);
   AddDeliveryOptions(app, config, edge);
   AddLogOptions(app, edge);
@@ -394,6 +399,14 @@ std::optional<int> ParseCommandLine(int argc, char** argv, MockConfig& config, E
       }
     }
     edge.mastodon_servers.push_back(*server);
+  }
+  if (!edge.engagement_file.empty()) {
+    try {
+      config.engagement = EngagementFile::Load(edge.engagement_file);
+    } catch (const std::exception& e) {
+      std::cerr << "tweetkeeper-mock-api: " << e.what() << std::endl;
+      return 2;
+    }
   }
   config.tokens.insert(edge.tokens.begin(), edge.tokens.end());
   if (config.tokens.count("") != 0) {

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "mock_api/engagement.hpp"
 #include "mock_api/json_fields.hpp"
 #include "mock_api/mix.hpp"
 #include "mock_api/post_text.hpp"
@@ -688,7 +689,7 @@ void WriteStatus(JsonWriter& w, const Server& server, uint64_t id, const MockCon
   const std::string& host = server.host;
   const uint64_t h = StatusSeed(host, id);
   const int64_t created_ms = StatusMillis(id);
-  const PublicMetrics m = MetricsAt(h, std::max<int64_t>(0, (now_ms - created_ms) / 1000));
+  const PublicMetrics m = Engagement(config, Network::kMastodon, h, std::max<int64_t>(0, (now_ms - created_ms) / 1000));
   const Account author = AuthorOfStatus(host, id);
   const PostText text = MockPostText(Mix(h ^ 0x74657874ULL));
   const std::string sid = std::to_string(id);
@@ -989,5 +990,7 @@ std::vector<std::pair<std::string, double>> MastodonPosters(const std::string& h
     out.emplace_back("https://" + host + "/@" + AccountOf(host, k).username, CadenceOf(host, k, config).per_second());
   return out;
 }
+
+uint64_t MastodonSeed(const std::string& host, uint64_t id) { return StatusSeed(host, id); }
 
 }  // namespace tweetkeeper::mock

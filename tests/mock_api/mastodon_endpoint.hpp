@@ -49,4 +49,7 @@ std::vector<MadePost> MastodonMadePosts(const std::string& host, int64_t from_ms
 // Profile URLs of server `host`'s posting accounts, the busiest first, with their rates.
 std::vector<std::pair<std::string, double>> MastodonPosters(const std::string& host, const MockConfig& config);
 
+// The seed of a status's counts and contents on a server.
+uint64_t MastodonSeed(const std::string& host, uint64_t id);
+
 }  // namespace tweetkeeper::mock

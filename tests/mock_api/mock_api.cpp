@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "mock_api/bluesky_endpoint.hpp"
+#include "mock_api/engagement.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 #include "mock_api/x_users_endpoint.hpp"
@@ -111,6 +112,54 @@ void MockApi::AddMockRoutes() {
   });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });
+  Add("GET", "/mock/truth", [this](const HttpCall& call, int64_t) { return Truth(call); });
+}
+
+// What a post's counts truly are at the ages asked (seconds since its creation), whatever was
+// read: for tests and benches (README.md, "Engagement"), never a path of a real API.
+HttpReply MockApi::Truth(const HttpCall& call) const {
+  const auto param = [&call](const char* name) {
+    const auto it = call.params.find(name);
+    return it == call.params.end() ? std::string() : it->second;
+  };
+  const std::optional<Network> network = ParseNetwork(param("network"));
+  if (!network) return Reply(400, kJson, R"({"error":"network must be x, bluesky or mastodon"})");
+  const std::optional<uint64_t> seed = SeedOfKey(*network, param("key"));
+  if (!seed)
+    return Reply(400, kJson, R"({"error":"key must be an X id, a Bluesky at:// URI or a Mastodon host/status id"})");
+  std::vector<int64_t> ages;
+  const std::string list = param("ages");
+  for (size_t from = 0; from <= list.size() && ages.size() <= 1000;) {
+    const size_t comma = std::min(list.find(',', from), list.size());
+    const std::string one = list.substr(from, comma - from);
+    if (one.empty() || one.size() > 10 || one.find_first_not_of("0123456789") != std::string::npos)
+      return Reply(400, kJson, R"({"error":"ages must be 1 to 1000 comma-separated whole seconds"})");
+    ages.push_back(std::stoll(one));
+    from = comma + 1;
+  }
+  if (ages.empty() || ages.size() > 1000)
+    return Reply(400, kJson, R"({"error":"ages must be 1 to 1000 comma-separated whole seconds"})");
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("points");
+  w.StartArray();
+  for (const int64_t age : ages) {
+    const PublicMetrics m = Engagement(config_, *network, *seed, age);
+    w.StartObject();
+    w.Key("age");
+    w.Int64(age);
+    for (const auto& [name, value] : {std::pair{"reposts", m.retweet_count}, {"replies", m.reply_count},
+                                      {"likes", m.like_count}, {"quotes", m.quote_count},
+                                      {"bookmarks", m.bookmark_count}, {"views", m.impression_count}}) {
+      w.Key(name);
+      w.Int64(value);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Reply(200, kJson, buf.GetString());
 }
 
 HttpReply MockApi::FollowWorld(const HttpCall& call, int64_t now_ms, bool posts) {

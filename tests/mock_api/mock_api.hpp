@@ -157,6 +157,7 @@ class MockApi {
   void LogRequest(int64_t now_ms, int status, size_t n_ids, const std::string& fingerprint, FaultKind fault) const;
   static std::vector<std::pair<std::string, std::string>> RateHeaders(const RateVerdict& verdict);
   HttpReply TokenAction(const HttpCall& call, bool revoke);
+  HttpReply Truth(const HttpCall& call) const;
 
   const MockConfig config_;
   LogSink request_log_;

@@ -1,12 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "mock_api/faults.hpp"
 
 namespace tweetkeeper::mock {
+
+class EngagementFile;  // engagement.hpp
 
 // Everything the command line can change; the defaults are the real API's current app limits.
 // Faults (FaultConfig, FaultPlan, PlanFaults) are in faults.hpp.
@@ -41,6 +44,8 @@ struct MockConfig {
   // sends its delete event; getPosts and getAuthorFeed stop showing it). 0: none.
   uint64_t follow_delete_every = 0;
   FaultConfig faults;
+  // --engagement FILE: the posts whose true curves it holds answer them; the others the model's.
+  std::shared_ptr<const EngagementFile> engagement;
 };
 
 }  // namespace tweetkeeper::mock

@@ -1,5 +1,6 @@
 #include "mock_api/tweet_model.hpp"
 
+#include "mock_api/engagement.hpp"
 #include "mock_api/post_text.hpp"
 
 #include <algorithm>
@@ -10,14 +11,6 @@
 #include "mock_api/mix.hpp"
 
 namespace tweetkeeper::mock {
-
-namespace {
-
-int64_t Saturating(double ceiling, double age, double tau) {
-  return static_cast<int64_t>(std::floor(ceiling * (1.0 - std::exp(-age / tau))));
-}
-
-}  // namespace
 
 int64_t SnowflakeMillis(uint64_t id) { return static_cast<int64_t>(id >> 22) + kTwitterEpochMs; }
 
@@ -98,20 +91,7 @@ int64_t AgeSeconds(uint64_t id, int64_t now_ms) {
 }
 
 PublicMetrics MetricsAt(uint64_t id, int64_t age_seconds) {
-  const uint64_t h = Mix(id);
-  const double age = static_cast<double>(std::max<int64_t>(age_seconds, 0));
-  // Like ceilings span 10..~50k; tau of 1..24 h means counts settle within a few days.
-  const double likes = static_cast<double>(10 + h % 1000) * static_cast<double>(1 + (h >> 10) % 50);
-  const double tau = 3600.0 * static_cast<double>(1 + (h >> 20) % 24);
-  PublicMetrics m;
-  m.like_count = Saturating(likes, age, tau);
-  m.retweet_count = Saturating(likes * (0.05 + static_cast<double>((h >> 30) % 20) / 100.0), age, tau);
-  m.reply_count = Saturating(likes * 0.08, age, tau * 0.5);  // replies come early
-  m.quote_count = Saturating(likes * 0.02, age, tau);
-  m.bookmark_count = Saturating(likes * 0.1, age, tau * 2.0);  // bookmarks come late
-  // Stays below 2^31: the spec declares impression_count int32.
-  m.impression_count = Saturating(likes * static_cast<double>(20 + (h >> 40) % 80), age, tau * 0.75);
-  return m;
+  return LifeAt(Network::kX, DrawLife(Network::kX, id), static_cast<double>(std::max<int64_t>(age_seconds, 0)));
 }
 
 }  // namespace tweetkeeper::mock

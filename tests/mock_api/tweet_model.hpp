@@ -68,7 +68,7 @@ std::string FormatHttpDate(int64_t unix_ms);
 
 TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms);
 
-// Non-decreasing in age_seconds, saturating within days, different per id.
+// An X post's counts at an age under the engagement model (engagement.hpp), without a file.
 PublicMetrics MetricsAt(uint64_t id, int64_t age_seconds);
 
 // Age in whole seconds as the API would see it (created_at is truncated to seconds).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "mock_api/engagement.hpp"
 #include "mock_api/post_text.hpp"
 #include "mock_api/tweet_model.hpp"
 
@@ -172,7 +173,7 @@ void WriteTweet(JsonWriter& w, uint64_t id, const TweetsRequest& req, const Mock
   }
   if (want("edit_controls") && !PredatesSnowflake(id)) WriteEditControls(w, id);  // editable for an hour, as X's are
   if (want("public_metrics")) {
-    const PublicMetrics m = MetricsAt(id, AgeSeconds(id, now_ms));
+    const PublicMetrics m = Engagement(config, Network::kX, id, AgeSeconds(id, now_ms));
     w.Key("public_metrics");
     w.StartObject();
     WriteCounts(w, {{config.repost_count_alias ? "repost_count" : "retweet_count", m.retweet_count},
