@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "mock_api/engagement.hpp"
+
 namespace tweetkeeper::mock {
 namespace {
 
@@ -322,6 +324,38 @@ TEST(MockApi, ServesHealthAndNotFound) {
   EXPECT_EQ(health.body, "ok");
   EXPECT_EQ(api.Handle({"GET", "/2/users", {}, "Bearer t"}, kNow).status, 404);
   EXPECT_EQ(api.Handle({"POST", "/2/tweets", {}, "Bearer t"}, kNow).status, 404);
+}
+
+TEST(MockApi, TruthSaysAPostsCountsAtAnyAge) {
+  MockConfig config;
+  config.engagement = EngagementFile::Parse("mastodon,m.example/7,60,1,0,4,0,0,0\n");
+  MockApi api(config);
+  // The model's answer for an X post, exactly what /2/tweets would say at that age.
+  const HttpReply x = api.Handle({"GET", "/mock/truth", {{"network", "x"}, {"key", "1228393702244134912"}, {"ages", "0,3600"}}, ""}, kNow);
+  ASSERT_EQ(x.status, 200) << x.body;
+  const PublicMetrics at_hour = MetricsAt(1228393702244134912ULL, 3600);
+  EXPECT_NE(x.body.find("{\"age\":0,\"reposts\":0,\"replies\":0,\"likes\":0"), std::string::npos) << x.body;
+  EXPECT_NE(x.body.find("{\"age\":3600,\"reposts\":" + std::to_string(at_hour.retweet_count) + ",\"replies\":" +
+                        std::to_string(at_hour.reply_count) + ",\"likes\":" + std::to_string(at_hour.like_count)),
+            std::string::npos)
+      << x.body;
+  // A file's curve for the post it names.
+  const HttpReply m = api.Handle({"GET", "/mock/truth", {{"network", "mastodon"}, {"key", "m.example/7"}, {"ages", "59,60"}}, ""}, kNow);
+  EXPECT_NE(m.body.find("{\"age\":60,\"reposts\":1,\"replies\":0,\"likes\":4"), std::string::npos) << m.body;
+  EXPECT_NE(m.body.find("{\"age\":59,\"reposts\":0,\"replies\":0,\"likes\":0"), std::string::npos) << m.body;
+  // Bad input: 400, saying what.
+  for (const QueryParams& bad : {QueryParams{{"network", "threads"}, {"key", "1"}, {"ages", "1"}},
+                                 QueryParams{{"network", "bluesky"}, {"key", "1"}, {"ages", "1"}},
+                                 QueryParams{{"network", "x"}, {"key", "1"}, {"ages", "1,,2"}},
+                                 QueryParams{{"network", "x"}, {"key", "1"}, {"ages", "-5"}},
+                                 QueryParams{{"network", "x"}, {"key", "1"}}}) {
+    const HttpReply r = api.Handle({"GET", "/mock/truth", bad, ""}, kNow);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(r.body.find("\"error\""), std::string::npos) << r.body;
+  }
+  std::string many = "1";
+  for (int i = 0; i < 1000; ++i) many += ",1";
+  EXPECT_EQ(api.Handle({"GET", "/mock/truth", {{"network", "x"}, {"key", "1"}, {"ages", many}}, ""}, kNow).status, 400);
 }
 
 }  // namespace
