@@ -3,7 +3,8 @@
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
 #  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
 #    provide), and deps, check, demo, bench, bench-shortage, bench-scale, bench-import,
-#    bench-hostile, soak, fuzz, which first install what is missing (as root, on Debian 12).
+#    bench-hostile, bench-adaptive, soak, fuzz, which first install what is missing (as root, on
+#    Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
 
@@ -13,7 +14,7 @@ OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
        extension/next_delay.o extension/bgworker.o extension/policy.o \
        extension/sessions.o extension/wakeup.o extension/post_url.o \
        extension/post_url_sql.o extension/history_codec.o extension/history_sql.o \
-       extension/claim_heads.o extension/payload_sql.o
+       extension/claim_heads.o extension/payload_sql.o extension/adaptive.o
 # The current version's install script and its upgrade scripts are built from the sources by
 # scripts/build-sql.sh: sql/schema (what runs once) and sql/replaceable (functions, views,
 # triggers, grants: one home each), an upgrade script being the hand-written delta
@@ -48,7 +49,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile soak fuzz clean
+.PHONY: all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile bench-adaptive soak fuzz clean
 
 all: build
 
@@ -146,6 +147,12 @@ bench-import: deps
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	IDS=1000000 tests/bench/import.sh
 	tests/bench/import.sh
+
+# The age table and the adaptive refresh policy over 100,000 posts' lives per network, on the
+# mock's model and a second one (about 4 minutes).
+bench-adaptive: deps
+	$(MAKE) build
+	tests/bench/adaptive.sh
 
 # A hostile answer of the largest size accepted, a million keys, through payload_without_counts()
 # (target under a second; about a minute).
