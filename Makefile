@@ -14,7 +14,8 @@ OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
        extension/next_delay.o extension/bgworker.o extension/policy.o \
        extension/sessions.o extension/wakeup.o extension/post_url.o \
        extension/post_url_sql.o extension/history_codec.o extension/history_sql.o \
-       extension/claim_heads.o extension/payload_sql.o extension/adaptive.o
+       extension/claim_heads.o extension/payload_sql.o extension/adaptive.o \
+       extension/adaptive_sql.o
 # The current version's install script and its upgrade scripts are built from the sources by
 # scripts/build-sql.sh: sql/schema (what runs once) and sql/replaceable (functions, views,
 # triggers, grants: one home each), an upgrade script being the hand-written delta

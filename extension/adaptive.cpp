@@ -126,4 +126,42 @@ Decision DecideNext(const Observation& obs, const AdaptiveState& state, const Ad
   return d;
 }
 
+std::optional<int> ParseRefreshPolicy(std::string_view text, std::string* error) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+    return v;
+  };
+  text = trim(text);
+  if (text == "age") return 0;
+  if (text == "adaptive") return kAdaptiveX | kAdaptiveBluesky | kAdaptiveMastodon;
+  int mask = 0, seen = 0;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t colon = item.find(':');
+    const std::string_view network = colon == std::string_view::npos ? item : trim(item.substr(0, colon));
+    const std::string_view policy = colon == std::string_view::npos ? std::string_view() : trim(item.substr(colon + 1));
+    const int bit = network == "x" ? kAdaptiveX : network == "bluesky" ? kAdaptiveBluesky
+                  : network == "mastodon" ? kAdaptiveMastodon : 0;
+    if (bit == 0 || (policy != "age" && policy != "adaptive")) {
+      *error = "expected age, adaptive, or a list of network:policy (networks x, bluesky, mastodon; policies age, adaptive), "
+               "got \"" + std::string(item) + "\"";
+      return std::nullopt;
+    }
+    if (seen & bit) {
+      *error = "network " + std::string(network) + " is named twice";
+      return std::nullopt;
+    }
+    seen |= bit;
+    if (policy == "adaptive") mask |= bit;
+  }
+  if (seen == 0) {
+    *error = "expected age, adaptive, or a list of network:policy";
+    return std::nullopt;
+  }
+  return mask;
+}
+
 }  // namespace tweetkeeper

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace tweetkeeper {
@@ -74,5 +75,12 @@ struct Decision {
 };
 
 Decision DecideNext(const Observation& obs, const AdaptiveState& state, const AdaptiveSettings& settings);
+
+// tweetkeeper.refresh_policy: "age" (every network on the age table, the default), "adaptive"
+// (every network adaptive), or per network "x:adaptive,mastodon:adaptive" (networks not named:
+// age). The networks it makes adaptive as a bit mask (kAdaptiveX, ...), or nothing when it is
+// malformed (then `error` says why).
+constexpr int kAdaptiveX = 1, kAdaptiveBluesky = 2, kAdaptiveMastodon = 4;
+std::optional<int> ParseRefreshPolicy(std::string_view text, std::string* error);
 
 }  // namespace tweetkeeper

@@ -1,10 +1,16 @@
 #include "settings.hpp"
 
+#include "adaptive.hpp"
 #include "pg_bridge.hpp"
 
 extern "C" {
 #include "utils/guc.h"
 }
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
 
 namespace tweetkeeper::settings {
 
@@ -27,6 +33,12 @@ int housekeeping_interval_s = 600;
 int missing_after = 3;
 int payloads = kPayloadsNone;
 int deleted_payloads = kDeletedErase;
+int adaptive_networks = 0;
+int adaptive_max_gap_s = 3 * 86400;
+int adaptive_stop_quiet_s = 2 * 86400;
+int adaptive_keep_engaged = 1;
+double adaptive_share = 0.05;
+char* refresh_policy = nullptr;
 
 namespace {
 const config_enum_entry kSpendingOptions[] = {
@@ -166,11 +178,69 @@ void DefineKeepingSettings(bool preloading) {
                              nullptr, nullptr, nullptr);
 }
 
+// tweetkeeper.refresh_policy: parsed once, when set (a malformed value is refused there, with
+// why); the networks it makes adaptive kept as a mask. (The parse's message is copied out before
+// the PostgreSQL calls, so that no C++ object is alive if one of them fails.)
+bool CheckRefreshPolicy(char** newval, void** extra, GucSource) {
+  char detail[256];
+  std::optional<int> mask;
+  {
+    std::string error;
+    mask = ParseRefreshPolicy(*newval ? *newval : "", &error);
+    snprintf(detail, sizeof detail, "%s", error.c_str());
+  }
+  if (!mask) {
+    GUC_check_errdetail("%s", detail);
+    return false;
+  }
+  // (GUC frees it with free(): malloc, as PostgreSQL 15 asks of a check hook's extra.)
+  int* kept = static_cast<int*>(malloc(sizeof(int)));
+  if (kept == nullptr) return false;
+  *kept = *mask;
+  *extra = kept;
+  return true;
+}
+
+void AssignRefreshPolicy(const char*, void* extra) {
+  if (extra != nullptr) adaptive_networks = *static_cast<int*>(extra);
+}
+
+// Which refresh policy each network (or post) follows, and the adaptive one's settings.
+void DefinePolicySettings() {
+  DefineCustomStringVariable(
+      "tweetkeeper.refresh_policy",
+      "How posts are refreshed: age (the age table), adaptive, or per network (x:adaptive,mastodon:age).",
+      "adaptive reads a post whose counts stopped moving less and less often, and stops one no one "
+      "engaged with, never more often than the age table; a post's own policy "
+      "(tweetkeeper.set_refresh_policy) wins over this.",
+      &refresh_policy, "age", PGC_SUSET, 0, CheckRefreshPolicy, AssignRefreshPolicy, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.adaptive_max_gap",
+      "The longest an adaptive post waits between reads while it is tracked.",
+      "A late burst of engagement is seen within it.", &adaptive_max_gap_s, 3 * 86400, 3600,
+      365 * 86400, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.adaptive_stop_quiet",
+      "How long an adaptive post with fewer than adaptive_keep_engaged engagements may stay quiet before it is done.",
+      "0: never done before the age table says so.", &adaptive_stop_quiet_s, 2 * 86400, 0,
+      365 * 86400, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.adaptive_keep_engaged",
+      "Adaptive posts with at least this many likes, reposts, replies and quotes are read until the age table ends.",
+      "0 reads every post until then.", &adaptive_keep_engaged, 1, 0, INT32_MAX, PGC_SUSET, 0,
+      nullptr, nullptr, nullptr);
+  DefineCustomRealVariable(
+      "tweetkeeper.adaptive_share",
+      "An adaptive post is read again when its counts have probably grown by this share.",
+      nullptr, &adaptive_share, 0.05, 0.001, 1.0, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+}
+
 }  // namespace
 
 void Define(bool preloading) {
   DefineQueueSettings();
   DefineKeepingSettings(preloading);
+  DefinePolicySettings();
   MarkGUCPrefixReserved("tweetkeeper");
 }
 

@@ -27,6 +27,14 @@ extern int payloads;  // Payloads
 enum DeletedPayloads { kDeletedErase, kDeletedKeep };
 extern int deleted_payloads;  // DeletedPayloads  // omissions in a row before a tweet is 'missing'
 
+// The refresh policy (adaptive.hpp): which networks are adaptive (kAdaptiveX, ...), and the
+// adaptive policy's settings.
+extern int adaptive_networks;
+extern int adaptive_max_gap_s;
+extern int adaptive_stop_quiet_s;  // 0: never stops a post early
+extern int adaptive_keep_engaged;
+extern double adaptive_share;
+
 void Define(bool preloading);
 
 }  // namespace tweetkeeper::settings

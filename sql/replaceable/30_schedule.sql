@@ -67,6 +67,47 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.refresh_delay_at(created_at time
   RETURNS interval LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN CASE WHEN watch_until > at THEN watch_every
               ELSE tweetkeeper_internal.policy_delay(created_at, at, max_ages, delays) END;
+-- The adaptive refresh policy (extension/adaptive.cpp decides; README.md, "The adaptive policy").
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_for(endpoint text, post_policy text) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'tk_adaptive_for' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tweetkeeper_internal.adaptive_for(text, text) IS
+  'Whether a post follows the adaptive policy: its own (set_refresh_policy()) if it has one, else '
+  'its network''s (tweetkeeper.refresh_policy; endpoint NULL: X).';
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_step(at timestamptz, created_at timestamptz, previous_at timestamptz,
+                                                     floor interval, before bigint[], after bigint[], state bigint,
+                                                     x boolean) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'tk_adaptive_step' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tweetkeeper_internal.adaptive_step(timestamptz, timestamptz, timestamptz, interval, bigint[], bigint[], bigint, boolean) IS
+  'The adaptive policy''s decision after an observation at `at` (counts before and after: reposts, '
+  'replies, likes, quotes, bookmarks, views; previous_at NULL: the first; floor: the age table''s '
+  'delay, NULL past its last bucket): the post''s new state, whose gap (adaptive_gap()) is the delay '
+  'to its next read, NULL when it is done.';
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_gap(state bigint) RETURNS interval
+  AS 'MODULE_PATHNAME', 'tk_adaptive_gap' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_reason(state bigint) RETURNS text
+  AS 'MODULE_PATHNAME', 'tk_adaptive_reason' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_quiet_since(state bigint) RETURNS interval
+  AS 'MODULE_PATHNAME', 'tk_adaptive_quiet_since' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- A completion's step for one post: its adaptive state after this observation, or NULL when it
+-- does not follow the adaptive policy now (its own or its network's; a watch wins while it lasts).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_after(t tweetkeeper.tweets, created_at timestamptz, counts bigint[],
+                                                      at timestamptz, max_ages interval[], delays interval[])
+  RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN NOT coalesce(t.watch_until > at, false) AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy)
+              THEN tweetkeeper_internal.adaptive_step(at, created_at, CASE WHEN t.update_count > 0 THEN t.updated_at END,
+                     tweetkeeper_internal.policy_delay(created_at, at, max_ages, delays),
+                     ARRAY[t.retweet_count, t.reply_count, t.like_count, t.quote_count, t.bookmark_count, t.impression_count],
+                     counts, t.adaptive_state, t.tweet_id > 0) END;
+
+-- The delay from an observation at `at` to a post's next read: the adaptive policy's gap if it
+-- follows that policy now (NULL: done), else its watch's or its age table's (refresh_delay_at()).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.next_gap(t tweetkeeper.tweets, created_at timestamptz, counts bigint[],
+                                                at timestamptz, max_ages interval[], delays interval[])
+  RETURNS interval LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN CASE WHEN NOT coalesce(t.watch_until > at, false) AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy)
+              THEN tweetkeeper_internal.adaptive_gap(tweetkeeper_internal.adaptive_after(t, created_at, counts, at, max_ages, delays))
+              ELSE tweetkeeper_internal.refresh_delay_at(created_at, t.watch_every, t.watch_until, at, max_ages, delays) END;
+
 -- A time plus a delay, in UTC (so IMMUTABLE, unlike timestamptz + interval, which counts a day
 -- in the session's time zone): where a refresh is due.
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.after(t timestamptz, delay interval) RETURNS timestamptz

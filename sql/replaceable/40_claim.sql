@@ -448,11 +448,13 @@ BEGIN
            -- A creation time from the answer moves the post to its true age's delay from now on.
            created_at = coalesce(o.created_at, t.created_at),
            -- An edited post is done: its newest version is refreshed in its place (edits).
-           due_at = CASE WHEN NOT o.edited
-                         THEN tweetkeeper_internal.after(at_now, tweetkeeper_internal.refresh_delay_at(coalesce(o.created_at, t.created_at),
-                                                  t.watch_every, t.watch_until, at_now, ages, delays)) END,
-           state = CASE WHEN o.edited OR tweetkeeper_internal.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
-                                                                     t.watch_until, at_now, ages, delays) IS NULL
+           -- (the adaptive policy's state; next_gap(): the delay to the next read, none: done)
+           adaptive_state = coalesce(tweetkeeper_internal.adaptive_after(t, coalesce(o.created_at, t.created_at), o.counts,
+                                                                at_now, ages, delays), t.adaptive_state),
+           due_at = CASE WHEN NOT o.edited THEN tweetkeeper_internal.after(at_now, tweetkeeper_internal.next_gap(t,
+                           coalesce(o.created_at, t.created_at), o.counts, at_now, ages, delays)) END,
+           state = CASE WHEN o.edited OR tweetkeeper_internal.next_gap(t, coalesce(o.created_at, t.created_at), o.counts,
+                                                              at_now, ages, delays) IS NULL
                         THEN 'done'::tweetkeeper.tweet_state ELSE 'scheduled' END,
            delay = coalesce(tweetkeeper_internal.refresh_delay_at(coalesce(o.created_at, t.created_at), t.watch_every,
                                                          t.watch_until, at_now, ages, delays),
@@ -469,7 +471,8 @@ BEGIN
            -- that one is kept.
            payload_hash = CASE WHEN o.content_hash IS NOT NULL AND (keep_payloads = 'changed' OR t.payload_hash IS NULL)
                                THEN o.content_hash ELSE t.payload_hash END
-      FROM tweetkeeper_internal.observations_in(observations, batch_ids, keep_payloads) o
+      FROM (SELECT x.*, ARRAY[x.retweet_count, x.reply_count, x.like_count, x.quote_count, x.bookmark_count, x.impression_count] AS counts
+              FROM tweetkeeper_internal.observations_in(observations, batch_ids, keep_payloads) x) o
      WHERE t.tweet_id = o.id AND t.lease_id = lease
     RETURNING t.tweet_id, o.retweet_count, o.reply_count, o.like_count, o.quote_count,
               o.bookmark_count, o.impression_count, t.last_billed_lease = lease AS billed,

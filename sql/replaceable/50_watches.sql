@@ -139,3 +139,58 @@ SELECT t.tweet_id, t.watch_every AS every, t.watch_until AS until, t.updated_at 
 COMMENT ON VIEW watches IS
   'Live watches (tweetkeeper.watch, watch_posts): what is refreshed how often, until when, of '
   'every network.';
+
+-- Each post's own refresh policy: 'age' or 'adaptive', or NULL to follow its network's
+-- (tweetkeeper.refresh_policy). It applies from the post's next read on.
+CREATE OR REPLACE FUNCTION set_refresh_policy(post_ids bigint[], policy text) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n bigint;
+BEGIN
+  IF policy IS NOT NULL AND policy NOT IN ('age', 'adaptive') THEN
+    RAISE EXCEPTION 'policy must be age, adaptive or NULL (its network''s), got %', policy
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  UPDATE tweetkeeper.tweets t SET refresh_policy = policy
+   WHERE t.tweet_id = ANY (tweetkeeper_internal.array_arg('post_ids', post_ids))
+     AND t.refresh_policy IS DISTINCT FROM policy;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION set_refresh_policy(bigint[], text) IS
+  'Sets these posts'' own refresh policy: age (the age table), adaptive, or NULL to follow their '
+  'network''s (tweetkeeper.refresh_policy); from each one''s next read on. Returns how many changed. '
+  '22023 for another policy, 22004 for NULL ids.';
+
+-- Why each tracked post (or each of post_ids) is due when it is. (A function, SECURITY DEFINER:
+-- what the adaptive state says is read by internal functions, which no role may call.)
+CREATE OR REPLACE FUNCTION why_due(post_ids bigint[] DEFAULT NULL)
+  RETURNS TABLE (post_id bigint, network text, state tweetkeeper.tweet_state, due_at timestamptz, policy text,
+                 reason text, gap interval, moved_at_age interval)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+  SELECT p.post_id, p.network, p.state, p.due_at, w.policy,
+         CASE WHEN p.in_flight THEN 'being read'
+              WHEN p.state <> 'scheduled' THEN p.state::text
+              WHEN w.policy = 'watch' THEN 'watched every ' || t.watch_every
+              WHEN w.policy = 'age' OR t.adaptive_state IS NULL THEN 'age table'
+              ELSE tweetkeeper_internal.adaptive_reason(t.adaptive_state) END,
+         CASE WHEN w.policy = 'watch' THEN t.watch_every
+              WHEN w.policy = 'adaptive' AND t.adaptive_state IS NOT NULL
+                THEN tweetkeeper_internal.adaptive_gap(t.adaptive_state)
+              ELSE t.delay END,
+         CASE WHEN w.policy = 'adaptive' THEN tweetkeeper_internal.adaptive_quiet_since(t.adaptive_state) END
+    FROM tweetkeeper.posts p
+    JOIN tweetkeeper.tweets t ON t.tweet_id = p.post_id
+   CROSS JOIN LATERAL (
+      SELECT CASE WHEN t.watch_until > now() THEN 'watch'
+                  WHEN tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy) THEN 'adaptive'
+                  ELSE 'age' END AS policy) w
+   WHERE post_ids IS NULL OR p.post_id = ANY (post_ids)
+   ORDER BY p.due_at NULLS LAST, p.post_id;
+END;
+COMMENT ON FUNCTION why_due(bigint[]) IS
+  'Why each tracked post (or each of post_ids) is due when it is: the policy it follows (age, '
+  'adaptive, watch), the reason (age table; adaptive: moving slowly, quiet, revived, same UTC day, '
+  'stopped: quiet, past the age table; watched every ...; being read; or its state when not '
+  'scheduled), the gap to its next read, and (adaptive) its age when its counts last moved.';

@@ -65,6 +65,42 @@ BEGIN
            generate_series(date_trunc('day', t0 AT TIME ZONE 'UTC'), least(t1, t.watch_until) AT TIME ZONE 'UTC',
                            interval '1 day') u
      WHERE t.watch_until > t0 AND t.tweet_id > 0), 0);
+  -- Posts on the adaptive policy, as if they stay quiet: read when due, then after the gap they
+  -- chose doubled at each read up to tweetkeeper.adaptive_max_gap (one that moves is read more
+  -- often, up to its age table's pace; one done is not read). A read on a UTC day is billed once.
+  SELECT refreshes + coalesce(sum(a.n), 0),
+         billed_reads + coalesce(sum(least(a.n, days - CASE WHEN a.billed_on = today THEN 1 ELSE 0 END)), 0)
+    INTO refreshes, billed_reads
+    FROM (SELECT t.billed_on,
+                 tweetkeeper_internal.quiet_reads(extract(epoch FROM t1 - greatest(t.due_at, t0))::double precision,
+                   extract(epoch FROM coalesce(tweetkeeper_internal.adaptive_gap(t.adaptive_state), t.delay))::double precision,
+                   extract(epoch FROM current_setting('tweetkeeper.adaptive_max_gap')::interval)::double precision) AS n
+            FROM tweetkeeper.tweets t
+           WHERE t.state = 'scheduled' AND t.tweet_id > 0 AND NOT coalesce(t.watch_until > t0, false)
+             AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy) AND t.due_at < t1) a,
+         (SELECT ((t1 AT TIME ZONE 'UTC')::date - (t0 AT TIME ZONE 'UTC')::date + 1) AS days) d;
+END $$;
+
+-- How many reads a quiet adaptive post gets in `span` seconds from its next one: that one, then
+-- gaps of `gap` doubled at each read (2 gap, 4 gap, ...) up to `max_gap`.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.quiet_reads(span double precision, gap double precision,
+                                                   max_gap double precision) RETURNS double precision
+  LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  g double precision := greatest(gap, 1);
+  c double precision := greatest(max_gap, g);
+  doubling integer;      -- reads whose gap is still doubling, under max_gap
+  doubled double precision;  -- the time those take
+BEGIN
+  IF span < 0 THEN
+    RETURN 0;
+  END IF;
+  doubling := greatest(ceil(ln(c / g) / ln(2))::integer - 1, 0);
+  doubled := g * (2 ^ (doubling + 1) - 2);
+  IF span < doubled THEN
+    RETURN 1 + floor(ln(span / g + 2) / ln(2)) - 1;
+  END IF;
+  RETURN 1 + doubling + floor((span - doubled) / c);
 END $$;
 
 -- What the queue will need from now to now + span (expected values, from each tracked tweet's
@@ -106,7 +142,8 @@ BEGIN
     SELECT date_trunc('minute', t.created_at) AS c, count(*)::numeric AS n,
            count(*) FILTER (WHERE t.billed_on = today)::numeric AS n_billed,
            count(*) FILTER (WHERE t.due_at <= t0)::numeric AS n_due
-      FROM tweetkeeper.tweets t WHERE t.state = 'scheduled' AND t.watch_until IS NULL AND t.tweet_id > 0 GROUP BY 1
+      FROM tweetkeeper.tweets t WHERE t.state = 'scheduled' AND t.watch_until IS NULL AND t.tweet_id > 0
+       AND NOT tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy) GROUP BY 1
     UNION ALL
     SELECT t0 + (k + 0.5) * (span / 60), arrivals * span_s / 60, 0, 0
       FROM generate_series(0, 59) k WHERE arrivals > 0),

@@ -34,14 +34,15 @@ GRANT EXECUTE ON FUNCTION claim_batch(text, integer, text, text[]),
 GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION next_delay(timestamptz), snowflake_time(bigint), settings(), lease_settings(),
   preloaded(), backend_alive(integer, timestamptz), tweet_cost(numeric), forecast(interval),
-  next_month_utc() TO tweetkeeper_reader;
+  next_month_utc(), why_due(bigint[]) TO tweetkeeper_reader;
 
 GRANT tweetkeeper_reader TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE, TRUNCATE ON age_policy TO tweetkeeper_admin;
 GRANT UPDATE, DELETE ON tweets TO tweetkeeper_admin;
 GRANT DELETE ON metric_history, metric_history_hot, batches, daily_usage, metric_daily TO tweetkeeper_admin;
 GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]),
+  set_refresh_policy(bigint[], text) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),

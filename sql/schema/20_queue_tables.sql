@@ -44,11 +44,16 @@ CREATE TABLE tweets (
   last_billed_lease bigint,      -- the last batch whose read of it X billed
   payload_hash bytea,            -- the content hash of its last kept payload (tweetkeeper.payloads),
                                  --   kept by complete_batch(), handed to the worker by the claim
+  refresh_policy text,           -- its own refresh policy (set_refresh_policy()): 'age' or 'adaptive';
+                                 --   NULL: its network's (tweetkeeper.refresh_policy)
+  adaptive_state bigint,         -- the adaptive policy's state after its last read (extension/adaptive.cpp:
+                                 --   the gap chosen, when its counts last moved, why; why_due shows it)
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),
   CONSTRAINT tweets_watch_complete CHECK ((watch_every IS NULL) = (watch_until IS NULL)),
   CONSTRAINT tweets_key_network CHECK ((tweet_id > 0) = (endpoint IS NULL)),
+  CONSTRAINT tweets_refresh_policy_known CHECK (refresh_policy IN ('age', 'adaptive')),
   -- (The worker sends a Mastodon post's requests to its host: only a DNS name as post URLs have it.)
   CONSTRAINT tweets_endpoint_known CHECK (endpoint IN ('bluesky', 'bluesky-handle')
     OR endpoint ~ '^mastodon:(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$')

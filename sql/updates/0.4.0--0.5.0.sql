@@ -142,3 +142,9 @@ BEGIN
     EXECUTE pg_catalog.format('ALTER FUNCTION %s SET SCHEMA tweetkeeper_internal', f);
   END LOOP;
 END $do$;
+
+-- The adaptive refresh policy (issue 50): each post's own policy, if it has one, and the state the
+-- adaptive policy keeps between reads. Both NULL on every existing post: each follows its
+-- network's policy (tweetkeeper.refresh_policy, age by default), as before.
+ALTER TABLE tweetkeeper.tweets ADD COLUMN refresh_policy text, ADD COLUMN adaptive_state bigint,
+  ADD CONSTRAINT tweets_refresh_policy_known CHECK (refresh_policy IN ('age', 'adaptive'));

@@ -27,12 +27,13 @@ INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unn
   'tweetkeeper.unpack_history(bytea)', 'tweetkeeper.history_span(timestamptz)', 'tweetkeeper.first_delay()',
   'tweetkeeper.parse_post_url(text)', 'tweetkeeper.payload_content(jsonb, jsonb)',
   'tweetkeeper.payload_without_counts(jsonb)', 'tweetkeeper.parse_profile_url(text)',
-  'tweetkeeper.metrics_at(bigint[], interval[])',
+  'tweetkeeper.metrics_at(bigint[], interval[])', 'tweetkeeper.why_due(bigint[])',
   'tweetkeeper.crossing_seconds(numeric, bigint, bigint, bigint, timestamptz, timestamptz, timestamptz)']) f;
 -- The admin: the reader's, and scheduling, watching, credentials, upkeep.
 INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';
 INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.watch(bigint[], interval, interval)', 'tweetkeeper.unwatch(bigint[])',
+  'tweetkeeper.set_refresh_policy(bigint[], text)',
   'tweetkeeper.schedule_tweet(bigint, timestamptz)', 'tweetkeeper.schedule_tweets(bigint[])',
   'tweetkeeper.schedule_from_trigger()', 'tweetkeeper.maintenance()', 'tweetkeeper.check_tweet(bigint, timestamptz)',
   'tweetkeeper.derived_created_at(bigint)', 'tweetkeeper.add_credential(text, integer, interval, bigint, text, numeric)',

@@ -177,5 +177,18 @@ TEST(AdaptivePolicy, StateSurvivesItsRow) {
   EXPECT_EQ(DueReasonName(DueReason::kSameDay), "same UTC day");
 }
 
+TEST(AdaptivePolicy, RefreshPolicySettingNamesItsNetworks) {
+  std::string error;
+  EXPECT_EQ(ParseRefreshPolicy("age", &error), 0);
+  EXPECT_EQ(ParseRefreshPolicy(" adaptive ", &error), kAdaptiveX | kAdaptiveBluesky | kAdaptiveMastodon);
+  EXPECT_EQ(ParseRefreshPolicy("x:adaptive, mastodon:adaptive", &error), kAdaptiveX | kAdaptiveMastodon);
+  EXPECT_EQ(ParseRefreshPolicy("bluesky:adaptive,x:age", &error), kAdaptiveBluesky);
+  for (const char* bad : {"", "sometimes", "x", "x:fast", "threads:adaptive", "x:adaptive,x:age", "x:adaptive,,"}) {
+    error.clear();
+    EXPECT_FALSE(ParseRefreshPolicy(bad, &error).has_value()) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tweetkeeper

@@ -194,7 +194,7 @@ std::vector<rp::CostDay> Cost(pqxx::work& tx, int forecast_days, std::string* no
     }
   }
   *note = fmt::format("Measured: the last 30 UTC days of daily_usage, billed reads at each credential's price. "
-                      "Forecast: X's refreshes from now on under the age policy (forecast()), at {:.4f} a billed read; "
+                      "Forecast: X's refreshes from now on under each post's refresh policy (forecast()), at {:.4f} a billed read; "
                       "Bluesky and Mastodon cost no money.", price);
   return days;
 }
