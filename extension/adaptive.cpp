@@ -25,8 +25,10 @@ constexpr int kReposts = 0, kReplies = 1, kLikes = 2, kQuotes = 3;
 // longer than a quarter of it: posts due about then are due at the same moment and fill a batch
 // (a request reads up to 100 posts on X, 25 on Bluesky, 20 on Mastodon) instead of each costing a
 // request of its own. The next multiple, unless that is past `longest` (the gap may not grow past
-// max_gap: a late burst must be seen within it); then the one before, if not under `shortest`.
+// max_gap: a late burst must be seen within it); then the one before, if not under `shortest`. A
+// delay under 4 minutes is left as it is.
 int64_t Aligned(int64_t now_usec, int64_t delay, int64_t shortest, int64_t longest) {
+  if (delay / 4 < kUsecPerMinute) return delay;  // (under 4 minutes: a minute would be more than a quarter)
   int64_t quantum = kUsecPerMinute;
   while (quantum * 2 <= delay / 4 && quantum < kUsecPerDayHere) quantum *= 2;
   const int64_t due = now_usec + delay;
@@ -121,6 +123,9 @@ Decision DecideNext(const Observation& obs, const AdaptiveState& state, const Ad
       d.state.reason = DueReason::kSameDay;
     }
   }
+  // Whole seconds, up: the row keeps the gap in seconds (PackState), and the completion's due
+  // time is the read's time plus that gap, so the replay and the completion agree exactly.
+  delay = (delay + kUsecPerSecond - 1) / kUsecPerSecond * kUsecPerSecond;
   d.delay_usec = delay;
   d.state.gap_usec = delay;
   return d;

@@ -76,6 +76,7 @@ suite hostile-schema wait programs tests/integration/hostile_schema.sh
 suite claims wait programs tests/integration/claims.sh
 suite v1.1 wait programs tests/integration/v1_1.sh
 suite follow_pages wait programs tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
+suite adaptive wait programs tests/integration/adaptive.sh # the live completion decides as the replay does
 suite windows wait programs tests/integration/windows.sh   # a window the API opened is used while posts are due
 suite build wait programs tests/build/make_targets.sh
 suite deploy wait programs tests/deploy/deploy.sh

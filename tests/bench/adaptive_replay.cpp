@@ -15,6 +15,12 @@
 //   --posts N        posts per network (default 100000)
 //   --engagement F   the curves of F's posts (network,key,...: tests/mock_api/README.md) instead
 //   --json FILE      also writes the numbers as JSON
+//   --decide         instead: reads "post created_us at_us reposts replies likes quotes bookmarks views"
+//                    per line (a post's reads in time order, -1 for a count not reported), prints
+//                    "post at_us due_us" (or "post at_us done") per read: what the completion
+//                    decides (tests/integration/adaptive.sh compares the two)
+//   --age-table T    the age table as max_age=delay seconds, comma-separated (default: the
+//                    extension's default table)
 //   --share S, --age-share A, --max-gap-days D, --stop-quiet-days Q, --keep-engaged K,
 //                    --no-same-day: the adaptive
 //                    policy's settings other than its defaults (to explore; the bench uses none)
@@ -55,10 +61,76 @@ const int64_t kAges[] = {15 * kMin, kHour, 6 * kHour, kDay, 7 * kDay, 30 * kDay}
 const char* const kAgeNames[] = {"15m", "1h", "6h", "24h", "7d", "30d"};
 constexpr int kNAges = 6;
 
+std::optional<int64_t> FloorAt(const AgePolicy& table, int64_t age) {
+  if (auto row = table.ForAge(age)) return row->delay_usec;
+  return std::nullopt;
+}
+
 // The extension's default age table (sql/schema/10_policy.sql).
 AgePolicy DefaultTable() {
   return AgePolicy({{18 * kMin, 2 * kMin, 0}, {60 * kMin, 5 * kMin, 1}, {kDay, 30 * kMin, 2},
                     {7 * kDay, 6 * kHour, 3}, {30 * kDay, kDay, 4}});
+}
+
+// "180=5,900=15" (seconds): max_age=delay rows.
+std::optional<AgePolicy> ParseTable(const std::string& text) {
+  std::vector<PolicyRow> rows;
+  size_t from = 0;
+  while (from < text.size()) {
+    const size_t comma = std::min(text.find(',', from), text.size());
+    const std::string row = text.substr(from, comma - from);
+    const size_t eq = row.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == row.size() ||
+        row.find_first_not_of("0123456789=") != std::string::npos)
+      return std::nullopt;
+    rows.push_back({std::stoll(row.substr(0, eq)) * kSec, std::stoll(row.substr(eq + 1)) * kSec, rows.size()});
+    from = comma + 1;
+  }
+  try {
+    return AgePolicy(std::move(rows));
+  } catch (const tweetkeeper::PolicyError&) {
+    return std::nullopt;
+  }
+}
+
+// --decide: the completion's decisions for reads given on stdin (see the top of this file).
+int Decide(const AgePolicy& table, const AdaptiveSettings& s) {
+  long long post = 0, created = 0, at = 0;
+  long long last_post = 0, last_at = 0;
+  Counts c{}, before{};
+  AdaptiveState state;
+  bool first = true;
+  while (std::cin >> post >> created >> at >> c[0] >> c[1] >> c[2] >> c[3] >> c[4] >> c[5]) {
+    if (first || post != last_post) {
+      first = true;
+      state = AdaptiveState{};
+      before = Counts{};
+    }
+    Observation obs;
+    obs.now_usec = at;
+    obs.age_usec = at - created;
+    obs.since_usec = first ? obs.age_usec : at - last_at;
+    obs.before = before;
+    obs.now = c;
+    obs.floor_usec = FloorAt(table, obs.age_usec);
+    obs.x_billing = post > 0;
+    const Decision d = DecideNext(obs, state, s);
+    if (d.delay_usec) {
+      std::printf("%lld %lld %lld\n", post, at, static_cast<long long>(at + *d.delay_usec));
+    } else {
+      std::printf("%lld %lld done\n", post, at);
+    }
+    state = tweetkeeper::UnpackState(tweetkeeper::PackState(d.state));
+    before = c;
+    last_post = post;
+    last_at = at;
+    first = false;
+  }
+  if (!std::cin.eof()) {
+    std::cerr << "adaptive_replay --decide: a line is not post created_us at_us and six counts\n";
+    return 2;
+  }
+  return 0;
 }
 
 Counts CountsOf(const PublicMetrics& m) {
@@ -163,11 +235,6 @@ void Score(const Post& p, const Truth& truth, const std::vector<Read>& reads, in
   }
 }
 
-std::optional<int64_t> FloorAt(const AgePolicy& table, int64_t age) {
-  if (auto row = table.ForAge(age)) return row->delay_usec;
-  return std::nullopt;
-}
-
 std::vector<Read> ReplayAgeTable(const Post& p, const Truth& truth, const AgePolicy& table) {
   std::vector<Read> reads;
   int64_t age = *FloorAt(table, 0);  // first_delay(): the youngest bucket's
@@ -201,7 +268,7 @@ std::vector<Read> ReplayAdaptive(const Post& p, const Truth& truth, const AgePol
     const Decision d = DecideNext(obs, state, s);
     ++t.reasons[std::string(tweetkeeper::DueReasonName(d.state.reason))];
     if (!d.delay_usec) break;
-    state = d.state;
+    state = tweetkeeper::UnpackState(tweetkeeper::PackState(d.state));  // as the row keeps it
     before = now;
     before_age = age;
     age += *d.delay_usec;
@@ -230,6 +297,8 @@ void Print(FILE* out, const char* network, const char* policy, const Tally& t, i
 
 int main(int argc, char** argv) {
   int64_t n_posts = 100000;
+  bool decide = false;
+  std::string table_text;
   AdaptiveSettings settings;  // the extension's defaults unless a flag below says otherwise
   std::string file_path, json_path;
   for (int i = 1; i < argc; ++i) {
@@ -246,6 +315,10 @@ int main(int argc, char** argv) {
       settings.max_gap_usec = static_cast<int64_t>(std::stod(argv[++i]) * kDay);
     } else if (arg == "--stop-quiet-days" && i + 1 < argc) {
       settings.stop_quiet_usec = static_cast<int64_t>(std::stod(argv[++i]) * kDay);
+    } else if (arg == "--decide") {
+      decide = true;
+    } else if (arg == "--age-table" && i + 1 < argc) {
+      table_text = argv[++i];
     } else if (arg == "--keep-engaged" && i + 1 < argc) {
       settings.keep_engaged = std::stoll(argv[++i]);
     } else if (arg == "--no-same-day") {
@@ -270,7 +343,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const AgePolicy table = DefaultTable();
+  std::optional<AgePolicy> parsed = table_text.empty() ? std::optional<AgePolicy>(DefaultTable()) : ParseTable(table_text);
+  if (!parsed) {
+    std::cerr << "adaptive_replay: --age-table must be max_age=delay seconds, comma-separated, e.g. 180=5,900=15\n";
+    return 2;
+  }
+  const AgePolicy table = *parsed;
+  if (decide) return Decide(table, settings);
   // Posts made over one day from 2026-01-01T00:00Z, one every 86400/n seconds per network.
   const int64_t origin = INT64_C(1767225600) * kSec;
   std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");

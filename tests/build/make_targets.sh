@@ -49,6 +49,7 @@ bench-shortage tests/bench/shortage.sh
 bench-scale tests/bench/claim_scale.sh
 bench-import IDS=1000000 tests/bench/import.sh
 bench-hostile tests/bench/hostile.sh
+bench-adaptive tests/bench/adaptive.sh
 soak tests/bench/soak.sh
 TARGETS
 tk_summary build
