@@ -66,11 +66,14 @@ struct Server {
   std::string host;
   bool v43 = true;  // Account indexable and hide_collections, PreviewCard authors
   bool v45 = true;  // Status quotes_count, quote (4.4) and quote_approval
+  bool v46 = true;  // Account avatar_description, header_description, show_media, show_media_replies,
+                    // show_featured, feature_approval; Status tagged_collections; PreviewCard
+                    // missing_attribution
 };
 
 Server ServerOf(const std::string& host) {
   const bool old = StartsWith(host, "old");
-  return {host, !old, !old};
+  return {host, !old, !old, !old};
 }
 
 // Whether the server shows status `id` now: not from the future, not deleted or hidden.
@@ -291,10 +294,15 @@ void WriteAccount(JsonWriter& w, const Server& server, const Account& a, int64_t
   Key(w, "uri", "https://" + host + "/users/" + a.username);
   const bool no_avatar = d.OneIn(6);
   const bool no_header = d.OneIn(2);
+  // 4.6's: drawn from dice of their own, so that what older versions send stays as it was.
+  Dice v46{Mix(a.seed ^ 0x76343630ULL)};
+  const bool described = !no_avatar && v46.OneIn(3);
   Key(w, "avatar", Avatar(host, a, "avatar", no_avatar));
   Key(w, "avatar_static", Avatar(host, a, "avatar", no_avatar));
+  if (server.v46) Key(w, "avatar_description", described ? "A portrait in soft light" : "");
   Key(w, "header", Avatar(host, a, "header", no_header));
   Key(w, "header_static", Avatar(host, a, "header", no_header));
+  if (server.v46) Key(w, "header_description", !no_header && v46.OneIn(4) ? "Hills under a cloudy sky" : "");
   const int64_t followers = static_cast<int64_t>((uint64_t{1} << d.Below(15)) + d.Below(1000));
   KeyInt(w, "followers_count", followers);
   KeyInt(w, "following_count", static_cast<int64_t>(d.Below(2000)));
@@ -309,7 +317,27 @@ void WriteAccount(JsonWriter& w, const Server& server, const Account& a, int64_t
       w.Bool(hide == 1);
     }
   }
+  if (server.v46) {
+    Key(w, "show_media", !v46.OneIn(10));
+    Key(w, "show_media_replies", !v46.OneIn(3));
+    Key(w, "show_featured", !v46.OneIn(10));
+  }
   Key(w, "noindex", d.OneIn(5));  // local accounts only
+  if (server.v46) {
+    // A local account: public when discoverable, else no one; the caller is anonymous: denied
+    // (Account::InteractionPolicyConcern#feature_policy_for_account, nil account).
+    w.Key("feature_approval");
+    w.StartObject();
+    w.Key("automatic");
+    w.StartArray();
+    if (discoverable > 1) w.String("public");
+    w.EndArray();
+    w.Key("manual");
+    w.StartArray();
+    w.EndArray();
+    Key(w, "current_user", "denied");
+    w.EndObject();
+  }
   w.Key("emojis");
   w.StartArray();
   w.EndArray();
@@ -411,6 +439,7 @@ void WriteCard(JsonWriter& w, const Server& server, const LinkCard& card, uint64
   }
   Key(w, "embed_url", "");
   KeyNullable(w, "blurhash", card.image ? Blurhash(seed) : "");
+  if (server.v46) KeyNull(w, "missing_attribution");  // it concerns the reader's own articles: none
   w.EndObject();
 }
 
@@ -583,6 +612,7 @@ void WriteReblog(JsonWriter& w, const Server& server, uint64_t id, uint64_t orig
   KeyNull(w, "card");
   KeyNull(w, "poll");
   if (server.v45) WriteQuoteApproval(w);
+  if (server.v46) EmptyArray(w, "tagged_collections");  // no link to a Collection
   w.EndObject();
 }
 
@@ -756,6 +786,7 @@ void WriteStatus(JsonWriter& w, const Server& server, uint64_t id, const MockCon
     KeyNull(w, "poll");
   }
   if (server.v45) WriteQuoteApproval(w);
+  if (server.v46) EmptyArray(w, "tagged_collections");  // no link to a Collection
   w.EndObject();
 }
 
@@ -912,7 +943,7 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
   if (path == "/api/v2/instance") {
     EndpointReply r;
     r.body = "{\"domain\":\"" + host + "\",\"title\":\"Mock " + host + "\",\"version\":\"" +
-             (server.v45 ? "4.5.0" : "4.2.10") + "\"}";
+             (server.v46 ? "4.6.0" : "4.2.10") + "\"}";
     return r;
   }
   if (StartsWith(host, "locked") && !authorized) return Error(401, "This API requires an authenticated user");

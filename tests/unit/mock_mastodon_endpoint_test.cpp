@@ -115,7 +115,7 @@ struct Attribute {
   bool nullable;
 };
 
-// The attributes the documentation lists without {{%optional%}}, for a 4.5 server, with their
+// The attributes the documentation lists without {{%optional%}}, for a 4.6 server, with their
 // types (entities/Status.md, entities/Account.md).
 const std::vector<Attribute> kStatus = {{"id", T::kString, false},
                                         {"uri", T::kString, false},
@@ -142,7 +142,8 @@ const std::vector<Attribute> kStatus = {{"id", T::kString, false},
                                         {"language", T::kString, true},
                                         {"edited_at", T::kString, true},
                                         {"quote", T::kObject, true},
-                                        {"quote_approval", T::kObject, false}};
+                                        {"quote_approval", T::kObject, false},
+                                        {"tagged_collections", T::kArray, false}};
 const std::vector<Attribute> kAccount = {
     {"id", T::kString, false},           {"username", T::kString, false},      {"acct", T::kString, false},
     {"url", T::kString, true},           {"uri", T::kString, false},           {"display_name", T::kString, false},
@@ -152,7 +153,9 @@ const std::vector<Attribute> kAccount = {
     {"group", T::kBool, false},          {"discoverable", T::kBool, true},     {"indexable", T::kBool, false},
     {"created_at", T::kString, false},   {"last_status_at", T::kString, true}, {"statuses_count", T::kInt, false},
     {"followers_count", T::kInt, false}, {"following_count", T::kInt, false},  {"hide_collections", T::kBool, true},
-    {"roles", T::kArray, true}};
+    {"roles", T::kArray, true},          {"avatar_description", T::kString, false},
+    {"header_description", T::kString, false}, {"show_media", T::kBool, false}, {"show_media_replies", T::kBool, false},
+    {"show_featured", T::kBool, false},  {"feature_approval", T::kObject, false}};
 
 std::string Json(const rapidjson::Value& v) {
   rapidjson::StringBuffer buf;
@@ -342,13 +345,14 @@ TEST(MockMastodonStatus, SharesOfWhatStatusesHoldAndContentMatchesMentionsAndTag
   EXPECT_GT(seen["escaped apostrophes"], 0);  // the check above met an apostrophe
 }
 
-// 4.2 had no quotes_count, quote or quote_approval, nor indexable and hide_collections.
+// 4.2 had no quotes_count, quote or quote_approval, nor indexable and hide_collections, nor 4.6's
+// tagged_collections and feature_approval.
 TEST(MockMastodonStatus, AnOldServerSendsWhat42Sent) {
   const std::string id = std::to_string(RecentIds(1)[0]);
   rapidjson::Document old_status, new_status;
   old_status.Parse(MastodonApi("old.social", "/api/v1/statuses/" + id, {}, false, NoFates(), kNow).body.c_str());
   new_status.Parse(MastodonApi("a.social", "/api/v1/statuses/" + id, {}, false, NoFates(), kNow).body.c_str());
-  for (const char* key : {"quotes_count", "quote", "quote_approval"}) {
+  for (const char* key : {"quotes_count", "quote", "quote_approval", "tagged_collections"}) {
     EXPECT_FALSE(old_status.HasMember(key)) << key;
     EXPECT_TRUE(new_status.HasMember(key)) << key;
   }
@@ -356,7 +360,12 @@ TEST(MockMastodonStatus, AnOldServerSendsWhat42Sent) {
       old_status["reblog"].IsObject() ? old_status["reblog"]["account"] : old_status["account"];
   EXPECT_FALSE(old_account.HasMember("indexable"));
   EXPECT_FALSE(old_account.HasMember("hide_collections"));
+  EXPECT_FALSE(old_account.HasMember("feature_approval"));
   EXPECT_TRUE(new_status["account"].HasMember("indexable"));
+  // An anonymous caller may not feature anyone (Mastodon 4.6's rule for no account: denied).
+  const rapidjson::Value& approval = new_status["account"]["feature_approval"];
+  EXPECT_STREQ(approval["current_user"].GetString(), "denied");
+  EXPECT_TRUE(approval["automatic"].IsArray() && approval["manual"].IsArray() && approval["manual"].Empty());
 }
 
 TEST(MockMastodonHost, ReadsHostEqualsPortAndRefusesTheRest) {

@@ -26,6 +26,7 @@ PAGES = {
     "PreviewCardAuthor": ["Attributes"],
     "CustomEmoji": ["Attributes"],
     "QuoteApproval": ["Attributes"],
+    "FeatureApproval": ["Attributes"],
 }
 
 HEADING = re.compile(r"^#{3,4} `([^`]+)`(.*)$")
