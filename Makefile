@@ -150,9 +150,10 @@ bench-import: deps
 	tests/bench/import.sh
 
 # The age table and the adaptive refresh policy over 100,000 posts' lives per network, on the
-# mock's model and a second one (about 4 minutes).
+# mock's model and a second one, then the live system beside the replay (about 3 minutes).
 bench-adaptive: deps
 	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/adaptive.sh
 
 # A hostile answer of the largest size accepted, a million keys, through payload_without_counts()

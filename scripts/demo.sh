@@ -102,10 +102,12 @@ if [ -z "${TWEETKEEPER_API_URL:-}" ]; then
   TK_PIDS+=($!)
 fi
 
+# The five most-liked X posts (most posts get few likes or none: the mock's engagement is drawn
+# from published measurements, tests/mock_api/README.md).
 sample="SELECT tweet_id, state, update_count AS updates, like_count AS likes, retweet_count AS retweets,
                impression_count AS impressions, to_char(updated_at, 'HH24:MI:SS') AS updated,
                to_char(due_at, 'HH24:MI:SS') AS next_due
-          FROM tweetkeeper.tweets ORDER BY tweet_id % 97, tweet_id LIMIT 5"
+          FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY like_count DESC NULLS LAST, tweet_id LIMIT 5"
 end=$((SECONDS + DEMO_SECONDS))
 while ((SECONDS < end)); do
   sleep 10
@@ -150,6 +152,9 @@ psql -X -q -c "CREATE TEMP TABLE said (post_id bigint, network text, url text, c
   -c "SELECT network, author, left(regexp_replace(text, '<[^>]+>', '', 'g'), 60) AS text, like_count AS likes
         FROM (SELECT *, row_number() OVER (PARTITION BY network ORDER BY post_id % 7, post_id) AS n
                 FROM said WHERE text <> '') s WHERE n <= 4 ORDER BY network, n"
+say "Why each post is due when it is (tweetkeeper.why_due(); the adaptive policy, tweetkeeper.refresh_policy, would read quiet ones less)"
+psql -X -c "SELECT network, policy, reason, count(*) AS posts, min(gap) AS shortest_gap, max(gap) AS longest_gap
+              FROM tweetkeeper.why_due() GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
 say "What it cost: X bills a post once per UTC day, however often it is read"
 psql -X -c "SELECT provider, requests_today, tweets_read_today, billed_reads_today, cost_today FROM tweetkeeper.usage_stats"
 say "And what one tweet costs over its life under the default policy (tweetkeeper.tweet_cost())"

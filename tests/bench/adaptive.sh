@@ -8,6 +8,8 @@
 # network, a curve error within 0.01 of the age table's at every age and count, at least 90% of
 # late bursts read within 3 days of their start. The second model's numbers are printed beside
 # them, with the same checks named, so that a policy tuned to one model shows it (not failed on).
+# Last, the live system beside the replay: tests/integration/adaptive.sh (the real extension, a
+# worker and the mock decide every next due time as the replay does; also in make check).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_defaults POSTS=100000 SECOND_POSTS=100000
@@ -50,3 +52,8 @@ for label, path, binding in (("mock model", sys.argv[1], True), ("second model",
 print(f"bench-adaptive: targets on the mock model {'met' if not failed else f'missed ({failed})'}")
 sys.exit(1 if failed else 0)
 PY
+targets=$?
+echo "# the live system beside the replay (tests/integration/adaptive.sh)"
+"$(dirname "$0")/../integration/adaptive.sh"
+live=$?
+exit $((targets || live))
