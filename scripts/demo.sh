@@ -139,9 +139,10 @@ while ((SECONDS < end)); do
                WHERE p.state = 'scheduled' GROUP BY 1, 2 ORDER BY 1, 2"
 done
 
-say "History of one tweet (a row each time a refresh found a count changed; tweets.updated_at says when it was last checked)"
+say "History of the tweet that moved most often (a row each time a refresh found a count changed; tweets.updated_at says when it was last checked)"
 psql -X -c "SELECT observed_at, like_count, retweet_count, impression_count FROM tweetkeeper.metric_history
-             WHERE tweet_id = (SELECT tweet_id FROM tweetkeeper.tweets WHERE state = 'scheduled' ORDER BY update_count DESC LIMIT 1)
+             WHERE tweet_id = (SELECT h.tweet_id FROM tweetkeeper.metric_history h WHERE h.tweet_id > 0
+                                GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1)
              ORDER BY lease_id"
 say "What the posts say: their first answers are kept (tweetkeeper.payloads = 'first'); tweetkeeper-export --format csv"
 "$TK_BUILD/worker/tweetkeeper-export" --dsn "$TK_DSN" --format csv -o "$dir/posts.csv" 2>&1

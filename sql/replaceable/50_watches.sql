@@ -175,7 +175,8 @@ BEGIN ATOMIC
               WHEN w.policy = 'watch' THEN 'watched every ' || t.watch_every
               WHEN w.policy = 'age' OR t.adaptive_state IS NULL THEN 'age table'
               ELSE tweetkeeper_internal.adaptive_reason(t.adaptive_state) END,
-         CASE WHEN w.policy = 'watch' THEN t.watch_every
+         CASE WHEN t.due_at IS NULL THEN NULL  -- done or deleted: no next read
+              WHEN w.policy = 'watch' THEN t.watch_every
               WHEN w.policy = 'adaptive' AND t.adaptive_state IS NOT NULL
                 THEN tweetkeeper_internal.adaptive_gap(t.adaptive_state)
               ELSE t.delay END,
@@ -193,4 +194,4 @@ COMMENT ON FUNCTION why_due(bigint[]) IS
   'Why each tracked post (or each of post_ids) is due when it is: the policy it follows (age, '
   'adaptive, watch), the reason (age table; adaptive: moving slowly, quiet, revived, same UTC day, '
   'stopped: quiet, past the age table; watched every ...; being read; or its state when not '
-  'scheduled), the gap to its next read, and (adaptive) its age when its counts last moved.';
+  'scheduled), the gap to its next read (NULL: none), and (adaptive) its age when its counts last moved.';

@@ -73,9 +73,9 @@ UPDATE tweetkeeper.tweets SET updated_at = now() - interval '3 days',
                           NULL, ARRAY[0, 0, 0, 0, 0, 80]::bigint[], NULL, true)
  WHERE tweet_id = pg_temp.id('5 days', 2);
 SELECT is(pg_temp.read(ARRAY[pg_temp.id('5 days', 2)], 0, 80), 1, 'read 3 days after a quiet first read');
-SELECT results_eq($$SELECT t.state::text, t.due_at, w.reason FROM tweetkeeper.tweets t, tweetkeeper.why_due(ARRAY[t.tweet_id]) w
+SELECT results_eq($$SELECT t.state::text, t.due_at, w.reason, w.gap FROM tweetkeeper.tweets t, tweetkeeper.why_due(ARRAY[t.tweet_id]) w
                      WHERE t.tweet_id = pg_temp.id('5 days', 2)$$,
-  $$VALUES ('done', NULL::timestamptz, 'done')$$, 'quiet for 3 days with no engagement: done early');
+  $$VALUES ('done', NULL::timestamptz, 'done', NULL::interval)$$, 'quiet for 3 days with no engagement: done early, no next read');
 
 -- A watch wins while it lasts; a post's own policy wins over its network's.
 SELECT tweetkeeper.watch(ARRAY[pg_temp.id('1 day 1 hour', 1)], '1 minute', '1 hour');
