@@ -60,6 +60,7 @@ suite import wait programs tests/cli/import_cli.sh
 suite forecast wait programs tests/integration/forecast.sh
 suite report wait programs tests/integration/report.sh       # the report in chromium
 suite integration wait programs tests/integration/pipeline.sh
+suite adaptive wait programs tests/integration/adaptive.sh # the live completion decides as the replay does
 suite cli wait programs tests/cli/worker_cli.sh
 suite warc wait programs tests/integration/warc.sh
 suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh
@@ -76,7 +77,6 @@ suite hostile-schema wait programs tests/integration/hostile_schema.sh
 suite claims wait programs tests/integration/claims.sh
 suite v1.1 wait programs tests/integration/v1_1.sh
 suite follow_pages wait programs tests/integration/follow_pages.sh   # an X read of several pages stored, not read again forever
-suite adaptive wait programs tests/integration/adaptive.sh # the live completion decides as the replay does
 suite windows wait programs tests/integration/windows.sh   # a window the API opened is used while posts are due
 suite build wait programs tests/build/make_targets.sh
 suite deploy wait programs tests/deploy/deploy.sh

@@ -9,7 +9,7 @@
 # Also: the mock's --engagement FILE (a file's curve answered; a bad file refused, exit 2).
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-tk_defaults POSTS=120 READS=600
+tk_defaults POSTS=100 READS=400
 tk_workdir adaptive
 replay=$TK_BUILD/tests/mock_api/tweetkeeper-adaptive-replay
 
@@ -47,7 +47,7 @@ export TWEETKEEPER_BEARER_TOKEN=adaptive-test-token
   --poll-interval 200 >"$dir/worker.log" 2>&1 &
 worker=$!
 TK_PIDS+=("$worker")
-# Until the posts were read READS times (about a minute), or two minutes have passed.
+# Until the posts were read READS times (about 40 s), or two minutes have passed.
 tk_wait_for 120 "SELECT count(*) >= $READS FROM public.decided"
 kill -TERM "$worker"
 tk_wait_exit "$worker" 30
