@@ -85,15 +85,22 @@ Decision DecideNext(const Observation& obs, const AdaptiveState& state, const Ad
   const double since = static_cast<double>(std::max<int64_t>(obs.since_usec, kUsecPerSecond));
   for (int k = 0; k < kCountKinds; ++k) {
     if (obs.now[k] < 0 || obs.before[k] < 0) continue;  // not reported
+    // Growth is movement; a count that fell (an unlike, a deleted repost) is not: it says nothing
+    // of engagement to come.
     const int64_t grew = obs.now[k] - obs.before[k];
-    if (grew == 0) continue;
+    if (grew <= 0) continue;
     moved = true;
     const double need = std::max(settings.share * static_cast<double>(obs.now[k]), static_cast<double>(settings.at_least[k]));
-    target = std::min(target, need * since / static_cast<double>(grew > 0 ? grew : -grew));
+    target = std::min(target, need * since / static_cast<double>(grew));
   }
+  // Quiet at the read before: its counts last moved before it (kept to the minute, so a minute's
+  // margin). A revival is movement after that.
+  const bool was_quiet = !first && state.quiet_since_usec + kUsecPerMinute <= obs.age_usec - obs.since_usec;
   if (moved) d.state.quiet_since_usec = obs.age_usec;
+  // Engagement as last known: a count this answer left out (-1) keeps the one before.
   int64_t engaged = 0;
-  for (int k : {kReposts, kReplies, kLikes, kQuotes}) engaged += std::max<int64_t>(obs.now[k], 0);
+  for (int k : {kReposts, kReplies, kLikes, kQuotes})
+    engaged += std::min<int64_t>(std::max<int64_t>(obs.now[k] >= 0 ? obs.now[k] : obs.before[k], 0), INT64_C(1) << 40);
   if (!moved && obs.age_usec - d.state.quiet_since_usec >= settings.stop_quiet_usec && engaged < settings.keep_engaged) {
     d.state.reason = DueReason::kStopped;
     return d;
@@ -104,7 +111,7 @@ Decision DecideNext(const Observation& obs, const AdaptiveState& state, const Ad
   const int64_t cap = std::max(floor, static_cast<int64_t>(stretched));
   int64_t delay = cap;
   d.state.reason = DueReason::kQuiet;
-  if (moved && (state.reason == DueReason::kQuiet || state.reason == DueReason::kSameDay) && !first) {
+  if (moved && was_quiet) {
     delay = floor;  // a revival: back on the age table
     d.state.reason = DueReason::kRevived;
   } else if (moved) {

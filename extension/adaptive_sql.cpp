@@ -62,13 +62,13 @@ bool Done(const AdaptiveState& s) { return s.reason == DueReason::kStopped || s.
 // policy: its own (set_refresh_policy) if it has one, else its network's (tweetkeeper.refresh_policy).
 TK_FUNCTION(tk_adaptive_for) {
   if (!PG_ARGISNULL(1)) {
-    const text* policy = PG_GETARG_TEXT_PP(1);
+    const text* policy = pg::PgCall([&] { return PG_GETARG_TEXT_PP(1); });  // (may detoast)
     const size_t len = VARSIZE_ANY_EXHDR(policy);
     PG_RETURN_BOOL(len == 8 && memcmp(VARDATA_ANY(policy), "adaptive", 8) == 0);
   }
   int bit = kAdaptiveX;
   if (!PG_ARGISNULL(0)) {
-    const text* endpoint = PG_GETARG_TEXT_PP(0);
+    const text* endpoint = pg::PgCall([&] { return PG_GETARG_TEXT_PP(0); });
     const char* e = VARDATA_ANY(endpoint);
     const size_t len = VARSIZE_ANY_EXHDR(endpoint);
     bit = len >= 9 && memcmp(e, "mastodon:", 9) == 0 ? kAdaptiveMastodon : kAdaptiveBluesky;
@@ -85,6 +85,8 @@ TK_FUNCTION(tk_adaptive_step) {
     throw SqlError(ERRCODE_NULL_VALUE_NOT_ALLOWED, "adaptive_step: at, created_at and x must not be NULL");
   const TimestampTz at = PG_GETARG_TIMESTAMPTZ(0), created = PG_GETARG_TIMESTAMPTZ(1);
   const bool first = PG_ARGISNULL(2);
+  if (TIMESTAMP_NOT_FINITE(at) || TIMESTAMP_NOT_FINITE(created) || (!first && TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(2))))
+    throw SqlError(ERRCODE_INVALID_PARAMETER_VALUE, "adaptive_step: at, created_at and previous_at must be finite");
   Observation obs;
   obs.now_usec = UnixUsec(at);
   obs.age_usec = at - created;

@@ -448,9 +448,9 @@ BEGIN
            -- A creation time from the answer moves the post to its true age's delay from now on.
            created_at = coalesce(o.created_at, t.created_at),
            -- An edited post is done: its newest version is refreshed in its place (edits).
-           -- (the adaptive policy's state; next_gap(): the delay to the next read, none: done)
-           adaptive_state = coalesce(tweetkeeper_internal.adaptive_after(t, coalesce(o.created_at, t.created_at), o.counts,
-                                                                at_now, ages, delays), t.adaptive_state),
+           -- (the adaptive policy's state, none off it; next_gap(): the delay to the next read, none: done)
+           adaptive_state = tweetkeeper_internal.adaptive_after(t, coalesce(o.created_at, t.created_at), o.counts,
+                                                       at_now, ages, delays),
            due_at = CASE WHEN NOT o.edited THEN tweetkeeper_internal.after(at_now, tweetkeeper_internal.next_gap(t,
                            coalesce(o.created_at, t.created_at), o.counts, at_now, ages, delays)) END,
            state = CASE WHEN o.edited OR tweetkeeper_internal.next_gap(t, coalesce(o.created_at, t.created_at), o.counts,

@@ -176,6 +176,7 @@ BEGIN ATOMIC
               WHEN w.policy = 'age' OR t.adaptive_state IS NULL THEN 'age table'
               ELSE tweetkeeper_internal.adaptive_reason(t.adaptive_state) END,
          CASE WHEN t.due_at IS NULL THEN NULL  -- done or deleted: no next read
+              WHEN p.state <> 'scheduled' THEN t.delay  -- unavailable or missing: its recheck
               WHEN w.policy = 'watch' THEN t.watch_every
               WHEN w.policy = 'adaptive' AND t.adaptive_state IS NOT NULL
                 THEN tweetkeeper_internal.adaptive_gap(t.adaptive_state)

@@ -63,8 +63,14 @@ SELECT results_eq($$SELECT policy, reason IN ('quiet', 'same UTC day') FROM twee
   $$VALUES ('adaptive', true)$$, 'why_due: quiet');
 SELECT is((SELECT gap FROM tweetkeeper.why_due()), (SELECT due_at - now() FROM tweetkeeper.tweets),
   'why_due''s gap is the time to its next read');
--- Then it moves again: back on the age table at once.
-UPDATE tweetkeeper.tweets SET updated_at = now() - interval '7 hours';
+-- Then it moves again after a quiet spell: back on the age table at once. (Its reads above all
+-- ran at one now(); the spell is written as the policy would have kept it: a first read 13 hours
+-- ago, a quiet one 7 hours ago.)
+UPDATE tweetkeeper.tweets SET updated_at = now() - interval '7 hours',
+       adaptive_state = tweetkeeper_internal.adaptive_step(now() - interval '7 hours', created_at, now() - interval '13 hours',
+                          interval '30 minutes', ARRAY[0, 0, 20, 0, 0, 0]::bigint[], ARRAY[0, 0, 20, 0, 0, 0]::bigint[],
+                          tweetkeeper_internal.adaptive_step(now() - interval '13 hours', created_at, NULL, interval '30 minutes',
+                            NULL, ARRAY[0, 0, 20, 0, 0, 0]::bigint[], NULL, false), false);
 SELECT is(pg_temp.read(ARRAY[pg_temp.id('1 day 1 hour', 1)], 400), 1, 'read again, revived');
 SELECT results_eq($$SELECT t.due_at, w.reason FROM tweetkeeper.tweets t, tweetkeeper.why_due() w$$,
   $$VALUES (now() + interval '6 hours', 'revived')$$, 'a revival is back on the age table');

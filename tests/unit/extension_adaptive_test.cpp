@@ -45,8 +45,9 @@ TEST(AdaptivePolicy, ASlowPostIsReadWhenItHasGrownByItsShare) {
   const AdaptiveSettings s;  // share 0.05
   // 1000 likes, 10 more in the last 30 minutes: 5% (50 likes) in 150 minutes, within the caps
   // (a quarter of its 20 h age, twice the last gap of 2 h), then aligned on the clock.
+  // (It moved at the read before too, at 19 h 30 min.)
   const Decision d = DecideNext(Obs(20 * kHour, {0, 0, 990, 0, 0, 0}, {0, 0, 1000, 0, 0, 0}, 30 * kMin, 30 * kMin),
-                                AdaptiveState{2 * kHour, 0, DueReason::kStretched}, s);
+                                AdaptiveState{2 * kHour, 19 * kHour + 30 * kMin, DueReason::kStretched}, s);
   ASSERT_TRUE(d.delay_usec);
   EXPECT_GE(*d.delay_usec, 150 * kMin);
   EXPECT_LE(*d.delay_usec, 150 * kMin + 150 * kMin / 4);
@@ -188,6 +189,34 @@ TEST(AdaptivePolicy, RefreshPolicySettingNamesItsNetworks) {
     EXPECT_FALSE(ParseRefreshPolicy(bad, &error).has_value()) << bad;
     EXPECT_FALSE(error.empty()) << bad;
   }
+}
+
+TEST(AdaptivePolicy, AMoveBeforeMidnightIsNoQuietSpell) {
+  const AdaptiveSettings s;
+  // On X, moving slowly, its last read moved before midnight (reason same UTC day) and it moved
+  // then: growing again now is no revival, so not back to the floor.
+  const Decision d = DecideNext(Obs(30 * kHour, {0, 0, 990, 0, 0, 0}, {0, 0, 1000, 0, 0, 0}, 6 * kHour, 6 * kHour),
+                                AdaptiveState{6 * kHour, 24 * kHour, DueReason::kSameDay}, s);
+  EXPECT_NE(d.state.reason, DueReason::kRevived);
+  EXPECT_GT(*d.delay_usec, 6 * kHour);
+}
+
+TEST(AdaptivePolicy, AFallingCountIsNoMovement) {
+  const AdaptiveSettings s;
+  // Quiet for a week, then one unlike: still quiet, not a revival.
+  const Decision d = DecideNext(Obs(10 * kDay, {0, 0, 50, 0, 0, 0}, {0, 0, 49, 0, 0, 0}, kDay, 3 * kDay),
+                                AdaptiveState{3 * kDay, 3 * kDay, DueReason::kQuiet}, s);
+  EXPECT_EQ(d.state.reason, DueReason::kQuiet);
+  EXPECT_EQ(d.state.quiet_since_usec, 3 * kDay);
+}
+
+TEST(AdaptivePolicy, ACountLeftOutKeepsItsLastValueForTheStopRule) {
+  const AdaptiveSettings s;
+  // 5,000 likes known; this answer left likes out (-1): the post is engaged, not stopped.
+  const Decision d = DecideNext(Obs(6 * kDay, {0, 0, 5000, 0, 0, 0}, {0, 0, -1, 0, 0, 0}, kDay, 3 * kDay),
+                                AdaptiveState{3 * kDay, kDay, DueReason::kQuiet}, s);
+  EXPECT_TRUE(d.delay_usec);
+  EXPECT_NE(d.state.reason, DueReason::kStopped);
 }
 
 }  // namespace

@@ -161,6 +161,8 @@ TEST(MockEngagement, CountsNeverDecreaseAndStartAtZero) {
         ASSERT_GE(now.retweet_count, before.retweet_count);
         ASSERT_GE(now.reply_count, before.reply_count);
         ASSERT_GE(now.impression_count, before.impression_count);
+        ASSERT_GE(now.quote_count, before.quote_count);
+        ASSERT_GE(now.bookmark_count, before.bookmark_count);
         before = now;
       }
     }
