@@ -150,7 +150,7 @@ bench-import: deps
 	tests/bench/import.sh
 
 # The age table and the adaptive refresh policy over 100,000 posts' lives per network, on the
-# mock's model and a second one, then the live system beside the replay (about 3 minutes).
+# mock's model and a second one, then the live system beside the replay (about 2 minutes).
 bench-adaptive: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null

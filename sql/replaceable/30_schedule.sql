@@ -88,12 +88,17 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_reason(state bigint) RE
   AS 'MODULE_PATHNAME', 'tk_adaptive_reason' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_quiet_since(state bigint) RETURNS interval
   AS 'MODULE_PATHNAME', 'tk_adaptive_quiet_since' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- Whether a post follows the adaptive policy at `at`: its own or its network's, unless a watch
+-- holds it then (a watch wins while it lasts).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_on(t tweetkeeper.tweets, at timestamptz) RETURNS boolean
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN NOT coalesce(t.watch_until > at, false) AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy);
 -- A completion's step for one post: its adaptive state after this observation, or NULL when it
--- does not follow the adaptive policy now (its own or its network's; a watch wins while it lasts).
+-- does not follow the adaptive policy now (adaptive_on()).
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_after(t tweetkeeper.tweets, created_at timestamptz, counts bigint[],
                                                       at timestamptz, max_ages interval[], delays interval[])
   RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN CASE WHEN NOT coalesce(t.watch_until > at, false) AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy)
+  RETURN CASE WHEN tweetkeeper_internal.adaptive_on(t, at)
               THEN tweetkeeper_internal.adaptive_step(at, created_at, CASE WHEN t.update_count > 0 THEN t.updated_at END,
                      tweetkeeper_internal.policy_delay(created_at, at, max_ages, delays),
                      ARRAY[t.retweet_count, t.reply_count, t.like_count, t.quote_count, t.bookmark_count, t.impression_count],
@@ -104,7 +109,7 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.adaptive_after(t tweetkeeper.twe
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.next_gap(t tweetkeeper.tweets, created_at timestamptz, counts bigint[],
                                                 at timestamptz, max_ages interval[], delays interval[])
   RETURNS interval LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN CASE WHEN NOT coalesce(t.watch_until > at, false) AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy)
+  RETURN CASE WHEN tweetkeeper_internal.adaptive_on(t, at)
               THEN tweetkeeper_internal.adaptive_gap(tweetkeeper_internal.adaptive_after(t, created_at, counts, at, max_ages, delays))
               ELSE tweetkeeper_internal.refresh_delay_at(created_at, t.watch_every, t.watch_until, at, max_ages, delays) END;
 

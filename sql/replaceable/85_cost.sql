@@ -50,6 +50,8 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.forecast_off_schedule(t0 timesta
                                                  OUT refreshes numeric, OUT billed_reads numeric,
                                                  OUT follow_requests numeric)
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  max_gap double precision := extract(epoch FROM current_setting('tweetkeeper.adaptive_max_gap')::interval);
 BEGIN
   follow_requests := coalesce((
     SELECT sum(extract(epoch FROM t1 - t0) / greatest(extract(epoch FROM f.poll_after - f.checked_at), 1))
@@ -74,10 +76,9 @@ BEGIN
     FROM (SELECT t.billed_on,
                  tweetkeeper_internal.quiet_reads(extract(epoch FROM t1 - greatest(t.due_at, t0))::double precision,
                    extract(epoch FROM coalesce(tweetkeeper_internal.adaptive_gap(t.adaptive_state), t.delay))::double precision,
-                   extract(epoch FROM current_setting('tweetkeeper.adaptive_max_gap')::interval)::double precision) AS n
+                   max_gap) AS n
             FROM tweetkeeper.tweets t
-           WHERE t.state = 'scheduled' AND t.tweet_id > 0 AND NOT coalesce(t.watch_until > t0, false)
-             AND tweetkeeper_internal.adaptive_for(t.endpoint, t.refresh_policy) AND t.due_at < t1) a,
+           WHERE t.state = 'scheduled' AND t.tweet_id > 0 AND tweetkeeper_internal.adaptive_on(t, t0) AND t.due_at < t1) a,
          (SELECT ((t1 AT TIME ZONE 'UTC')::date - (t0 AT TIME ZONE 'UTC')::date + 1) AS days) d;
 END $$;
 

@@ -93,6 +93,24 @@ std::optional<AgePolicy> ParseTable(const std::string& text) {
   }
 }
 
+// One read of a post under the adaptive policy, as the completion decides it: from the reads
+// before (`before` counts at `before_age`; none when before_age is 0), with the state carried
+// through the row's packing as the row keeps it. Both the replay and --decide call this.
+Decision Step(const AgePolicy& table, const AdaptiveSettings& s, int64_t created, int64_t age, int64_t before_age,
+              const Counts& before, const Counts& now, bool x_billing, AdaptiveState& state) {
+  Observation obs;
+  obs.now_usec = created + age;
+  obs.age_usec = age;
+  obs.since_usec = age - before_age;
+  obs.before = before;
+  obs.now = now;
+  obs.floor_usec = FloorAt(table, age);
+  obs.x_billing = x_billing;
+  const Decision d = DecideNext(obs, state, s);
+  state = tweetkeeper::UnpackState(tweetkeeper::PackState(d.state));
+  return d;
+}
+
 // --decide: the completion's decisions for reads given on stdin (see the top of this file).
 int Decide(const AgePolicy& table, const AdaptiveSettings& s) {
   long long post = 0, created = 0, at = 0;
@@ -106,21 +124,12 @@ int Decide(const AgePolicy& table, const AdaptiveSettings& s) {
       state = AdaptiveState{};
       before = Counts{};
     }
-    Observation obs;
-    obs.now_usec = at;
-    obs.age_usec = at - created;
-    obs.since_usec = first ? obs.age_usec : at - last_at;
-    obs.before = before;
-    obs.now = c;
-    obs.floor_usec = FloorAt(table, obs.age_usec);
-    obs.x_billing = post > 0;
-    const Decision d = DecideNext(obs, state, s);
+    const Decision d = Step(table, s, created, at - created, first ? 0 : last_at - created, before, c, post > 0, state);
     if (d.delay_usec) {
       std::printf("%lld %lld %lld\n", post, at, static_cast<long long>(at + *d.delay_usec));
     } else {
       std::printf("%lld %lld done\n", post, at);
     }
-    state = tweetkeeper::UnpackState(tweetkeeper::PackState(d.state));
     before = c;
     last_post = post;
     last_at = at;
@@ -257,18 +266,9 @@ std::vector<Read> ReplayAdaptive(const Post& p, const Truth& truth, const AgePol
   while (age <= 31 * kDay) {
     const Counts now = truth.At(p, age);
     reads.push_back({age, now});
-    Observation obs;
-    obs.now_usec = p.created_usec + age;
-    obs.age_usec = age;
-    obs.since_usec = age - before_age;
-    obs.before = before;
-    obs.now = now;
-    obs.floor_usec = FloorAt(table, age);
-    obs.x_billing = p.network == Network::kX;
-    const Decision d = DecideNext(obs, state, s);
+    const Decision d = Step(table, s, p.created_usec, age, before_age, before, now, p.network == Network::kX, state);
     ++t.reasons[std::string(tweetkeeper::DueReasonName(d.state.reason))];
     if (!d.delay_usec) break;
-    state = tweetkeeper::UnpackState(tweetkeeper::PackState(d.state));  // as the row keeps it
     before = now;
     before_age = age;
     age += *d.delay_usec;
