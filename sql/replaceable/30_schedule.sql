@@ -156,6 +156,9 @@ DECLARE
   c timestamptz := coalesce(created_at, tweetkeeper.derived_created_at(tweet_id));
 BEGIN
   PERFORM tweetkeeper.check_tweet(tweet_id, c);
+  IF tweetkeeper_internal.held_slots() IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.refuse_foreign(ARRAY[tweet_id::text], ARRAY[tweetkeeper.partition_hash('x', '', tweet_id::text)]);
+  END IF;
   RETURN tweetkeeper_internal.enqueue_post(tweet_id, c, NULL);
 END $$;
 COMMENT ON FUNCTION schedule_tweet(bigint, timestamptz) IS
@@ -195,6 +198,11 @@ BEGIN
   END IF;
   PERFORM tweetkeeper.check_tweet(lo, tweetkeeper.derived_created_at(lo));
   PERFORM tweetkeeper.check_tweet(hi, tweetkeeper.derived_created_at(hi));
+  -- A partition (sql/schema/36_partitions.sql) refuses the call if one id is another's.
+  IF tweetkeeper_internal.held_slots() IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.refuse_foreign(tweet_ids::text[],
+      ARRAY(SELECT tweetkeeper.partition_hash('x', '', id::text) FROM unnest(tweet_ids) WITH ORDINALITY AS a(id, i) ORDER BY a.i));
+  END IF;
   INSERT INTO tweetkeeper.tweets (tweet_id, created_at, due_at, delay)
   SELECT id, c, c + first, coalesce(tweetkeeper.next_delay(c), last)
     FROM unnest(tweet_ids) AS id,

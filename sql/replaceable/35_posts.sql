@@ -1,27 +1,6 @@
--- Posts of every network: their URLs, as people paste them, read into the network and the key
--- that names the post there by the library's C++ parser (extension/post_url.cpp, which
--- tweetkeeper-import shares: the database and the importer accept and refuse the same URLs); the
--- names behind the ids of Bluesky and Mastodon posts (post_refs); scheduling by URL
+-- Posts of every network (their URLs are read by parse_post_url(), sql/replaceable/05_placing.sql):
+-- the names behind the ids of Bluesky and Mastodon posts (post_refs); scheduling by URL
 -- (schedule_post, schedule_posts); and the view of every tracked post (posts).
-
-CREATE OR REPLACE FUNCTION parse_post_url(
-    url text,
-    OUT network text,      -- x, bluesky or mastodon
-    OUT host text,         -- the Mastodon server
-    OUT author text,
-    OUT post_key text,
-    OUT created_at timestamptz,
-    OUT canonical text)
-  RETURNS record
-  AS 'MODULE_PATHNAME', 'tk_parse_post_url'
-  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION parse_post_url(text) IS
-  'Reads a post URL: X (https://x.com/<user>/status/<id>, twitter.com, /i/web/status/<id>), '
-  'Bluesky (https://bsky.app/profile/<handle or DID>/post/<rkey>, at://<handle or DID>/'
-  'app.bsky.feed.post/<rkey>) or Mastodon (https://<host>/@<user>/<id>, https://<host>/users/'
-  '<user>/statuses/<id>). Returns the network (x, bluesky, mastodon), the host (Mastodon), the '
-  'author, the post''s key, its creation time where the key encodes one (for Bluesky an estimate) '
-  'and one canonical spelling. 22023, naming the value and the fault, for anything else.';
 
 -- What names a post on its network, whatever URL it came in: the DID (or handle) and record key
 -- on Bluesky, the server and status id on Mastodon (ids are per server; the user is not needed).
@@ -116,6 +95,9 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   c := coalesce(created_at, least(p.created_at, now()), now());
+  IF tweetkeeper_internal.held_slots() IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.refuse_foreign(ARRAY[url], ARRAY[tweetkeeper.partition_hash(p.network, p.host, p.post_key)]);
+  END IF;
   -- A Bluesky handle resolved before: the post is named by its DID at once.
   p.author := tweetkeeper_internal.post_author(p.network, p.author);
   r := tweetkeeper_internal.enter_post_ref(p.network, coalesce(p.host, ''), p.author, p.post_key, p.canonical);
@@ -204,6 +186,12 @@ BEGIN
            ELSE format('%s has created_at %s in the future', bad.post_key, bad.created_at) END
       USING ERRCODE = 'invalid_parameter_value',
             HINT = 'Schedule it alone with its creation time: tweetkeeper.schedule_post(url, created_at).';
+  END IF;
+  -- A partition (sql/schema/36_partitions.sql) refuses the call if one post is another's.
+  IF tweetkeeper_internal.held_slots() IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.refuse_foreign(urls,
+      ARRAY(SELECT tweetkeeper.partition_hash(p.network, p.host, p.post_key)
+              FROM unnest(urls) WITH ORDINALITY AS a(url, i), tweetkeeper.parse_post_url(a.url) AS p ORDER BY a.i));
   END IF;
   added := tweetkeeper.schedule_tweets(ARRAY(
     SELECT DISTINCT p.post_key::bigint

@@ -1,17 +1,6 @@
 -- Following accounts: follow(), follow_accounts(), unfollow() and the follows view. The
 -- follower processes read and write followed_accounts through their own functions.
 
-CREATE OR REPLACE FUNCTION parse_profile_url(url text, OUT network text, OUT host text, OUT handle text,
-                                             OUT account_id text, OUT canonical text)
-  RETURNS record AS 'MODULE_PATHNAME', 'tk_parse_profile_url' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION parse_profile_url(text) IS
-  'Reads a profile URL as people paste it: https://x.com/<user> (twitter.com too) or '
-  'https://x.com/i/user/<id>; https://bsky.app/profile/<handle or DID> or at://<DID>; '
-  'https://<server>/@<user>, https://<server>/users/<user>, @<user>@<server>. The scheme may be '
-  'left out. Returns the network, the Mastodon server the account lives on, its handle (lower case '
-  'on X and Bluesky) or its id where the URL names it, and one spelling of the URL; 22023 naming '
-  'the value otherwise.';
-
 -- The profile URL argument of follow() and unfollow(), read: 22004 for NULL, 22023 for no profile.
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.profile_arg(profile_url text, OUT network text, OUT host text, OUT handle text,
                                        OUT account_id text, OUT canonical text)
@@ -294,6 +283,7 @@ DECLARE
   p record;
   r record;
   msg text;
+  slots bit(64);
 BEGIN
   PERFORM tweetkeeper_internal.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
                                     follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL);
@@ -324,8 +314,13 @@ BEGIN
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
   END LOOP;
+  -- The posts this node holds are tracked here; the others are handed over to the node that
+  -- holds them (sql/schema/36_partitions.sql), and count as found.
+  slots := tweetkeeper_internal.held_slots();
   FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
-    IF tweetkeeper.schedule_post(p.url, p.created_at) THEN
+    IF NOT tweetkeeper_internal.holds(slots, tweetkeeper.url_partition_hash(p.url)) THEN
+      added := added + tweetkeeper_internal.hand_over(ARRAY[p.url], ARRAY[p.created_at], 'follow');
+    ELSIF tweetkeeper.schedule_post(p.url, p.created_at) THEN
       added := added + 1;
     END IF;
   END LOOP;

@@ -501,7 +501,16 @@ BEGIN
   SELECT e.id, e.newest, at_now
     FROM unnest(edited, newest) AS e(id, newest)
   ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
-  PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT unnest(newest)));
+  -- The newest versions this node holds are tracked here; the others are handed over to the
+  -- node that holds them (a refusal here would lose the batch's paid reads).
+  PERFORM tweetkeeper.schedule_tweets(ARRAY(
+    SELECT DISTINCT n FROM unnest(newest) AS n
+     WHERE tweetkeeper_internal.holds(tweetkeeper_internal.held_slots(), tweetkeeper.partition_hash('x', '', n::text))));
+  IF tweetkeeper_internal.held_slots() IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.hand_over(array_agg('https://x.com/i/web/status/' || n), array_agg(tweetkeeper.snowflake_time(n)), 'edit')
+       FROM (SELECT DISTINCT n FROM unnest(newest) AS n) AS d
+      WHERE NOT tweetkeeper_internal.holds(tweetkeeper_internal.held_slots(), tweetkeeper.partition_hash('x', '', n::text));
+  END IF;
 END $$;
 
 -- Posts gone (deleted or unavailable; reasons: the problem types that say so, one per id), as a

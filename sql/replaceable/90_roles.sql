@@ -43,6 +43,11 @@ GRANT DELETE ON metric_history, metric_history_hot, batches, daily_usage, metric
 GRANT INSERT, UPDATE, DELETE ON credentials TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[]),
   set_refresh_policy(bigint[], text) TO tweetkeeper_admin;
+-- Partitions: the hash is the reader's (it places posts, nothing more); making this node a
+-- partition and the proxy's side of hand-overs are the admin's.
+GRANT EXECUTE ON FUNCTION partition_hash(text, text, text), url_partition_hash(text) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION set_partition(text, integer[]), take_handovers(integer), drop_handovers(text[])
+  TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),

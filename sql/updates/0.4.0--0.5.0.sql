@@ -148,3 +148,7 @@ END $do$;
 -- network's policy (tweetkeeper.refresh_policy, age by default), as before.
 ALTER TABLE tweetkeeper.tweets ADD COLUMN refresh_policy text, ADD COLUMN adaptive_state bigint,
   ADD CONSTRAINT tweets_refresh_policy_known CHECK (refresh_policy IN ('age', 'adaptive'));
+
+-- Partitions behind PL/Proxy (issue 51): which slots this node holds (none said: alone, all of
+-- them, as before) and the posts it hands over to the node that holds them.
+-- include sql/schema/36_partitions.sql
