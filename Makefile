@@ -25,8 +25,10 @@ OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
 SQL_PARTS = $(sort $(wildcard sql/schema/*.sql sql/replaceable/*.sql))
 SQL_UPDATES = $(wildcard sql/updates/*--$(EXTVERSION).sql)
 SQL_UPGRADES_built = $(patsubst sql/updates/%,sql/$(EXTENSION)--%,$(SQL_UPDATES))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(SQL_UPGRADES_built)
-DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
+# The proxy database's extension (docs/partitions.md): SQL only, the same module's URL parsers.
+PROXY_SQL = sql/$(EXTENSION)_proxy--$(EXTVERSION).sql
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(SQL_UPGRADES_built) $(PROXY_SQL)
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql)) $(EXTENSION)_proxy.control
 EXTRA_CLEAN = $(DATA_built)
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
               -Wno-register -Wno-sign-compare
@@ -43,6 +45,9 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) scripts/build-sql.sh
 
 sql/$(EXTENSION)--%--$(EXTVERSION).sql: sql/updates/%--$(EXTVERSION).sql $(SQL_PARTS) scripts/build-sql.sh
 	scripts/build-sql.sh upgrade $* $(EXTVERSION) >$@.tmp && mv $@.tmp $@
+
+$(PROXY_SQL): sql/replaceable/05_placing.sql $(wildcard sql/proxy/*.sql) scripts/build-sql.sh
+	scripts/build-sql.sh proxy $(EXTVERSION) >$@.tmp && mv $@.tmp $@
 
 else
 

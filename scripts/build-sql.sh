@@ -20,8 +20,12 @@
 # sql/tweetkeeper--P--V.sql as built to git, their lines in .gitignore go, their checksums join
 # sql/RELEASED (tests/upgrade/upgrade.sh checks them); V joins upgrade.sh's released list with a
 # sample of what V added; then default_version moves on and sql/updates/V--NEXT.sql starts.
+# The proxy database's extension, tweetkeeper_proxy (docs/partitions.md), is sql/proxy/NN_*.sql
+# after the pure part that places posts, sql/replaceable/05_placing.sql (the same URL parsers and
+# hash as every node's).
 #   build-sql.sh install VERSION
 #   build-sql.sh upgrade FROM TO
+#   build-sql.sh proxy VERSION
 set -euo pipefail
 sql=$(cd "$(dirname "$0")/../sql" && pwd)
 
@@ -88,8 +92,18 @@ case "${1:-}" in
       cat "$sql/replaceable/$part"
     done
     ;;
+  proxy)
+    version=${2:?usage: build-sql.sh proxy VERSION}
+    echo "\\echo Use \"CREATE EXTENSION tweetkeeper_proxy\" to load this file. \\quit"
+    echo "-- tweetkeeper_proxy $version, built by scripts/build-sql.sh from sql/replaceable/05_placing.sql and sql/proxy."
+    for part in "$sql/replaceable/05_placing.sql" $(ls "$sql"/proxy/[0-9][0-9]_*.sql | sort); do
+      echo
+      echo "-- ==== sql/${part#"$sql/"}"
+      cat "$part"
+    done
+    ;;
   *)
-    echo "usage: build-sql.sh install VERSION | upgrade FROM TO" >&2
+    echo "usage: build-sql.sh install VERSION | upgrade FROM TO | proxy VERSION" >&2
     exit 2
     ;;
 esac

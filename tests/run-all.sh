@@ -61,6 +61,7 @@ suite forecast wait programs tests/integration/forecast.sh
 suite report wait programs tests/integration/report.sh       # the report in chromium
 suite integration wait programs tests/integration/pipeline.sh
 suite adaptive wait programs tests/integration/adaptive.sh # the live completion decides as the replay does
+suite partitions wait programs tests/integration/partitions.sh # a proxy and two partitions, Debian's PL/Proxy
 suite cli wait programs tests/cli/worker_cli.sh
 suite warc wait programs tests/integration/warc.sh
 suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh

@@ -26,6 +26,22 @@ tk_pg_start() {
   TK_DSN="host=$PGHOST port=$PGPORT user=postgres dbname=tweetkeeper"
 }
 
+# Further clusters beside tk_pg_start's (partitions, tests/integration/partitions.sh):
+# tk_node_start NAME PORT [postgres -c options...] starts one in $dir/NAME (stopped by tk_finish);
+# tk_node_dsn NAME PORT is its DSN; tk_node_psql NAME PORT [psql args] runs psql there.
+TK_NODES=()
+tk_node_start() {
+  local name=$1 port=$2
+  shift 2
+  "$TK_ROOT/scripts/pg-cluster.sh" start "$dir/$name" "$port" "$@" && TK_NODES+=("$name")
+}
+tk_node_dsn() { echo "host=$dir/$1 port=$2 user=postgres dbname=tweetkeeper"; }
+tk_node_psql() {
+  local name=$1 port=$2
+  shift 2
+  tk_psql -h "$dir/$name" -p "$port" -U postgres -d tweetkeeper "$@"
+}
+
 tk_pg_stop() { "$TK_ROOT/scripts/pg-cluster.sh" stop "$1/pg" "${2:-fast}"; }
 
 tk_psql() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
@@ -358,8 +374,10 @@ tk_workdir() {
   trap tk_finish EXIT
 }
 tk_finish() {
+  local node
   tk_cleanup
   tk_pg_stop "$dir" "${TK_STOP_MODE:-fast}"
+  for node in "${TK_NODES[@]}"; do "$TK_ROOT/scripts/pg-cluster.sh" stop "$dir/$node" "${TK_STOP_MODE:-fast}"; done
   if [ -n "${KEEP:-}" ]; then echo "# kept $dir"; else rm -rf "$dir"; fi
 }
 

@@ -1,0 +1,142 @@
+-- The user's API on the proxy, under the same names as on a node: each call goes to the node that
+-- holds its post (RUN ON partition_hash(): PL/Proxy takes the slot hash & 63), arrays split by
+-- post (SPLIT), follows to the node of slot 0, which keeps what is global (the follows, the
+-- credentials). Arrays are checked here first (no NULL; URLs read), so that a bad one is refused
+-- before any node is asked; each node's share of a call is all or nothing there, and a node's
+-- failure after others took theirs leaves their share scheduled: calling again is safe (scheduling
+-- an X post or a URL twice changes nothing). PL/Proxy runs each remote call in its own transaction.
+
+-- NULL, or NULL elements, refused as a node does (22004).
+CREATE FUNCTION tweetkeeper_proxy.array_arg(arg text, elements anyarray) RETURNS anyarray
+  LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF elements IS NULL OR array_position(elements, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION '% must not be NULL or hold NULL (element %)', arg, array_position(elements, NULL)
+      USING ERRCODE = 'null_value_not_allowed';
+  END IF;
+  RETURN elements;
+END $$;
+
+CREATE FUNCTION schedule_tweet(tweet_id bigint, created_at timestamptz DEFAULT NULL) RETURNS boolean
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON tweetkeeper.partition_hash('x', '', tweet_id::text);
+$$;
+
+CREATE FUNCTION schedule_post(url text, created_at timestamptz DEFAULT NULL) RETURNS boolean
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON tweetkeeper.url_partition_hash(url);
+$$;
+
+-- The calls of many posts, split by post: for each, tweetkeeper_proxy.<name>(...) sends each
+-- node its share (PL/Proxy SPLIT, RUN ON each element's hash, the node's tweetkeeper.<name>) and
+-- tweetkeeper.<name>(...) checks the array first (URLs: every one read by the nodes' parser, a bad
+-- one refused, naming it, before any node is asked) and sums what the nodes return. Made from
+-- this list: name, arguments (with the user's defaults), the array split, what an element is.
+DO $do$
+DECLARE
+  f record;
+BEGIN
+  FOR f IN
+    SELECT * FROM (VALUES
+      ('schedule_tweets', 'tweet_ids bigint[]', 'tweet_ids', 'id'),
+      ('schedule_posts', 'urls text[]', 'urls', 'url'),
+      ('watch', 'tweet_ids bigint[], every interval DEFAULT interval ''5 minutes'', for_how_long interval DEFAULT interval ''1 day''',
+       'tweet_ids', 'id'),
+      ('unwatch', 'tweet_ids bigint[]', 'tweet_ids', 'id'),
+      ('watch_posts', 'urls text[], every interval DEFAULT interval ''5 minutes'', for_how_long interval DEFAULT interval ''1 day''',
+       'urls', 'url'),
+      ('unwatch_posts', 'urls text[]', 'urls', 'url')) AS v(name, args, arr, kind)
+  LOOP
+    EXECUTE format($f$
+      CREATE FUNCTION tweetkeeper_proxy.%1$I(%2$s) RETURNS SETOF bigint
+        LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $p$
+        CLUSTER 'tweetkeeper';
+        SPLIT %3$I;
+        RUN ON %4$s;
+        TARGET tweetkeeper.%1$I;
+      $p$ $f$, f.name, regexp_replace(f.args, ' DEFAULT [^,]*', '', 'g'), f.arr,
+      CASE f.kind WHEN 'id' THEN format('tweetkeeper.partition_hash(''x'', '''', %I::text)', f.arr)
+                  ELSE format('tweetkeeper.url_partition_hash(%I)', f.arr) END);
+    EXECUTE format($f$
+      CREATE FUNCTION tweetkeeper.%1$I(%2$s) RETURNS bigint
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $p$
+      BEGIN
+        PERFORM tweetkeeper_proxy.array_arg(%3$L, %3$I);
+        %4$s
+        RETURN (SELECT coalesce(sum(n), 0)::bigint FROM tweetkeeper_proxy.%1$I(%5$s) AS n);
+      END $p$ $f$, f.name, f.args, f.arr,
+      CASE f.kind WHEN 'url' THEN format('PERFORM count(*) FROM unnest(%I) AS a(u), tweetkeeper.parse_post_url(a.u) AS p;', f.arr)
+                  ELSE '' END,
+      (SELECT string_agg(quote_ident(split_part(trim(a), ' ', 1)), ', ') FROM unnest(string_to_array(f.args, ',')) AS a
+        WHERE trim(a) ~ '^[a-z_]+ '));
+  END LOOP;
+END $do$;
+
+-- By post id: an id of another network names no slot by itself (its node gave it), so every node
+-- is asked and each changes the posts it has.
+CREATE FUNCTION tweetkeeper_proxy.set_refresh_policy(post_ids bigint[], policy text) RETURNS SETOF bigint
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  TARGET tweetkeeper.set_refresh_policy;
+$$;
+CREATE FUNCTION set_refresh_policy(post_ids bigint[], policy text) RETURNS bigint
+  LANGUAGE sql SET search_path = pg_catalog, pg_temp
+  RETURN (SELECT coalesce(sum(n), 0)::bigint
+            FROM tweetkeeper_proxy.set_refresh_policy(tweetkeeper_proxy.array_arg('post_ids', post_ids), policy) AS n);
+
+-- Follows are global: they live on the node of slot 0 (its followers read them there and hand
+-- each post over to the node that holds it).
+CREATE FUNCTION follow(profile_url text) RETURNS boolean
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON 0;
+$$;
+CREATE FUNCTION unfollow(profile_url text) RETURNS boolean
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON 0;
+$$;
+CREATE FUNCTION follow_accounts(urls text[]) RETURNS bigint
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON 0;
+$$;
+
+-- Hand-overs: the posts nodes found from inside their work (an edit's newest version, a followed
+-- account's post) that other nodes hold, scheduled where they belong, then forgotten where they
+-- were noted. A crash between the two leaves them noted: delivered again, harmlessly.
+CREATE FUNCTION tweetkeeper_proxy.take_handovers(max_posts integer)
+  RETURNS TABLE (url text, created_at timestamptz, reason text)
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  TARGET tweetkeeper.take_handovers;
+$$;
+CREATE FUNCTION tweetkeeper_proxy.drop_handovers(urls text[]) RETURNS SETOF bigint
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  TARGET tweetkeeper.drop_handovers;
+$$;
+CREATE FUNCTION deliver_handovers(max_posts integer DEFAULT 10000) RETURNS bigint
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  h record;
+  urls text[] := '{}';
+BEGIN
+  FOR h IN SELECT * FROM tweetkeeper_proxy.take_handovers(max_posts) LOOP
+    PERFORM tweetkeeper.schedule_post(h.url, h.created_at);
+    urls := urls || h.url;
+  END LOOP;
+  IF cardinality(urls) > 0 THEN
+    PERFORM sum(n) FROM tweetkeeper_proxy.drop_handovers(urls) AS n;
+  END IF;
+  RETURN cardinality(urls);
+END $$;
+COMMENT ON FUNCTION deliver_handovers(integer) IS
+  'Schedules, on the node that holds each, the posts nodes found but do not hold (an X edit''s '
+  'newest version, a followed account''s post), then forgets them where they were noted. Run it '
+  'every minute (pg_cron on the proxy database). Returns how many were delivered.';
