@@ -80,6 +80,7 @@ BEGIN
       ARRAY(SELECT s.slot FROM tweetkeeper_proxy.slots s WHERE s.node = nodes[i] ORDER BY s.slot));
   END LOOP;
   PERFORM tweetkeeper_proxy.publish();
+  PERFORM tweetkeeper_proxy.build_reads();
   RETURN QUERY SELECT s.node, array_agg(s.slot ORDER BY s.slot) FROM tweetkeeper_proxy.slots s
                 GROUP BY s.node ORDER BY min(s.slot);
 END $$;

@@ -30,3 +30,4 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
   tweetkeeper_proxy.unwatch_posts(text[]), tweetkeeper_proxy.set_refresh_policy(bigint[], text),
   tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[])
   TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval) TO tweetkeeper_reader;
