@@ -222,6 +222,7 @@ int main(int argc, char** argv) {
     tk::RunnerOptions ro;
     ro.name = o.name;
     ro.dsn = o.dsn;
+    if (o.dsns.size() > 1) ro.partitions = o.dsns;
     ro.tokens = std::move(*creds.credentials);
     ro.provider = o.provider;
     ro.api_url = o.api.base;

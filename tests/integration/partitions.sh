@@ -105,22 +105,24 @@ tk_ok_if "the proxy delivers them to p1 ($delivered), and p0 forgets them" \
 tk_ok_if "delivering again: nothing waits" '[ "$(tk_psql -c "SELECT tweetkeeper.deliver_handovers()")" = 0 ]'
 total=$(( $(count_on 0) + $(count_on 1) ))
 
-# Workers of every network on each partition, connected to it alone.
+# Workers of every network, connected to the partitions directly: one process per network given
+# both partitions (--dsn twice: its slots on each claim from that node alone), and for X also one
+# given p1 alone, as a partition's own worker.
 export TWEETKEEPER_BEARER_TOKEN=partitions-test-token
 # (Nothing deleted or protected: every post is answered for; one X post in 7 was edited, whose
 # newest version has an id of its own, which may belong to the other node.)
 tk_mock_start "$dir/mock.log" --deleted-every 0 --protected-every 0 --edited-every 7 || exit 1
-for i in 0 1; do
-  d="$(tk_node_dsn "p$i" $((5433 + i))) user=tk_worker_login"
-  "$TK_WORKER" --dsn "$d" --api-url "$TK_MOCK_URL" --name "x-p$i" --poll-interval 200 >"$dir/x-p$i.log" 2>&1 &
-  TK_PIDS+=($!)
-  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$d" --api-url "$TK_MOCK_URL" --name "bsky-p$i" \
-    --poll-interval 200 >"$dir/bsky-p$i.log" 2>&1 &
-  TK_PIDS+=($!)
-  env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
-    --dsn "$d" --name "masto-p$i" --poll-interval 200 >"$dir/masto-p$i.log" 2>&1 &
-  TK_PIDS+=($!)
-done
+both=(--dsn "$dsn0 user=tk_worker_login" --dsn "$dsn1 user=tk_worker_login")
+"$TK_WORKER" "${both[@]}" --api-url "$TK_MOCK_URL" --name x-both --poll-interval 200 >"$dir/x-both.log" 2>&1 &
+TK_PIDS+=($!)
+"$TK_WORKER" --dsn "$dsn1 user=tk_worker_login" --api-url "$TK_MOCK_URL" --name x-p1 --poll-interval 200 >"$dir/x-p1.log" 2>&1 &
+TK_PIDS+=($!)
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky "${both[@]}" --api-url "$TK_MOCK_URL" --name bsky-both \
+  --poll-interval 200 >"$dir/bsky-both.log" 2>&1 &
+TK_PIDS+=($!)
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
+  "${both[@]}" --name masto-both --poll-interval 200 >"$dir/masto-both.log" 2>&1 &
+TK_PIDS+=($!)
 # Every post read: the scheduled ones twice (or once, when their answer said they are older than
 # their key told and the next read is a day away: the mock backdates some Bluesky posts), the
 # edited ones (done, their newest version tracked instead) at least once.
@@ -132,7 +134,7 @@ tk_wait_until 120 read_twice 0
 tk_wait_until 120 read_twice 1
 for i in 0 1; do
   read_twice $i
-  tk_ok "every post on p$i was read twice by p$i's own workers" $? \
+  tk_ok "every post on p$i was read twice by workers connected to p$i" $? \
     "$(node "$i" -c "SELECT endpoint, state, tweet_id, update_count, due_at - now(), problem_type FROM tweetkeeper.tweets WHERE update_count < 2 AND state = 'scheduled'")"
 done
 edited=$(( $(node 0 -c "SELECT count(*) FROM tweetkeeper.edits") + $(node 1 -c "SELECT count(*) FROM tweetkeeper.edits") ))
@@ -144,6 +146,11 @@ tracked_newest() { # the edits' newest versions each node tracks
 tk_ok_if "$edited edited posts: the newest versions of another node's slots ($waiting) delivered there, none lost" \
   '[ "$edited" -gt 2 ] && [ "$waiting" -gt 0 ] && [ "$delivered" = "$waiting" ] && [ $(( $(tracked_newest 0) + $(tracked_newest 1) )) = "$edited" ] &&
    [ "$(stray_on 0)" = 0 ] && [ "$(stray_on 1)" = 0 ]'
+tk_ok_if "a worker given two partitions runs slots on each" 'tk_log_has "$dir/x-both.log" "started: 4 slots \(2 on each of 2 databases\)"'
+both_read() { # the batches the x-both worker completed on node $1
+  node "$1" -c "SELECT count(*) FROM tweetkeeper.batches WHERE worker = 'x-both' AND outcome = 'completed'"
+}
+tk_ok_if "and completes batches on both ($(both_read 0) on p0, $(both_read 1) on p1)" '[ "$(both_read 0)" -gt 0 ] && [ "$(both_read 1)" -gt 0 ]'
 tk_ok_if "no worker connected to the proxy" '[ "$(tk_psql -c "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE '\''%tweetkeeper%'\''")" = 0 ]'
 tk_ok_if "nothing was lost: $total posts, and the $edited newest versions" '[ $(( $(count_on 0) + $(count_on 1) )) = $((total + edited)) ]'
 
@@ -171,7 +178,7 @@ p1_start_reaped || { tail -5 "$dir/p1/server.log" >&2; exit 1; }
 reads1=$(reads_on 1)
 more_reads_on_1() { [ "$(reads_on 1)" -gt $((reads1 + 20)) ]; }
 tk_wait_until 60 more_reads_on_1
-tk_ok "p1's workers read it again once it was back" $? "$(tail -5 "$dir/x-p1.log")"
+tk_ok "p1's workers read it again once it was back" $? "$(tail -5 "$dir/x-both.log")"
 tk_ok_if "nothing of p1 was lost ($before1 posts)" '[ "$(count_on 1)" = "$before1" ]'
 
 # Reads through the proxy are one node's on the same data: a fourth cluster, "one", alone, is

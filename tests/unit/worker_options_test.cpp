@@ -51,6 +51,26 @@ TEST(CommandLine, DefaultsWithOnlyDsn) {
   EXPECT_EQ(p.options->provider, "x-v2");
 }
 
+// Partitions (docs/partitions.md): --dsn once per node, in order, each taking one value; a
+// follower reads one node; --dsn-file beside several --dsn is refused, as is an empty one.
+TEST(CommandLine, DsnOncePerPartition) {
+  ParsedCommandLine p = Parse({"--dsn", "dbname=p0", "--dsn", "dbname=p1"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->dsn, "dbname=p0");
+  EXPECT_EQ(p.options->dsns, (std::vector<std::string>{"dbname=p0", "dbname=p1"}));
+  p = Parse({"--dsn", "dbname=p0", "--dsn", "dbname=p1", "--follow"});
+  EXPECT_FALSE(p.options);
+  EXPECT_NE(p.err.find("--follow reads one database"), std::string::npos) << p.err;
+  p = Parse({"--dsn", "dbname=p0", "--dsn", "", "--concurrency", "3"});
+  EXPECT_FALSE(p.options);
+  EXPECT_NE(p.err.find("--dsn is empty"), std::string::npos) << p.err;
+  p = Parse({"--dsn", "dbname=p0", "--dsn", "dbname=p1", "--dsn-file", "/etc/tweetkeeper/dsn"});
+  EXPECT_FALSE(p.options);
+  EXPECT_NE(p.err.find("--dsn-file"), std::string::npos) << p.err;
+  p = Parse({"--dsn", "dbname=p0", "dbname=p1"});  // one value per --dsn: the second is no option
+  EXPECT_FALSE(p.options);
+}
+
 TEST(CommandLine, CredentialsAndProvider) {
   ParsedCommandLine p = Parse({"--dsn", "x", "--credentials", "/etc/tweetkeeper/tokens", "--provider", "x-v1.1"});
   ASSERT_TRUE(p.options) << p.err;

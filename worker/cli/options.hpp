@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tweetkeeper::worker {
 
@@ -22,7 +23,8 @@ struct ApiUrl {
 std::optional<std::string> CleartextWarning(const ApiUrl& api);
 
 struct Options {
-  std::string dsn;       // --dsn; main reads --dsn-file's (dsn/ChosenDsn); neither: libpq's environment
+  std::string dsn;       // --dsn (the first); main reads --dsn-file's (dsn/ChosenDsn); neither: libpq's environment
+  std::vector<std::string> dsns;  // every --dsn, in order: the partitions a refresher reads (docs/partitions.md)
   bool dsn_given = false;
   std::string dsn_file;
   std::string api_url = "https://api.x.com";

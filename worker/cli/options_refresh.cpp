@@ -9,10 +9,12 @@
 namespace tweetkeeper::worker::cli {
 
 void AddRefreshOptions(CLI::App& app, Options& o, std::vector<std::string>& instances) {
-  app.add_option("--dsn", o.dsn,
+  app.add_option("--dsn", o.dsns,
                  "PostgreSQL connection: libpq conninfo or URI (without it and --dsn-file: libpq's PGHOST, "
-                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass)")
-      ->type_name("DSN");
+                 "PGDATABASE, PGSERVICE, ... and ~/.pgpass). Given more than once (partitions, docs/partitions.md): "
+                 "--concurrency slots on each")
+      ->type_name("DSN")
+      ->allow_extra_args(false);
   app.add_option("--dsn-file", o.dsn_file, "Read the connection string from FILE (mode 600, yours), not the command line")
       ->type_name("FILE");
   app.add_option("--api-url", o.api_url, "API base URL, http(s)://host[:port][/path]")
@@ -109,7 +111,14 @@ std::optional<std::string> CheckNetwork(const Parsing& p) {
 std::optional<std::string> CheckRefresh(const Parsing& p) {
   Options& o = p.o;
   o.dsn_given = p.app.count("--dsn") > 0;
-  if (o.dsn_given && o.dsn.empty()) return "tweetkeeper-worker: --dsn is empty (see --help)";
+  if (o.dsn_given) o.dsn = o.dsns.front();
+  for (const std::string& dsn : o.dsns)
+    if (dsn.empty()) return "tweetkeeper-worker: --dsn is empty (see --help)";
+  if (o.dsns.size() > 1 && o.follow)
+    return "tweetkeeper-worker: --follow reads one database: the partition of slot 0, which keeps the follows "
+           "(docs/partitions.md); give --dsn once";
+  if (o.dsns.size() > 1 && !o.dsn_file.empty())
+    return "tweetkeeper-worker: --dsn given more than once and --dsn-file: give the partitions all with --dsn";
   if (HasControlCharacter(o.name)) return "tweetkeeper-worker: --name must not contain control characters";
   if (o.credentials_file.empty() && p.app.count("--credentials") > 0)
     return "tweetkeeper-worker: --credentials is empty: give the path of a name=token file";

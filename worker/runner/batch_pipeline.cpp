@@ -191,7 +191,7 @@ Millis Runner::Store(Slot& slot, const Lease& lease, const Exchange& exchange,
   counters_.problems += result.problems.size();
   int stored = 0;
   const auto complete_started = std::chrono::steady_clock::now();
-  const DbOutcome completed = GuardDb(slot.label, "complete", lease.id, options_.dsn, [&] {
+  const DbOutcome completed = GuardDb(slot.label, "complete", lease.id, slot.dsn, [&] {
     stored = slot.queue.Complete(lease.id, ObservationsJson(result.observations), ProblemsJson(result.problems),
                                  exchange.quota, slot.finish_retry);
   });
@@ -249,7 +249,7 @@ bool Runner::FirstRefusalIn(const std::string& host) {
 }
 
 void Runner::Release(Slot& slot, std::int64_t lease_id, const std::string& reason, const QuotaReport& quota) {
-  const DbOutcome released = GuardDb(slot.label, "release", lease_id, options_.dsn,
+  const DbOutcome released = GuardDb(slot.label, "release", lease_id, slot.dsn,
                                      [&] { slot.queue.Release(lease_id, reason, quota, slot.finish_retry); });
   if (released != DbOutcome::kOk)
     ++counters_.errors;

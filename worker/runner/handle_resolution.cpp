@@ -34,7 +34,7 @@ Millis Runner::ResolveNames(Slot& slot, const Lease& lease) {
     resolved.push_back({handle, r.key, r.problem});
   }
   int settled = 0;
-  const DbOutcome done = GuardDb(slot.label, "complete_handles", lease.id, options_.dsn, [&] {
+  const DbOutcome done = GuardDb(slot.label, "complete_handles", lease.id, slot.dsn, [&] {
     settled = slot.queue.CompleteHandles(lease.id, HandlesJson(resolved), slot.finish_retry);
   });
   if (done == DbOutcome::kSqlError || done == DbOutcome::kOther) Release(slot, lease.id, "complete_handles failed");

@@ -21,33 +21,47 @@ namespace tweetkeeper::worker {
 
 Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
     : options_(std::move(options)), provider_(std::move(provider)), telemetry_(options_.name, options_.provider) {
-  telemetry_.Slots(options_.concurrency);
+  if (options_.partitions.empty()) options_.partitions.push_back(options_.dsn);
+  telemetry_.Slots(options_.concurrency * static_cast<int>(options_.partitions.size()));
 }
 
 Runner::~Runner() = default;
 
 bool Runner::Connect() {
-  DatabaseWait wait(options_.dsn, options_.startup_timeout, stop_, "tweetkeeper SQL API");
-  while (static_cast<int>(slots_.size()) < options_.concurrency) {
-    auto slot = std::make_unique<Slot>(static_cast<int>(slots_.size()) + 1, options_, stop_);
-    if (!wait.Connect([&slot] { slot->queue.Connect(); })) return false;
-    slots_.push_back(std::move(slot));
+  const int n = static_cast<int>(options_.partitions.size());
+  for (int p = 0; p < n; ++p) {
+    const std::string& dsn = options_.partitions[p];
+    DatabaseWait wait(dsn, options_.startup_timeout, stop_, "tweetkeeper SQL API");
+    for (int i = 0; i < options_.concurrency; ++i) {
+      auto slot = std::make_unique<Slot>(static_cast<int>(slots_.size()) + 1, options_, stop_, dsn, n > 1 ? p + 1 : 0);
+      if (!wait.Connect([&slot] { slot->queue.Connect(); })) return false;
+      slots_.push_back(std::move(slot));
+    }
   }
   return true;
 }
 
 int Runner::Run() {
-  spdlog::info("tweetkeeper-worker {} started: {} slots, batch size {}, api {} ({}), poll {} ms, exit when idle: {}",
-               options_.name, options_.concurrency, options_.batch_size, options_.api_url, provider_->Name(),
+  spdlog::info("tweetkeeper-worker {} started: {} slots{}, batch size {}, api {} ({}), poll {} ms, exit when idle: {}",
+               options_.name, slots_.size(),
+               options_.partitions.size() > 1 ? fmt::format(" ({} on each of {} databases)", options_.concurrency,
+                                                             options_.partitions.size())
+                                              : std::string(),
+               options_.batch_size, options_.api_url, provider_->Name(),
                options_.poll_interval.count(),
                options_.exit_when_idle.count() ? std::to_string(options_.exit_when_idle.count()) + " s" : "never");
   const auto started = std::chrono::steady_clock::now();
   last_activity_ms_ = SteadyNowMs();
 
-  DueListener listener(options_.dsn, [this](const std::string& payload) {
-    if (NotifyIsFor(options_.provider, payload)) stop_.Wake();
-  });
-  listener.Start();
+  // One listener per database: a slot idle on one wakes when any says work is due (a wake-up costs
+  // one claim that may find nothing).
+  std::vector<std::unique_ptr<DueListener>> listeners;
+  for (const std::string& dsn : options_.partitions) {
+    listeners.push_back(std::make_unique<DueListener>(dsn, [this](const std::string& payload) {
+      if (NotifyIsFor(options_.provider, payload)) stop_.Wake();
+    }));
+    listeners.back()->Start();
+  }
   std::vector<std::thread> threads;
   for (auto& slot : slots_) threads.emplace_back([this, &slot] { SlotLoop(*slot); });
 
@@ -83,7 +97,7 @@ void Runner::SlotLoop(Slot& slot) {
       const std::uint64_t wakes_seen = stop_.wakes();
       std::optional<Lease> lease;
       const auto claim_started = std::chrono::steady_clock::now();
-      const DbOutcome claimed = GuardDb(slot.label, "claim", 0, options_.dsn,
+      const DbOutcome claimed = GuardDb(slot.label, "claim", 0, slot.dsn,
                                         [&] { lease = slot.queue.Claim(options_.batch_size, slot.claim_retry); });
       if (claimed == DbOutcome::kOk) {
         telemetry_.Claim(std::chrono::duration<double>(std::chrono::steady_clock::now() - claim_started).count());

@@ -30,6 +30,9 @@ namespace tweetkeeper::worker {
 struct RunnerOptions {
   std::string name;  // passed to claim_batch and shown in logs
   std::string dsn;
+  // Partitions (docs/partitions.md): every node's DSN, dsn first; `concurrency` slots on each,
+  // each slot claiming from its own node. Empty: dsn alone.
+  std::vector<std::string> partitions;
   // Credential name -> bearer token; tokens only ever go into the Authorization header. The
   // names are the credentials registered in tweetkeeper.credentials (when any are).
   std::map<std::string, std::string> tokens;
@@ -49,7 +52,7 @@ class Runner {
   Runner(RunnerOptions options, std::unique_ptr<Provider> provider);
   ~Runner();
 
-  // Opens one connection per slot, waiting for a database that is down, starting or in
+  // Opens one connection per slot (per partition: `concurrency` each), waiting for a database that is down, starting or in
   // recovery (bounded, jittered backoff; one log line per change of its state) until it is
   // there, options.startup_timeout passes, or a stop is requested (then returns false).
   // Throws std::runtime_error with a one-line message that never contains the password when

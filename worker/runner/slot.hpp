@@ -14,9 +14,12 @@ namespace tweetkeeper::worker {
 inline constexpr Millis kFailureBase{1000}, kFailureCap{60'000};  // API or SQL failure, per slot
 
 struct Runner::Slot {
-  Slot(int index, const RunnerOptions& o, StopSignal& stop)
-      : label("slot " + std::to_string(index)),
-        queue(o.dsn, o.name, label, o.provider, CredentialNames(o.tokens)),
+  // dsn: the database it claims from (one of the partitions, or options' dsn); partition: its
+  // number among them, named in the label when there are several (0: only one).
+  Slot(int index, const RunnerOptions& o, StopSignal& stop, std::string dsn_of_slot, int partition)
+      : label("slot " + std::to_string(index) + (partition > 0 ? " (dsn " + std::to_string(partition) + ")" : "")),
+        dsn(std::move(dsn_of_slot)),
+        queue(dsn, o.name, label, o.provider, CredentialNames(o.tokens)),
         http(o.http),
         claim_retry(ClaimRetry(label, reconnect_backoff, stop)),
         finish_retry(FinishRetry(label, reconnect_backoff, stop)) {}
@@ -31,6 +34,7 @@ struct Runner::Slot {
   }
 
   std::string label;
+  std::string dsn;
   Queue queue;
   HttpClient http;
   Backoff failure_backoff{kFailureBase, kFailureCap};
