@@ -140,3 +140,43 @@ COMMENT ON FUNCTION deliver_handovers(integer) IS
   'Schedules, on the node that holds each, the posts nodes found but do not hold (an X edit''s '
   'newest version, a followed account''s post), then forgets them where they were noted. Run it '
   'every minute (pg_cron on the proxy database). Returns how many were delivered.';
+
+-- The age policy, the same on every node: checked by every node first (a dry run, which keeps
+-- nothing: any refusal refuses the call with nothing changed anywhere), then replaced on each, and
+-- the nodes' digests compared after. (PL/Proxy commits each node's call on its own: a node lost
+-- between the two steps leaves the nodes differing, which the call says, naming them; calling again
+-- mends it.) policy_status shows each node's digest.
+CREATE FUNCTION tweetkeeper_proxy.replace_age_policy(max_ages interval[], delays interval[], dry_run boolean)
+  RETURNS SETOF text
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  TARGET tweetkeeper.replace_age_policy;
+$$;
+CREATE FUNCTION tweetkeeper_proxy.policy_digests(OUT node text, OUT digest text) RETURNS SETOF record
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  SELECT p.node, tweetkeeper.policy_digest() AS digest FROM tweetkeeper.partition p;
+$$;
+CREATE VIEW policy_status AS SELECT d.node, d.digest FROM tweetkeeper_proxy.policy_digests() AS d;
+COMMENT ON VIEW policy_status IS 'Each node''s age policy digest: one value when the nodes agree.';
+
+CREATE FUNCTION replace_age_policy(max_ages interval[], delays interval[]) RETURNS text
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  digests text[];
+BEGIN
+  PERFORM count(*) FROM tweetkeeper_proxy.replace_age_policy(max_ages, delays, true);
+  PERFORM count(*) FROM tweetkeeper_proxy.replace_age_policy(max_ages, delays, false);
+  digests := ARRAY(SELECT DISTINCT s.digest FROM tweetkeeper.policy_status s);
+  IF cardinality(digests) <> 1 THEN
+    RAISE EXCEPTION 'the nodes'' age policies differ after the change: %',
+      (SELECT string_agg(s.node || ' ' || s.digest, ', ' ORDER BY s.node) FROM tweetkeeper.policy_status s)
+      USING ERRCODE = 'TKP03', HINT = 'Call replace_age_policy again once every node is reachable.';
+  END IF;
+  RETURN digests[1];
+END $$;
+COMMENT ON FUNCTION replace_age_policy(interval[], interval[]) IS
+  'Replaces the age policy of every node with these (max_age, delay) rows: each node checks them '
+  'first, and a refusal refuses the call with nothing changed. Returns the policy''s digest.';

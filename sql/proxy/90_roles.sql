@@ -30,4 +30,8 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
   tweetkeeper_proxy.unwatch_posts(text[]), tweetkeeper_proxy.set_refresh_policy(bigint[], text),
   tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[])
   TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval) TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval), tweetkeeper_proxy.policy_digests()
+  TO tweetkeeper_reader;
+GRANT SELECT ON policy_status TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION replace_age_policy(interval[], interval[]),
+  tweetkeeper_proxy.replace_age_policy(interval[], interval[], boolean) TO tweetkeeper_admin;

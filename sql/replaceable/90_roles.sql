@@ -46,8 +46,9 @@ GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[])
 -- Partitions: the hash is the reader's (it places posts, nothing more); making this node a
 -- partition and the proxy's side of hand-overs are the admin's.
 GRANT EXECUTE ON FUNCTION partition_hash(text, text, text), url_partition_hash(text) TO tweetkeeper_reader;
-GRANT EXECUTE ON FUNCTION set_partition(text, integer[]), take_handovers(integer), drop_handovers(text[])
-  TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION set_partition(text, integer[]), take_handovers(integer), drop_handovers(text[]),
+  replace_age_policy(interval[], interval[], boolean) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION policy_digest() TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),

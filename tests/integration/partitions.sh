@@ -18,7 +18,6 @@ for i in 0 1; do
   tk_node_psql "p$i" $((5433 + i)) >/dev/null <<SQL || exit 1
 CREATE EXTENSION tweetkeeper;
 CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
-$(tk_fast_policy_sql)
 SQL
 done
 dsn0=$(tk_node_dsn p0 5433)
@@ -34,6 +33,19 @@ tk_sql_ok "the proxy's cluster: p0 holds the even slots, p1 the odd" \
 tk_ok_if "each node knows its name and its 32 slots" \
   '[ "$(node 0 -c "SELECT node, length(replace(slots::text, '\''0'\'', '\'''\'')) FROM tweetkeeper.partition")" = "p0|32" ] &&
    [ "$(node 1 -c "SELECT node, length(replace(slots::text, '\''0'\'', '\'''\'')) FROM tweetkeeper.partition")" = "p1|32" ]'
+
+# The policy, through the proxy, the same on both nodes (the fast one of the other suites); a
+# policy a node refuses changes none.
+digest=$(tk_psql -c "SELECT tweetkeeper.replace_age_policy(ARRAY[interval '5 minutes', '2 hours', '30 days'],
+                                                           ARRAY[interval '6 seconds', '15 seconds', '1 day'])" 2>&1)
+tk_ok_if "the policy pushed through the proxy is every node's" \
+  '[ "$(node 0 -c "SELECT tweetkeeper.policy_digest()")" = "$digest" ] && [ "$(node 1 -c "SELECT tweetkeeper.policy_digest()")" = "$digest" ] &&
+   [ "$(tk_psql -c "SELECT count(DISTINCT digest) || '\'' '\'' || min(digest) FROM tweetkeeper.policy_status")" = "1 $digest" ] &&
+   [ "$(node 1 -c "SELECT string_agg(delay::text, '\'','\'' ORDER BY max_age) FROM tweetkeeper.age_policy")" = "00:00:06,00:00:15,1 day" ]'
+refused=$(tk_psql -c "SELECT tweetkeeper.replace_age_policy(ARRAY[interval '1 hour'], ARRAY[interval '2 years'])" 2>&1)
+tk_ok_if "a policy the nodes refuse is refused, and no node changed" \
+  '[[ $refused == *age_policy* ]] && [ "$(node 0 -c "SELECT tweetkeeper.policy_digest()")" = "$digest" ] &&
+   [ "$(node 1 -c "SELECT tweetkeeper.policy_digest()")" = "$digest" ]' 
 
 # Posts of every network, through the proxy: X by id, Bluesky by DID and by handle, Mastodon.
 # (The ids, made once, kept on the proxy: public.x_ids, public.follow_ids.)
@@ -189,9 +201,8 @@ for p in "${TK_PIDS[@]}"; do [ "$p" = "$TK_MOCK_PID" ] || tk_wait_exit "$p" 30; 
 tk_node_start one 5435 -c shared_preload_libraries= || exit 1
 one() { tk_node_psql one 5435 "$@"; }
 one -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
-one >/dev/null <<SQL
-$(tk_fast_policy_sql)
-SQL
+one -c "SELECT tweetkeeper.replace_age_policy(ARRAY[interval '5 minutes', '2 hours', '30 days'],
+                                              ARRAY[interval '6 seconds', '15 seconds', '1 day'])" >/dev/null
 for t in tweets metric_history_hot metric_history_compact metric_daily post_refs payloads tombstones edits; do
   for i in 0 1; do
     node "$i" -c "COPY (SELECT * FROM tweetkeeper.$t) TO STDOUT" | one -c "COPY tweetkeeper.$t FROM STDIN"

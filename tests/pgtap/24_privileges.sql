@@ -28,7 +28,7 @@ INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unn
   'tweetkeeper.parse_post_url(text)', 'tweetkeeper.payload_content(jsonb, jsonb)',
   'tweetkeeper.payload_without_counts(jsonb)', 'tweetkeeper.parse_profile_url(text)',
   'tweetkeeper.metrics_at(bigint[], interval[])', 'tweetkeeper.why_due(bigint[])',
-  'tweetkeeper.partition_hash(text, text, text)', 'tweetkeeper.url_partition_hash(text)',
+  'tweetkeeper.partition_hash(text, text, text)', 'tweetkeeper.url_partition_hash(text)', 'tweetkeeper.policy_digest()',
   'tweetkeeper.crossing_seconds(numeric, bigint, bigint, bigint, timestamptz, timestamptz, timestamptz)']) f;
 -- The admin: the reader's, and scheduling, watching, credentials, upkeep.
 INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';
@@ -36,6 +36,7 @@ INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unne
   'tweetkeeper.watch(bigint[], interval, interval)', 'tweetkeeper.unwatch(bigint[])',
   'tweetkeeper.set_refresh_policy(bigint[], text)',
   'tweetkeeper.set_partition(text, integer[])', 'tweetkeeper.take_handovers(integer)', 'tweetkeeper.drop_handovers(text[])',
+  'tweetkeeper.replace_age_policy(interval[], interval[], boolean)',
   'tweetkeeper.schedule_tweet(bigint, timestamptz)', 'tweetkeeper.schedule_tweets(bigint[])',
   'tweetkeeper.schedule_from_trigger()', 'tweetkeeper.maintenance()', 'tweetkeeper.check_tweet(bigint, timestamptz)',
   'tweetkeeper.derived_created_at(bigint)', 'tweetkeeper.add_credential(text, integer, interval, bigint, text, numeric)',

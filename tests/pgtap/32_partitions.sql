@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(36);
+SELECT plan(41);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -118,6 +118,20 @@ SELECT results_eq($$SELECT url, reason FROM tweetkeeper.take_handovers() ORDER B
          pg_temp.newest_high(), pg_temp.id(false, 2)),
   'the other is waiting for the proxy, beside the edit');
 SELECT is(tweetkeeper.drop_handovers(ARRAY(SELECT url FROM tweetkeeper.handovers)), 2::bigint, 'delivered hand-overs are dropped');
+
+-- The whole policy replaced at once (what the proxy pushes to every node): a dry run checks and
+-- keeps nothing; the digest is the rows'.
+CREATE TEMP TABLE d0 AS SELECT tweetkeeper.policy_digest() AS d;
+SELECT is(tweetkeeper.replace_age_policy(ARRAY[interval '1 hour', '3 days'], ARRAY[interval '1 minute', '1 hour'], true),
+  (SELECT d FROM d0), 'replace_age_policy: a dry run returns the digest of the policy as it was');
+SELECT is((SELECT count(*) FROM tweetkeeper.age_policy), 5::bigint, '... and keeps nothing of the new one');
+SELECT isnt(tweetkeeper.replace_age_policy(ARRAY[interval '1 hour', '3 days'], ARRAY[interval '1 minute', '1 hour']),
+  (SELECT d FROM d0), 'replaced: another digest');
+SELECT results_eq($$SELECT max_age, delay, source FROM tweetkeeper.age_policy ORDER BY max_age$$,
+  $$VALUES (interval '1 hour', interval '1 minute', 'user'), (interval '3 days', interval '1 hour', 'user')$$,
+  '... the new rows, the user''s');
+SELECT throws_ok($$SELECT tweetkeeper.replace_age_policy(ARRAY[interval '1 hour'], ARRAY[interval '-1 minute'], true)$$,
+  '23514', NULL, 'a delay age_policy refuses is refused, dry run or not');
 
 -- Alone again: every post is its own.
 SELECT is(cardinality(tweetkeeper.set_partition(NULL, NULL)), 64, 'set_partition(NULL, NULL): alone, all 64 slots');
