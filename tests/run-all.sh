@@ -46,6 +46,7 @@ suite() {
 suite wakeup alone - tests/integration/wakeup.sh     # claimed within 0.75 s of a NOTIFY or due time
 suite quota alone - tests/integration/quota.sh       # requests 0.67 s apart, never 0.3 s; 15 a window
 suite crash-faults alone - tests/faults/crash.sh     # a killed worker's batches back within 1 s (p99)
+suite partitions-quota alone - tests/integration/partitions_quota.sh # two nodes share a window: every one full, no 429
 # Then up to TK_JOBS at once, at most one of those that keep a core busy (cpu). Those that wait
 # have timing checks too, with room for a busy machine (a forecast within 10%, refreshes within
 # their delay + 3 s, counted in a run); they use a few CPU-seconds a minute each.

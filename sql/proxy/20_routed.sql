@@ -180,3 +180,41 @@ END $$;
 COMMENT ON FUNCTION replace_age_policy(interval[], interval[]) IS
   'Replaces the age policy of every node with these (max_age, delay) rows: each node checks them '
   'first, and a refusal refuses the call with nothing changed. Returns the policy''s digest.';
+
+-- Credentials: registered on every node, each keeping its share of the window and the monthly
+-- cap (its slots' 64ths, rounded down: together never more than the credential's), so that the
+-- nodes spend a token's window and cap without exceeding them and without asking each other.
+CREATE FUNCTION tweetkeeper_proxy.add_credential(name text, requests_per_window integer, window_length interval,
+                                                 monthly_cap bigint, provider text, price_per_read numeric)
+  RETURNS SETOF integer
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  SELECT 1 FROM tweetkeeper.add_credential(name, requests_per_window, window_length, monthly_cap, provider, price_per_read);
+$$;
+CREATE FUNCTION add_credential(name text, requests_per_window integer, window_length interval DEFAULT interval '15 minutes',
+                               monthly_cap bigint DEFAULT NULL, provider text DEFAULT 'x-v2',
+                               price_per_read numeric DEFAULT 0.005) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF requests_per_window < (SELECT count(*) FROM tweetkeeper_proxy.nodes)
+     OR monthly_cap < (SELECT count(*) FROM tweetkeeper_proxy.nodes) THEN
+    RAISE EXCEPTION 'a credential of % requests a window and a cap of % cannot be shared by % nodes',
+      requests_per_window, coalesce(monthly_cap::text, 'none'), (SELECT count(*) FROM tweetkeeper_proxy.nodes)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  PERFORM count(*) FROM tweetkeeper_proxy.add_credential(name, requests_per_window, window_length, monthly_cap, provider,
+                                                         price_per_read);
+END $$;
+COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) IS
+  'Registers a credential on every node, each with its share of the window and the monthly cap.';
+
+CREATE FUNCTION tweetkeeper_proxy.reset_credential(name text) RETURNS SETOF integer
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  SELECT 1 FROM tweetkeeper.reset_credential(name);
+$$;
+CREATE FUNCTION reset_credential(name text) RETURNS void
+  LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT count(*) FROM tweetkeeper_proxy.reset_credential(name) $$;

@@ -15,7 +15,18 @@ CREATE FUNCTION tweetkeeper_proxy.post_relations() RETURNS text[]
 -- Global: the node of slot 0's.
 CREATE FUNCTION tweetkeeper_proxy.global_relations() RETURNS text[]
   LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
-  RETURN ARRAY['credentials', 'followed_accounts', 'follows', 'age_policy'];
+  RETURN ARRAY['followed_accounts', 'follows', 'age_policy'];
+-- Credentials: each node keeps its share of each one's window and cap (add_credential); the
+-- proxy shows each credential once, the nodes' rows added up: what the credential's windows and
+-- caps are, what is left of them and what was used, by every node together. How each column of
+-- the node's table adds up (a column not named here is an error: the proxy must learn it first).
+CREATE FUNCTION tweetkeeper_proxy.credential_column(col text) RETURNS text
+  LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
+  RETURN CASE WHEN col = 'name' THEN 'c.name'
+              WHEN col IN ('requests_per_window', 'monthly_cap', 'remaining', 'month_used', 'requests') THEN format('sum(c.%I)', col)
+              WHEN col IN ('month_start', 'window_started_at') THEN format('min(c.%I)', col)
+              WHEN col IN ('provider', 'window_length', 'price_per_read', 'window_reset_at', 'status', 'status_reason',
+                           'status_until', 'last_used_at', 'paced_until') THEN format('max(c.%I)', col) END;
 -- Functions of posts' rows, RUN ON ALL under the node's own signature (each post is on one node).
 CREATE FUNCTION tweetkeeper_proxy.post_functions() RETURNS text[]
   LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
@@ -72,6 +83,8 @@ DECLARE
   rel text;
   home text := (SELECT s.node FROM tweetkeeper_proxy.slots s WHERE s.slot = 0);
   label text;
+  unknown text;
+  cols text;
 BEGIN
   -- The nodes' enum types, which their tables' columns have (new labels added).
   FOR e IN SELECT * FROM tweetkeeper_proxy.node_enums() LOOP
@@ -85,7 +98,8 @@ BEGIN
     END IF;
   END LOOP;
   -- Views first (they depend on the foreign tables), then each node's server and foreign tables.
-  FOREACH rel IN ARRAY tweetkeeper_proxy.stats_views() || tweetkeeper_proxy.post_relations() || tweetkeeper_proxy.global_relations() LOOP
+  FOREACH rel IN ARRAY tweetkeeper_proxy.stats_views() || tweetkeeper_proxy.post_relations() || tweetkeeper_proxy.global_relations()
+                       || 'credentials'::text LOOP
     EXECUTE format('DROP VIEW IF EXISTS tweetkeeper.%I', rel);
   END LOOP;
   FOR n IN SELECT * FROM tweetkeeper_proxy.nodes LOOP
@@ -96,7 +110,7 @@ BEGIN
     EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I', tweetkeeper_proxy.node_schema(n.node));
     EXECUTE format('CREATE SCHEMA %I', tweetkeeper_proxy.node_schema(n.node));
     EXECUTE format('IMPORT FOREIGN SCHEMA tweetkeeper LIMIT TO (%s) FROM SERVER %I INTO %I',
-                   (SELECT string_agg(quote_ident(r), ', ') FROM unnest(tweetkeeper_proxy.post_relations()
+                   (SELECT string_agg(quote_ident(r), ', ') FROM unnest(tweetkeeper_proxy.post_relations() || 'credentials'::text
                       || CASE WHEN n.node = home THEN tweetkeeper_proxy.global_relations() ELSE '{}' END) AS r),
                    tweetkeeper_proxy.node_schema(n.node), tweetkeeper_proxy.node_schema(n.node));
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO tweetkeeper_reader', tweetkeeper_proxy.node_schema(n.node));
@@ -111,6 +125,19 @@ BEGIN
   FOREACH rel IN ARRAY tweetkeeper_proxy.global_relations() LOOP
     EXECUTE format('CREATE VIEW tweetkeeper.%I AS SELECT * FROM %I.%I', rel, tweetkeeper_proxy.node_schema(home), rel);
   END LOOP;
+  SELECT string_agg(a.attname, ', ' ORDER BY a.attnum) FILTER (WHERE tweetkeeper_proxy.credential_column(a.attname) IS NULL),
+         string_agg(format('%s::%s AS %I', tweetkeeper_proxy.credential_column(a.attname), format_type(a.atttypid, a.atttypmod),
+                           a.attname), ', ' ORDER BY a.attnum)
+    INTO unknown, cols
+    FROM pg_attribute a
+   WHERE a.attrelid = format('%I.credentials', tweetkeeper_proxy.node_schema(home))::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+  IF unknown IS NOT NULL THEN
+    RAISE EXCEPTION 'the nodes'' credentials have columns this proxy does not know how to add up: %', unknown
+      USING ERRCODE = 'feature_not_supported', HINT = 'Update tweetkeeper_proxy to the nodes'' version.';
+  END IF;
+  EXECUTE format('CREATE VIEW tweetkeeper.credentials AS SELECT %s FROM (%s) c GROUP BY c.name', cols,
+                 (SELECT string_agg(format('SELECT * FROM %I.credentials', tweetkeeper_proxy.node_schema(x.node)), ' UNION ALL ' ORDER BY x.node)
+                    FROM tweetkeeper_proxy.nodes x));
   FOR v IN SELECT * FROM tweetkeeper_proxy.node_viewdefs(tweetkeeper_proxy.stats_views()) LOOP
     EXECUTE format('CREATE VIEW tweetkeeper.%I AS %s', v.name, v.def);
   END LOOP;
@@ -123,7 +150,8 @@ BEGIN
   END LOOP;
   EXECUTE format('GRANT SELECT ON %s TO tweetkeeper_reader',
                  (SELECT string_agg(format('tweetkeeper.%I', r), ', ')
-                    FROM unnest(tweetkeeper_proxy.stats_views() || tweetkeeper_proxy.post_relations() || tweetkeeper_proxy.global_relations()) AS r));
+                    FROM unnest(tweetkeeper_proxy.stats_views() || tweetkeeper_proxy.post_relations() || tweetkeeper_proxy.global_relations()
+                                || 'credentials'::text) AS r));
 END $$;
 
 -- forecast(): each node's refreshes, requests and billed reads, summed (a batch never spans

@@ -33,5 +33,8 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
 GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval), tweetkeeper_proxy.policy_digests()
   TO tweetkeeper_reader;
 GRANT SELECT ON policy_status TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric), reset_credential(text),
+  tweetkeeper_proxy.add_credential(text, integer, interval, bigint, text, numeric),
+  tweetkeeper_proxy.reset_credential(text) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION replace_age_policy(interval[], interval[]),
   tweetkeeper_proxy.replace_age_policy(interval[], interval[], boolean) TO tweetkeeper_admin;

@@ -6,15 +6,18 @@ CREATE OR REPLACE FUNCTION add_credential(name text, requests_per_window integer
                                monthly_cap bigint DEFAULT NULL, provider text DEFAULT 'x-v2',
                                price_per_read numeric DEFAULT 0.005)
   RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  -- (On a partition, its share of the window and the cap: node_share(), docs/partitions.md.)
   INSERT INTO tweetkeeper.credentials (name, provider, requests_per_window, window_length,
                                        monthly_cap, remaining, price_per_read)
-  VALUES (name, provider, requests_per_window, window_length, monthly_cap, requests_per_window,
+  VALUES (name, provider, tweetkeeper_internal.node_share(requests_per_window), window_length,
+          tweetkeeper_internal.node_share(monthly_cap), tweetkeeper_internal.node_share(requests_per_window),
           price_per_read)
 $$;
 COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) IS
   'Registers a credential: its name (as in the workers'' credentials file), requests per window, '
   'window length, optional monthly cap (billed reads), provider (x-v2 or x-v1.1) and price per '
-  'billed read (X pay-per-use: 0.005 USD; 0 for a flat-rate plan).';
+  'billed read (X pay-per-use: 0.005 USD; 0 for a flat-rate plan). On a partition, the node keeps its '
+  'share of the window and the cap (its slots'' 64ths), so that the nodes together never exceed them.';
 
 CREATE OR REPLACE FUNCTION reset_credential(name text) RETURNS void LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$

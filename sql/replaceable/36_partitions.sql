@@ -7,6 +7,25 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.held_slots() RETURNS bit(64)
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
   RETURN (SELECT p.slots FROM tweetkeeper.partition p);
 
+-- What this node may spend of a window or cap of n requests (or reads) that it shares with the
+-- other nodes (credentials, endpoints: docs/partitions.md): its slots' part of it, 64ths rounded
+-- down, at least 1; all of it when it is alone. The nodes' parts add up to no more than n (unless
+-- n is smaller than the number of nodes).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.node_share(n bigint) RETURNS bigint
+  LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  RETURN (SELECT CASE WHEN p.slots IS NULL THEN n ELSE greatest(1, n * bit_count(p.slots) / 64) END
+            FROM (SELECT tweetkeeper_internal.held_slots() AS slots) p);
+
+-- On a partition, how much of the API's window that began at `since` this node may still spend:
+-- its share of `lim` less the requests it claimed since then with this credential or endpoint
+-- (the API's own count is the whole cluster's). NULL when alone: the API's word stands.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.node_window_left(lim bigint, since timestamptz, credential text, endpoint text)
+  RETURNS integer LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+  RETURN CASE WHEN tweetkeeper_internal.held_slots() IS NOT NULL AND lim IS NOT NULL
+              THEN greatest(lim - (SELECT count(*) FROM tweetkeeper.batches b
+                                    WHERE b.claimed_at >= since
+                                      AND (b.credential = node_window_left.credential OR b.endpoint = node_window_left.endpoint)), 0) END;
+
 -- A tracked post's hash, from its id: an X id itself, another network's from its post_refs row.
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_partition_hash(id bigint) RETURNS integer
   LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp

@@ -224,11 +224,13 @@ DECLARE
   r record;
   cur record;
   later_left integer;  -- an answer of a later window than ours: what it has left for us
+  aligned boolean;     -- on a partition: the API's window taken as ours
+  part_left integer;   -- ... and what is left of this node's share of it
 BEGIN
   IF credential IS NULL THEN
     RETURN;
   END IF;
-  SELECT x.window_reset_at, x.window_length INTO cur FROM tweetkeeper.credentials x WHERE x.name = credential;
+  SELECT x.window_reset_at, x.window_length, x.requests_per_window INTO cur FROM tweetkeeper.credentials x WHERE x.name = credential;
   -- (A reset is at most one window away.)
   a := tweetkeeper_internal.answer_window(rate, cur.window_length);
   r := tweetkeeper_internal.refusal_state('credential', refusal, a.reset, detail);
@@ -239,6 +241,19 @@ BEGIN
   -- One of a later window makes it ours (later_window_left()), its start no later than the
   -- API's (its reset is rounded up to the second), for the pace.
   later_left := tweetkeeper_internal.later_window_left(cur.window_reset_at, a.remaining, a.reset, credential, NULL);
+  -- On a partition (docs/partitions.md) the API's window and limit are the whole cluster's: the
+  -- node takes its share of the limit (node_share()) and the API's window as its own, whenever it
+  -- began (another node's first request may have started it before ours did: two windows out of
+  -- step would let a node spend its share twice in one of the API's), with what is left of its
+  -- share: less what it claimed since the window began (node_window_left(), a second early, as
+  -- the API rounds its reset up).
+  aligned := tweetkeeper_internal.held_slots() IS NOT NULL AND a.reset IS NOT NULL AND a.remaining IS NOT NULL
+             AND r.status IS DISTINCT FROM 'waiting'
+             AND (cur.window_reset_at IS NULL OR a.reset > cur.window_reset_at - cur.window_length);
+  IF aligned THEN
+    part_left := tweetkeeper_internal.node_window_left(least(cur.requests_per_window, tweetkeeper_internal.node_share(a.lim)),
+                                                      a.reset - cur.window_length - interval '1 second', credential, NULL);
+  END IF;
   -- A limit smaller than the registered one is the API's to set: kept, so that the pace (one
   -- request every window_length / requests_per_window, counted from remaining) follows it. With
   -- the registered one, the requests the API counts as used would look like thousands and hold
@@ -247,18 +262,21 @@ BEGIN
   -- neither is known). (A rejection without an end, 0.4.0's or one an operator sets, waits for
   -- reset_credential().)
   UPDATE tweetkeeper.credentials c
-     SET requests_per_window = CASE WHEN a.lim > 0 AND a.lim < c.requests_per_window
-                                    THEN a.lim ELSE c.requests_per_window END,
+     SET requests_per_window = CASE WHEN a.lim > 0 AND tweetkeeper_internal.node_share(a.lim) < c.requests_per_window
+                                    THEN tweetkeeper_internal.node_share(a.lim) ELSE c.requests_per_window END,
          remaining = CASE WHEN r.status = 'waiting' THEN 0
+                          WHEN aligned THEN least(part_left, coalesce(later_left, a.remaining))
                           WHEN a.remaining IS NULL THEN c.remaining
                           WHEN a.reset IS NOT NULL AND c.window_reset_at IS NOT NULL
                                AND a.reset <= c.window_reset_at - c.window_length THEN c.remaining
                           WHEN later_left IS NOT NULL THEN later_left
                           ELSE least(c.remaining, a.remaining) END,
-         window_started_at = CASE WHEN later_left IS NOT NULL
+         window_started_at = CASE WHEN aligned THEN a.reset - c.window_length - interval '1 second'
+                                  WHEN later_left IS NOT NULL
                                   THEN greatest(c.window_started_at, a.reset - c.window_length - interval '1 second')
                                   ELSE c.window_started_at END,
          window_reset_at = CASE WHEN r.status = 'waiting' THEN coalesce(a.reset, c.window_reset_at, now() + c.window_length)
+                                WHEN aligned THEN a.reset
                                 ELSE greatest(c.window_reset_at, a.reset) END,
          status = coalesce(r.status::tweetkeeper.credential_status, c.status),
          status_until = CASE WHEN r.status = 'waiting' THEN coalesce(a.reset, c.window_reset_at, now() + c.window_length)
@@ -311,7 +329,8 @@ DECLARE
   -- (A reset at most an hour away: both networks' read windows are 5 minutes.)
   a record := tweetkeeper_internal.answer_window(rate, interval '1 hour');
   api_remaining integer := a.remaining;
-  api_limit integer := a.lim;
+  -- (On a partition, its share of the API's limit, which is the cluster's: node_share().)
+  api_limit integer := CASE WHEN a.lim > 0 THEN tweetkeeper_internal.node_share(a.lim) ELSE a.lim END;
   api_reset timestamptz := a.reset;
   -- (A 429 without a reset waits a minute.)
   r record := tweetkeeper_internal.refusal_state('endpoint', refusal, coalesce(a.reset, now() + interval '1 minute'), detail);
@@ -345,6 +364,12 @@ BEGIN
   -- current window counted back before the answer is compared.
   SELECT tweetkeeper_internal.later_window_left(e.window_reset_at, api_remaining, api_reset, NULL, e.endpoint)
     INTO later_left FROM tweetkeeper.endpoints e WHERE e.endpoint = record_endpoint_quota.endpoint FOR UPDATE;
+  -- On a partition, of a later window no more than its share less what it claimed since the
+  -- window began (both networks' read windows are 5 minutes).
+  IF later_left IS NOT NULL THEN
+    later_left := least(later_left, tweetkeeper_internal.node_window_left(coalesce(api_limit, cur.requests_per_window),
+                                                                          api_reset - interval '5 minutes', NULL, endpoint));
+  END IF;
   WITH taken AS (
     UPDATE tweetkeeper.endpoint_lanes l SET granted = 0
       FROM (SELECT f.lane, f.granted, f.valid_until FROM tweetkeeper.endpoint_lanes f

@@ -10,23 +10,11 @@ set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 tk_workdir partitions
 
-# The proxy: tk_pg_start's cluster (psql reaches it by default), without the tweetkeeper library
-# preloaded (it holds no queue); the partitions p0 and p1 beside it.
-tk_pg_start "$dir" -c shared_preload_libraries= || exit 1
-for i in 0 1; do
-  tk_node_start "p$i" $((5433 + i)) -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
-  tk_node_psql "p$i" $((5433 + i)) >/dev/null <<SQL || exit 1
-CREATE EXTENSION tweetkeeper;
-CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker;
-SQL
-done
-dsn0=$(tk_node_dsn p0 5433)
-dsn1=$(tk_node_dsn p1 5434)
-node() { tk_node_psql "p$1" $((5433 + $1)) "${@:2}"; }
-tk_psql >/dev/null <<SQL || exit 1
-CREATE EXTENSION tweetkeeper_proxy CASCADE;
-SELECT * FROM tweetkeeper.create_cluster(ARRAY['p0', 'p1'], ARRAY['$dsn0', '$dsn1']);
-SQL
+# The proxy and the partitions p0 and p1 (tests/lib/common.sh: tk_partitions_start).
+tk_partitions_start 2 -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
+dsn0=${TK_PART_DSNS[0]}
+dsn1=${TK_PART_DSNS[1]}
+node() { tk_part "$@"; }
 tk_sql_ok "the proxy's cluster: p0 holds the even slots, p1 the odd" \
   "SELECT array_agg(node || ':' || (SELECT bool_and(s % 2 = CASE node WHEN 'p0' THEN 0 ELSE 1 END) FROM unnest(slots) s)
                     ORDER BY node) = '{p0:true,p1:true}' FROM tweetkeeper.cluster"

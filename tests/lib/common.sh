@@ -42,6 +42,29 @@ tk_node_psql() {
   tk_psql -h "$dir/$name" -p "$port" -U postgres -d tweetkeeper "$@"
 }
 
+# tk_partitions_start N [postgres -c options...]: partitions behind a proxy (docs/partitions.md):
+# the proxy is tk_pg_start's cluster (psql and TK_DSN reach it; no tweetkeeper library preloaded:
+# it holds no queue), the partitions p0..p(N-1) clusters beside it on ports 5433.. (the options
+# theirs), each with the extension and the login tk_worker_login, and the proxy's cluster made of
+# them (create_cluster: slot s on p(s % N)). TK_PART_DSNS: each partition's DSN. tk_part I
+# [psql args]: psql on partition I.
+tk_partitions_start() {
+  local n=$1 i names="" dsns=""
+  shift
+  TK_PART_DSNS=()
+  tk_pg_start "$dir" -c shared_preload_libraries= || return 1
+  for ((i = 0; i < n; i++)); do
+    tk_node_start "p$i" $((5433 + i)) "$@" || return 1
+    tk_part "$i" -c "CREATE EXTENSION tweetkeeper" -c "CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker" \
+      >/dev/null 2>&1 || return 1
+    TK_PART_DSNS+=("$(tk_node_dsn "p$i" $((5433 + i)))")
+    names+="${names:+, }'p$i'" dsns+="${dsns:+, }'${TK_PART_DSNS[i]}'"
+  done
+  tk_psql -c "CREATE EXTENSION tweetkeeper_proxy CASCADE" \
+    -c "SELECT count(*) FROM tweetkeeper.create_cluster(ARRAY[$names], ARRAY[$dsns])" >/dev/null 2>&1
+}
+tk_part() { tk_node_psql "p$1" $((5433 + $1)) "${@:2}"; }
+
 tk_pg_stop() { "$TK_ROOT/scripts/pg-cluster.sh" stop "$1/pg" "${2:-fast}"; }
 
 tk_psql() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }

@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(41);
+SELECT plan(42);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -54,6 +54,12 @@ DELETE FROM tweetkeeper.tweets;
 SELECT is(tweetkeeper.set_partition('p0', ARRAY(SELECT generate_series(0, 31))), ARRAY(SELECT generate_series(0, 31)),
   'p0 now holds slots 0 to 31');
 SELECT is((SELECT node FROM tweetkeeper.partition), 'p0', 'and knows its name');
+
+-- A credential shared by the partitions: this one, holding 32 of 64 slots, keeps half its window
+-- and cap, rounded down (the nodes together never more than the credential's).
+SELECT tweetkeeper.add_credential('shared', 15, interval '15 minutes', 101);
+SELECT is((SELECT format('%s %s %s', requests_per_window, remaining, monthly_cap) FROM tweetkeeper.credentials WHERE name = 'shared'),
+  '7 7 50', 'add_credential on a partition of half the slots: half the window and half the cap, rounded down');
 
 -- Every way in refuses a post of another slot, and schedules nothing of a call that holds one.
 SELECT is(tweetkeeper.schedule_tweet(pg_temp.id(true, 1)), true, 'a post of its own slots is scheduled');
