@@ -205,6 +205,9 @@ BEGIN
   END IF;
   PERFORM count(*) FROM tweetkeeper_proxy.add_credential(name, requests_per_window, window_length, monthly_cap, provider,
                                                          price_per_read);
+  -- (Kept whole: a node's share is set again from it when its slots change, move_slot().)
+  INSERT INTO tweetkeeper_proxy.credentials (name, requests_per_window, monthly_cap)
+  VALUES (add_credential.name, add_credential.requests_per_window, add_credential.monthly_cap);
 END $$;
 COMMENT ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric) IS
   'Registers a credential on every node, each with its share of the window and the monthly cap.';

@@ -13,8 +13,10 @@ BEGIN
   END LOOP;
 END $$;
 GRANT tweetkeeper_reader TO tweetkeeper_admin;
-REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper FROM PUBLIC;
-REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tweetkeeper_proxy FROM PUBLIC;
+-- (Routines: procedures too. Changing the cluster, create_cluster, add_node, move_slot and
+-- rebalance, is the superuser's: it connects to the nodes by the proxy's own strings.)
+REVOKE ALL ON ALL ROUTINES IN SCHEMA tweetkeeper FROM PUBLIC;
+REVOKE ALL ON ALL ROUTINES IN SCHEMA tweetkeeper_proxy FROM PUBLIC;
 GRANT USAGE ON SCHEMA tweetkeeper TO tweetkeeper_reader;
 GRANT USAGE ON SCHEMA tweetkeeper_proxy TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION parse_post_url(text), parse_profile_url(text), partition_hash(text, text, text),
@@ -36,5 +38,6 @@ GRANT SELECT ON policy_status TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric), reset_credential(text),
   tweetkeeper_proxy.add_credential(text, integer, interval, bigint, text, numeric),
   tweetkeeper_proxy.reset_credential(text) TO tweetkeeper_admin;
+GRANT SELECT ON moves TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION replace_age_policy(interval[], interval[]),
   tweetkeeper_proxy.replace_age_policy(interval[], interval[], boolean) TO tweetkeeper_admin;

@@ -33,15 +33,25 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_partition_hash(id bigint) R
               ELSE (SELECT tweetkeeper.partition_hash(r.network, r.host, r.post_key)
                       FROM tweetkeeper.post_refs r WHERE r.tweet_id = id) END;
 
+-- The slots this node holds, read under a share lock of the partition row, held to the end of the
+-- caller's transaction: set_partition() waits for every transaction that placed posts by them
+-- and is waited for (so that no post of a slot given up lands after its count of what is left).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.held_slots_locked() RETURNS bit(64)
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN (SELECT p.slots FROM tweetkeeper.partition p FOR SHARE);
+END $$;
+
 -- Refuses (TKP01) the first of posts (as the caller named them) whose hash's slot this node does
--- not hold. The callers ask only when held_slots() is not NULL: alone, nothing is computed.
+-- not hold (read under the lock of held_slots_locked()). The callers ask only when held_slots()
+-- is not NULL: alone, nothing is computed or locked.
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.refuse_foreign(posts text[], hashes integer[]) RETURNS void
-  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   here tweetkeeper.partition;
   bad record;
 BEGIN
-  SELECT * INTO here FROM tweetkeeper.partition;
+  SELECT * INTO here FROM tweetkeeper.partition FOR SHARE;
   IF NOT FOUND THEN
     RETURN;
   END IF;
@@ -90,6 +100,8 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   bits := (SELECT coalesce(bit_or(B'1'::bit(64) >> s.s), 0::bit(64)) FROM unnest(slots) AS s(s));
+  -- Every transaction that placed posts by the old slots is waited for, new ones wait for this.
+  PERFORM FROM tweetkeeper.partition FOR UPDATE;
   SELECT count(*) INTO stranded FROM tweetkeeper.tweets t
    WHERE NOT tweetkeeper_internal.holds(bits, tweetkeeper_internal.post_partition_hash(t.tweet_id));
   IF stranded > 0 THEN
@@ -141,3 +153,180 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION drop_handovers(text[]) IS
   'Forgets hand-overs delivered (take_handovers). Returns how many.';
+
+-- Moving a slot to another node, in batches (the proxy's move_slot(), docs/partitions.md); each
+-- batch a claim of its own: its posts, held on this node by the mark lease_id = -move_id (no
+-- worker claims them; a worker's batch in flight is not taken), their rows sent to the other
+-- node, which keeps them parked under the same mark, then deleted here and set free there.
+-- The rows of a post: every table that keeps something of it.
+-- (PL/pgSQL: the tables it names are made by later parts.)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_rows(ids bigint[]) RETURNS jsonb
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN jsonb_build_object(
+    'tweets', (SELECT coalesce(jsonb_agg(t), '[]') FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids)),
+    'metric_history_hot', (SELECT coalesce(jsonb_agg(h), '[]') FROM tweetkeeper.metric_history_hot h WHERE h.tweet_id = ANY (ids)),
+    'metric_history_compact', (SELECT coalesce(jsonb_agg(h), '[]') FROM tweetkeeper.metric_history_compact h WHERE h.tweet_id = ANY (ids)),
+    'metric_daily', (SELECT coalesce(jsonb_agg(d), '[]') FROM tweetkeeper.metric_daily d WHERE d.tweet_id = ANY (ids)),
+    'post_refs', (SELECT coalesce(jsonb_agg(r), '[]') FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids)),
+    'payloads', (SELECT coalesce(jsonb_agg(p), '[]') FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (ids)),
+    'tombstones', (SELECT coalesce(jsonb_agg(x), '[]') FROM tweetkeeper.tombstones x WHERE x.tweet_id = ANY (ids)),
+    'edits', (SELECT coalesce(jsonb_agg(e), '[]') FROM tweetkeeper.edits e WHERE e.tweet_id = ANY (ids)),
+    'bluesky_handles', (SELECT coalesce(jsonb_agg(b), '[]') FROM tweetkeeper.bluesky_handles b
+                         WHERE b.handle IN (SELECT lower(r.author) FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids))));
+END $$;
+
+-- The source's step: up to max_posts posts of the slot after after_id (in id order; the proxy
+-- passes the last id this returned, so a slot is read once through), not held by a batch, held
+-- now by this move; returns their rows and the last id looked at (NULL: the slot was read to its
+-- end). A move already made (a retry) returns what it holds.
+CREATE OR REPLACE FUNCTION move_out(slot integer, move_id bigint, after_id bigint, max_posts integer,
+                                    OUT rows jsonb, OUT posts integer, OUT last_id bigint)
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  ids bigint[];
+  scan constant integer := 64 * max_posts;  -- rows looked at: about max_posts of one slot in 64
+BEGIN
+  PERFORM tweetkeeper_internal.refuse_null('slot, move_id and max_posts', slot IS NULL OR move_id IS NULL OR max_posts IS NULL);
+  IF move_id <= 0 OR max_posts NOT BETWEEN 1 AND 100000 OR slot NOT BETWEEN 0 AND 63 THEN
+    RAISE EXCEPTION 'move_out: slot 0..63, move_id > 0, max_posts 1..100000' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF NOT EXISTS (SELECT FROM tweetkeeper.moves m WHERE m.move_id = move_out.move_id AND m.side = 'out') THEN
+    WITH looked AS (
+      SELECT t.tweet_id FROM tweetkeeper.tweets t
+       WHERE t.tweet_id > coalesce(after_id, (-9223372036854775807)::bigint - 1) ORDER BY t.tweet_id LIMIT scan
+    ), mine AS (
+      SELECT l.tweet_id FROM looked l
+       WHERE tweetkeeper_internal.post_partition_hash(l.tweet_id) & 63 = slot
+    ), held AS (
+      UPDATE tweetkeeper.tweets t SET lease_id = -move_id
+        FROM (SELECT x.tweet_id FROM tweetkeeper.tweets x JOIN mine USING (tweet_id)
+               WHERE x.lease_id IS NULL ORDER BY x.tweet_id LIMIT max_posts FOR UPDATE OF x SKIP LOCKED) s
+       WHERE t.tweet_id = s.tweet_id
+      RETURNING t.tweet_id)
+    SELECT array_agg(h.tweet_id ORDER BY h.tweet_id),
+           CASE WHEN (SELECT count(*) FROM looked) < scan THEN NULL ELSE (SELECT max(l.tweet_id) FROM looked l) END
+      INTO ids, last_id FROM held h;
+    -- (When max_posts were held before the scan's end, go on after the last one held.)
+    IF cardinality(ids) = max_posts THEN
+      last_id := ids[max_posts];
+    END IF;
+    INSERT INTO tweetkeeper.moves (move_id, side, slot, posts) VALUES (move_id, 'out', slot, coalesce(cardinality(ids), 0));
+  ELSE
+    ids := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t WHERE t.lease_id = -move_id ORDER BY t.tweet_id);
+    last_id := ids[cardinality(ids)];
+  END IF;
+  posts := coalesce(cardinality(ids), 0);
+  rows := tweetkeeper_internal.post_rows(coalesce(ids, '{}'));
+END $$;
+
+-- The destination's step: the rows move_out() returned, inserted parked (the posts keep the mark
+-- -move_id until move_unpark()). Done once per move (a retry changes nothing). Returns how many
+-- posts it holds parked.
+CREATE OR REPLACE FUNCTION move_in(slot integer, move_id bigint, rows jsonb) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  PERFORM tweetkeeper_internal.refuse_null('slot, move_id and rows', slot IS NULL OR move_id IS NULL OR rows IS NULL);
+  IF EXISTS (SELECT FROM tweetkeeper.moves m WHERE m.move_id = move_in.move_id AND m.side = 'in') THEN
+    RETURN (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.lease_id = -move_id);
+  END IF;
+  INSERT INTO tweetkeeper.tweets SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.tweets, rows -> 'tweets') x
+   WHERE x.lease_id = -move_id;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF n <> jsonb_array_length(rows -> 'tweets') THEN
+    RAISE EXCEPTION 'move %: % posts sent, % held by the move', move_id, jsonb_array_length(rows -> 'tweets'), n
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  INSERT INTO tweetkeeper.metric_history_hot SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.metric_history_hot, rows -> 'metric_history_hot');
+  INSERT INTO tweetkeeper.metric_history_compact SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.metric_history_compact, rows -> 'metric_history_compact');
+  INSERT INTO tweetkeeper.metric_daily SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.metric_daily, rows -> 'metric_daily');
+  INSERT INTO tweetkeeper.post_refs SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.post_refs, rows -> 'post_refs');
+  INSERT INTO tweetkeeper.payloads SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.payloads, rows -> 'payloads');
+  INSERT INTO tweetkeeper.tombstones SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.tombstones, rows -> 'tombstones');
+  INSERT INTO tweetkeeper.edits SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.edits, rows -> 'edits');
+  INSERT INTO tweetkeeper.bluesky_handles SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.bluesky_handles, rows -> 'bluesky_handles')
+  ON CONFLICT ON CONSTRAINT bluesky_handles_pkey DO NOTHING;
+  INSERT INTO tweetkeeper.moves (move_id, side, slot, posts) VALUES (move_id, 'in', slot, n);
+  RETURN n;
+END $$;
+
+-- The posts a move holds (on either side), deleted with every row they have: on the source once
+-- they are parked on the destination, or on the destination when they never left the source.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.drop_moved(move_id bigint, side text) RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  ids bigint[] := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t WHERE t.lease_id = -move_id);
+BEGIN
+  DELETE FROM tweetkeeper.metric_history_hot h WHERE h.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.metric_history_compact h WHERE h.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.metric_daily d WHERE d.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.tombstones x WHERE x.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.edits e WHERE e.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.moves m WHERE m.move_id = drop_moved.move_id AND m.side = drop_moved.side;
+  RETURN coalesce(cardinality(ids), 0);
+END $$;
+
+-- The destination's last step: the parked posts set free (claimable from their due times on), or
+-- the source's when a move is undone (they never reached the destination).
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.free_moved(move_id bigint, side text) RETURNS integer
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  UPDATE tweetkeeper.tweets t SET lease_id = NULL WHERE t.lease_id = -move_id;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  DELETE FROM tweetkeeper.moves m WHERE m.move_id = free_moved.move_id AND m.side = free_moved.side;
+  IF n > 0 THEN
+    PERFORM tweetkeeper_internal.wake_maintenance();
+  END IF;
+  RETURN n;
+END $$;
+
+-- A move's last steps, by name: 'done' (the source: its posts deleted once parked on the
+-- destination), 'unpark' (the destination: set free), 'release' (the source: let go, they never
+-- reached the destination), 'discard' (the destination: deleted, they never left the source).
+CREATE OR REPLACE FUNCTION move_step(move_id bigint, step text) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF step IN ('done', 'discard') THEN
+    RETURN tweetkeeper_internal.drop_moved(move_id, CASE step WHEN 'done' THEN 'out' ELSE 'in' END);
+  ELSIF step IN ('unpark', 'release') THEN
+    RETURN tweetkeeper_internal.free_moved(move_id, CASE step WHEN 'unpark' THEN 'in' ELSE 'out' END);
+  END IF;
+  RAISE EXCEPTION 'move_step: % is not done, unpark, release or discard', coalesce(quote_literal(step), 'NULL')
+    USING ERRCODE = 'invalid_parameter_value';
+END $$;
+
+-- The moves this node is part of: which side, and how many posts each holds now.
+CREATE OR REPLACE FUNCTION moves_here() RETURNS TABLE (move_id bigint, side text, slot integer, posts bigint)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+  SELECT m.move_id, m.side, m.slot, (SELECT count(*) FROM tweetkeeper.tweets t WHERE t.lease_id = -m.move_id)
+    FROM tweetkeeper.moves m ORDER BY m.move_id, m.side;
+END;
+
+-- How many posts of a slot this node tracks (a slot moves until none is left).
+CREATE OR REPLACE FUNCTION slot_posts(slot integer) RETURNS bigint
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN (SELECT count(*) FROM tweetkeeper.tweets t WHERE tweetkeeper_internal.post_partition_hash(t.tweet_id) & 63 = slot);
+
+-- A credential's share set again from its whole window and cap (after this node's slots
+-- changed: the proxy's move_slot()); what is left of the current window shrinks with it.
+CREATE OR REPLACE FUNCTION set_credential_share(name text, requests_per_window integer, monthly_cap bigint) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  UPDATE tweetkeeper.credentials c
+     SET requests_per_window = tweetkeeper_internal.node_share(set_credential_share.requests_per_window),
+         monthly_cap = tweetkeeper_internal.node_share(set_credential_share.monthly_cap),
+         remaining = least(c.remaining, tweetkeeper_internal.node_share(set_credential_share.requests_per_window))
+   WHERE c.name = set_credential_share.name;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;

@@ -316,7 +316,8 @@ BEGIN
   END LOOP;
   -- The posts this node holds are tracked here; the others are handed over to the node that
   -- holds them (sql/schema/36_partitions.sql), and count as found.
-  slots := tweetkeeper_internal.held_slots();
+  -- (Read under the lock a slot's move waits for: none is given up meanwhile.)
+  slots := CASE WHEN tweetkeeper_internal.held_slots() IS NOT NULL THEN tweetkeeper_internal.held_slots_locked() END;
   FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
     IF NOT tweetkeeper_internal.holds(slots, tweetkeeper.url_partition_hash(p.url)) THEN
       added := added + tweetkeeper_internal.hand_over(ARRAY[p.url], ARRAY[p.created_at], 'follow');

@@ -496,6 +496,8 @@ END $$;
 -- version has its own counts); the old one is done, linked to it.
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.link_edits(edited bigint[], newest bigint[], at_now timestamptz)
   RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  slots bit(64);
 BEGIN
   INSERT INTO tweetkeeper.edits (tweet_id, newest_id, seen_at)
   SELECT e.id, e.newest, at_now
@@ -503,13 +505,15 @@ BEGIN
   ON CONFLICT ON CONSTRAINT edits_pkey DO UPDATE SET newest_id = excluded.newest_id, seen_at = excluded.seen_at;
   -- The newest versions this node holds are tracked here; the others are handed over to the
   -- node that holds them (a refusal here would lose the batch's paid reads).
+  -- (The slots read under the lock a slot's move waits for: none is given up meanwhile.)
+  slots := CASE WHEN tweetkeeper_internal.held_slots() IS NOT NULL THEN tweetkeeper_internal.held_slots_locked() END;
   PERFORM tweetkeeper.schedule_tweets(ARRAY(
     SELECT DISTINCT n FROM unnest(newest) AS n
-     WHERE tweetkeeper_internal.holds(tweetkeeper_internal.held_slots(), tweetkeeper.partition_hash('x', '', n::text))));
-  IF tweetkeeper_internal.held_slots() IS NOT NULL THEN
+     WHERE tweetkeeper_internal.holds(slots, tweetkeeper.partition_hash('x', '', n::text))));
+  IF slots IS NOT NULL THEN
     PERFORM tweetkeeper_internal.hand_over(array_agg('https://x.com/i/web/status/' || n), array_agg(tweetkeeper.snowflake_time(n)), 'edit')
        FROM (SELECT DISTINCT n FROM unnest(newest) AS n) AS d
-      WHERE NOT tweetkeeper_internal.holds(tweetkeeper_internal.held_slots(), tweetkeeper.partition_hash('x', '', n::text));
+      WHERE NOT tweetkeeper_internal.holds(slots, tweetkeeper.partition_hash('x', '', n::text));
   END IF;
 END $$;
 

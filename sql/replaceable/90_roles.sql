@@ -47,7 +47,9 @@ GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[])
 -- partition and the proxy's side of hand-overs are the admin's.
 GRANT EXECUTE ON FUNCTION partition_hash(text, text, text), url_partition_hash(text) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION set_partition(text, integer[]), take_handovers(integer), drop_handovers(text[]),
-  replace_age_policy(interval[], interval[], boolean) TO tweetkeeper_admin;
+  replace_age_policy(interval[], interval[], boolean), move_out(integer, bigint, bigint, integer),
+  move_in(integer, bigint, jsonb), move_step(bigint, text),
+  moves_here(), slot_posts(integer), set_credential_share(text, integer, bigint) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION policy_digest() TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),

@@ -28,3 +28,21 @@ CREATE TABLE handovers (
   CONSTRAINT handovers_reason_known CHECK (reason IN ('edit', 'follow'))
 );
 SELECT pg_catalog.pg_extension_config_dump('handovers', '');
+
+-- Posts in transit between two nodes (a slot moving to another node, moved in batches by the
+-- proxy's move_slot()): a batch's posts are held on the node they leave, and kept parked on the
+-- node they go to, by the same mark (tweets.lease_id = -move_id: no worker claims them, nothing
+-- else lets go of them), until they are deleted where they were and set free where they are. A
+-- row per move and side says which this node is; a move cut short is finished or undone from
+-- them (move_slot() begins with it).
+CREATE TABLE moves (
+  move_id bigint NOT NULL,
+  side text NOT NULL,                  -- 'out': its posts leave this node; 'in': they arrive here
+  slot integer NOT NULL,
+  posts integer NOT NULL,
+  at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT moves_pkey PRIMARY KEY (move_id, side),
+  CONSTRAINT moves_side_known CHECK (side IN ('out', 'in')),
+  CONSTRAINT moves_slot_range CHECK (slot BETWEEN 0 AND 63)
+);
+SELECT pg_catalog.pg_extension_config_dump('moves', '');

@@ -106,16 +106,14 @@ tk_ok_if "delivering again: nothing waits" '[ "$(tk_psql -c "SELECT tweetkeeper.
 total=$(( $(count_on 0) + $(count_on 1) ))
 
 # Workers of every network, connected to the partitions directly: one process per network given
-# both partitions (--dsn twice: its slots on each claim from that node alone), and for X also one
-# given p1 alone, as a partition's own worker.
+# both partitions (--dsn twice: its slots on each claim from that node alone). (A partition's own
+# workers, given its DSN alone, come with p2 below.)
 export TWEETKEEPER_BEARER_TOKEN=partitions-test-token
 # (Nothing deleted or protected: every post is answered for; one X post in 7 was edited, whose
 # newest version has an id of its own, which may belong to the other node.)
 tk_mock_start "$dir/mock.log" --deleted-every 0 --protected-every 0 --edited-every 7 || exit 1
 both=(--dsn "$dsn0 user=tk_worker_login" --dsn "$dsn1 user=tk_worker_login")
 "$TK_WORKER" "${both[@]}" --api-url "$TK_MOCK_URL" --name x-both --poll-interval 200 >"$dir/x-both.log" 2>&1 &
-TK_PIDS+=($!)
-"$TK_WORKER" --dsn "$dsn1 user=tk_worker_login" --api-url "$TK_MOCK_URL" --name x-p1 --poll-interval 200 >"$dir/x-p1.log" 2>&1 &
 TK_PIDS+=($!)
 env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky "${both[@]}" --api-url "$TK_MOCK_URL" --name bsky-both \
   --poll-interval 200 >"$dir/bsky-both.log" 2>&1 &
@@ -181,18 +179,60 @@ tk_wait_until 60 more_reads_on_1
 tk_ok "p1's workers read it again once it was back" $? "$(tail -5 "$dir/x-both.log")"
 tk_ok_if "nothing of p1 was lost ($before1 posts)" '[ "$(count_on 1)" = "$before1" ]'
 
+# Growing, while the workers run: a third partition, p2, joins with no slot and its own workers;
+# rebalance() moves slots to it, in batches of 20 posts (many batches under the workers' claims).
+# Nothing is lost, every post ends on the node of its slot, none is read by two nodes at once.
+tk_node_start p2 5435 -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
+tk_part 2 -c "CREATE EXTENSION tweetkeeper" -c "CREATE ROLE tk_worker_login LOGIN IN ROLE tweetkeeper_worker" >/dev/null 2>&1
+dsn2=$(tk_node_dsn p2 5435)
+all=$(( $(count_on 0) + $(count_on 1) ))
+tk_psql -c "SELECT tweetkeeper.add_node('p2', '$dsn2')" >/dev/null
+tk_part 2 -c "SELECT tweetkeeper.replace_age_policy(ARRAY[interval '5 minutes', '2 hours', '30 days'],
+                                                   ARRAY[interval '6 seconds', '15 seconds', '1 day'])" >/dev/null
+"$TK_WORKER" --dsn "$dsn2 user=tk_worker_login" --api-url "$TK_MOCK_URL" --name x-p2 --poll-interval 200 >"$dir/x-p2.log" 2>&1 &
+TK_PIDS+=($!)
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$dsn2 user=tk_worker_login" --api-url "$TK_MOCK_URL" \
+  --name bsky-p2 --poll-interval 200 >"$dir/bsky-p2.log" 2>&1 &
+TK_PIDS+=($!)
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
+  --dsn "$dsn2 user=tk_worker_login" --name masto-p2 --poll-interval 200 >"$dir/masto-p2.log" 2>&1 &
+TK_PIDS+=($!)
+rebalanced=$(tk_psql -c "CALL tweetkeeper.rebalance(20)" 2>&1)
+tk_ok "rebalance() ran while the workers did" "$([ -z "$rebalanced" ]; echo $?)" "$rebalanced"
+tk_sql_ok "p2 holds 21 slots now, p0 and p1 the rest (22 and 21)" \
+  "SELECT array_agg(cardinality(slots) ORDER BY cardinality(slots)) = '{21,21,22}'
+          AND min(cardinality(slots)) FILTER (WHERE node = 'p2') = 21 FROM tweetkeeper.cluster" \
+  "SELECT node, cardinality(slots) FROM tweetkeeper.cluster"
+moved=$(tk_psql -c "SELECT coalesce(sum(posts_moved), 0) || ' ' || count(*) FILTER (WHERE state <> 'done') FROM tweetkeeper.moves")
+tk_ok_if "nothing lost: $all posts on three nodes, ${moved% *} of them moved, every move done" \
+  '[ $(( $(count_on 0) + $(count_on 1) + $(count_on 2) )) = "$all" ] && [ "${moved% *}" -gt 50 ] && [ "${moved#* }" = 0 ]'
+tk_ok_if "every post on the node of its slot" '[ "$(stray_on 0)$(stray_on 1)$(stray_on 2)" = 000 ]'
+tk_ok_if "no move left a post held or parked" \
+  '[ "$(node 0 -c "SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id < 0")$(node 1 -c "SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id < 0")$(node 2 -c "SELECT count(*) FROM tweetkeeper.tweets WHERE lease_id < 0")" = 000 ]'
+read_on_2() { [ "$(node 2 -c "SELECT count(*) FROM tweetkeeper.batches WHERE outcome = 'completed'")" -gt 5 ]; }
+tk_wait_until 60 read_on_2
+tk_ok "p2's workers read the posts that moved there" $?
+# No post read twice at once: its reads on every node (the proxy's batches: all three), each
+# at least 3 s after the one before (its schedule: 6 s or more).
+tk_sql_ok "no post was read by two nodes at once (every two reads of a post 3 s apart or more)" \
+  "SELECT coalesce(min(gap), interval '1 day') >= interval '3 seconds' FROM (
+     SELECT p.id, b.claimed_at - lag(b.finished_at) OVER (PARTITION BY p.id ORDER BY b.claimed_at) AS gap
+       FROM tweetkeeper.batches b, unnest(b.tweet_ids) AS p(id) WHERE b.outcome = 'completed') x" \
+  "SELECT p.id, b.claimed_at, b.finished_at, b.worker FROM tweetkeeper.batches b, unnest(b.tweet_ids) AS p(id)
+    WHERE b.outcome = 'completed' ORDER BY 1, 2 LIMIT 20"
+
 # Reads through the proxy are one node's on the same data: a fourth cluster, "one", alone, is
-# given every post's rows of both partitions (no background worker: nothing changes them there),
+# given every post's rows of the three partitions (no background worker: nothing changes them there),
 # and the same reads, made through the proxy and on it, have the same md5.
 for p in "${TK_PIDS[@]}"; do [ "$p" = "$TK_MOCK_PID" ] || kill -TERM "$p" 2>/dev/null; done
 for p in "${TK_PIDS[@]}"; do [ "$p" = "$TK_MOCK_PID" ] || tk_wait_exit "$p" 30; done
-tk_node_start one 5435 -c shared_preload_libraries= || exit 1
-one() { tk_node_psql one 5435 "$@"; }
+tk_node_start one 5436 -c shared_preload_libraries= || exit 1
+one() { tk_node_psql one 5436 "$@"; }
 one -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
 one -c "SELECT tweetkeeper.replace_age_policy(ARRAY[interval '5 minutes', '2 hours', '30 days'],
                                               ARRAY[interval '6 seconds', '15 seconds', '1 day'])" >/dev/null
 for t in tweets metric_history_hot metric_history_compact metric_daily post_refs payloads tombstones edits; do
-  for i in 0 1; do
+  for i in 0 1 2; do
     node "$i" -c "COPY (SELECT * FROM tweetkeeper.$t) TO STDOUT" | one -c "COPY tweetkeeper.$t FROM STDIN"
   done
 done
@@ -215,20 +255,20 @@ export_bin=$TK_BUILD/worker/tweetkeeper-export
 for f in "csv" "csv --history" "curves --ages 10s,1m,2m" "lifespans"; do
   # shellcheck disable=SC2086 # (the format's options, split on purpose)
   "$export_bin" --dsn "$TK_DSN" --format $f -o "$dir/via.out" 2>"$dir/export.err" &&
-    "$export_bin" --dsn "$(tk_node_dsn one 5435)" --format $f -o "$dir/alone.out" 2>>"$dir/export.err"
+    "$export_bin" --dsn "$(tk_node_dsn one 5436)" --format $f -o "$dir/alone.out" 2>>"$dir/export.err"
   tk_ok "tweetkeeper-export --format $f through the proxy writes one node's file ($(wc -l <"$dir/via.out") lines)" \
     "$(cmp -s "$dir/via.out" "$dir/alone.out" && [ "$(wc -l <"$dir/via.out")" -gt 100 ]; echo $?)" "$(tail -3 "$dir/export.err")"
 done
 "$TK_BUILD/worker/tweetkeeper-report" --dsn "$TK_DSN" -o "$dir/report.html" 2>"$dir/report.err"
 tk_ok "tweetkeeper-report through the proxy" $? "$(tail -3 "$dir/report.err")"
 # And tweetkeeper-import: ids and URLs of every network, each to its node.
-before=$(( $(count_on 0) + $(count_on 1) ))
+before=$(( $(count_on 0) + $(count_on 1) + $(count_on 2) ))
 tk_psql -c "SELECT id::text FROM unnest($(tk_snowflake_sql '5 minutes' 30 0)) id
             UNION ALL SELECT format('https://a.social/@u/%s', ((extract(epoch FROM now() - interval '5 minutes') * 1000)::bigint << 16) + g)
               FROM generate_series(1, 10) g" >"$dir/import.txt"
 "$TK_BUILD/worker/tweetkeeper-import" --dsn "$TK_DSN" "$dir/import.txt" >"$dir/import.out" 2>&1
 tk_ok "tweetkeeper-import through the proxy: 40 posts, each on its node" \
-  "$([ $? = 0 ] && [ $(( $(count_on 0) + $(count_on 1) )) = $((before + 40)) ] && [ "$(stray_on 0)$(stray_on 1)" = 00 ]; echo $?)" \
+  "$([ $? = 0 ] && [ $(( $(count_on 0) + $(count_on 1) + $(count_on 2) )) = $((before + 40)) ] && [ "$(stray_on 0)$(stray_on 1)$(stray_on 2)" = 000 ]; echo $?)" \
   "$(tail -3 "$dir/import.out"; head -3 "$dir/import.txt")"
 
 tk_summary partitions

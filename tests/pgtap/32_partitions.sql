@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(42);
+SELECT plan(51);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -124,6 +124,38 @@ SELECT results_eq($$SELECT url, reason FROM tweetkeeper.take_handovers() ORDER B
          pg_temp.newest_high(), pg_temp.id(false, 2)),
   'the other is waiting for the proxy, beside the edit');
 SELECT is(tweetkeeper.drop_handovers(ARRAY(SELECT url FROM tweetkeeper.handovers)), 2::bigint, 'delivered hand-overs are dropped');
+
+-- A slot's move, both sides on this one node: its posts held (out), deleted with their rows,
+-- taken in again parked and set free: every row as it was.
+CREATE TEMP TABLE k AS SELECT tweetkeeper.partition_hash('x', '', pg_temp.id(true, 4)::text) & 63 AS slot;
+UPDATE tweetkeeper.tweets SET like_count = 7 WHERE tweet_id = pg_temp.id(true, 4);
+INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, like_count)
+  VALUES (pg_temp.id(true, 4), 1, now(), 7);
+CREATE TEMP TABLE was AS
+  SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t.tweet_id)) FROM tweetkeeper.tweets t
+           WHERE tweetkeeper.partition_hash('x', '', t.tweet_id::text) & 63 = (SELECT slot FROM k)) AS tweets,
+         (SELECT md5(string_agg(h::text, ',')) FROM tweetkeeper.metric_history_hot h WHERE h.tweet_id = pg_temp.id(true, 4)) AS history;
+CREATE TEMP TABLE out1 AS SELECT * FROM tweetkeeper.move_out((SELECT slot FROM k), 7, NULL, 1000);
+SELECT ok((SELECT posts >= 1 AND last_id IS NULL FROM out1)
+          AND (SELECT bool_and(lease_id = -7) FROM tweetkeeper.tweets WHERE tweet_id = pg_temp.id(true, 4)),
+  'move_out: the slot''s posts held by the move (read to the slot''s end)');
+SELECT is((SELECT posts FROM tweetkeeper.move_out((SELECT slot FROM k), 7, NULL, 1000)), (SELECT posts FROM out1),
+  'move_out again for the same move: what it holds, no more');
+SELECT is(tweetkeeper.move_step(7, 'release'), (SELECT posts FROM out1), 'move_step release lets them go');
+CREATE TEMP TABLE out2 AS SELECT * FROM tweetkeeper.move_out((SELECT slot FROM k), 8, NULL, 1000);
+SELECT is(tweetkeeper.move_step(8, 'done'), (SELECT posts FROM out2), 'move_step done deletes the posts a move holds');
+SELECT ok(NOT EXISTS (SELECT FROM tweetkeeper.tweets WHERE tweet_id = pg_temp.id(true, 4))
+          AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history_hot WHERE tweet_id = pg_temp.id(true, 4)),
+  '... with their history');
+SELECT is(tweetkeeper.move_in((SELECT slot FROM k), 8, (SELECT rows FROM out2)), (SELECT posts FROM out2),
+  'move_in takes them in, parked');
+SELECT is(tweetkeeper.move_step(8, 'unpark'), (SELECT posts FROM out2), 'move_step unpark sets them free');
+SELECT is((SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t.tweet_id)) FROM tweetkeeper.tweets t
+                    WHERE tweetkeeper.partition_hash('x', '', t.tweet_id::text) & 63 = (SELECT slot FROM k))
+                  || (SELECT md5(string_agg(h::text, ',')) FROM tweetkeeper.metric_history_hot h WHERE h.tweet_id = pg_temp.id(true, 4))),
+  (SELECT tweets || history FROM was), 'every row as it was, and no move left (moves_here)');
+
+SELECT throws_ok($$SELECT tweetkeeper.move_step(9, 'finish')$$, '22023', NULL, 'move_step: an unknown step is refused');
 
 -- The whole policy replaced at once (what the proxy pushes to every node): a dry run checks and
 -- keeps nothing; the digest is the rows'.
