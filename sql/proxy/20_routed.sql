@@ -141,11 +141,11 @@ COMMENT ON FUNCTION deliver_handovers(integer) IS
   'newest version, a followed account''s post), then forgets them where they were noted. Run it '
   'every minute (pg_cron on the proxy database). Returns how many were delivered.';
 
--- The age policy, the same on every node: checked by every node first (a dry run, which keeps
--- nothing: any refusal refuses the call with nothing changed anywhere), then replaced on each, and
--- the nodes' digests compared after. (PL/Proxy commits each node's call on its own: a node lost
--- between the two steps leaves the nodes differing, which the call says, naming them; calling again
--- mends it.) policy_status shows each node's digest.
+-- The age policy and the settings, the same on every node: checked by every node first (a dry
+-- run, which keeps nothing: any refusal refuses the call with nothing changed anywhere), then
+-- changed on each, and the nodes' digests compared after. (PL/Proxy commits each node's call on
+-- its own: a node lost between the two steps leaves the nodes differing, which the call says,
+-- naming them; calling again mends it.) policy_status and settings_status show each node's digest.
 CREATE FUNCTION tweetkeeper_proxy.replace_age_policy(max_ages interval[], delays interval[], dry_run boolean)
   RETURNS SETOF text
   LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
@@ -153,33 +153,61 @@ CREATE FUNCTION tweetkeeper_proxy.replace_age_policy(max_ages interval[], delays
   RUN ON ALL;
   TARGET tweetkeeper.replace_age_policy;
 $$;
-CREATE FUNCTION tweetkeeper_proxy.policy_digests(OUT node text, OUT digest text) RETURNS SETOF record
+CREATE FUNCTION tweetkeeper_proxy.set_setting(name text, value text, dry_run boolean) RETURNS SETOF text
   LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
   CLUSTER 'tweetkeeper';
   RUN ON ALL;
-  SELECT p.node, tweetkeeper.policy_digest() AS digest FROM tweetkeeper.partition p;
+  TARGET tweetkeeper.set_setting;
 $$;
-CREATE VIEW policy_status AS SELECT d.node, d.digest FROM tweetkeeper_proxy.policy_digests() AS d;
+CREATE FUNCTION tweetkeeper_proxy.digests(OUT node text, OUT policy text, OUT settings text) RETURNS SETOF record
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  SELECT p.node, tweetkeeper.policy_digest() AS policy, tweetkeeper.settings_digest() AS settings FROM tweetkeeper.partition p;
+$$;
+CREATE VIEW policy_status AS SELECT d.node, d.policy AS digest FROM tweetkeeper_proxy.digests() AS d;
 COMMENT ON VIEW policy_status IS 'Each node''s age policy digest: one value when the nodes agree.';
+CREATE VIEW settings_status AS SELECT d.node, d.settings AS digest FROM tweetkeeper_proxy.digests() AS d;
+COMMENT ON VIEW settings_status IS 'Each node''s digest of its tweetkeeper settings: one value when the nodes agree.';
 
-CREATE FUNCTION replace_age_policy(max_ages interval[], delays interval[]) RETURNS text
+-- A change of the policy or of a setting pushed to every node: the dry run on all of them first,
+-- then the change on each; returns the digest every node has of what changed, or TKP03 naming the
+-- nodes' digests when they differ.
+CREATE FUNCTION tweetkeeper_proxy.push(what text, max_ages interval[], delays interval[], name text, value text) RETURNS text
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  digests text[];
+  dry boolean;
+  d record;
 BEGIN
-  PERFORM count(*) FROM tweetkeeper_proxy.replace_age_policy(max_ages, delays, true);
-  PERFORM count(*) FROM tweetkeeper_proxy.replace_age_policy(max_ages, delays, false);
-  digests := ARRAY(SELECT DISTINCT s.digest FROM tweetkeeper.policy_status s);
-  IF cardinality(digests) <> 1 THEN
-    RAISE EXCEPTION 'the nodes'' age policies differ after the change: %',
-      (SELECT string_agg(s.node || ' ' || s.digest, ', ' ORDER BY s.node) FROM tweetkeeper.policy_status s)
-      USING ERRCODE = 'TKP03', HINT = 'Call replace_age_policy again once every node is reachable.';
+  FOREACH dry IN ARRAY ARRAY[true, false] LOOP
+    IF what = 'policy' THEN
+      PERFORM count(*) FROM tweetkeeper_proxy.replace_age_policy(max_ages, delays, dry);
+    ELSE
+      PERFORM count(*) FROM tweetkeeper_proxy.set_setting(name, value, dry);
+    END IF;
+  END LOOP;
+  SELECT count(DISTINCT x.v) AS n, min(x.v) AS v, string_agg(x.node || ' ' || x.v, ', ' ORDER BY x.node) AS each INTO d
+    FROM (SELECT g.node, CASE what WHEN 'policy' THEN g.policy ELSE g.settings END AS v FROM tweetkeeper_proxy.digests() g) x;
+  IF d.n <> 1 THEN
+    RAISE EXCEPTION 'the nodes'' % differ after the change: %', what, d.each
+      USING ERRCODE = 'TKP03', HINT = 'Make the change again once every node is reachable.';
   END IF;
-  RETURN digests[1];
+  RETURN d.v;
 END $$;
+
+CREATE FUNCTION replace_age_policy(max_ages interval[], delays interval[]) RETURNS text
+  LANGUAGE sql SET search_path = pg_catalog, pg_temp
+  RETURN tweetkeeper_proxy.push('policy', max_ages, delays, NULL, NULL);
 COMMENT ON FUNCTION replace_age_policy(interval[], interval[]) IS
   'Replaces the age policy of every node with these (max_age, delay) rows: each node checks them '
   'first, and a refusal refuses the call with nothing changed. Returns the policy''s digest.';
+
+CREATE FUNCTION set_setting(name text, value text) RETURNS text
+  LANGUAGE sql SET search_path = pg_catalog, pg_temp
+  RETURN tweetkeeper_proxy.push('settings', NULL, NULL, name, value);
+COMMENT ON FUNCTION set_setting(text, text) IS
+  'Sets a tweetkeeper setting on every node (ALTER DATABASE ... SET there): each node checks it '
+  'first, and a refusal refuses the call with nothing changed. Superuser only.';
 
 -- Credentials: registered on every node, each keeping its share of the window and the monthly
 -- cap (its slots' 64ths, rounded down: together never more than the credential's), so that the

@@ -32,12 +32,13 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
   tweetkeeper_proxy.unwatch_posts(text[]), tweetkeeper_proxy.set_refresh_policy(bigint[], text),
   tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[])
   TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval), tweetkeeper_proxy.policy_digests()
+GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval), tweetkeeper_proxy.digests()
   TO tweetkeeper_reader;
-GRANT SELECT ON policy_status TO tweetkeeper_reader;
+GRANT SELECT ON policy_status, settings_status TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION add_credential(text, integer, interval, bigint, text, numeric), reset_credential(text),
   tweetkeeper_proxy.add_credential(text, integer, interval, bigint, text, numeric),
   tweetkeeper_proxy.reset_credential(text) TO tweetkeeper_admin;
 GRANT SELECT ON moves TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION replace_age_policy(interval[], interval[]),
-  tweetkeeper_proxy.replace_age_policy(interval[], interval[], boolean) TO tweetkeeper_admin;
+  tweetkeeper_proxy.replace_age_policy(interval[], interval[], boolean),
+  tweetkeeper_proxy.push(text, interval[], interval[], text, text) TO tweetkeeper_admin;

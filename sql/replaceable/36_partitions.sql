@@ -330,3 +330,37 @@ BEGIN
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
 END $$;
+
+-- One of this database's tweetkeeper settings (ALTER DATABASE ... SET), as the proxy pushes it to
+-- every node (its set_setting()): checked first as SET checks it (its range or words), and only
+-- those a database may set (not the server's: tweetkeeper.database, the intervals read at start);
+-- dry_run keeps nothing. New sessions (the workers' next connections, the background worker's next
+-- tick) take it. Returns settings_digest(). The superuser's (no grant): ALTER DATABASE is.
+CREATE OR REPLACE FUNCTION set_setting(name text, value text, dry_run boolean DEFAULT false) RETURNS text
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM tweetkeeper_internal.refuse_null('name, value and dry_run', name IS NULL OR value IS NULL OR dry_run IS NULL);
+  PERFORM tweetkeeper.settings();  -- (loads the module, which defines the settings)
+  IF name !~ '^tweetkeeper\.[a-z_]+$'
+     OR NOT EXISTS (SELECT FROM pg_settings s WHERE s.name = set_setting.name AND s.context IN ('superuser', 'user')) THEN
+    RAISE EXCEPTION '% is not a tweetkeeper setting a database may set', name
+      USING ERRCODE = 'invalid_parameter_value', HINT = 'See docs/sql-reference.md, Settings.';
+  END IF;
+  PERFORM set_config(name, value, true);  -- its own checks (22023 for a bad value), this transaction only
+  IF NOT dry_run THEN
+    EXECUTE format('ALTER DATABASE %I SET %s = %L', current_database(), name, value);
+  END IF;
+  RETURN tweetkeeper.settings_digest();
+END $$;
+COMMENT ON FUNCTION set_setting(text, text, boolean) IS
+  'Sets a tweetkeeper setting for this database (ALTER DATABASE ... SET), checked first; dry_run: '
+  'checks only. Returns settings_digest(). Superuser only.';
+
+CREATE OR REPLACE FUNCTION settings_digest() RETURNS text
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+  RETURN (SELECT md5(coalesce(string_agg(c, ',' ORDER BY c), ''))
+            FROM pg_db_role_setting s, unnest(s.setconfig) AS c
+           WHERE s.setrole = 0 AND s.setdatabase = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+             AND c LIKE 'tweetkeeper.%');
+COMMENT ON FUNCTION settings_digest() IS
+  'An md5 of this database''s tweetkeeper settings (ALTER DATABASE ... SET): equal on nodes set alike.';

@@ -50,7 +50,7 @@ GRANT EXECUTE ON FUNCTION set_partition(text, integer[]), take_handovers(integer
   replace_age_policy(interval[], interval[], boolean), move_out(integer, bigint, bigint, integer),
   move_in(integer, bigint, jsonb), move_step(bigint, text),
   moves_here(), slot_posts(integer), set_credential_share(text, integer, bigint) TO tweetkeeper_admin;
-GRANT EXECUTE ON FUNCTION policy_digest() TO tweetkeeper_reader;
+GRANT EXECUTE ON FUNCTION policy_digest(), settings_digest() TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),

@@ -5,11 +5,11 @@
 # worker given both partitions). Prints PostgreSQL's CPU per refresh: the single node's, each
 # partition's, and the proxy's while the posts are refreshed (goal: none: it is not in the path);
 # then the same reads (queue_stats, posts, lifespans, tweetkeeper-export) timed through the proxy
-# and on the single node, which holds the same posts' rows. Adding a partition and moving posts
-# to it is not built yet: its rate is not measured.
+# and on the single node, which holds the same posts' rows; last, a third partition added and
+# slots moved to it (rebalance()): posts moved per second.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
-tk_defaults TWEETS=200000 CONCURRENCY=4 READS=3
+tk_defaults TWEETS=200000 CONCURRENCY=4 READS=3 MOVE_BATCH=1000
 tk_workdir bench-partitions
 ids=$(tk_floor_ids_sql "$TWEETS")
 
@@ -88,4 +88,12 @@ done
 t0=$(date +%s%N); "$TK_BUILD/worker/tweetkeeper-export" --dsn "$TK_DSN" --format csv -o "$dir/via.csv" 2>/dev/null; t1=$(date +%s%N)
 "$TK_BUILD/worker/tweetkeeper-export" --dsn "$(tk_node_dsn one 5440)" --format csv -o "$dir/one.csv" 2>/dev/null; t2=$(date +%s%N)
 echo "export csv ($(wc -l <"$dir/via.csv") lines): proxy $(((t1 - t0) / 1000000)) ms, one node $(((t2 - t1) / 1000000)) ms"
-echo "moves (adding a partition): not built yet, no rate"
+echo "== adding a third partition: rebalance() moves slots to it in batches of $MOVE_BATCH (no worker running)"
+tk_node_start p2 5435 -c shared_buffers=1GB || exit 1
+tk_part 2 -c "CREATE EXTENSION tweetkeeper" >/dev/null 2>&1 || exit 1
+tk_psql -c "SELECT tweetkeeper.add_node('p2', '$(tk_node_dsn p2 5435)')" >/dev/null || exit 1
+t0=$(date +%s.%N)
+tk_psql -c "CALL tweetkeeper.rebalance($MOVE_BATCH)" >/dev/null || exit 1
+t1=$(date +%s.%N)
+read -r moved slots < <(tk_psql -F ' ' -c "SELECT sum(posts_moved), count(*) FROM tweetkeeper.moves")
+echo "moved $moved posts ($slots slots) in $(sub "$t1" "$t0") s: $(awk -v n="$moved" -v t="$(sub "$t1" "$t0")" 'BEGIN { printf "%.0f", n / t }') posts/s"

@@ -34,6 +34,19 @@ refused=$(tk_psql -c "SELECT tweetkeeper.replace_age_policy(ARRAY[interval '1 ho
 tk_ok_if "a policy the nodes refuse is refused, and no node changed" \
   '[[ $refused == *age_policy* ]] && [ "$(node 0 -c "SELECT tweetkeeper.policy_digest()")" = "$digest" ] &&
    [ "$(node 1 -c "SELECT tweetkeeper.policy_digest()")" = "$digest" ]' 
+# A setting, the same way: every node's database has it; a bad value or a setting a database may
+# not set is refused, and no node changed.
+set=$(tk_psql -c "SELECT tweetkeeper.set_setting('tweetkeeper.history_keep_unchanged', 'on')" 2>&1)
+setting_on() { node "$1" -c "SELECT count(*) FROM pg_db_role_setting s, unnest(s.setconfig) c
+                              WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+                                AND c = 'tweetkeeper.history_keep_unchanged=on'"; }
+tk_ok_if "a setting set through the proxy is every node's" \
+  '[ "$(setting_on 0)$(setting_on 1)" = 11 ] && [ "$(tk_psql -c "SELECT count(DISTINCT digest) FROM tweetkeeper.settings_status")" = 1 ]' 
+bad_value=$(tk_psql -c "SELECT tweetkeeper.set_setting('tweetkeeper.payloads', 'everything')" 2>&1)
+bad_name=$(tk_psql -c "SELECT tweetkeeper.set_setting('tweetkeeper.tick_interval', '1s')" 2>&1)
+tk_ok_if "a bad value, or a setting of the server, is refused and no node changed" \
+  '[[ $bad_value == *payloads* ]] && [[ $bad_name == *"not a tweetkeeper setting a database may set"* ]] &&
+   [ "$(tk_psql -c "SELECT count(DISTINCT digest) || '\'' '\'' || min(digest) FROM tweetkeeper.settings_status")" = "1 $set" ]'
 
 # Posts of every network, through the proxy: X by id, Bluesky by DID and by handle, Mastodon.
 # (The ids, made once, kept on the proxy: public.x_ids, public.follow_ids.)

@@ -29,6 +29,7 @@ INSERT INTO contract SELECT 'tweetkeeper_reader', f::regprocedure::text FROM unn
   'tweetkeeper.payload_without_counts(jsonb)', 'tweetkeeper.parse_profile_url(text)',
   'tweetkeeper.metrics_at(bigint[], interval[])', 'tweetkeeper.why_due(bigint[])',
   'tweetkeeper.partition_hash(text, text, text)', 'tweetkeeper.url_partition_hash(text)', 'tweetkeeper.policy_digest()',
+  'tweetkeeper.settings_digest()',
   'tweetkeeper.crossing_seconds(numeric, bigint, bigint, bigint, timestamptz, timestamptz, timestamptz)']) f;
 -- The admin: the reader's, and scheduling, watching, credentials, upkeep.
 INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = 'tweetkeeper_reader';

@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(51);
+SELECT plan(54);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -170,6 +170,16 @@ SELECT results_eq($$SELECT max_age, delay, source FROM tweetkeeper.age_policy OR
   '... the new rows, the user''s');
 SELECT throws_ok($$SELECT tweetkeeper.replace_age_policy(ARRAY[interval '1 hour'], ARRAY[interval '-1 minute'], true)$$,
   '23514', NULL, 'a delay age_policy refuses is refused, dry run or not');
+
+-- A setting of this database, as the proxy pushes it: a dry run keeps nothing; a bad value and a
+-- setting of the server are refused.
+CREATE TEMP TABLE s0 AS SELECT tweetkeeper.settings_digest() AS d;
+SELECT is(tweetkeeper.set_setting('tweetkeeper.missing_after', '5', true), (SELECT d FROM s0),
+  'set_setting: a dry run changes nothing');
+SELECT throws_ok($$SELECT tweetkeeper.set_setting('tweetkeeper.missing_after', '0', true)$$, '22023', NULL,
+  'a value the setting refuses is refused');
+SELECT throws_ok($$SELECT tweetkeeper.set_setting('tweetkeeper.housekeeping_interval', '60', true)$$, '22023',
+  'tweetkeeper.housekeeping_interval is not a tweetkeeper setting a database may set', 'a setting of the server is refused');
 
 -- Alone again: every post is its own.
 SELECT is(cardinality(tweetkeeper.set_partition(NULL, NULL)), 64, 'set_partition(NULL, NULL): alone, all 64 slots');

@@ -323,4 +323,36 @@ for v in "${released[@]}"; do
     "SELECT claimer_pid IS NOT NULL AND claimer_started IS NOT NULL FROM tweetkeeper.batches WHERE worker = 'after-update'"
 done
 
+# A single node updated to this version, then split into partitions (docs/partitions.md): the
+# database filled with 0.4.0 becomes the partition p0 of a proxy (a database of its own here, with
+# tweetkeeper_proxy and Debian's PL/Proxy), holding all 64 slots; a second node joins and
+# rebalance() moves half the slots to it. Every post's row and every observation, read through the
+# proxy, is what the single node held; each post is on the node of its slot. (Batches still in
+# flight end first: their leases run out, as they would with time.)
+PGDATABASE=filled_0_4_0 tk_psql -q -c "UPDATE tweetkeeper.batches SET expires_at = now() WHERE outcome IS NULL" \
+  -c "SELECT tweetkeeper.maintenance()" >/dev/null
+split_digest="SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t.tweet_id)) || count(*) FROM tweetkeeper.tweets t)
+                  || (SELECT md5(string_agg(h::text, ',' ORDER BY h.tweet_id, h.observed_at, h.lease_id)) || count(*)
+                        FROM tweetkeeper.metric_history h)"
+single=$(PGDATABASE=filled_0_4_0 tk_psql -c "$split_digest")
+tk_psql -d postgres -c "CREATE DATABASE split_proxy" -c "CREATE DATABASE split_p1" >/dev/null
+PGDATABASE=split_p1 tk_psql -c "CREATE EXTENSION tweetkeeper" 2>/dev/null
+node_dsn() { echo "host=$PGHOST port=$PGPORT dbname=$1"; }
+split=$(PGDATABASE=split_proxy tk_psql 2>&1 <<SQL
+CREATE EXTENSION tweetkeeper_proxy CASCADE;
+SELECT count(*) FROM tweetkeeper.create_cluster(ARRAY['p0'], ARRAY['$(node_dsn filled_0_4_0)']);
+SELECT tweetkeeper.add_node('p1', '$(node_dsn split_p1)');
+CALL tweetkeeper.rebalance(50);
+SQL
+)
+tk_ok "a 0.4.0 database updated, then split into two partitions (rebalance)" $? "$split"
+PGDATABASE=split_proxy tk_sql_ok "every post and observation, read through the proxy, is the single node's" \
+  "SELECT ($split_digest) = '$single' AND (SELECT count(*) FROM tweetkeeper.tweets) > 0
+          AND (SELECT array_agg(cardinality(slots) ORDER BY node) FROM tweetkeeper.cluster) = '{32,32}'"
+for db in filled_0_4_0 split_p1; do
+  PGDATABASE=$db tk_sql_ok "$db holds posts of its own slots only, some" \
+    "SELECT count(*) > 0 AND bool_and(get_bit(p.slots, tweetkeeper.url_partition_hash(t.url) & 63) = 1)
+       FROM tweetkeeper.posts t, tweetkeeper.partition p"
+done
+
 tk_summary upgrade
