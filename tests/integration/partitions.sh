@@ -147,6 +147,12 @@ for i in 0 1; do
   read_twice $i
   tk_ok "every post on p$i was read twice by workers connected to p$i" $? \
     "$(node "$i" -c "SELECT endpoint, state, tweet_id, update_count, due_at - now(), problem_type FROM tweetkeeper.tweets WHERE update_count < 2 AND state = 'scheduled'")"
+  # On its schedule: every observation (all are kept: history_keep_unchanged, set above through
+  # the proxy) came within its delay and 5 s of the one before.
+  gaps=$(tk_gaps_sql)
+  late=$(node "$i" -c "$gaps SELECT count(*) FILTER (WHERE gap > delay + interval '5 seconds') || ' of ' || count(*) FROM gaps WHERE gap IS NOT NULL")
+  tk_ok "p$i: every refresh on schedule (late by more than 5 s: $late)" "$([[ $late == "0 of "* ]] && [ "${late#* of }" -gt 100 ]; echo $?)" \
+    "$(node "$i" -c "$gaps SELECT tweet_id, gap, delay FROM gaps WHERE gap > delay + interval '5 seconds' ORDER BY gap DESC LIMIT 5")"
 done
 edited=$(( $(node 0 -c "SELECT count(*) FROM tweetkeeper.edits") + $(node 1 -c "SELECT count(*) FROM tweetkeeper.edits") ))
 waiting=$(( $(node 0 -c "SELECT count(*) FROM tweetkeeper.handovers") + $(node 1 -c "SELECT count(*) FROM tweetkeeper.handovers") ))
