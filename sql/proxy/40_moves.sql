@@ -16,7 +16,7 @@ CREATE TABLE tweetkeeper_proxy.moves (
   started_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT moves_pkey PRIMARY KEY (slot, started_at),
-  CONSTRAINT moves_state_known CHECK (state IN ('moving', 'done'))
+  CONSTRAINT moves_state_known CHECK (state IN ('moving', 'done', 'resumed'))
 );
 SELECT pg_catalog.pg_extension_config_dump('tweetkeeper_proxy.moves', '');
 CREATE SEQUENCE tweetkeeper_proxy.move_id_seq;
@@ -163,15 +163,27 @@ DECLARE
   passes integer := 0;
 BEGIN
   PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-  from_node := (SELECT s.node FROM tweetkeeper_proxy.slots s WHERE s.slot = move_slot.slot);
+  -- (A move cut short after the proxy routed the slot to its new node still has posts to take
+  -- from the old one: its row says which.)
+  from_node := coalesce((SELECT m.from_node FROM tweetkeeper_proxy.moves m WHERE m.slot = move_slot.slot AND m.state = 'moving'
+                          ORDER BY m.started_at DESC LIMIT 1),
+                        (SELECT s.node FROM tweetkeeper_proxy.slots s WHERE s.slot = move_slot.slot));
   IF from_node IS NULL OR tweetkeeper_proxy.connstr(to_node) IS NULL OR batch NOT BETWEEN 1 AND 100000 THEN
     RAISE EXCEPTION 'move_slot: a slot 0..63 of the cluster, a node of it (tweetkeeper.cluster), a batch of 1 to 100000'
       USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  -- A move of this slot cut short (its session ended) is resumed, to the same node only: its
+  -- posts moved so far are there.
+  IF EXISTS (SELECT FROM tweetkeeper_proxy.moves m WHERE m.slot = move_slot.slot AND m.state = 'moving' AND m.to_node <> move_slot.to_node) THEN
+    RAISE EXCEPTION 'slot % is being moved to %: finish that move first', slot,
+      (SELECT m.to_node FROM tweetkeeper_proxy.moves m WHERE m.slot = move_slot.slot AND m.state = 'moving' LIMIT 1)
+      USING ERRCODE = 'object_in_use', HINT = 'CALL tweetkeeper.move_slot(slot, that node): it goes on where it stopped.';
   END IF;
   IF from_node = to_node THEN
     RETURN;
   END IF;
   PERFORM tweetkeeper_proxy.reconcile(from_node, to_node);
+  UPDATE tweetkeeper_proxy.moves m SET state = 'resumed', updated_at = now() WHERE m.slot = move_slot.slot AND m.state = 'moving';
   started := clock_timestamp();
   INSERT INTO tweetkeeper_proxy.moves (slot, from_node, to_node, started_at) VALUES (slot, from_node, to_node, started);
   COMMIT;
@@ -233,8 +245,14 @@ CREATE PROCEDURE rebalance(batch integer DEFAULT 1000)
 DECLARE
   most record;
   fewest record;
+  cut record;
 BEGIN
   PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  -- Moves cut short first (their posts moved so far are on the node they were going to).
+  FOR cut IN SELECT DISTINCT m.slot, m.to_node FROM tweetkeeper_proxy.moves m WHERE m.state = 'moving' LOOP
+    CALL tweetkeeper.move_slot(cut.slot, cut.to_node, batch);
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  END LOOP;
   LOOP
     SELECT n.node, count(s.slot) AS k, max(s.slot) AS top INTO most
       FROM tweetkeeper_proxy.nodes n LEFT JOIN tweetkeeper_proxy.slots s USING (node) GROUP BY n.node ORDER BY 2 DESC, 1 LIMIT 1;

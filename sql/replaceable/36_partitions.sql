@@ -155,9 +155,10 @@ COMMENT ON FUNCTION drop_handovers(text[]) IS
   'Forgets hand-overs delivered (take_handovers). Returns how many.';
 
 -- Moving a slot to another node, in batches (the proxy's move_slot(), docs/partitions.md); each
--- batch a claim of its own: its posts, held on this node by the mark lease_id = -move_id (no
--- worker claims them; a worker's batch in flight is not taken), their rows sent to the other
--- node, which keeps them parked under the same mark, then deleted here and set free there.
+-- batch a claim of its own: its posts, held on this node by the mark lease_id = -move_id and a due
+-- time of 'infinity' (a claim takes a row whose due time has passed even when leased: a lease run
+-- out; a worker's batch in flight is not taken), their rows sent to the other node, which keeps
+-- them parked under the same mark, then deleted here and set free there with their due times.
 -- The rows of a post: every table that keeps something of it.
 -- (PL/pgSQL: the tables it names are made by later parts.)
 CREATE OR REPLACE FUNCTION tweetkeeper_internal.post_rows(ids bigint[]) RETURNS jsonb
@@ -185,6 +186,7 @@ CREATE OR REPLACE FUNCTION move_out(slot integer, move_id bigint, after_id bigin
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   ids bigint[];
+  dues jsonb;
   scan constant integer := 64 * max_posts;  -- rows looked at: about max_posts of one slot in 64
 BEGIN
   PERFORM tweetkeeper_internal.refuse_null('slot, move_id and max_posts', slot IS NULL OR move_id IS NULL OR max_posts IS NULL);
@@ -199,25 +201,28 @@ BEGIN
       SELECT l.tweet_id FROM looked l
        WHERE tweetkeeper_internal.post_partition_hash(l.tweet_id) & 63 = slot
     ), held AS (
-      UPDATE tweetkeeper.tweets t SET lease_id = -move_id
-        FROM (SELECT x.tweet_id FROM tweetkeeper.tweets x JOIN mine USING (tweet_id)
+      UPDATE tweetkeeper.tweets t SET lease_id = -move_id, due_at = CASE WHEN t.due_at IS NOT NULL THEN 'infinity'::timestamptz END
+        FROM (SELECT x.tweet_id, x.due_at FROM tweetkeeper.tweets x JOIN mine USING (tweet_id)
                WHERE x.lease_id IS NULL ORDER BY x.tweet_id LIMIT max_posts FOR UPDATE OF x SKIP LOCKED) s
        WHERE t.tweet_id = s.tweet_id
-      RETURNING t.tweet_id)
-    SELECT array_agg(h.tweet_id ORDER BY h.tweet_id),
+      RETURNING t.tweet_id, s.due_at AS was)
+    SELECT array_agg(h.tweet_id ORDER BY h.tweet_id), coalesce(jsonb_object_agg(h.tweet_id, h.was), '{}'),
            CASE WHEN (SELECT count(*) FROM looked) < scan THEN NULL ELSE (SELECT max(l.tweet_id) FROM looked l) END
-      INTO ids, last_id FROM held h;
+      INTO ids, dues, last_id FROM held h;
     -- (When max_posts were held before the scan's end, go on after the last one held.)
     IF cardinality(ids) = max_posts THEN
       last_id := ids[max_posts];
     END IF;
-    INSERT INTO tweetkeeper.moves (move_id, side, slot, posts) VALUES (move_id, 'out', slot, coalesce(cardinality(ids), 0));
+    INSERT INTO tweetkeeper.moves (move_id, side, slot, posts, due_ats)
+    VALUES (move_id, 'out', slot, coalesce(cardinality(ids), 0), dues);
   ELSE
     ids := ARRAY(SELECT t.tweet_id FROM tweetkeeper.tweets t WHERE t.lease_id = -move_id ORDER BY t.tweet_id);
+    dues := (SELECT m.due_ats FROM tweetkeeper.moves m WHERE m.move_id = move_out.move_id AND m.side = 'out');
     last_id := ids[cardinality(ids)];
   END IF;
   posts := coalesce(cardinality(ids), 0);
-  rows := tweetkeeper_internal.post_rows(coalesce(ids, '{}'));
+  -- (The rows as held, parked as they are on the other node; their due times beside them.)
+  rows := tweetkeeper_internal.post_rows(coalesce(ids, '{}')) || jsonb_build_object('due_ats', dues);
 END $$;
 
 -- The destination's step: the rows move_out() returned, inserted parked (the posts keep the mark
@@ -248,7 +253,7 @@ BEGIN
   INSERT INTO tweetkeeper.edits SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.edits, rows -> 'edits');
   INSERT INTO tweetkeeper.bluesky_handles SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.bluesky_handles, rows -> 'bluesky_handles')
   ON CONFLICT ON CONSTRAINT bluesky_handles_pkey DO NOTHING;
-  INSERT INTO tweetkeeper.moves (move_id, side, slot, posts) VALUES (move_id, 'in', slot, n);
+  INSERT INTO tweetkeeper.moves (move_id, side, slot, posts, due_ats) VALUES (move_id, 'in', slot, n, coalesce(rows -> 'due_ats', '{}'));
   RETURN n;
 END $$;
 
@@ -278,7 +283,9 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.free_moved(move_id bigint, side 
 DECLARE
   n integer;
 BEGIN
-  UPDATE tweetkeeper.tweets t SET lease_id = NULL WHERE t.lease_id = -move_id;
+  UPDATE tweetkeeper.tweets t SET lease_id = NULL, due_at = (m.due_ats ->> t.tweet_id::text)::timestamptz
+    FROM tweetkeeper.moves m
+   WHERE t.lease_id = -free_moved.move_id AND m.move_id = free_moved.move_id AND m.side = free_moved.side;
   GET DIAGNOSTICS n = ROW_COUNT;
   DELETE FROM tweetkeeper.moves m WHERE m.move_id = free_moved.move_id AND m.side = free_moved.side;
   IF n > 0 THEN

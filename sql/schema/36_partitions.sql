@@ -31,15 +31,17 @@ SELECT pg_catalog.pg_extension_config_dump('handovers', '');
 
 -- Posts in transit between two nodes (a slot moving to another node, moved in batches by the
 -- proxy's move_slot()): a batch's posts are held on the node they leave, and kept parked on the
--- node they go to, by the same mark (tweets.lease_id = -move_id: no worker claims them, nothing
--- else lets go of them), until they are deleted where they were and set free where they are. A
--- row per move and side says which this node is; a move cut short is finished or undone from
--- them (move_slot() begins with it).
+-- node they go to, by the same mark (tweets.lease_id = -move_id, due_at 'infinity': no claim takes
+-- them, not even as a lease run out, and nothing else lets go of them), until they are deleted
+-- where they were and set free where they are, their due times given back (due_ats). A row per
+-- move and side says which this node is; a move cut short is finished or undone from them
+-- (move_slot() begins with it).
 CREATE TABLE moves (
   move_id bigint NOT NULL,
   side text NOT NULL,                  -- 'out': its posts leave this node; 'in': they arrive here
   slot integer NOT NULL,
   posts integer NOT NULL,
+  due_ats jsonb NOT NULL DEFAULT '{}',  -- each post's due time before the move held it (by id)
   at timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT moves_pkey PRIMARY KEY (move_id, side),
   CONSTRAINT moves_side_known CHECK (side IN ('out', 'in')),
