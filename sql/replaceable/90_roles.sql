@@ -46,10 +46,11 @@ GRANT EXECUTE ON FUNCTION watch(bigint[], interval, interval), unwatch(bigint[])
 -- Partitions: the hash is the reader's (it places posts, nothing more); making this node a
 -- partition and the proxy's side of hand-overs are the admin's.
 GRANT EXECUTE ON FUNCTION partition_hash(text, text, text), url_partition_hash(text) TO tweetkeeper_reader;
-GRANT EXECUTE ON FUNCTION set_partition(text, integer[]), take_handovers(integer), drop_handovers(text[]),
-  replace_age_policy(interval[], interval[], boolean), move_out(integer, bigint, bigint, integer),
-  move_in(integer, bigint, jsonb), move_step(bigint, text),
-  moves_here(), slot_posts(integer), set_credential_share(text, integer, bigint) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION take_handovers(integer), drop_handovers(text[]), replace_age_policy(interval[], interval[], boolean)
+  TO tweetkeeper_admin;
+-- (Making a node a partition and moving posts between nodes, set_partition, move_out, move_in,
+-- move_step, moves_here, slot_posts, set_credential_share, set_setting, are the superuser's, as
+-- the proxy's cluster changes are: move_in writes every kind of row, history and payloads too.)
 GRANT EXECUTE ON FUNCTION policy_digest(), settings_digest() TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),

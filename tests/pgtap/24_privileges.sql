@@ -36,11 +36,8 @@ INSERT INTO contract SELECT 'tweetkeeper_admin', fn FROM contract WHERE role = '
 INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unnest(ARRAY[
   'tweetkeeper.watch(bigint[], interval, interval)', 'tweetkeeper.unwatch(bigint[])',
   'tweetkeeper.set_refresh_policy(bigint[], text)',
-  'tweetkeeper.set_partition(text, integer[])', 'tweetkeeper.take_handovers(integer)', 'tweetkeeper.drop_handovers(text[])',
-  'tweetkeeper.replace_age_policy(interval[], interval[], boolean)', 'tweetkeeper.move_out(integer, bigint, bigint, integer)',
-  'tweetkeeper.move_in(integer, bigint, jsonb)', 'tweetkeeper.move_step(bigint, text)', 'tweetkeeper.moves_here()',
-  'tweetkeeper.slot_posts(integer)',
-  'tweetkeeper.set_credential_share(text, integer, bigint)',
+  'tweetkeeper.take_handovers(integer)', 'tweetkeeper.drop_handovers(text[])',
+  'tweetkeeper.replace_age_policy(interval[], interval[], boolean)',
   'tweetkeeper.schedule_tweet(bigint, timestamptz)', 'tweetkeeper.schedule_tweets(bigint[])',
   'tweetkeeper.schedule_from_trigger()', 'tweetkeeper.maintenance()', 'tweetkeeper.check_tweet(bigint, timestamptz)',
   'tweetkeeper.derived_created_at(bigint)', 'tweetkeeper.add_credential(text, integer, interval, bigint, text, numeric)',

@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(54);
+SELECT plan(56);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -135,6 +135,11 @@ CREATE TEMP TABLE was AS
   SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t.tweet_id)) FROM tweetkeeper.tweets t
            WHERE tweetkeeper.partition_hash('x', '', t.tweet_id::text) & 63 = (SELECT slot FROM k)) AS tweets,
          (SELECT md5(string_agg(h::text, ',')) FROM tweetkeeper.metric_history_hot h WHERE h.tweet_id = pg_temp.id(true, 4)) AS history;
+-- The moves' steps are the superuser's: move_in writes every kind of row (history, payloads).
+SET LOCAL ROLE tweetkeeper_admin;
+SELECT throws_ok($$SELECT tweetkeeper.move_in(0, 99, '{"tweets": []}')$$, '42501', NULL, 'the admin may not take posts in (move_in)');
+SELECT throws_ok($$SELECT tweetkeeper.set_partition('p9', ARRAY[1])$$, '42501', NULL, 'nor make this node a partition');
+RESET ROLE;
 CREATE TEMP TABLE out1 AS SELECT * FROM tweetkeeper.move_out((SELECT slot FROM k), 7, NULL, 1000);
 SELECT ok((SELECT posts >= 1 AND last_id IS NULL FROM out1)
           AND (SELECT bool_and(lease_id = -7) FROM tweetkeeper.tweets WHERE tweet_id = pg_temp.id(true, 4)),
