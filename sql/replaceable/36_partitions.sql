@@ -317,11 +317,6 @@ BEGIN ATOMIC
     FROM tweetkeeper.moves m ORDER BY m.move_id, m.side;
 END;
 
--- How many posts of a slot this node tracks (a slot moves until none is left).
-CREATE OR REPLACE FUNCTION slot_posts(slot integer) RETURNS bigint
-  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-  RETURN (SELECT count(*) FROM tweetkeeper.tweets t WHERE tweetkeeper_internal.post_partition_hash(t.tweet_id) & 63 = slot);
-
 -- A credential's share set again from its whole window and cap (after this node's slots
 -- changed: the proxy's move_slot()); what is left of the current window shrinks with it.
 CREATE OR REPLACE FUNCTION set_credential_share(name text, requests_per_window integer, monthly_cap bigint) RETURNS integer

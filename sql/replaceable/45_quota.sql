@@ -246,9 +246,10 @@ BEGIN
   -- began (another node's first request may have started it before ours did: two windows out of
   -- step would let a node spend its share twice in one of the API's), with what is left of its
   -- share: less what it claimed since the window began (node_window_left(), a second early, as
-  -- the API rounds its reset up).
+  -- the API rounds its reset up). Once per window: when the API's window is ours already, our
+  -- count of what is left is exact and the answers are read as on one node.
   aligned := tweetkeeper_internal.held_slots() IS NOT NULL AND a.reset IS NOT NULL AND a.remaining IS NOT NULL
-             AND r.status IS DISTINCT FROM 'waiting'
+             AND r.status IS DISTINCT FROM 'waiting' AND a.reset IS DISTINCT FROM cur.window_reset_at
              AND (cur.window_reset_at IS NULL OR a.reset > cur.window_reset_at - cur.window_length);
   IF aligned THEN
     part_left := tweetkeeper_internal.node_window_left(least(cur.requests_per_window, tweetkeeper_internal.node_share(a.lim)),

@@ -49,7 +49,7 @@ GRANT EXECUTE ON FUNCTION partition_hash(text, text, text), url_partition_hash(t
 GRANT EXECUTE ON FUNCTION take_handovers(integer), drop_handovers(text[]), replace_age_policy(interval[], interval[], boolean)
   TO tweetkeeper_admin;
 -- (Making a node a partition and moving posts between nodes, set_partition, move_out, move_in,
--- move_step, moves_here, slot_posts, set_credential_share, set_setting, are the superuser's, as
+-- move_step, moves_here, set_credential_share, set_setting, are the superuser's, as
 -- the proxy's cluster changes are: move_in writes every kind of row, history and payloads too.)
 GRANT EXECUTE ON FUNCTION policy_digest(), settings_digest() TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(bigint[]),
