@@ -39,6 +39,9 @@ int adaptive_stop_quiet_s = 2 * 86400;
 int adaptive_keep_engaged = 1;
 double adaptive_share = 0.05;
 char* refresh_policy = nullptr;
+bool bluesky_stream_counts = false;
+int stream_reconcile_factor = 10;
+int stream_stale_after_s = 60;
 
 namespace {
 const config_enum_entry kSpendingOptions[] = {
@@ -154,6 +157,26 @@ void DefineKeepingSettings(bool preloading) {
       "erase (the default) follows X's terms, which require stored content to follow deletions; "
       "keep leaves the last payloads in place, outside those terms. A tombstone is kept either way.",
       &deleted_payloads, kDeletedErase, kDeletedPayloadsOptions, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  // Stream counts (sql/replaceable/38_stream.sql, docs/workers.md): PGC_SUSET as every setting of
+  // what the SECURITY DEFINER functions do.
+  DefineCustomBoolVariable(
+      "tweetkeeper.bluesky_stream_counts",
+      "Count Bluesky posts' likes, reposts, replies and quotes from Jetstream as they happen.",
+      "On, a reader (tweetkeeper-worker --stream-counts) keeps the counts of tracked Bluesky posts from "
+      "the network's stream, and getPosts reads only reconcile them, tweetkeeper.stream_reconcile_factor "
+      "times less often. Off (the default), nothing changes.",
+      &bluesky_stream_counts, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.stream_reconcile_factor",
+      "How many times longer than its refresh policy says a post counted by the stream waits between reads.",
+      "Its reads only reconcile the stream's counts (the difference is kept: tweetkeeper.stream_stats).",
+      &stream_reconcile_factor, 10, 1, 1000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.stream_stale_after",
+      "How long the stream's reader may go without storing before reads store counts again.",
+      "A read while the stream is stale stores its counts, and its post leaves the stream until the "
+      "reader adopts it again from a later read.",
+      &stream_stale_after_s, 60, 5, 86400, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable(
       "tweetkeeper.history_keep_unchanged",
       "Store an observation even when all of its counts equal the tweet's previous ones.",

@@ -23,6 +23,7 @@
 #include "provider/factory.hpp"
 #include "dsn/dsn.hpp"
 #include "follow/follower.hpp"
+#include "stream/stream_reader.hpp"
 #include "runner/runner.hpp"
 
 namespace tk = tweetkeeper::worker;
@@ -166,6 +167,26 @@ int Follow(const tk::Options& o, tk::RunnerOptions ro) {
   return follower.Run();
 }
 
+// --stream-counts: the stream's reader instead of the refreshing slots (stream/stream_reader.hpp).
+int StreamCounts(const tk::Options& o) {
+  tk::StopSignal stop;
+  tk::stream::StreamOptions so;
+  so.name = o.name;
+  so.dsn = o.dsn;
+  so.jetstream_url = o.jetstream_url;
+  so.flush = std::chrono::milliseconds(static_cast<std::int64_t>(o.stream_flush_s * 1000));
+  so.ring_us = static_cast<std::int64_t>(o.stream_ring_s) * 1'000'000;
+  so.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
+  tk::stream::StreamReader reader(std::move(so), stop);
+  SignalThread signals(stop);
+  try {
+    if (!reader.Connect(std::chrono::seconds(o.startup_timeout_s))) return 0;
+    return reader.Run();
+  } catch (const std::exception& e) {
+    return Fail(tk::kExitRuntime, e.what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,6 +257,7 @@ int main(int argc, char** argv) {
     if (!o.warc_dir.empty())
       if (const std::optional<int> failed = RecordExchanges(o, ro)) return *failed;
     if (o.follow) return Follow(o, std::move(ro));
+    if (o.stream_counts) return StreamCounts(o);
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));
     if (const std::optional<int> failed = ServeMetrics(runner.telemetry(), o.metrics_address)) return *failed;
     SignalThread signals(runner.stop_signal());  // a signal also ends the wait for the database

@@ -780,8 +780,11 @@ BEGIN
   -- as it was.)
   -- (Steps are called as expressions, x := f(): a query such as SELECT ... FROM f() would go
   -- through the executor, and these run on every completion.)
+  -- (Stream counts: a read of a post the stream counts only reconciles it; sql/replaceable/38_stream.sql.)
+  observations := tweetkeeper_internal.stream_observations(observations, b.tweet_ids);
   observed := tweetkeeper_internal.store_observations(lease, observations, b.tweet_ids, b.credential, keep_payloads,
                                       keep_all, at_now, ages, delays);
+  PERFORM tweetkeeper_internal.stream_put_off(b.tweet_ids, at_now);
   IF observed.edited IS NOT NULL THEN
     -- (At most one per post of this lease, and only a newer id: observations_in(). Counted on
     -- the batch, as each is a read more per refresh from now on.)

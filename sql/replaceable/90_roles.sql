@@ -97,3 +97,9 @@ GRANT EXECUTE ON FUNCTION claim_follows(text, text, integer, interval, boolean, 
   record_follow_read(bigint, text, bigint[], text, text), follow_read_allowed(text),
   mark_follows_read(bigint[], timestamptz), delete_followed_posts(bigint, text[]), follow_shares(text, text)
   TO tweetkeeper_worker;
+-- The Jetstream reader of stream counts (38_stream.sql): its lease, and under it only.
+GRANT EXECUTE ON FUNCTION stream_take(text, interval, interval), stream_held_posts(), stream_held_records(),
+  stream_reads_due(timestamptz, integer),
+  store_stream_counts(bigint, bigint, bigint, bigint[], timestamptz[], bigint[], bigint[], bigint[], smallint[], bigint[],
+                      bigint[], timestamptz[], text[], bigint[])
+  TO tweetkeeper_worker;

@@ -152,3 +152,7 @@ ALTER TABLE tweetkeeper.tweets ADD COLUMN refresh_policy text, ADD COLUMN adapti
 -- Partitions behind PL/Proxy (issue 51): which slots this node holds (none said: alone, all of
 -- them, as before) and the posts it hands over to the node that holds them.
 -- include sql/schema/36_partitions.sql
+
+-- Stream counts (issue 52): Bluesky counts from Jetstream, reads only reconcile them. Empty until
+-- tweetkeeper.bluesky_stream_counts is on and a reader runs.
+-- include sql/schema/38_stream.sql

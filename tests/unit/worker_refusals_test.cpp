@@ -41,7 +41,7 @@ struct FakeApi {
         return a;
       }
     }
-    for (std::int64_t id : ids) a.result.observations.push_back(Observation{id, {}, "", std::nullopt, "", "", "", std::nullopt});
+    for (std::int64_t id : ids) a.result.observations.push_back(Observation{id, {}, "", std::nullopt, "", "", "", std::nullopt, std::nullopt});
     return a;
   }
 };

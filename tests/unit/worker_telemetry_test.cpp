@@ -49,7 +49,7 @@ TEST(Telemetry, CountsWhatHappened) {
   BatchResult answer;
   answer.problems = {{1, "resource-not-found", ""}, {2, "resource-not-found", ""}, {3, "", ""}};
   answer.omitted = {4, 5, 6};
-  answer.observations = {{7, {}, "", {}, "", "", "", {}}, {8, {}, "like_count -1", {}, "", "", "", {}}};
+  answer.observations = {{7, {}, "", {}, "", "", "", {}, {}}, {8, {}, "like_count -1", {}, "", "", "", {}, {}}};
   t.Problems(answer);
   t.Batch("completed");
   t.Claim(0.004);

@@ -47,6 +47,9 @@ struct Observation {
   std::string content_hash;  // the payload's hex md5 (provider/content_hash.hpp), set with it
   // X: the last of edit_history_tweet_ids when it is newer than `id` (the post was edited).
   std::optional<std::int64_t> newest_id;
+  // Bluesky: the moment the answer's counts are as of (its Date header, Unix ms): stream counts
+  // compare the read with the stream's count then (sql/replaceable/38_stream.sql).
+  std::optional<std::int64_t> as_of_ms;
 };
 
 // A requested id the API answered with an error (deleted, protected, ...).

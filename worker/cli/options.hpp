@@ -55,6 +55,11 @@ struct Options {
   double follow_max_poll_s = 900;   // --follow-max-poll: none read less often (the budget permitting)
   double follow_share = 0.5;        // --follow-share: of each rate-limit window, for following
   int follow_lease_s = 15;
+  // --stream-counts (bluesky): count likes, reposts, replies and quotes of tracked posts from
+  // Jetstream (stream/stream_reader.hpp) instead of refreshing.
+  bool stream_counts = false;
+  double stream_flush_s = 2;        // --stream-flush: how often counts, history and position are stored
+  int stream_ring_s = 120;          // --stream-ring: events kept to place reads in time
   // --jetstream-url (bluesky): the stream a follower reads; "none": each account's feed instead.
   std::string jetstream_url = "wss://jetstream1.us-east.bsky.network";          // --follow-lease: a killed follower's accounts move on after this
 };

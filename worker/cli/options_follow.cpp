@@ -25,6 +25,20 @@ void AddFollowOptions(CLI::App& app, Options& o) {
                  "\"none\": read each account's feed (getAuthorFeed) as often as the AppView's window allows")
       ->capture_default_str()
       ->type_name("URL");
+  app.add_flag("--stream-counts", o.stream_counts,
+               "--provider bluesky: count the likes, reposts, replies and quotes of tracked Bluesky posts from "
+               "Jetstream (--jetstream-url) as they happen, instead of refreshing; needs "
+               "tweetkeeper.bluesky_stream_counts on. One reader per database: others wait for its lease");
+  AddBounded(app, "--stream-flush", o.stream_flush_s,
+             "--stream-counts: how often the counts that moved, their history and the stream's position are "
+             "stored (one transaction); a post's history gets a point at most this often",
+             0.1, 60.0)
+      ->type_name("SECONDS");
+  AddBounded(app, "--stream-ring", o.stream_ring_s,
+             "--stream-counts: how long every event is kept in memory to place a read in time (a read older "
+             "than this when the reader takes it in is read again, or not compared)",
+             10, 3600)
+      ->type_name("SECONDS");
   AddBounded(app, "--follow-share", o.follow_share,
              "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
              "credential's timeline window) this follower spends; the rest is the refreshing workers'",
@@ -38,6 +52,9 @@ std::optional<std::string> CheckFollow(const Parsing& p) {
   if (o.jetstream_url != "none" && o.jetstream_url.rfind("ws://", 0) != 0 && o.jetstream_url.rfind("wss://", 0) != 0)
     return UsageLine("--jetstream-url '" + o.jetstream_url + "' is not ws:// or wss://host[:port], nor none", p.argc,
                      p.argv);
+  if (o.stream_counts && (o.provider != "bluesky" || o.follow || o.jetstream_url == "none"))
+    return "tweetkeeper-worker: --stream-counts reads Bluesky's Jetstream: use --provider bluesky, a --jetstream-url, "
+           "and no --follow";
   if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s)
     return "tweetkeeper-worker: --follow-min-poll is more than --follow-max-poll";
   return std::nullopt;

@@ -33,27 +33,10 @@ bool FollowDb::connected() const { return connection_ && connection_->is_open();
 
 void FollowDb::Connect() {
   connection_.reset();
-  auto c = std::make_unique<pqxx::connection>(dsn_);
-  pqxx::work tx(*c);
-  const pqxx::row r = tx.exec1(
-      "SELECT e.extversion IS NOT NULL,"
-      "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN"
-      "         to_regprocedure('tweetkeeper.claim_follows(text,text,integer,interval,boolean,text)') IS NOT NULL"
-      "         AND has_function_privilege('tweetkeeper.claim_follows(text,text,integer,interval,boolean,text)', 'EXECUTE')"
-      "         AND has_function_privilege('tweetkeeper.store_follow_posts(bigint,text[],timestamptz[],text,timestamptz,"
-      "timestamptz)', 'EXECUTE') END"
-      "       , pg_is_in_recovery()"
-      "  FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
-  tx.commit();
-  // A standby (or a primary not yet promoted) is waited for, as by the refresher's slots.
-  if (r[2].as<bool>()) throw DatabaseInRecovery();
-  if (!r[0].as<bool>())
-    throw DatabaseUnusable("the database has no tweetkeeper extension: CREATE EXTENSION tweetkeeper first");
-  if (r[1].is_null() || !r[1].as<bool>())
-    throw DatabaseUnusable(
-        "this role may not follow accounts: it needs tweetkeeper_worker, and the extension 0.5.0 or later "
-        "(claim_follows)");
-  connection_ = std::move(c);
+  connection_ = ConnectServing(dsn_,
+                               {"tweetkeeper.claim_follows(text,text,integer,interval,boolean,text)",
+                                "tweetkeeper.store_follow_posts(bigint,text[],timestamptz[],text,timestamptz,timestamptz)"},
+                               "follow accounts");
 }
 
 std::vector<Followed> FollowDb::Claim(int max_accounts, int lease_seconds) {

@@ -64,6 +64,13 @@ std::string SubscribeTarget(std::int64_t cursor) {
          (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string());
 }
 
+// The whole network's events of these collections (NSIDs: letters, digits, dots), from `cursor`.
+std::string NetworkTarget(std::int64_t cursor, const std::vector<std::string>& collections) {
+  std::string target = "/subscribe?";
+  for (std::size_t i = 0; i < collections.size(); ++i) target += (i ? "&" : "") + ("wantedCollections=" + collections[i]);
+  return target + (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string());
+}
+
 // TLS as a client that checks the server's certificate against the system's authorities.
 ssl::context VerifyingTls() {
   ssl::context tls(ssl::context::tls_client);
@@ -161,6 +168,11 @@ void JetstreamClient::SetDids(std::vector<std::string> dids) {
   ++dids_generation_;
 }
 
+void JetstreamClient::SetNetwork(std::vector<std::string> collections) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  collections_ = std::move(collections);
+}
+
 void JetstreamClient::Reconnect() {
   std::lock_guard<std::mutex> lock(mutex_);
   frames_.clear();
@@ -192,7 +204,12 @@ void JetstreamClient::Loop() {
   while (!stop_) {
     std::vector<std::string> dids;
     const std::uint64_t generation = DidsNow(&dids);
-    if (dids.empty()) {
+    bool network = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      network = !collections_.empty();
+    }
+    if (dids.empty() && !network) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
@@ -241,6 +258,11 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
     if (secure) f(*secure);
     else f(*plain);
   };
+  std::vector<std::string> network;  // SetNetwork()'s collections, or none: the DIDs'
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    network = collections_;
+  }
   std::string error;
   bool delivered = false;
   bool open = false;
@@ -291,7 +313,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
         error = stopping ? "stopped" : "reconnecting at the follower's request";
         return fail(stopping ? "stop" : "reconnect", beast::error_code());
       }
-      if (open && !writing) {
+      if (open && !writing && network.empty()) {
         std::vector<std::string> dids;
         const std::uint64_t generation = DidsNow(&dids);
         if (generation != sent_generation) {
@@ -302,7 +324,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
       tick();
     });
   };
-  const std::string target = SubscribeTarget(cursor_us_());
+  const std::string target = network.empty() ? SubscribeTarget(cursor_us_()) : NetworkTarget(cursor_us_(), network);
   tcp::resolver resolver(ioc);
   resolver.async_resolve(e->host, e->port, [&](beast::error_code ec, tcp::resolver::results_type results) {
     if (ec) return fail("resolve " + e->host, ec);
@@ -310,7 +332,7 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
       Open(ws, results, *e, target, fail, [&] {
         open = true;
         ++connections_;
-        send_options(first_dids, first_generation);
+        if (network.empty()) send_options(first_dids, first_generation);
         read();
       });
     });

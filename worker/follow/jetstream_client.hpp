@@ -34,6 +34,9 @@ class JetstreamClient {
 
   // The DIDs to follow (none: no connection; a Jetstream without wantedDids is the firehose).
   void SetDids(std::vector<std::string> dids);
+  // Or these collections of the whole network, no DIDs (stream counts: every like, repost and
+  // post, whoever made it); set once, before the first connection.
+  void SetNetwork(std::vector<std::string> collections);
   // Frames received, oldest first: at most max, waiting up to `wait` for the first.
   std::vector<std::string> Take(std::chrono::milliseconds wait, std::size_t max);
   // Connections made so far (each reconnection one more), and the last failure, one line.
@@ -70,6 +73,7 @@ class JetstreamClient {
   std::atomic<bool> reconnect_{false};
   std::vector<std::string> dids_;
   std::uint64_t dids_generation_ = 0;
+  std::vector<std::string> collections_;  // SetNetwork()
   std::string last_error_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> connections_{0};

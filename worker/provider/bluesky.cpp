@@ -1,4 +1,6 @@
 #include "provider/bluesky.hpp"
+
+#include "text/utc_time.hpp"
 #include "json/bounded.hpp"
 
 #include <rapidjson/document.h>
@@ -166,6 +168,10 @@ BatchResult BlueskyProvider::ParseAnswer(const HttpResponse& response, const std
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   BatchResult result = response.status == 200 ? ParseOk(response.body, ids, keys) : FailedAnswer(response);
   result.rate_limit = ParseXrpcRateLimit(response.headers, now_s);
+  // The AppView's counts are as of its Date (to the second): stream counts place the read by it.
+  if (const auto date = response.headers.find("date"); date != response.headers.end())
+    if (const std::optional<std::int64_t> as_of = ParseHttpDate(date->second))
+      for (Observation& o : result.observations) o.as_of_ms = *as_of * 1000;
   return result;
 }
 

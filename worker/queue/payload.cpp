@@ -60,6 +60,7 @@ std::string ObservationsJson(const std::vector<Observation>& observations) {
     for (const CountField& field : kCountFields) Count(w, field.name, o.metrics.*field.member);
     if (!o.invalid.empty()) json::Member(w, "invalid", o.invalid);
     if (o.created_ms) json::Member(w, "created_at", IsoMillis(*o.created_ms));
+    if (o.as_of_ms) json::Member(w, "as_of", IsoMillis(*o.as_of_ms));
     // The provider's own JSON text, parsed from the answer and written by rapidjson: valid.
     if (!o.payload.empty()) {
       w.Key("payload");

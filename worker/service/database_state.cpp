@@ -1,5 +1,7 @@
 #include "service/database_state.hpp"
 
+#include <pqxx/pqxx>
+
 #include <libpq-fe.h>
 
 
@@ -40,6 +42,31 @@ const char* ConnectFailureName(ConnectFailure failure) {
       return "refusing this login";
   }
   return "unavailable";
+}
+
+std::unique_ptr<pqxx::connection> ConnectServing(const std::string& dsn, const std::vector<std::string>& functions,
+                                                 const std::string& what) {
+  auto c = std::make_unique<pqxx::connection>(dsn);
+  pqxx::work tx(*c);
+  std::string may = "true";
+  for (const std::string& f : functions)
+    may += " AND to_regprocedure(" + tx.quote(f) + ") IS NOT NULL AND has_function_privilege(" + tx.quote(f) +
+           ", 'EXECUTE')";
+  const pqxx::row r = tx.exec1(
+      "SELECT e.extversion IS NOT NULL,"
+      "       CASE WHEN e.extversion IS NOT NULL AND has_schema_privilege(e.extnamespace, 'USAGE') THEN " + may + " END,"
+      "       pg_is_in_recovery()"
+      "  FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'tweetkeeper'");
+  tx.commit();
+  if (r[2].as<bool>()) throw DatabaseInRecovery();
+  if (!r[0].as<bool>())
+    throw DatabaseUnusable("the database has no tweetkeeper extension: CREATE EXTENSION tweetkeeper first");
+  if (r[1].is_null() || !r[1].as<bool>()) {
+    const std::string first = functions.empty() ? std::string() : functions.front().substr(0, functions.front().find('('));
+    throw DatabaseUnusable("this role may not " + what + ": it needs tweetkeeper_worker, and the extension 0.5.0 or later (" +
+                           first.substr(first.find('.') + 1) + ")");
+  }
+  return c;
 }
 
 }  // namespace tweetkeeper::worker

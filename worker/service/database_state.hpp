@@ -4,9 +4,12 @@
 // connection slots or in recovery; it exits at once for what waiting cannot fix: a refused login
 // (password, role, database), no extension, no grants.
 
+#include <memory>
+#include <pqxx/connection>
 #include <pqxx/except>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tweetkeeper::worker {
 
@@ -38,5 +41,13 @@ ConnectFailure ClassifyConnectFailure(const std::string& dsn, const std::string&
 
 // For the log: what the database is doing, in a few words.
 const char* ConnectFailureName(ConnectFailure failure);
+
+// A connection to a database that serves a service: the extension is there, this role may call
+// each of `functions` (signatures as to_regprocedure reads them; the first names the API in the
+// refusal), and the server takes writes. Throws DatabaseInRecovery (waited for, as by the
+// refresher's slots), or DatabaseUnusable: "this role may not <what>: it needs
+// tweetkeeper_worker, and the extension 0.5.0 or later (<the first function>)".
+std::unique_ptr<pqxx::connection> ConnectServing(const std::string& dsn, const std::vector<std::string>& functions,
+                                                 const std::string& what);
 
 }  // namespace tweetkeeper::worker

@@ -1,0 +1,227 @@
+#include "stream/counter.hpp"
+
+#include <algorithm>
+
+namespace tweetkeeper::worker::stream {
+
+const char* ResultName(ReadResult r) {
+  switch (r) {
+    case ReadResult::kAdopted: return "adopt";
+    case ReadResult::kAgain: return "again";
+    case ReadResult::kCompared: return "compared";
+    case ReadResult::kSkipped: return "skipped";
+  }
+  return "again";
+}
+
+void Counter::Reset(std::int64_t position_us) {
+  posts_.clear();
+  by_key_.clear();
+  records_.clear();
+  ring_.clear();
+  ring_posts_.clear();
+  ring_records_.clear();
+  ring_base_ = 1;
+  pending_ = Flush();
+  start_us_ = position_us;
+  last_us_ = 0;
+  // (Started live, the ring holds nothing before the first event.)
+  ring_start_us_ = position_us > 0 ? position_us + 1 : INT64_MAX;
+}
+
+void Counter::AddPost(std::int64_t id, const PostKey& key, const Counts& counts) {
+  Post& p = posts_[id];
+  p.key = key;
+  p.counts = counts;
+  by_key_[key] = id;
+}
+
+void Counter::AddRecord(std::uint64_t record, std::int64_t id, Kind kind) { records_[record] = {id, kind}; }
+
+void Counter::Pass(std::int64_t time_us) {
+  if (ring_start_us_ == INT64_MAX) ring_start_us_ = time_us;
+  last_us_ = std::max(last_us_, time_us);
+  ++pending_.events;
+  Expire();
+}
+
+void Counter::Push(std::int64_t time_us, const PostKey& key, std::uint64_t record, Kind kind, int delta) {
+  const std::uint64_t seq = ring_base_ + ring_.size();
+  ring_.push_back({time_us, record, 0, key, kind, delta});
+  const auto [it, fresh] = ring_posts_.try_emplace(key, Span{seq, seq});
+  if (!fresh) {
+    ring_[it->second.tail - ring_base_].next = seq;
+    it->second.tail = seq;
+  }
+  if (delta > 0) ring_records_[record] = seq;
+}
+
+void Counter::Expire() {
+  const std::int64_t horizon = last_us_ - ring_us_;
+  while (!ring_.empty() && ring_.front().time_us < horizon) {
+    const Entry& e = ring_.front();
+    const auto span = ring_posts_.find(e.key);
+    if (e.next == 0) ring_posts_.erase(span);
+    else span->second.head = e.next;
+    if (e.delta > 0) {
+      const auto r = ring_records_.find(e.record);
+      if (r != ring_records_.end() && r->second == ring_base_) ring_records_.erase(r);
+    }
+    ring_.pop_front();
+    ++ring_base_;
+  }
+  if (ring_start_us_ < horizon) ring_start_us_ = horizon;
+}
+
+void Counter::Count(Post& post, std::int64_t id, Kind kind, std::uint64_t record, std::int64_t time_us) {
+  ++post.counts[kind];
+  records_[record] = {id, kind};
+  pending_.keys.push_back(static_cast<std::int64_t>(record));
+  pending_.key_ids.push_back(id);
+  pending_.kinds.push_back(kind + 1);
+  post.dirty = true;
+  post.last_us = std::max(post.last_us, time_us);
+  ++pending_.counted;
+}
+
+void Counter::Undo(const CountEvent& e) {
+  for (int k = 0; k < kKinds; ++k) {
+    if (!e.may_undo[k]) continue;
+    const std::uint64_t r = e.record[k];
+    if (const auto it = records_.find(r); it != records_.end()) {
+      const auto post = posts_.find(it->second.id);
+      if (post != posts_.end()) {
+        Post& p = post->second;
+        p.counts[k] = std::max<std::int64_t>(0, p.counts[k] - 1);
+        p.dirty = true;
+        p.last_us = std::max(p.last_us, e.time_us);
+        ++pending_.counted;
+        Push(e.time_us, p.key, r, static_cast<Kind>(k), -1);
+      }
+      pending_.gone.push_back(static_cast<std::int64_t>(r));
+      records_.erase(it);
+    } else if (const auto made = ring_records_.find(r); made != ring_records_.end()) {
+      // Made within the ring for a post not counted (yet): remembered for its adoption.
+      const PostKey key = ring_[made->second - ring_base_].key;
+      ring_records_.erase(made);
+      Push(e.time_us, key, r, static_cast<Kind>(k), -1);
+    }
+  }
+}
+
+void Counter::Apply(const CountEvent& e) {
+  Pass(e.time_us);
+  Undo(e);  // a delete, or the record an update replaces
+  if (!e.create) return;
+  for (int k = 0; k < kKinds; ++k) {
+    if (e.subject[k].empty()) continue;
+    const std::uint64_t r = e.record[k];
+    if (records_.count(r) || ring_records_.count(r)) continue;  // seen already (a replay)
+    if (const auto id = by_key_.find(e.subject[k]); id != by_key_.end()) {
+      Count(posts_[id->second], id->second, static_cast<Kind>(k), r, e.time_us);
+    }
+    Push(e.time_us, e.subject[k], r, static_cast<Kind>(k), +1);
+  }
+}
+
+ReadResult Counter::Read(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts,
+                         bool counted, Counts* difference) {
+  const ReadResult result = Decide(id, key, as_of_us, counts, counted, difference);
+  pending_.read_ids.push_back(id);
+  pending_.read_as_of_us.push_back(as_of_us);
+  pending_.read_results.push_back(result);
+  pending_.differences.insert(pending_.differences.end(), difference->begin(), difference->end());
+  return result;
+}
+
+ReadResult Counter::Decide(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts,
+                           bool counted, Counts* difference) {
+  *difference = Counts{};
+  const auto span = ring_posts_.find(key);
+  const auto entries = [&](auto&& f) {
+    if (span == ring_posts_.end()) return;
+    for (std::uint64_t seq = span->second.head; seq != 0;) {
+      const Entry& e = ring_[seq - ring_base_];
+      f(e);
+      seq = e.next;
+    }
+  };
+  auto it = posts_.find(id);
+  if (it != posts_.end() && counted) {
+    if (as_of_us < ring_start_us_) return ReadResult::kSkipped;
+    // The stream's count at as_of: now's, less what came since.
+    Counts then = it->second.counts;
+    entries([&](const Entry& e) {
+      if (e.time_us >= as_of_us) then[e.kind] -= e.delta;
+    });
+    bool differs = false;
+    for (int k = 0; k < kKinds; ++k) {
+      (*difference)[k] = counts[k] - then[k];
+      differs |= (*difference)[k] != 0;
+    }
+    if (differs) {
+      // The read is the truth: the stream missed or miscounted events before it.
+      Post& p = it->second;
+      for (int k = 0; k < kKinds; ++k) p.counts[k] = std::max<std::int64_t>(0, p.counts[k] + (*difference)[k]);
+      p.dirty = true;
+      p.last_us = std::max(p.last_us, as_of_us);
+    }
+    return ReadResult::kCompared;
+  }
+  if (as_of_us < ring_start_us_) return ReadResult::kAgain;
+  // Adopted: the read's counts, its records made since the ring's start known, and every event
+  // since the read counted.
+  if (it != posts_.end()) by_key_.erase(it->second.key);
+  Post& p = posts_[id];
+  p = Post();
+  p.key = key;
+  p.counts = counts;
+  by_key_[key] = id;
+  entries([&](const Entry& e) {
+    if (e.time_us < as_of_us) {
+      if (e.delta > 0) {
+        records_[e.record] = {id, e.kind};
+        pending_.keys.push_back(static_cast<std::int64_t>(e.record));
+        pending_.key_ids.push_back(id);
+        pending_.kinds.push_back(e.kind + 1);
+      } else if (records_.erase(e.record)) {
+        pending_.gone.push_back(static_cast<std::int64_t>(e.record));
+      }
+    } else if (e.delta > 0) {
+      Count(p, id, e.kind, e.record, e.time_us);
+    } else if (records_.erase(e.record)) {
+      p.counts[e.kind] = std::max<std::int64_t>(0, p.counts[e.kind] - 1);
+      p.dirty = true;
+      p.last_us = std::max(p.last_us, e.time_us);
+      pending_.gone.push_back(static_cast<std::int64_t>(e.record));
+    }
+  });
+  return ReadResult::kAdopted;
+}
+
+Flush Counter::Take() {
+  Flush f = std::move(pending_);
+  pending_ = Flush();
+  f.position_us = position_us();
+  for (auto& [id, p] : posts_) {
+    if (!p.dirty) continue;
+    p.dirty = false;
+    f.ids.push_back(id);
+    f.at_us.push_back(p.last_us);
+    f.counts.insert(f.counts.end(), p.counts.begin(), p.counts.end());
+  }
+  return f;
+}
+
+void Counter::Forget(const std::vector<std::int64_t>& ids) {
+  for (const std::int64_t id : ids) {
+    const auto it = posts_.find(id);
+    if (it == posts_.end()) continue;
+    by_key_.erase(it->second.key);
+    posts_.erase(it);
+  }
+  // (Their records go with them in the database; in memory they count for nothing once their
+  // post is gone: Undo() finds no post.)
+}
+
+}  // namespace tweetkeeper::worker::stream

@@ -1,0 +1,118 @@
+#pragma once
+// Stream counts' state, without I/O (stream_reader.cpp feeds it events and reads and stores what
+// it says): the counts of the posts the stream counts, the records counted for them (to subtract
+// a delete, which names only its record), and a ring of the last ring_us of every event that
+// counted for any post, tracked or not, by post. The ring lets a post join the stream from a read
+// as of a moment the reader has already passed (its events since are replayed; its records made
+// since the ring's start are known, so their deletes subtract), and lets a later read be compared
+// with the stream's count at the read's own moment rather than now.
+// Exactly once: a record is counted at most once (a create seen again, after a reconnection or a
+// restart from the stored position, is known by its key and skipped), and a delete subtracts only
+// a record counted.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "stream/count_event.hpp"
+
+namespace tweetkeeper::worker::stream {
+
+using Counts = std::array<std::int64_t, kKinds>;
+
+// What a read did (store_stream_counts()'s read results).
+enum class ReadResult { kAdopted, kAgain, kCompared, kSkipped };
+const char* ResultName(ReadResult r);
+
+// What a flush stores: store_stream_counts()'s arguments.
+struct Flush {
+  std::int64_t position_us = 0;
+  std::int64_t events = 0, counted = 0;
+  std::vector<std::int64_t> ids, at_us;
+  std::vector<std::int64_t> counts;  // four per id
+  std::vector<std::int64_t> keys, key_ids;  // records kept (their keys as signed 64-bit)
+  std::vector<int> kinds;                   // 1..4
+  std::vector<std::int64_t> gone;
+  std::vector<std::int64_t> read_ids, read_as_of_us;
+  std::vector<ReadResult> read_results;
+  std::vector<std::int64_t> differences;  // four per read (0s but for kCompared)
+  bool empty() const { return ids.empty() && keys.empty() && gone.empty() && read_ids.empty(); }
+};
+
+class Counter {
+ public:
+  explicit Counter(std::int64_t ring_us) : ring_us_(ring_us) {}
+
+  // A fresh start from the database (the stored position, the counted posts and their records):
+  // everything in memory, the ring too, is dropped.
+  void Reset(std::int64_t position_us);
+  void AddPost(std::int64_t id, const PostKey& key, const Counts& counts);
+  void AddRecord(std::uint64_t record, std::int64_t id, Kind kind);
+
+  // One event, in the stream's order.
+  void Apply(const CountEvent& e);
+  // An event that counts for nothing still moves the position.
+  void Pass(std::int64_t time_us);
+
+  // A read of post `id` (its key) as of as_of_us with these counts; `counted`: the database
+  // counts it with the stream already. The difference (read minus stream) when compared. The next
+  // flush stores what it did.
+  ReadResult Read(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts, bool counted,
+                  Counts* difference);
+
+  // What to store since the last flush (then cleared); the position is every event's before it.
+  Flush Take();
+  // Posts the database no longer counts (a flush's answer).
+  void Forget(const std::vector<std::int64_t>& ids);
+
+  std::int64_t position_us() const { return last_us_ > 0 ? last_us_ - 1 : start_us_; }
+  std::size_t posts() const { return posts_.size(); }
+  std::size_t records() const { return records_.size(); }
+  std::size_t ring_size() const { return ring_.size(); }
+  std::int64_t ring_start_us() const { return ring_start_us_; }
+
+ private:
+  struct Post {
+    PostKey key;
+    Counts counts{};
+    std::int64_t last_us = 0;
+    bool dirty = false;
+  };
+  struct Record {
+    std::int64_t id;
+    Kind kind;
+  };
+  // An event in the ring: a record made (+1) or deleted (-1) for post `key`.
+  struct Entry {
+    std::int64_t time_us;
+    std::uint64_t record;
+    std::uint64_t next;  // the sequence number of the same post's next entry; 0: none
+    PostKey key;
+    Kind kind;
+    int delta;
+  };
+  struct Span {
+    std::uint64_t head, tail;
+  };
+  void Push(std::int64_t time_us, const PostKey& key, std::uint64_t record, Kind kind, int delta);
+  void Expire();
+  void Count(Post& post, std::int64_t id, Kind kind, std::uint64_t record, std::int64_t time_us);
+  void Undo(const CountEvent& e);
+  ReadResult Decide(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts, bool counted,
+                    Counts* difference);
+
+  const std::int64_t ring_us_;
+  std::int64_t start_us_ = 0, last_us_ = 0, ring_start_us_ = 0;
+  std::unordered_map<std::int64_t, Post> posts_;
+  std::unordered_map<PostKey, std::int64_t> by_key_;
+  std::unordered_map<std::uint64_t, Record> records_;
+  std::deque<Entry> ring_;
+  std::uint64_t ring_base_ = 1;  // the sequence number of ring_.front()
+  std::unordered_map<PostKey, Span> ring_posts_;
+  std::unordered_map<std::uint64_t, std::uint64_t> ring_records_;  // record made -> its entry
+  Flush pending_;
+};
+
+}  // namespace tweetkeeper::worker::stream
