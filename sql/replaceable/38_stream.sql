@@ -161,29 +161,13 @@ BEGIN
     FROM r WHERE r.result = 'again' AND t.tweet_id = r.id AND t.state = 'scheduled' AND t.lease_id IS NULL;
 END $$;
 
--- The reader's flush, one transaction (all arrays of the same post's entries aligned):
---   position_us, events, counted: where it has counted to, how many events it read since its last
---     flush, and how many of them it counted for (or against) a post;
---   ids, ats, counts: each post whose counts moved, the time of its last event, its four counts
---     (reposts, replies, likes, quotes, flattened: four per post);
---   keys, key_ids, kinds: records to keep (counted for a post); gone: records deleted;
---   read_ids, read_as_ofs, read_results: the reads handled: 'adopt' (the stream counts the post from
---     it), 'again' (read it again: the reader could not place it) or 'compared', with the
---     differences read minus stream, four per read, in read_differences (0s: it agreed; the
---     reader took the read's counts where not), or 'skipped' (too old to compare: the reader
---     started after it).
--- Counts are stored only for posts the stream counts; the ids of the others come back (the reader
--- forgets them). A post moved is stored with its history (an observation at its last event's time).
-CREATE OR REPLACE FUNCTION store_stream_counts(position_us bigint, events bigint, counted bigint,
+-- store_stream_counts()'s arguments, checked (the same names): 22004, 22023 or 54000 saying what.
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.stream_check_flush(position_us bigint, events bigint, counted bigint,
                                                ids bigint[], ats timestamptz[], counts bigint[],
                                                keys bigint[], key_ids bigint[], kinds smallint[], gone bigint[],
                                                read_ids bigint[], read_as_ofs timestamptz[], read_results text[],
                                                read_differences bigint[])
-  RETURNS bigint[]
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
-DECLARE
-  s tweetkeeper.stream_state;
-  forgotten bigint[];
+  RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM tweetkeeper_internal.refuse_null('every argument',
     position_us IS NULL OR events IS NULL OR counted IS NULL OR ids IS NULL OR ats IS NULL OR counts IS NULL OR keys IS NULL
@@ -207,6 +191,36 @@ BEGIN
   IF EXISTS (SELECT FROM unnest(counts) c WHERE c IS NULL OR c < 0) THEN
     RAISE EXCEPTION 'counts must not be NULL or negative' USING ERRCODE = 'invalid_parameter_value';
   END IF;
+END $$;
+
+-- The reader's flush, one transaction (all arrays of the same post's entries aligned):
+--   position_us, events, counted: where it has counted to, how many events it read since its last
+--     flush, and how many of them it counted for (or against) a post;
+--   ids, ats, counts: each post whose counts moved, the time of its last event, its four counts
+--     (reposts, replies, likes, quotes, flattened: four per post);
+--   keys, key_ids, kinds: records to keep (counted for a post); gone: records deleted;
+--   read_ids, read_as_ofs, read_results: the reads handled: 'adopt' (the stream counts the post from
+--     it), 'again' (read it again: the reader could not place it) or 'compared', with the
+--     differences read minus stream, four per read, in read_differences (0s: it agreed; the
+--     reader took the read's counts where not), or 'skipped' (too old to compare: the reader
+--     started after it).
+-- Counts are stored only for posts the stream counts; the ids of the others come back (the reader
+-- forgets them). A post moved is stored with its history (an observation at its last event's time).
+CREATE OR REPLACE FUNCTION store_stream_counts(position_us bigint, events bigint, counted bigint,
+                                               ids bigint[], ats timestamptz[], counts bigint[],
+                                               keys bigint[], key_ids bigint[], kinds smallint[], gone bigint[],
+                                               read_ids bigint[], read_as_ofs timestamptz[], read_results text[],
+                                               read_differences bigint[])
+  RETURNS bigint[]
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+DECLARE
+  s tweetkeeper.stream_state;
+  forgotten bigint[];
+  ages interval[];
+  delays interval[];
+BEGIN
+  PERFORM tweetkeeper_internal.stream_check_flush(position_us, events, counted, ids, ats, counts, keys, key_ids, kinds,
+                                                  gone, read_ids, read_as_ofs, read_results, read_differences);
   s := tweetkeeper_internal.held_stream();
   IF s.position_us IS NOT NULL AND position_us < s.position_us THEN
     RAISE EXCEPTION 'position % is before the stored one, %', position_us, s.position_us
@@ -214,6 +228,8 @@ BEGIN
   END IF;
 
   PERFORM tweetkeeper_internal.stream_handle_reads(read_ids, read_as_ofs, read_results, read_differences);
+  SELECT array_agg(a.max_age ORDER BY a.max_age), array_agg(a.delay ORDER BY a.max_age)
+    INTO ages, delays FROM tweetkeeper.age_policy a;
 
   -- Records: kept only for posts the stream counts; a deleted one forgotten.
   INSERT INTO tweetkeeper.stream_records (record_key, tweet_id, kind)
@@ -229,7 +245,15 @@ BEGIN
       FROM unnest(ids, ats) WITH ORDINALITY AS u(id, at, i)),
   upd AS (
     UPDATE tweetkeeper.tweets t
-       SET retweet_count = u.c[1], reply_count = u.c[2], like_count = u.c[3], quote_count = u.c[4]
+       SET retweet_count = u.c[1], reply_count = u.c[2], like_count = u.c[3], quote_count = u.c[4],
+           -- The adaptive policy sees the stream's moves as a read's (its reads see none: they
+           -- store no counts of the post).
+           adaptive_state = CASE WHEN tweetkeeper_internal.adaptive_on(t, u.at) THEN tweetkeeper_internal.adaptive_step(
+               u.at, t.created_at, CASE WHEN t.update_count > 0 THEN greatest(t.updated_at, p.counted_at) END,
+               tweetkeeper_internal.policy_delay(t.created_at, u.at, ages, delays),
+               ARRAY[t.retweet_count, t.reply_count, t.like_count, t.quote_count, t.bookmark_count, t.impression_count],
+               u.c || ARRAY[t.bookmark_count, t.impression_count], t.adaptive_state, false)
+             ELSE t.adaptive_state END
       FROM u, tweetkeeper.stream_posts p
      WHERE t.tweet_id = u.id AND p.tweet_id = u.id AND t.state = 'scheduled'
     RETURNING t.tweet_id, u.at, u.c),

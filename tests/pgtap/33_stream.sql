@@ -3,7 +3,7 @@
 -- their differences, the put-off reads, a stale stream and a gap; and the attacks a worker-only
 -- role could make on it (each once succeeded and is refused or changes nothing).
 \ir lib/begin.sql
-SELECT plan(41);
+SELECT plan(43);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 CREATE TEMP VIEW other_session AS
@@ -104,6 +104,9 @@ SELECT is((SELECT due_at FROM tweetkeeper.tweets WHERE tweet_id = pg_temp.id('c'
 SELECT is((SELECT count(*) FROM tweetkeeper.stream_reads), 0::bigint, 'the reads handled are gone');
 
 -- Counts: a moved (history at its event's time, lease 0), a record kept; X and c are not the stream's.
+-- a follows the adaptive policy: the stream's move is its decision's observation.
+SELECT tweetkeeper.set_refresh_policy(ARRAY[pg_temp.id('a')], 'adaptive');
+CREATE TEMP TABLE adaptive_before AS SELECT tweet_id, adaptive_state FROM tweetkeeper.tweets;
 SET LOCAL ROLE tweetkeeper_worker;
 SELECT is(pg_temp.flush(pg_temp.us(now()) + 1, ids => ARRAY[pg_temp.id('a'), pg_temp.id('c'), 1460323737035677699],
                         ats => ARRAY[now() - interval '500 ms', now(), now()]::timestamptz[],
@@ -117,6 +120,14 @@ SELECT results_eq($$SELECT p.k, t.like_count FROM tweetkeeper.tweets t JOIN p ON
 SELECT results_eq($$SELECT lease_id, observed_at, like_count FROM tweetkeeper.metric_history_hot
                      WHERE tweet_id = pg_temp.id('a') AND lease_id = 0$$,
                   $$VALUES (0::bigint, now() - interval '500 ms', 12::bigint)$$, 'its history: at its event''s time, lease 0');
+SELECT is((SELECT tweetkeeper_internal.adaptive_quiet_since(t.adaptive_state) || ' ' || (b.adaptive_state IS NULL)
+             FROM tweetkeeper.tweets t JOIN adaptive_before b USING (tweet_id) WHERE t.tweet_id = pg_temp.id('a')),
+          '00:59:00 true', 'the adaptive policy took the stream''s move as the post moving (its age when it moved: '
+                           'the event''s, 59 min 59.5 s, to the minute)');
+SELECT tweetkeeper.set_refresh_policy(ARRAY[pg_temp.id('a')], NULL);
+SELECT is((SELECT count(*) FROM tweetkeeper.tweets t JOIN adaptive_before b USING (tweet_id)
+            WHERE t.tweet_id <> pg_temp.id('a') AND t.adaptive_state IS DISTINCT FROM b.adaptive_state), 0::bigint,
+          'no other post''s adaptive state changed');
 SELECT results_eq($$SELECT record_key, kind FROM tweetkeeper.stream_records$$, $$VALUES (101::bigint, 3::smallint)$$,
                   'the record counted for a is kept, none for c');
 SELECT is((SELECT events || ' ' || counted FROM tweetkeeper.stream_stats), '30 6', 'events read and counted add up');
