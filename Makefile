@@ -3,7 +3,7 @@
 #    PGXS needs pg_config, which a fresh machine only has after `make deps`);
 #  - the project targets: build, install, installcheck (no root, no apt: the packages are yours to
 #    provide), and deps, check, demo, bench, bench-shortage, bench-scale, bench-import,
-#    bench-hostile, bench-adaptive, bench-partitions, soak, fuzz, which first install what is missing (as root, on
+#    bench-hostile, bench-adaptive, bench-partitions, bench-stream, soak, fuzz, which first install what is missing (as root, on
 #    Debian 12).
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
@@ -55,7 +55,7 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile bench-adaptive bench-partitions soak fuzz clean
+.PHONY: all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile bench-adaptive bench-partitions bench-stream soak fuzz clean
 
 all: build
 
@@ -167,6 +167,14 @@ bench-partitions: deps
 	$(MAKE) build
 	$(MAKE) TK_PGXS=1 install >/dev/null
 	tests/bench/partitions.sh
+
+# Stream counts (issue 52): 100,000 tracked Bluesky posts among 5,000 events a second of the
+# network's other traffic for 10 minutes, the reader on one core, killed once, PostgreSQL restarted
+# once (about 15 minutes).
+bench-stream: deps
+	$(MAKE) build
+	$(MAKE) TK_PGXS=1 install >/dev/null
+	tests/bench/stream.sh
 
 # A hostile answer of the largest size accepted, a million keys, through payload_without_counts()
 # (target under a second; about a minute).

@@ -57,7 +57,10 @@ BEGIN
   END IF;
   INSERT INTO tweetkeeper.stream_state (stream) VALUES ('bluesky') ON CONFLICT DO NOTHING;
   SELECT * INTO s FROM tweetkeeper.stream_state x WHERE x.stream = 'bluesky' FOR UPDATE;
-  IF NOT (s.lease_until IS NULL OR s.lease_until < now() OR tweetkeeper_internal.session_is(s.lease_pid, s.lease_started)) THEN
+  -- (Free when its lease ran out or its session is gone: a killed reader's successor need not
+  -- wait for the lease.)
+  IF NOT (s.lease_until IS NULL OR s.lease_until < now() OR tweetkeeper_internal.session_is(s.lease_pid, s.lease_started)
+          OR NOT tweetkeeper.backend_alive(s.lease_pid, s.lease_started)) THEN
     RETURN;
   END IF;
   late := s.position_us IS NOT NULL AND s.position_us < (extract(epoch FROM now() - replay_window) * 1e6)::bigint;
@@ -82,7 +85,7 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION stream_take(text, interval, interval) IS
   'A Jetstream reader''s lease of the stream (renewed by each store_stream_counts()): the position to '
-  'read from, NULL to start live; no row while another reader holds it. A position older than '
+  'read from, NULL to start live; no row while another live session holds it. A position older than '
   'replay_window is a gap: every post the stream counted is read again at once (gap true).';
 
 -- The posts the stream counts, with their counts, for the lease holder to load.

@@ -3,7 +3,7 @@
 -- their differences, the put-off reads, a stale stream and a gap; and the attacks a worker-only
 -- role could make on it (each once succeeded and is refused or changes nothing).
 \ir lib/begin.sql
-SELECT plan(43);
+SELECT plan(44);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 CREATE TEMP VIEW other_session AS
@@ -64,6 +64,12 @@ SELECT throws_ok($$SELECT * FROM tweetkeeper.stream_held_posts()$$, '55000', NUL
 SELECT throws_ok($$SELECT * FROM tweetkeeper.stream_reads_due(now())$$, '55000', NULL,
                  'attack: the reads without the lease, 55000');
 RESET ROLE;
+UPDATE tweetkeeper.stream_state SET lease_pid = 999999;  -- its session gone (a killed reader)
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT is((SELECT count(*) FROM tweetkeeper.stream_take('r2')), 1::bigint,
+          'a lease whose session is gone is taken over before it runs out');
+RESET ROLE;
+UPDATE tweetkeeper.stream_state s SET lease_pid = o.pid, lease_started = o.backend_start FROM other_session o;
 UPDATE tweetkeeper.stream_state SET lease_until = now() - interval '1 second';
 SET LOCAL ROLE tweetkeeper_worker;
 SELECT is((SELECT count(*) FROM tweetkeeper.stream_take('r', '30 seconds')), 1::bigint, 'a lease run out is taken over');

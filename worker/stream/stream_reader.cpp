@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <future>
 #include <pqxx/except>
 #include <vector>
 
@@ -23,24 +25,43 @@ std::int64_t NowUs() {
       .count();
 }
 
-// How far behind live the events were as they were counted (now minus time_us), per log period.
+// How far behind live the events were as they were counted (now minus time_us): per log period
+// (p50, p99, max), and since the start in buckets (the last line says the whole run's).
 struct Lag {
+  static constexpr std::array<std::int64_t, 12> kEdgesMs{10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000};
   std::vector<std::int64_t> us;
+  std::array<std::int64_t, kEdgesMs.size() + 1> total{};
   std::int64_t events = 0, refused = 0;
   Clock::time_point since = Clock::now();
+  void Add(std::int64_t lag_us) {
+    us.push_back(lag_us);
+    std::size_t b = 0;
+    while (b < kEdgesMs.size() && lag_us >= kEdgesMs[b] * 1000) ++b;
+    ++total[b];
+  }
   void Log(const Counter& c) {
     const double seconds = std::chrono::duration<double>(Clock::now() - since).count();
     std::sort(us.begin(), us.end());
     const auto at = [&](double q) { return us.empty() ? 0 : us[std::min(us.size() - 1, std::size_t(q * us.size()))]; };
+    std::string buckets;
+    for (std::size_t b = 0; b < total.size(); ++b)
+      buckets += fmt::format("{}{}:{}", b ? " " : "", b < kEdgesMs.size() ? "<" + std::to_string(kEdgesMs[b]) : std::string("more"),
+                             total[b]);
     spdlog::info(
         "stream: {:.0f} events/s, behind live p50 {} ms p99 {} ms max {} ms; {} posts counted, {} records, "
-        "{} events in the ring{}",
+        "{} events in the ring{}; behind live since the start, events per ms bucket: {}",
         seconds > 0 ? events / seconds : 0, at(0.5) / 1000, at(0.99) / 1000, us.empty() ? 0 : us.back() / 1000,
-        c.posts(), c.records(), c.ring_size(), refused ? fmt::format(", {} frames refused", refused) : "");
+        c.posts(), c.records(), c.ring_size(), refused ? fmt::format(", {} frames refused", refused) : "", buckets);
     us.clear();
     events = refused = 0;
     since = Clock::now();
   }
+};
+
+// What a flush brought back from the database: the posts no longer counted, and the reads due.
+struct Stored {
+  std::vector<std::int64_t> forgotten;
+  std::vector<WaitingRead> reads;
 };
 
 }  // namespace
@@ -89,6 +110,10 @@ int StreamReader::Run() {
         }
         failures = 0;
       }
+      // The database's part of a flush runs beside the counting (a slow transaction, PostgreSQL
+      // busy with the refreshers, must not hold the stream up): one at a time; a flush due while
+      // one is under way waits, and the next holds everything since.
+      std::future<Stored> storing;
       Clock::time_point next_flush = Clock::now() + options_.flush;
       while (!stop_.stopping()) {
         const auto wait = std::max(std::chrono::milliseconds(1),
@@ -106,29 +131,36 @@ int StreamReader::Run() {
               continue;
           }
           ++lag.events;
-          lag.us.push_back(std::max<std::int64_t>(0, now_us - e.time_us));
+          lag.Add(std::max<std::int64_t>(0, now_us - e.time_us));
         }
         if (!frames.empty()) {
           last_event = Clock::now();
           cursor = counter.position_us();
         }
-        if (Clock::now() < next_flush) continue;
-        // The reads the stream has passed, then everything since the last flush, in one transaction.
-        const std::int64_t position = counter.position_us();
-        if (position > 0)
-          for (const WaitingRead& r : db.ReadsDue(position, 5000)) {
+        if (storing.valid() && storing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          Stored stored = storing.get();  // (rethrows the database's failure)
+          counter.Forget(stored.forgotten);
+          // The reads the stream has passed: adopted or compared now, stored by the next flush.
+          for (const WaitingRead& r : stored.reads) {
             Counts difference;
             counter.Read(r.id, r.key, r.as_of_us, r.counts, r.counted, &difference);
           }
-        const Flush flush = counter.Take();
-        if (flush.position_us > 0) counter.Forget(db.Store(flush));
+        }
+        if (Clock::now() < next_flush || storing.valid()) continue;
         next_flush = Clock::now() + options_.flush;
+        Flush flush = counter.Take();
+        if (flush.position_us > 0)
+          storing = std::async(std::launch::async, [&db, f = std::move(flush)] {
+            return Stored{db.Store(f), db.ReadsDue(f.position_us, 5000)};
+          });
         if (std::chrono::duration<double>(Clock::now() - lag.since).count() >= 10) lag.Log(counter);
         if (options_.exit_when_idle.count() > 0 && Clock::now() - last_event > options_.exit_when_idle) {
+          if (storing.valid()) storing.get();
           spdlog::info("stream: no event for {} s; exiting as asked", options_.exit_when_idle.count());
           return 0;
         }
       }
+      if (storing.valid()) storing.get();  // (a stop: what is under way ends first)
     } catch (const pqxx::broken_connection& e) {
       spdlog::warn("stream: lost the database ({}); starting again from the stored position", e.what());
     } catch (const pqxx::sql_error& e) {
