@@ -113,6 +113,24 @@ TEST(CommandLine, BlueskyHasItsOwnEndpointAndBatch) {
   EXPECT_FALSE(p.options);
 }
 
+// Stream counts: Bluesky's stream, a reader of its own (no --follow), its flush and ring bounded.
+TEST(CommandLine, StreamCounts) {
+  ParsedCommandLine p = Parse({"--dsn", "x", "--provider", "bluesky", "--stream-counts", "--stream-flush", "0.5"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_TRUE(p.options->stream_counts);
+  EXPECT_EQ(p.options->stream_flush_s, 0.5);
+  EXPECT_EQ(p.options->stream_ring_s, 120);
+  for (std::vector<const char*> bad : {std::vector<const char*>{"--dsn", "x", "--stream-counts"},
+                                       {"--dsn", "x", "--provider", "bluesky", "--stream-counts", "--follow"},
+                                       {"--dsn", "x", "--provider", "bluesky", "--stream-counts", "--jetstream-url", "none"}}) {
+    ParsedCommandLine q = Parse(bad);
+    EXPECT_FALSE(q.options);
+    EXPECT_NE(q.err.find("--stream-counts reads Bluesky's Jetstream"), std::string::npos) << q.err;
+  }
+  ExpectUsageErrors("--stream-flush", {"0", "61", "x"}, "--stream-flush");
+  ExpectUsageErrors("--stream-ring", {"9", "3601"}, "--stream-ring");
+}
+
 TEST(CommandLine, StartupTimeout) {
   ParsedCommandLine p = Parse({"--dsn", "x", "--startup-timeout", "90"});
   ASSERT_TRUE(p.options) << p.err;
