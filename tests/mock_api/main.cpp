@@ -282,6 +282,12 @@ void AddQuotaOptions(CLI::App& app, MockConfig& config) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--jetstream-rate", config.jetstream_rate,
+                 "Jetstream: events per second of the network's other traffic (likes, reposts, posts, deletes on "
+                 "posts nobody tracks), evenly spread (0: none)")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   app.add_option("--follow-delete-every", config.follow_delete_every,
                  "Bluesky: one post in D of the posting accounts is deleted 5 s after it was made (0: none)");
   app.add_option("--follow-accounts", config.follow_accounts,
@@ -457,7 +463,8 @@ class Edge {
 
   httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
-    const HttpCall call{req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)};
+    const HttpCall call{req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req),
+                        req.body};
     const HttpReply reply = mastodon_host_.empty() ? api_.Handle(call, start_ms)
                                                    : api_.HandleMastodonServer(mastodon_host_, call, start_ms);
     const FaultKind fault = reply.faults.kind;
@@ -576,17 +583,20 @@ void ConfigureServer(httplib::Server& server, int threads) {
 }
 
 // Pre-routing sees requests before httplib reads a body, so a bare "curl -X POST" (no
-// Content-Length) reaches /mock/reset instead of being refused with 400. The one request that
-// has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
-// which httplib calls with the body read and its form fields added to params. MockApi routes
-// both, per network.
+// Content-Length) reaches /mock/reset instead of being refused with 400. The requests that have
+// a body, POST /1.1/statuses/lookup.json (form: id=...&map=true) and POST /mock/jetstream/posts
+// (at:// URIs, one a line), go to their routes below, which httplib calls with the body read (and
+// a form's fields added to params). MockApi routes them all, per network.
 void RouteToEdge(httplib::Server& server, Edge& edge) {
   constexpr const char* kLookupPath = "/1.1/statuses/lookup.json";
-  server.set_pre_routing_handler([&edge, kLookupPath](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "POST" && req.path == kLookupPath) return httplib::Server::HandlerResponse::Unhandled;
+  constexpr const char* kStreamedPath = "/mock/jetstream/posts";  // its body: at:// URIs, one a line
+  server.set_pre_routing_handler([&edge, kLookupPath, kStreamedPath](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "POST" && (req.path == kLookupPath || req.path == kStreamedPath))
+      return httplib::Server::HandlerResponse::Unhandled;
     return edge.Answer(req, res);
   });
   server.Post(kLookupPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
+  server.Post(kStreamedPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
 }
 
 // A port the mock listens on: its own, or a Mastodon server's root (--mastodon-host).
