@@ -50,7 +50,7 @@ else
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
   --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 \
-  --jetstream-port 0 --follow-delete-every 5 --follow-rate 20 || exit 1
+  --jetstream-port 0 --jetstream-rate 100 --follow-delete-every 5 --follow-rate 20 || exit 1
 jetstream_url=$(sed -n 's/^tweetkeeper-mock-api jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
 tally "$dir/out" $? validate_answers.py
