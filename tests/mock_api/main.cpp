@@ -76,7 +76,9 @@ POST /mock/revoke?token=T: 403 Forbidden. Both last until POST /mock/reset.
 Endpoints: GET /2/tweets?ids=...; GET or POST (form body) /1.1/statuses/lookup.json?id=...&map=true
 (v1.1 bodies: {"id":{"<id>":{tweet}|null}} or an array; errors {"errors":[{"code":..,"message":..}]}).
 Test endpoints: GET /mock/stats (counts, faults, per-token statuses, 200s per window, billed reads),
-POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz.)";
+POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz,
+GET /mock/truth (README.md, Engagement), POST /mock/jetstream/posts (text/plain, at:// URIs one a
+line: the posts whose engagement the Jetstream streams), POST /mock/jetstream/drop.)";
 
 int64_t NowMs() {
   using namespace std::chrono;
