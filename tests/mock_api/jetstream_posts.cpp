@@ -26,8 +26,8 @@ bool StreamedPosts::Register(const std::string& body, const MockConfig& config, 
     std::lock_guard<std::mutex> lock(mutex_);
     size_t fresh = 0;
     for (const std::string& u : uris) fresh += uris_.count(u) == 0;
-    if (posts_.size() + fresh > kMaxStreamedPosts) {
-      *error = "at most " + std::to_string(kMaxStreamedPosts) + " posts may be registered in all (" +
+    if (posts_.size() + fresh > max_) {
+      *error = "at most " + std::to_string(max_) + " posts may be registered in all (" +
                std::to_string(posts_.size()) + " are, this adds " + std::to_string(fresh) + ")";
       return false;
     }
@@ -35,7 +35,7 @@ bool StreamedPosts::Register(const std::string& body, const MockConfig& config, 
   for (const std::string& u : uris) made.push_back(std::make_shared<const StreamedPost>(*TrackablePost(u), config));
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& p : made) {
-    if (posts_.size() >= kMaxStreamedPosts) break;  // (another request came between)
+    if (posts_.size() >= max_) break;  // (another request came between)
     if (uris_.insert(p->post.uri).second) posts_.push_back(std::move(p));
   }
   *count = uris.size();

@@ -27,6 +27,7 @@ struct StreamedPost {
 
 class StreamedPosts {
  public:
+  explicit StreamedPosts(size_t max = kMaxStreamedPosts) : max_(max) {}
   // Registers the body's URIs (blank lines and a trailing \r ignored; a URI given again is kept
   // once). Either all are registered, and *count says how many distinct ones the body named, or
   // none and the error says why (a malformed URI, by its line; past the cap).
@@ -39,6 +40,7 @@ class StreamedPosts {
   std::vector<std::shared_ptr<const StreamedPost>> Slice(uint64_t epoch, size_t from, size_t n) const;
 
  private:
+  const size_t max_;
   mutable std::mutex mutex_;
   uint64_t epoch_ = 0;
   std::vector<std::shared_ptr<const StreamedPost>> posts_;

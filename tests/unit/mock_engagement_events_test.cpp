@@ -1,7 +1,8 @@
 // The engagement events the mock's Jetstream streams (engagement_events.hpp): enumerated second by
 // second, their net counts at every whole second are the counts getPosts answers then; the next
 // event after a moment is where enumeration finds it; undos delete a record made earlier by the
-// same account; everything is the same on every run.
+// same account; everything is the same on every run. And the registry of the posts streamed
+// (jetstream_posts.hpp) with its routes.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -14,6 +15,8 @@
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/engagement.hpp"
 #include "mock_api/engagement_events.hpp"
+#include "mock_api/jetstream_posts.hpp"
+#include "mock_api/mock_api.hpp"
 #include "mock_test_config.hpp"
 
 namespace tweetkeeper::mock {
@@ -254,6 +257,62 @@ TEST(MockEngagementEvents, OnlyAPostsUriWithADidAndATidIsTrackable) {
   EXPECT_FALSE(TrackablePost("at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.like/3kabcdefghij2"));
   EXPECT_FALSE(TrackablePost("at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/self"));
   EXPECT_FALSE(TrackablePost("https://bsky.app/profile/x/post/3kabcdefghij2"));
+}
+
+}  // namespace
+}  // namespace tweetkeeper::mock
+
+namespace tweetkeeper::mock {
+namespace {
+
+constexpr const char* kA = "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kabcdefghij2";
+constexpr const char* kB = "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kabcdefghik2";
+constexpr const char* kC = "at://did:plc:bbcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kabcdefghij2";
+
+TEST(MockStreamedPosts, RegistersEachUriOnceUpToItsCapAndAllOrNothing) {
+  const MockConfig config = NoFates();
+  StreamedPosts posts(2);
+  size_t n = 0;
+  std::string error;
+  ASSERT_TRUE(posts.Register(std::string(kA) + "\r\n\n" + kA + "\n", config, &n, &error)) << error;
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(posts.size(), 1u);
+  EXPECT_FALSE(posts.Register(std::string(kB) + "\nat://did:plc:x/app.bsky.feed.post/self\n", config, &n, &error));
+  EXPECT_NE(error.find("line 2"), std::string::npos) << error;
+  EXPECT_EQ(posts.size(), 1u) << "nothing of a refused request is registered";
+  EXPECT_FALSE(posts.Register(std::string(kB) + "\n" + kC, config, &n, &error));
+  EXPECT_NE(error.find("at most 2"), std::string::npos) << error;
+  ASSERT_TRUE(posts.Register(std::string(kA) + "\n" + kB, config, &n, &error)) << error;
+  EXPECT_EQ(n, 2u);
+  const auto slice = posts.Slice(posts.epoch(), 0, 10);
+  ASSERT_EQ(slice.size(), 2u);
+  EXPECT_EQ(slice[1]->post.uri, kB);
+  EXPECT_EQ(slice[1]->post.cid, TrackablePost(kB)->cid);
+  const uint64_t before = posts.epoch();
+  posts.Clear();
+  EXPECT_NE(posts.epoch(), before);
+  EXPECT_TRUE(posts.Slice(before, 0, 10).empty()) << "a reader of the old epoch gets nothing";
+  EXPECT_EQ(posts.size(), 0u);
+}
+
+// Through the mock's routes: POST /mock/jetstream/posts with its body, /mock/truth?at_us=.
+TEST(MockStreamedPosts, TheRoutesRegisterAndTellTheNetCounts) {
+  MockApi api(NoFates());
+  HttpCall call{"POST", "/mock/jetstream/posts", {}, "", false, std::string(kA) + "\n" + kC + "\n"};
+  HttpReply reply = api.Handle(call, kBaseMs);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_NE(reply.body.find("\"registered\":2"), std::string::npos) << reply.body;
+  call.body = "at://not a uri";
+  EXPECT_EQ(api.Handle(call, kBaseMs).status, 400);
+  EXPECT_EQ(api.Handle({"POST", "/mock/reset", {}, ""}, kBaseMs).status, 200);
+  EXPECT_EQ(JetstreamPosts().size(), 0u);
+  const int64_t at = kBaseMs * 1000 + 86'400'000'000LL;
+  reply = api.Handle({"GET", "/mock/truth", {{"network", "bluesky"}, {"key", kA}, {"at_us", std::to_string(at)}}, ""}, kBaseMs);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const std::optional<TrackedPost> post = TrackablePost(kA);
+  const std::array<int64_t, kCountedActs> n = NetCountsAt(EngagementCurve(NoFates(), post->seed, post->created_ms), at);
+  EXPECT_NE(reply.body.find("\"likes\":" + std::to_string(n[0]) + ","), std::string::npos) << reply.body;
+  EXPECT_EQ(api.Handle({"GET", "/mock/truth", {{"network", "x"}, {"key", "1"}, {"at_us", "5"}}, ""}, kBaseMs).status, 400);
 }
 
 }  // namespace
