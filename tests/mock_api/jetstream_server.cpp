@@ -33,7 +33,7 @@ constexpr int64_t kSecondUs = 1'000'000;
 constexpr size_t kPostsPerTick = 5'000;     // registered posts a connection takes on per tick
 constexpr size_t kPendingMax = 20'000;      // events generated ahead of sending, at most
 constexpr size_t kOutboxMax = 10'000;       // events written ahead of the socket, at most
-constexpr int64_t kTickBudgetUs = 30'000;   // a tick's generating stops after this long
+constexpr int64_t kTickBudgetUs = 10'000;   // a tick's generating stops after this long
 
 int64_t NowUs() {
   using namespace std::chrono;
