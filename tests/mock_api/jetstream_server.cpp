@@ -30,7 +30,8 @@ constexpr std::size_t kMaxDids = 10'000;
 constexpr std::size_t kMaxCollections = 100;
 constexpr int64_t kLookbackUs = 36LL * 3600 * 1'000'000;  // the replay window
 constexpr int64_t kSecondUs = 1'000'000;
-constexpr size_t kPostsPerTick = 5'000;     // registered posts a connection takes on per tick
+constexpr size_t kPostsPerTick = 5'000;     // registered posts a connection takes on per tick (live)
+constexpr int64_t kAheadS = 60;             // seconds generated ahead of what was sent, at most
 constexpr size_t kPendingMax = 20'000;      // events generated ahead of sending, at most
 constexpr size_t kOutboxMax = 10'000;       // events written ahead of the socket, at most
 constexpr int64_t kTickBudgetUs = 10'000;   // a tick's generating stops after this long
@@ -220,7 +221,9 @@ class Session : public std::enable_shared_from_this<Session> {
       pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.post != nullptr; }),
                      pending_.end());
     }
-    const auto added = registry.Slice(epoch_, posts_.size(), kPostsPerTick);
+    // Each post costs a look at every second generated and not yet sent: fewer per tick when many.
+    const int64_t unsent = std::max<int64_t>(0, next_second_ - FloorSecond(sent_from_us_));
+    const auto added = registry.Slice(epoch_, posts_.size(), std::max<size_t>(50, 2 * kPostsPerTick / static_cast<size_t>(unsent + 1)));
     std::vector<Pending> late;
     std::vector<StreamEvent> events;
     for (const auto& post : added) {
@@ -307,11 +310,15 @@ class Session : public std::enable_shared_from_this<Session> {
         int64_t made = 0;
         // A replay goes as fast as the reader takes it, a bounded time per tick: the memory it
         // takes stays bounded and other connections go on.
-        while (next_second_ <= FloorSecond(now) && pending_.size() < kPendingMax) {
+        while (next_second_ <= FloorSecond(now) && pending_.size() < kPendingMax &&
+               next_second_ < FloorSecond(sent_from_us_) + kAheadS) {
           GenerateSecond(next_second_++);
           if (++made % 16 == 0 && NowUs() - started > kTickBudgetUs) break;
         }
         Send(now);
+        // Everything before the first unsent event (or all generated) is sent.
+        const int64_t upto = pending_.empty() ? next_second_ * kSecondUs : pending_.front().event.time_us;
+        sent_from_us_ = std::max(sent_from_us_, std::min(upto, now + 1));
         behind = next_second_ <= FloorSecond(now) || (!pending_.empty() && pending_.front().event.time_us <= now);
       } else {
         behind = true;
