@@ -11,6 +11,7 @@
 // each record is a valid app.bsky.feed.like, .repost or .post (replies, quotes with both embeds)
 // by @atproto/lexicon, each delete carries no record or cid, and for every registered post the
 // net counts of its events before the Date second of a getPosts answer are that answer's counts.
+// A subscription to reposts alone gets reposts alone.
 //     node client_check.mjs NPM_PREFIX ATPROTO_NPM_PREFIX LEXICONS_DIR MOCK_URL JETSTREAM_URL
 import fs from 'node:fs';
 import path from 'node:path';
@@ -217,6 +218,18 @@ report(invalid3.length === 0 && kinds3.has('app.bsky.feed.like') && kinds3.has('
        kinds3.has('app.bsky.feed.post reply') && kinds3.has('app.bsky.feed.post app.bsky.embed.recordWithMedia'),
        `each like, repost and post record is valid by @atproto/lexicon, made before it was seen (${[...kinds3].sort().join('; ')})`,
        invalid3.slice(0, 3).join('\n'));
+// wantedCollections picks among the new collections as among posts.
+const reposts = await new Promise((resolve) => {
+  const got4 = [];
+  const j = new Jetstream({ ws: WebSocket, endpoint: `${jetstream}/subscribe`, wantedCollections: ['app.bsky.feed.repost'] });
+  j.on('commit', (e) => got4.push(e));
+  j.start();
+  const wait = () => (got4.length >= 10 || Date.now() > stop ? (j.close(), resolve(got4)) : setTimeout(wait, 50));
+  const stop = Date.now() + 10000;
+  wait();
+});
+report(reposts.length >= 10 && reposts.every((e) => e.commit.collection === 'app.bsky.feed.repost'),
+       `wantedCollections=app.bsky.feed.repost: reposts and their deletes only (${reposts.length})`);
 const truth = await (await fetch(`${mock}/mock/truth?network=bluesky&key=${encodeURIComponent(tracked[0].uri)}&at_us=${asOf * 1e6}`)).json();
 const first = netAt(tracked[0].uri, asOf);
 report(truth.likes === first.likes && truth.reposts === first.reposts && truth.replies === first.replies && truth.quotes === first.quotes,
