@@ -100,7 +100,9 @@ tally "$dir/client" $? client_check.mjs
 # Bluesky's Jetstream: @skyware/jetstream 0.2.5, a client of the ecosystem (with ws 8.18.3; both
 # pinned whole by jetstream/package-lock.json; npm ci once per build directory into
 # build/npm-jetstream), replays, follows live, updates its options; each record through
-# @atproto/lexicon against the lexicons written out above.
+# @atproto/lexicon against the lexicons written out above. Then the engagement of registered posts
+# (likes, reposts, replies, quotes, their deletes) amid --jetstream-rate's traffic: net counts
+# against getPosts' at its Date second.
 js_prefix=$TK_BUILD/npm-jetstream
 npm_ci jetstream "$js_prefix" "$dir/npm-jetstream.log"
 node "$here/jetstream/client_check.mjs" "$js_prefix" "$npm_prefix" "$dir/lexicons" "$TK_MOCK_URL" "$jetstream_url" \
