@@ -7,6 +7,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -130,6 +131,53 @@ TEST(MockEngagementEvents, TheNextEventSecondIsWhereEnumerationFindsIt) {
       }
     }
   }
+}
+
+// A post of 10^5 likes and more, ten days on: its events still net to getPosts' counts, and the
+// walk by NextPostEventSecond finds every second that has one.
+TEST(MockEngagementEvents, AViralPostTenDaysOn) {
+  const MockConfig config = NoFates();
+  const std::vector<uint64_t> seeds = Seeds(100'000, false, 1);
+  ASSERT_EQ(seeds.size(), 1u);
+  const EngagementCurve c(config, seeds[0], kBaseMs);
+  const int64_t from = kBaseMs / 1000 + 10 * 86'400;
+  ASSERT_GT(c.CountAt(Act::kLike, from), 50'000);
+  const std::vector<StreamEvent> all = Enumerate(c, config, from, from + 600);
+  EXPECT_GT(all.size(), 10u);
+  std::set<int64_t> busy, walked;
+  for (const StreamEvent& e : all) busy.insert(e.time_us / 1'000'000);
+  for (int64_t s = NextPostEventSecond(c, from); s < from + 600; s = NextPostEventSecond(c, s + 1)) {
+    std::vector<StreamEvent> events;
+    PostEventsIn(c, s, &events);
+    if (!events.empty()) walked.insert(s);
+  }
+  EXPECT_EQ(walked, busy);
+}
+
+// The closed form that spares the bisection its steps is right to within a second, for big posts
+// and for small ones (whose activity ends within hours).
+TEST(MockEngagementEvents, TheInvertedKernelGuessesTheEntryAge) {
+  int checked = 0;
+  std::vector<uint64_t> seeds = Seeds(300, false, 5);
+  for (uint64_t s : Seeds(3, false, 40)) seeds.push_back(s);
+  for (uint64_t seed : seeds) {
+    const Life life = DrawLife(Network::kBluesky, seed);
+    for (Kind kind : {kLikes, kReposts, kReplies, kQuotes}) {
+      const int64_t n = life.first.total[kind];
+      for (int64_t i : {int64_t{0}, n / 3, n / 2, n * 9 / 10}) {
+        if (i >= n) continue;
+        const double guess = LifeEntryAge(Network::kBluesky, life, kind, i);
+        if (!std::isfinite(guess) || guess > 1e9) continue;  // beyond any horizon a stream reaches
+        const int64_t age = static_cast<int64_t>(std::ceil(guess));
+        EXPECT_GT(LifeCount(Network::kBluesky, life, kind, static_cast<double>(age + 1)), i) << seed << " " << kind << " " << i;
+        if (age >= 2) {
+          EXPECT_LE(LifeCount(Network::kBluesky, life, kind, static_cast<double>(age - 2)), i) << seed << " " << kind << " " << i;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 TEST(MockEngagementEvents, NetCountsAtAnyMicrosecondCountTheEventsBefore) {
