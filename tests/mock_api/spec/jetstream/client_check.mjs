@@ -170,9 +170,8 @@ const netAt = (uri, D) => {
   for (const [u, kind, sign, t] of hits) if (u === uri && t < D * 1e6) n[kind] += sign;
   return n;
 };
-// The answers the events are held against: getPosts a moment after the stream starts.
+// The answers the events are held against: getPosts as the stream starts.
 js3.start();
-await new Promise((r) => setTimeout(r, 500));
 const answered = [];
 for (let i = 0; i < tracked.length; i += 25) answered.push(await postsOf(tracked.slice(i, i + 25).map((p) => p.uri)));
 const asOf = Math.max(...answered.map((a) => a.date));
