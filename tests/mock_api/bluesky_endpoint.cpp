@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mock_api/engagement.hpp"
+#include "mock_api/engagement_events.hpp"
 #include "mock_api/json_fields.hpp"
 #include "mock_api/mix.hpp"
 #include "mock_api/post_text.hpp"
@@ -586,7 +587,8 @@ rapidjson::Value Author(const std::string& did, Alloc& a) {
 }
 
 void AddCounts(rapidjson::Value& view, const MockPost& m, const MockConfig& config, int64_t now_ms, bool bookmarks, Alloc& a) {
-  const PublicMetrics c = Engagement(config, Network::kBluesky, m.h, std::max<int64_t>(0, (now_ms - m.created_ms) / 1000));
+  // As of the start of the Date second (engagement_events.hpp: what Jetstream streamed before it).
+  const PublicMetrics c = Engagement(config, Network::kBluesky, m.h, AgeAtSecond(m.created_ms, now_ms / 1000));
   if (bookmarks) view.AddMember("bookmarkCount", c.bookmark_count, a);
   view.AddMember("replyCount", c.reply_count, a);
   view.AddMember("repostCount", c.retweet_count, a);
@@ -735,8 +737,9 @@ uint64_t TidClock(const std::string& rkey) {
 
 bool IsDid(const std::string& s) { return ValidDid(s); }
 
-std::string MockDid(const std::string& handle) {
-  uint64_t h = Fnv(handle);
+std::string MockDid(const std::string& handle) { return PlcDid(Fnv(handle)); }
+
+std::string PlcDid(uint64_t h) {
   std::string did = "did:plc:";
   for (int i = 0; i < 24; ++i) {
     if (i == 12) h = Mix(h);
@@ -1034,5 +1037,95 @@ std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std:
 }
 
 uint64_t BlueskySeed(const std::string& uri) { return Fnv(uri); }
+
+std::optional<TrackedPost> TrackablePost(const std::string& uri) {
+  const std::optional<PostUri> p = ParseAtUri(uri);
+  if (!p || !ValidDid(p->authority)) return std::nullopt;
+  const std::optional<int64_t> tid_ms = TidMillis(p->rkey);
+  if (!tid_ms) return std::nullopt;
+  const MockPost m = Describe(uri, p->authority, p->rkey, *tid_ms);
+  rapidjson::Document scratch;
+  return TrackedPost{uri, m.did, RecordCid(Record(m, scratch.GetAllocator())), m.h, m.created_ms};
+}
+
+const char* EngagementCollection(const StreamEvent& e) {
+  switch (e.act) {
+    case Act::kLike: return "app.bsky.feed.like";
+    case Act::kRepost: return "app.bsky.feed.repost";
+    default: return "app.bsky.feed.post";
+  }
+}
+
+std::string EngagementCommitJson(const StreamEvent& e, const TrackedPost* tracked) {
+  const std::string did = PlcDid(e.actor);
+  const std::string rkey = Tid(e.record_us / 1000, e.actor & 0x3FF);
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  doc.AddMember("did", Str(did, a), a);
+  doc.AddMember("time_us", e.time_us, a);
+  doc.AddMember("kind", "commit", a);
+  rapidjson::Value commit(rapidjson::kObjectType);
+  commit.AddMember("rev", Str(Tid(e.time_us / 1000, 0), a), a);
+  commit.AddMember("operation", e.create ? "create" : "delete", a);
+  commit.AddMember("collection", rapidjson::StringRef(EngagementCollection(e)), a);
+  commit.AddMember("rkey", Str(rkey, a), a);
+  if (e.create) {
+    // The subject: the tracked post, or a post of nobody's (a DID and a key from the hash).
+    std::string uri, cid;
+    if (tracked != nullptr && e.subject == 0) {
+      uri = tracked->uri;
+      cid = tracked->cid;
+    } else {
+      const int64_t ms = e.time_us / 1000 - 1000 - static_cast<int64_t>(Mix(e.subject) % (2 * 86'400'000ULL));
+      uri = "at://" + PlcDid(e.subject) + kCollection + Tid(ms, e.subject >> 54);
+      cid = Cid(0x71, "untracked " + uri);
+    }
+    const auto ref = [&] {
+      rapidjson::Value r(rapidjson::kObjectType);
+      r.AddMember("cid", Str(cid, a), a);
+      r.AddMember("uri", Str(uri, a), a);
+      return r;
+    };
+    // Made a moment (up to 0.8 s) before Jetstream saw it.
+    const int64_t created_ms = e.record_us / 1000 - static_cast<int64_t>((e.actor >> 32) % 800);
+    rapidjson::Value record(rapidjson::kObjectType);
+    record.AddMember("$type", rapidjson::StringRef(EngagementCollection(e)), a);
+    record.AddMember("createdAt", Str(IsoMillis(created_ms), a), a);
+    if (e.act == Act::kLike || e.act == Act::kRepost) {
+      record.AddMember("subject", ref(), a);
+    } else {
+      const PostText said = MockPostText(e.actor);
+      record.AddMember("text", Str(said.text, a), a);
+      rapidjson::Value langs(rapidjson::kArrayType);
+      langs.PushBack(Str(said.lang, a), a);
+      record.AddMember("langs", langs, a);
+      if (e.act == Act::kReply) {
+        rapidjson::Value reply(rapidjson::kObjectType);
+        reply.AddMember("parent", ref(), a);
+        reply.AddMember("root", ref(), a);
+        record.AddMember("reply", reply, a);
+      } else if (e.act == Act::kQuote) {
+        rapidjson::Value quote(rapidjson::kObjectType);
+        quote.AddMember("$type", "app.bsky.embed.record", a);
+        quote.AddMember("record", ref(), a);
+        if ((e.actor >> 40) % 10 < 3) {  // with images, as the mock's own posts' (valid blob refs)
+          const MockPost self = Describe("at://" + did + kCollection + rkey, did, rkey, e.record_us / 1000);
+          rapidjson::Value embed(rapidjson::kObjectType);
+          embed.AddMember("$type", "app.bsky.embed.recordWithMedia", a);
+          embed.AddMember("media", ImagesRecord(self, a), a);
+          embed.AddMember("record", quote, a);
+          record.AddMember("embed", embed, a);
+        } else {
+          record.AddMember("embed", quote, a);
+        }
+      }
+    }
+    const std::string record_cid = RecordCid(record);
+    commit.AddMember("record", record, a);
+    commit.AddMember("cid", Str(record_cid, a), a);
+  }
+  doc.AddMember("commit", commit, a);
+  return Serialized(doc);
+}
 
 }  // namespace tweetkeeper::mock

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "mock_api/engagement_events.hpp"
 #include "mock_api/follow_world.hpp"
 #include "mock_api/mock_config.hpp"
 #include "mock_api/tweets_endpoint.hpp"
@@ -64,5 +65,30 @@ std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std:
 
 // The seed of a post's counts and contents: its at:// URI's FNV-1a (as the mock's answers use it).
 uint64_t BlueskySeed(const std::string& uri);
+
+// A did:plc: of 24 base32 characters from a hash (MockDid's of a handle is this of its hash).
+std::string PlcDid(uint64_t h);
+
+// A post whose engagement Jetstream streams (POST /mock/jetstream/posts): its record's CID as
+// getPosts shows it, the createdAt its counts' age starts from, the seed of its counts.
+struct TrackedPost {
+  std::string uri;
+  std::string did;
+  std::string cid;
+  uint64_t seed = 0;
+  int64_t created_ms = 0;
+};
+// Only at://<DID>/app.bsky.feed.post/<TID>: nothing for anything else.
+std::optional<TrackedPost> TrackablePost(const std::string& uri);
+
+// One engagement commit (engagement_events.hpp) as Jetstream's v1 JSON, by PlcDid(e.actor): a
+// create with its record (app.bsky.feed.like or .repost with subject {uri, cid}; a reply, an
+// app.bsky.feed.post whose reply root and parent are the subject; a quote, one whose embed is
+// app.bsky.embed.record, or for three in ten app.bsky.embed.recordWithMedia with images) and its
+// CID; a delete with collection and rkey only. A background event (e.subject != 0) names a post
+// of nobody's from its hash; otherwise `subject` is the tracked post.
+std::string EngagementCommitJson(const StreamEvent& e, const TrackedPost* subject);
+// The collection an engagement commit is in.
+const char* EngagementCollection(const StreamEvent& e);
 
 }  // namespace tweetkeeper::mock

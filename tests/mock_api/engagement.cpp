@@ -158,18 +158,41 @@ Life DrawLife(Network network, uint64_t seed) {
   return life;
 }
 
-PublicMetrics LifeAt(Network network, const Life& life, double age_seconds) {
+int64_t LifeCount(Network network, const Life& life, Kind kind, double age_seconds) {
   const NetworkModel& m = ModelOf(network);
-  std::array<int64_t, kKinds> c{};
+  int64_t c = 0;
   for (const Burst* b : {&life.first, life.revival ? &*life.revival : nullptr}) {
     if (b == nullptr) continue;
-    for (int k = 0; k < kKinds; ++k) {
-      const double n = static_cast<double>(b->total[k]);
-      if (n == 0) continue;
-      const double got = std::floor(n * BurstShare(m, *b, k, age_seconds - b->start_s) + b->phase[k]);
-      c[k] += static_cast<int64_t>(std::min(got, n));
-    }
+    const double n = static_cast<double>(b->total[kind]);
+    if (n == 0) continue;
+    const double got = std::floor(n * BurstShare(m, *b, kind, age_seconds - b->start_s) + b->phase[kind]);
+    c += static_cast<int64_t>(std::min(got, n));
   }
+  return c;
+}
+
+double LifeEntryAge(Network network, const Life& life, Kind kind, int64_t count) {
+  if (life.revival || kind == kViews) return -1;
+  const NetworkModel& m = ModelOf(network);
+  const Burst& b = life.first;
+  const double n = static_cast<double>(b.total[kind]);
+  if (static_cast<double>(count) >= n) return std::numeric_limits<double>::infinity();
+  // floor(n * share + phase) > count  <=>  share >= y
+  double y = (static_cast<double>(count) + 1 - b.phase[kind]) / n;
+  if (y <= 0) return 0;
+  if (b.end_s > 0) {
+    if (y >= 1) return b.end_s;
+    y *= ArrivalCdf(m, b, kind, b.end_s);
+  }
+  const double s0 = m.s0[kind] * b.scale, theta = m.theta[kind];
+  if (y >= 1) return std::numeric_limits<double>::infinity();
+  if (y < theta / (1 + theta)) return y * (1 + theta) / theta * s0;  // KernelCdf inverted, both pieces
+  return s0 * std::pow((1 + theta) * (1 - y), -1 / theta);
+}
+
+PublicMetrics LifeAt(Network network, const Life& life, double age_seconds) {
+  std::array<int64_t, kKinds> c{};
+  for (int k = 0; k < kKinds; ++k) c[k] = LifeCount(network, life, static_cast<Kind>(k), age_seconds);
   PublicMetrics p;
   p.retweet_count = c[kReposts];
   p.reply_count = c[kReplies];

@@ -47,6 +47,12 @@ Life DrawLife(Network network, uint64_t seed);
 
 // Its counts at an age (seconds since created_at): non-decreasing, 0 at 0.
 PublicMetrics LifeAt(Network network, const Life& life, double age_seconds);
+// One kind's count of LifeAt (the same arithmetic; views not capped).
+int64_t LifeCount(Network network, const Life& life, Kind kind, double age_seconds);
+// Where LifeCount(kind) first exceeds `count`, for a life of one burst: the age solving it
+// analytically (a guess to within rounding, which the caller checks on LifeCount); -1 when the
+// life has a revival or the kind is views (no closed form here), +inf when it never does.
+double LifeEntryAge(Network network, const Life& life, Kind kind, int64_t count);
 
 // SEISMIC's memory kernel as a distribution of reaction times: its CDF at t seconds.
 double KernelCdf(double t, double s0, double theta);

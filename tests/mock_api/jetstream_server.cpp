@@ -10,10 +10,12 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <deque>
+#include <queue>
 #include <set>
 
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/follow_world.hpp"
+#include "mock_api/jetstream_posts.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -27,6 +29,12 @@ namespace websocket = beast::websocket;
 constexpr std::size_t kMaxDids = 10'000;
 constexpr std::size_t kMaxCollections = 100;
 constexpr int64_t kLookbackUs = 36LL * 3600 * 1'000'000;  // the replay window
+constexpr int64_t kSecondUs = 1'000'000;
+constexpr size_t kPostsPerTick = 5'000;     // registered posts a connection takes on per tick (live)
+constexpr int64_t kAheadS = 60;             // seconds generated ahead of what was sent, at most
+constexpr size_t kPendingMax = 20'000;      // events generated ahead of sending, at most
+constexpr size_t kOutboxMax = 10'000;       // events written ahead of the socket, at most
+constexpr int64_t kTickBudgetUs = 10'000;   // a tick's generating stops after this long
 
 int64_t NowUs() {
   using namespace std::chrono;
@@ -56,12 +64,12 @@ bool ValidNsid(const std::string& s) {
 struct Filter {
   std::set<std::string> dids;
   std::set<std::string> collections;
-  // Whether posts pass (Jetstream filters commits by collection; empty: all; "app.bsky.*" prefixes).
-  bool WantsPosts() const {
+  // Whether a collection's commits pass (empty: all; "app.bsky.*" prefixes).
+  bool Wants(std::string_view collection) const {
     if (collections.empty()) return true;
     for (const std::string& c : collections) {
-      if (c == "app.bsky.feed.post") return true;
-      if (c.size() > 1 && c.back() == '*' && std::string("app.bsky.feed.post").rfind(c.substr(0, c.size() - 1), 0) == 0)
+      if (c == collection) return true;
+      if (c.size() > 1 && c.back() == '*' && collection.substr(0, c.size() - 1) == std::string_view(c).substr(0, c.size() - 1))
         return true;
     }
     return false;
@@ -125,7 +133,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (const std::string bad = CheckFilter(filter_); !bad.empty()) return Refuse(http::status::bad_request, bad);
     const int64_t now = NowUs();
     // A cursor in the future, or none: live. An older one than the window: clamped, silently.
-    position_us_ = !cursor_given || cursor > now ? now : std::max(cursor, now - kLookbackUs);
+    sent_from_us_ = !cursor_given || cursor > now ? now : std::max(cursor, now - kLookbackUs);
+    next_second_ = FloorSecond(sent_from_us_);
     if (!websocket::is_upgrade(request_)) return Refuse(http::status::bad_request, "not a websocket upgrade");
     generation_ = JetstreamDrops();
     ws_.async_accept(request_, [self = shared_from_this()](beast::error_code e) {
@@ -190,7 +199,102 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // Every 20 ms: the events since the last tick, in time order.
+  // An event generated, not yet sent: an engagement commit (of `post`, or background when null),
+  // or a posting account's (its JSON made, its DID filter applied).
+  struct Pending {
+    StreamEvent event;
+    std::shared_ptr<const StreamedPost> post;
+    std::string json;  // set: a posting account's post or delete
+    bool operator<(const Pending& o) const { return event.time_us < o.event.time_us; }
+  };
+  using Key = std::pair<int64_t, size_t>;  // (a second at or before the post's next event, its index)
+
+  // Takes on the posts registered since the last tick (a chunk at a time; all over again after a
+  // reset). A post's events in the seconds already generated and not yet sent join the pending
+  // ones. True when it has caught up.
+  bool SyncPosts() {
+    StreamedPosts& registry = JetstreamPosts();
+    if (registry.epoch() != epoch_) {
+      epoch_ = registry.epoch();
+      posts_.clear();
+      heap_ = {};
+      pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.post != nullptr; }),
+                     pending_.end());
+    }
+    // Each post costs a look at every second generated and not yet sent: fewer per tick when many.
+    const int64_t unsent = std::max<int64_t>(0, next_second_ - FloorSecond(sent_from_us_));
+    const auto added = registry.Slice(epoch_, posts_.size(), std::max<size_t>(50, 2 * kPostsPerTick / static_cast<size_t>(unsent + 1)));
+    std::vector<Pending> late;
+    std::vector<StreamEvent> events;
+    for (const auto& post : added) {
+      for (int64_t s = FloorSecond(sent_from_us_); s < next_second_; ++s) {
+        events.clear();
+        PostEventsIn(post->curve, s, &events);
+        for (const StreamEvent& e : events)
+          if (e.time_us >= sent_from_us_) late.push_back({e, post, ""});
+      }
+      if (const int64_t next = NextPostEventSecond(post->curve, next_second_); next != kNever)
+        heap_.push({next, posts_.size()});
+      posts_.push_back(post);
+    }
+    if (!late.empty()) {
+      pending_.insert(pending_.end(), late.begin(), late.end());
+      std::stable_sort(pending_.begin(), pending_.end());
+    }
+    return posts_.size() >= registry.size();
+  }
+
+  static int64_t FloorSecond(int64_t us) { return us / kSecondUs - (us % kSecondUs < 0); }
+
+  // Every event of Unix second s, in time order (equal times keep the order made: registered
+  // posts' engagement, then background traffic, then the posting accounts').
+  void GenerateSecond(int64_t s) {
+    std::vector<Pending> batch;
+    std::vector<StreamEvent> events;
+    while (!heap_.empty() && heap_.top().first <= s) {
+      const size_t i = heap_.top().second;
+      heap_.pop();
+      events.clear();
+      PostEventsIn(posts_[i]->curve, s, &events);
+      for (const StreamEvent& e : events) batch.push_back({e, posts_[i], ""});
+      if (const int64_t next = NextPostEventSecond(posts_[i]->curve, s + 1); next != kNever) heap_.push({next, i});
+    }
+    if (config_.jetstream_rate > 0) {
+      events.clear();
+      BackgroundEventsIn(config_.jetstream_rate, s, &events);
+      for (const StreamEvent& e : events) batch.push_back({e, nullptr, ""});
+    }
+    if (filter_.Wants("app.bsky.feed.post")) {
+      for (auto& [time_us, json] : JetstreamEvents(filter_.dids, s * kSecondUs - 1, s * kSecondUs + kSecondUs - 1, config_)) {
+        Pending p;
+        p.event.time_us = time_us;
+        p.json = std::move(json);
+        batch.push_back(std::move(p));
+      }
+    }
+    std::stable_sort(batch.begin(), batch.end());
+    for (Pending& p : batch) pending_.push_back(std::move(p));
+  }
+
+  // The pending events whose time has come into the outbox, filtered.
+  void Send(int64_t now) {
+    while (!pending_.empty() && pending_.front().event.time_us <= now && outbox_.size() < kOutboxMax) {
+      Pending p = std::move(pending_.front());
+      pending_.pop_front();
+      if (p.event.time_us < sent_from_us_) continue;  // before the cursor, in its second
+      sent_from_us_ = p.event.time_us;
+      if (!p.json.empty()) {
+        outbox_.push_back(std::move(p.json));
+        continue;
+      }
+      if (!filter_.Wants(EngagementCollection(p.event))) continue;
+      if (!filter_.dids.empty() && !filter_.dids.count(PlcDid(p.event.actor))) continue;
+      outbox_.push_back(EngagementCommitJson(p.event, p.post ? &p.post->post : nullptr));
+    }
+  }
+
+  // Every 20 ms (at once while behind): the registered posts taken on, the seconds up to now
+  // generated (the current one whole, ahead of its time), the events whose time has come sent.
   void Tick() {
     if (closed_) return;
     if (JetstreamDrops() != generation_) {
@@ -199,17 +303,29 @@ class Session : public std::enable_shared_from_this<Session> {
       closed_ = true;
       return;
     }
-    if (!hello_ && outbox_.size() < 10'000) {
-      // A replay goes a minute of the stream's time per tick at most, as a real one streams: the
-      // memory it takes stays bounded.
-      const int64_t until = std::min(NowUs(), position_us_ + 60'000'000);
-      if (filter_.WantsPosts()) {
-        for (auto& [time_us, json] : JetstreamEvents(filter_.dids, position_us_, until, config_)) outbox_.push_back(std::move(json));
+    bool behind = false;
+    if (!hello_ && outbox_.size() < kOutboxMax) {
+      if (SyncPosts()) {
+        const int64_t now = NowUs(), started = NowUs();
+        int64_t made = 0;
+        // A replay goes as fast as the reader takes it, a bounded time per tick: the memory it
+        // takes stays bounded and other connections go on.
+        while (next_second_ <= FloorSecond(now) && pending_.size() < kPendingMax &&
+               next_second_ < FloorSecond(sent_from_us_) + kAheadS) {
+          GenerateSecond(next_second_++);
+          if (++made % 16 == 0 && NowUs() - started > kTickBudgetUs) break;
+        }
+        Send(now);
+        // Everything before the first unsent event (or all generated) is sent.
+        const int64_t upto = pending_.empty() ? next_second_ * kSecondUs : pending_.front().event.time_us;
+        sent_from_us_ = std::max(sent_from_us_, std::min(upto, now + 1));
+        behind = next_second_ <= FloorSecond(now) || (!pending_.empty() && pending_.front().event.time_us <= now);
+      } else {
+        behind = true;
       }
-      position_us_ = until;
       Write();
     }
-    timer_.expires_after(std::chrono::milliseconds(20));
+    timer_.expires_after(std::chrono::milliseconds(behind && outbox_.size() < kOutboxMax ? 1 : 20));
     timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec) self->Tick();
     });
@@ -239,8 +355,13 @@ class Session : public std::enable_shared_from_this<Session> {
   bool hello_ = false;
   bool writing_ = false;
   bool closed_ = false;
-  int64_t position_us_ = 0;
+  int64_t sent_from_us_ = 0;  // events before this are sent (or before the cursor)
+  int64_t next_second_ = 0;   // seconds before this are generated
   uint64_t generation_ = 0;
+  uint64_t epoch_ = ~uint64_t{0};
+  std::vector<std::shared_ptr<const StreamedPost>> posts_;
+  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> heap_;
+  std::deque<Pending> pending_;
   std::deque<std::string> outbox_;
 };
 

@@ -6,8 +6,15 @@
 // older ones clamped silently; absent or in the future: live) and requireHello (nothing is sent
 // until an options_update message); options_update text messages replace the filter; bad
 // parameters are an HTTP 400 before the upgrade, a bad options_update closes with 1008. The events
-// are the posting accounts' (bluesky_endpoint.hpp JetstreamEvents). POST /mock/jetstream/drop on
-// the mock's HTTP port closes every connection without a close frame (a dropped stream).
+// are the posting accounts' (bluesky_endpoint.hpp JetstreamEvents), the engagement of the posts
+// registered by POST /mock/jetstream/posts (likes, reposts, replies, quotes and their undos,
+// engagement_events.hpp, whenever registered: a replay has them all) and --jetstream-rate events a
+// second of traffic on posts nobody tracks. Each connection gets them in non-decreasing time_us
+// (Jetstream v1's clock is strictly increasing; here two events may share a time_us, and are then
+// adjacent), generated a second at a time and sent as their time comes; a replay goes as fast as
+// the reader reads, a bounded piece per tick, so no connection's start stalls the others.
+// POST /mock/jetstream/drop on the mock's HTTP port closes every connection without a close frame
+// (a dropped stream).
 // Boost.Beast: cpp-httplib, the mock's HTTP server, has no websockets.
 
 #include <cstdint>

@@ -76,7 +76,9 @@ POST /mock/revoke?token=T: 403 Forbidden. Both last until POST /mock/reset.
 Endpoints: GET /2/tweets?ids=...; GET or POST (form body) /1.1/statuses/lookup.json?id=...&map=true
 (v1.1 bodies: {"id":{"<id>":{tweet}|null}} or an array; errors {"errors":[{"code":..,"message":..}]}).
 Test endpoints: GET /mock/stats (counts, faults, per-token statuses, 200s per window, billed reads),
-POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz.)";
+POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz,
+GET /mock/truth (README.md, Engagement), POST /mock/jetstream/posts (text/plain, at:// URIs one a
+line: the posts whose engagement the Jetstream streams), POST /mock/jetstream/drop.)";
 
 int64_t NowMs() {
   using namespace std::chrono;
@@ -282,6 +284,12 @@ void AddQuotaOptions(CLI::App& app, MockConfig& config) {
       ->capture_default_str()
       ->check(kWholeNumber)
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--jetstream-rate", config.jetstream_rate,
+                 "Jetstream: events per second of the network's other traffic (likes, reposts, posts, deletes on "
+                 "posts nobody tracks), evenly spread (0: none)")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   app.add_option("--follow-delete-every", config.follow_delete_every,
                  "Bluesky: one post in D of the posting accounts is deleted 5 s after it was made (0: none)");
   app.add_option("--follow-accounts", config.follow_accounts,
@@ -457,7 +465,8 @@ class Edge {
 
   httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
-    const HttpCall call{req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req)};
+    const HttpCall call{req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req),
+                        req.body};
     const HttpReply reply = mastodon_host_.empty() ? api_.Handle(call, start_ms)
                                                    : api_.HandleMastodonServer(mastodon_host_, call, start_ms);
     const FaultKind fault = reply.faults.kind;
@@ -576,17 +585,34 @@ void ConfigureServer(httplib::Server& server, int threads) {
 }
 
 // Pre-routing sees requests before httplib reads a body, so a bare "curl -X POST" (no
-// Content-Length) reaches /mock/reset instead of being refused with 400. The one request that
-// has a body, POST /1.1/statuses/lookup.json (form: id=...&map=true), goes to its route below,
-// which httplib calls with the body read and its form fields added to params. MockApi routes
-// both, per network.
+// Content-Length) reaches /mock/reset instead of being refused with 400. The requests that have
+// a body, POST /1.1/statuses/lookup.json (form: id=...&map=true) and POST /mock/jetstream/posts
+// (at:// URIs, one a line), go to their routes below, which httplib calls with the body read (and
+// a form's fields added to params). MockApi routes them all, per network.
+bool FormOver8KiB(const httplib::Request& req) {
+  const std::string length = req.get_header_value("Content-Length");
+  return req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0 &&
+         (length.size() > 4 || (!length.empty() && std::atol(length.c_str()) > 8192));
+}
+
 void RouteToEdge(httplib::Server& server, Edge& edge) {
   constexpr const char* kLookupPath = "/1.1/statuses/lookup.json";
-  server.set_pre_routing_handler([&edge, kLookupPath](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "POST" && req.path == kLookupPath) return httplib::Server::HandlerResponse::Unhandled;
+  constexpr const char* kStreamedPath = "/mock/jetstream/posts";  // its body: at:// URIs, one a line
+  server.set_pre_routing_handler([&edge, kLookupPath, kStreamedPath](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "POST" && req.path == kStreamedPath && FormOver8KiB(req)) {
+      // httplib (a library built with its defaults) refuses a form-encoded body past 8 KiB with a
+      // bare 413: say why. (curl --data-binary sends form-encoded unless told otherwise.)
+      res.status = 413;
+      res.set_content(R"j({"error":"send the URIs as Content-Type: text/plain (a form-encoded body is limited to 8 KiB)"})j",
+                      "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method == "POST" && (req.path == kLookupPath || req.path == kStreamedPath))
+      return httplib::Server::HandlerResponse::Unhandled;
     return edge.Answer(req, res);
   });
   server.Post(kLookupPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
+  server.Post(kStreamedPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
 }
 
 // A port the mock listens on: its own, or a Mastodon server's root (--mastodon-host).

@@ -11,6 +11,7 @@
 
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/engagement.hpp"
+#include "mock_api/jetstream_posts.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 #include "mock_api/x_users_endpoint.hpp"
@@ -101,6 +102,7 @@ void MockApi::AddMockRoutes() {
       mastodon_limiter_.Reset();
       quotas_.clear();
     }
+    JetstreamPosts().Clear();
     return Reply(200, kJson, R"({"reset":true})");
   });
   Add("GET", "/mock/follow/accounts",
@@ -109,6 +111,21 @@ void MockApi::AddMockRoutes() {
   Add("POST", "/mock/jetstream/drop", [](const HttpCall&, int64_t) {
     DropJetstreamConnections();
     return Reply(200, kJson, R"({"dropped":true})");
+  });
+  Add("POST", "/mock/jetstream/posts", [this](const HttpCall& call, int64_t) {
+    size_t count = 0;
+    std::string error;
+    if (!JetstreamPosts().Register(call.body, config_, &count, &error)) {
+      rapidjson::StringBuffer buf;
+      JsonWriter w(buf);
+      w.StartObject();
+      w.Key("error");
+      w.String(error.c_str(), static_cast<rapidjson::SizeType>(error.size()));
+      w.EndObject();
+      return Reply(400, kJson, buf.GetString());
+    }
+    return Reply(200, kJson, "{\"registered\":" + std::to_string(count) + ",\"total\":" +
+                                 std::to_string(JetstreamPosts().size()) + "}");
   });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });
@@ -124,6 +141,10 @@ HttpReply MockApi::Truth(const HttpCall& call) const {
   };
   const std::optional<Network> network = ParseNetwork(param("network"));
   if (!network) return Reply(400, kJson, R"({"error":"network must be x, bluesky or mastodon"})");
+  if (call.params.count("at_us")) {
+    if (*network != Network::kBluesky) return Reply(400, kJson, R"({"error":"at_us is for network=bluesky only"})");
+    return TruthAt(param("key"), param("at_us"));
+  }
   const std::optional<uint64_t> seed = SeedOfKey(*network, param("key"));
   if (!seed)
     return Reply(400, kJson, R"({"error":"key must be an X id, a Bluesky at:// URI or a Mastodon host/status id"})");
@@ -158,6 +179,27 @@ HttpReply MockApi::Truth(const HttpCall& call) const {
     w.EndObject();
   }
   w.EndArray();
+  w.EndObject();
+  return Reply(200, kJson, buf.GetString());
+}
+
+HttpReply MockApi::TruthAt(const std::string& key, const std::string& at_us) const {
+  const std::optional<TrackedPost> post = TrackablePost(key);
+  if (!post) return Reply(400, kJson, R"({"error":"key must be at://<DID>/app.bsky.feed.post/<TID> with at_us"})");
+  if (at_us.empty() || at_us.size() > 18 || at_us.find_first_not_of("0123456789") != std::string::npos)
+    return Reply(400, kJson, R"({"error":"at_us must be Unix microseconds"})");
+  const EngagementCurve curve(config_, post->seed, post->created_ms);
+  const std::array<int64_t, kCountedActs> n = NetCountsAt(curve, std::stoll(at_us));
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("at_us");
+  w.Int64(std::stoll(at_us));
+  for (const auto& [name, act] : {std::pair{"likes", Act::kLike}, {"reposts", Act::kRepost}, {"replies", Act::kReply},
+                                  {"quotes", Act::kQuote}}) {
+    w.Key(name);
+    w.Int64(n[static_cast<int>(act)]);
+  }
   w.EndObject();
   return Reply(200, kJson, buf.GetString());
 }

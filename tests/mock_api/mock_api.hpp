@@ -30,6 +30,7 @@ struct HttpCall {
   QueryParams params;
   std::string authorization;       // the Authorization header, "" when absent
   bool reused_connection = false;  // the connection carried an earlier request (for fault stats)
+  std::string body{};              // read only for the routes main.cpp names (POST /mock/jetstream/posts)
 };
 
 struct HttpReply {
@@ -158,6 +159,9 @@ class MockApi {
   static std::vector<std::pair<std::string, std::string>> RateHeaders(const RateVerdict& verdict);
   HttpReply TokenAction(const HttpCall& call, bool revoke);
   HttpReply Truth(const HttpCall& call) const;
+  // GET /mock/truth?network=bluesky&key=<at:// URI>&at_us=T: the net counts of the post's
+  // Jetstream events before T (engagement_events.hpp).
+  HttpReply TruthAt(const std::string& key, const std::string& at_us) const;
 
   const MockConfig config_;
   LogSink request_log_;

@@ -43,6 +43,9 @@ struct MockConfig {
   // Bluesky: one post in D of the posting accounts is deleted 5 s after it was made (Jetstream
   // sends its delete event; getPosts and getAuthorFeed stop showing it). 0: none.
   uint64_t follow_delete_every = 0;
+  // Jetstream: events a second of the network's other traffic, on posts nobody tracks
+  // (--jetstream-rate; engagement_events.hpp BackgroundEventsIn). 0: none.
+  int64_t jetstream_rate = 0;
   FaultConfig faults;
   // --engagement FILE: the posts whose true curves it holds answer them; the others the model's.
   std::shared_ptr<const EngagementFile> engagement;

@@ -50,7 +50,7 @@ else
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
   --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 \
-  --jetstream-port 0 --follow-delete-every 5 --follow-rate 20 || exit 1
+  --jetstream-port 0 --jetstream-rate 100 --follow-delete-every 5 --follow-rate 20 || exit 1
 jetstream_url=$(sed -n 's/^tweetkeeper-mock-api jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
 /usr/bin/python3 "$here/validate_answers.py" "$here/x-api-tweets-2.159.json" "$TK_MOCK_URL" >"$dir/out" 2>&1
 tally "$dir/out" $? validate_answers.py
@@ -100,7 +100,9 @@ tally "$dir/client" $? client_check.mjs
 # Bluesky's Jetstream: @skyware/jetstream 0.2.5, a client of the ecosystem (with ws 8.18.3; both
 # pinned whole by jetstream/package-lock.json; npm ci once per build directory into
 # build/npm-jetstream), replays, follows live, updates its options; each record through
-# @atproto/lexicon against the lexicons written out above.
+# @atproto/lexicon against the lexicons written out above. Then the engagement of registered posts
+# (likes, reposts, replies, quotes, their deletes) amid --jetstream-rate's traffic: net counts
+# against getPosts' at its Date second.
 js_prefix=$TK_BUILD/npm-jetstream
 npm_ci jetstream "$js_prefix" "$dir/npm-jetstream.log"
 node "$here/jetstream/client_check.mjs" "$js_prefix" "$npm_prefix" "$dir/lexicons" "$TK_MOCK_URL" "$jetstream_url" \

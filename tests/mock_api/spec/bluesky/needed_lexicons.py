@@ -2,8 +2,9 @@
 """The Bluesky lexicons the mock's AppView answers are validated against (validate_bluesky.mjs,
 jetstream/client_check.mjs): the lexicon documents of app.bsky.feed.getPosts,
 app.bsky.actor.getProfile(s) and app.bsky.feed.getAuthorFeed (a follower's reads),
-com.atproto.identity.resolveHandle and the records a post holds (app.bsky.feed.post and its
-embeds), and every document they refer to, taken at test time from the documents the pinned npm
+com.atproto.identity.resolveHandle, the records a post holds (app.bsky.feed.post and its
+embeds) and the records of engagement the mock's Jetstream streams (app.bsky.feed.like and
+app.bsky.feed.repost), and every document they refer to, taken at test time from the documents the pinned npm
 package @atproto/api carries (lexicons_from_npm.cjs writes them out; none are kept in this
 repository).
 
@@ -28,6 +29,8 @@ ROOTS = [
     "app.bsky.embed.images",
     "app.bsky.embed.record",
     "app.bsky.embed.recordWithMedia",
+    "app.bsky.feed.like",
+    "app.bsky.feed.repost",
 ]
 
 

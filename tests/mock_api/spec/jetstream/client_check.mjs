@@ -6,6 +6,12 @@
 // app.bsky.feed.post by @atproto/lexicon (the lexicons of @atproto/api, spec.sh), its createdAt the post's. Then
 // an options_update (the client's updateOptions) adds a third account, whose posts follow. A
 // cursor older than the replay window is clamped silently, a bad DID is an HTTP 400.
+// Engagement (issue 52): posts made ten minutes ago are registered (POST /mock/jetstream/posts);
+// the whole network's likes, reposts and posts are read from a cursor before the first was made;
+// each record is a valid app.bsky.feed.like, .repost or .post (replies, quotes with both embeds)
+// by @atproto/lexicon, each delete carries no record or cid, and for every registered post the
+// net counts of its events before the Date second of a getPosts answer are that answer's counts.
+// A subscription to reposts alone gets reposts alone.
 //     node client_check.mjs NPM_PREFIX ATPROTO_NPM_PREFIX LEXICONS_DIR MOCK_URL JETSTREAM_URL
 import fs from 'node:fs';
 import path from 'node:path';
@@ -92,4 +98,139 @@ report(old.length > 0 && old[0].time_us >= (Date.now() - 36 * 3600000 - 5000) * 
        `a cursor a week back is clamped to the 36 hours Jetstream replays (first event ${((Date.now() * 1000 - (old[0]?.time_us ?? 0)) / 3.6e9).toFixed(1)} h back)`);
 const bad = await fetch(`${jetstream.replace(/^ws/, 'http')}/subscribe?wantedDids=not-a-did`);
 report(bad.status === 400 && /invalid DID/.test(await bad.text()), 'a bad DID: HTTP 400 before the upgrade');
+
+// Engagement. Posts made ten minutes ago by accounts of nobody's (record keys: TIDs of then).
+const sortable = '234567abcdefghijklmnopqrstuvwxyz';
+const tid = (ms, clock) => {
+  let v = (BigInt(ms) * 1000n << 10n) | BigInt(clock);
+  let out = '';
+  for (let i = 0; i < 13; i++, v >>= 5n) out = sortable[Number(v & 31n)] + out;
+  return out;
+};
+const madeMs = Date.now() - 600000;
+const postsOf = async (uris) => {
+  const res = await fetch(`${mock}/xrpc/app.bsky.feed.getPosts?${uris.map((u) => `uris=${encodeURIComponent(u)}`).join('&')}`);
+  return { date: Date.parse(res.headers.get('date')) / 1000, posts: (await res.json()).posts };
+};
+// Candidates 25 at a time until those shown have 30 quotes between them (counts are heavy-tailed:
+// a few posts hold most), so that both quote embeds come up.
+const shown = [];
+for (let i = 0; i < 4000 && shown.reduce((q, p) => q + p.quoteCount, 0) < 30; i += 25) {
+  const batch = [];
+  for (let j = i; j < i + 25; j++) {
+    const did = 'did:plc:' + Array.from({ length: 24 }, (_, k) => sortable[(j * 7 + k * 13 + (k * k * j) % 31) % 32]).join('');
+    batch.push(`at://${did}/app.bsky.feed.post/${tid(madeMs + j, 1)}`);
+  }
+  shown.push(...(await postsOf(batch)).posts);
+}
+const tracked = shown.filter((p) => p.likeCount + p.repostCount + p.replyCount + p.quoteCount > 0);
+const refused = await fetch(`${mock}/mock/jetstream/posts`, { method: 'POST', body: `${tracked[0]?.uri}\nat://not a uri\n` });
+report(refused.status === 400 && /line 2/.test((await refused.json()).error ?? ''),
+       'POST /mock/jetstream/posts: a malformed URI is a 400 naming its line');
+const registered = await (await fetch(`${mock}/mock/jetstream/posts`, { method: 'POST',
+                                                                        body: tracked.map((p) => p.uri).join('\n') })).json();
+report(registered.registered === tracked.length && tracked.length >= 20,
+       `POST /mock/jetstream/posts registers ${tracked.length} posts with engagement of ${shown.length} shown`, JSON.stringify(registered));
+const byUri = new Map(tracked.map((p) => [p.uri, p]));
+const hits = [];  // [subject, kind, +1 or -1, time_us] of the registered posts' events
+const records = new Map();  // did/collection/rkey -> [subject, kind]: what a delete undoes
+const embedKinds = new Set();
+const seen3 = [];
+let newest = 0;
+const js3 = new Jetstream({ ws: WebSocket, endpoint: `${jetstream}/subscribe`,
+                            wantedCollections: ['app.bsky.feed.like', 'app.bsky.feed.repost', 'app.bsky.feed.post'],
+                            cursor: (madeMs - 2000) * 1000 });
+let failure3 = null;
+js3.on('error', (e) => { failure3 = e; });
+js3.on('commit', (e) => {
+  newest = Math.max(newest, e.time_us);
+  seen3.push(e);
+  const key = `${e.did}/${e.commit.collection}/${e.commit.rkey}`;
+  let hit = null;
+  if (e.commit.operation === 'create') {
+    const r = e.commit.record;
+    if (e.commit.collection === 'app.bsky.feed.like') hit = [r.subject?.uri, 'likes'];
+    else if (e.commit.collection === 'app.bsky.feed.repost') hit = [r.subject?.uri, 'reposts'];
+    else if (r.reply) hit = [r.reply.parent?.uri, 'replies'];
+    else if (r.embed?.$type === 'app.bsky.embed.record') hit = [r.embed.record?.uri, 'quotes'];
+    else if (r.embed?.$type === 'app.bsky.embed.recordWithMedia') hit = [r.embed.record?.record?.uri, 'quotes'];
+    if (hit && byUri.has(hit[0])) {
+      records.set(key, hit);
+      if (hit[1] === 'quotes') embedKinds.add(r.embed.$type);
+      if ((hit[1] === 'likes' || hit[1] === 'reposts') && r.subject.cid !== byUri.get(hit[0]).cid) failure3 = new Error(`${key}: subject cid ${r.subject.cid}, getPosts says ${byUri.get(hit[0]).cid}`);
+    }
+  } else if (records.has(key)) {
+    hit = records.get(key);
+  }
+  if (hit && byUri.has(hit[0])) hits.push([hit[0], hit[1], e.commit.operation === 'delete' ? -1 : 1, e.time_us]);
+});
+// The net counts of a post's events before Unix second D.
+const netAt = (uri, D) => {
+  const n = { likes: 0, reposts: 0, replies: 0, quotes: 0 };
+  for (const [u, kind, sign, t] of hits) if (u === uri && t < D * 1e6) n[kind] += sign;
+  return n;
+};
+// The answers the events are held against: getPosts as the stream starts.
+js3.start();
+const answered = [];
+for (let i = 0; i < tracked.length; i += 25) answered.push(await postsOf(tracked.slice(i, i + 25).map((p) => p.uri)));
+const asOf = Math.max(...answered.map((a) => a.date));
+// Until the stream has passed the Date second (every event before it in), with a bound.
+for (let t = 0; t < 300 && newest < asOf * 1e6; t++) await new Promise((r) => setTimeout(r, 100));
+js3.close();
+report(failure3 === null && newest >= asOf * 1e6, `@skyware/jetstream ${version} reads the whole network's likes, reposts and posts (${seen3.length} events)`,
+       failure3?.message ?? `the stream reached ${newest}, not ${asOf * 1e6}`);
+const wrong = [];
+const nets = [];
+for (const a of answered) {
+  for (const p of a.posts) {
+    const n = netAt(p.uri, a.date);
+    nets.push(n);
+    if (n.likes !== p.likeCount || n.reposts !== p.repostCount || n.replies !== p.replyCount || n.quotes !== p.quoteCount)
+      wrong.push(`${p.uri}: events ${JSON.stringify(n)}, getPosts ${p.likeCount}/${p.repostCount}/${p.replyCount}/${p.quoteCount}`);
+  }
+}
+const sums = nets.reduce((s, n) => ({ likes: s.likes + n.likes, reposts: s.reposts + n.reposts,
+                                                     replies: s.replies + n.replies, quotes: s.quotes + n.quotes }),
+                                      { likes: 0, reposts: 0, replies: 0, quotes: 0 });
+report(wrong.length === 0 && nets.length === tracked.length && sums.likes > 0 && sums.replies > 0 && sums.quotes > 0,
+       `for every registered post, the net counts of its events before the Date second of getPosts' answer are its counts (${JSON.stringify(sums)})`,
+       wrong.slice(0, 3).join('\n'));
+report(embedKinds.has('app.bsky.embed.record') && embedKinds.has('app.bsky.embed.recordWithMedia'),
+       'quotes of registered posts come with both embeds, app.bsky.embed.record and .recordWithMedia, both counted', [...embedKinds].join(', '));
+const undone = seen3.filter((e) => e.commit.operation === 'delete');
+report(undone.length > 0 && undone.every((e) => !('record' in e.commit) && !('cid' in e.commit)) &&
+       undone.some((e) => e.commit.collection === 'app.bsky.feed.like' && records.has(`${e.did}/${e.commit.collection}/${e.commit.rkey}`)),
+       `deletes (${undone.length}, unlikes of registered posts among them) name only collection and rkey: no record, no cid`);
+const invalid3 = [];
+const kinds3 = new Set();
+for (const e of seen3.filter((x) => x.commit.operation === 'create')) {
+  try {
+    lex.assertValidRecord(e.commit.collection, jsonToLex(e.commit.record));
+    kinds3.add(e.commit.collection + (e.commit.record.reply ? ' reply' : '') + (e.commit.record.embed ? ` ${e.commit.record.embed.$type}` : ''));
+    if (e.time_us < Date.parse(e.commit.record.createdAt) * 1000) invalid3.push(`${e.did}/${e.commit.rkey}: made after it was seen`);
+  } catch (err) {
+    invalid3.push(`${e.did}/${e.commit.collection}/${e.commit.rkey}: ${err.message}`);
+  }
+}
+report(invalid3.length === 0 && kinds3.has('app.bsky.feed.like') && kinds3.has('app.bsky.feed.repost') &&
+       kinds3.has('app.bsky.feed.post reply') && kinds3.has('app.bsky.feed.post app.bsky.embed.recordWithMedia'),
+       `each like, repost and post record is valid by @atproto/lexicon, made before it was seen (${[...kinds3].sort().join('; ')})`,
+       invalid3.slice(0, 3).join('\n'));
+// wantedCollections picks among the new collections as among posts.
+const reposts = await new Promise((resolve) => {
+  const got4 = [];
+  const j = new Jetstream({ ws: WebSocket, endpoint: `${jetstream}/subscribe`, wantedCollections: ['app.bsky.feed.repost'] });
+  j.on('commit', (e) => got4.push(e));
+  j.start();
+  const wait = () => (got4.length >= 10 || Date.now() > stop ? (j.close(), resolve(got4)) : setTimeout(wait, 50));
+  const stop = Date.now() + 10000;
+  wait();
+});
+report(reposts.length >= 10 && reposts.every((e) => e.commit.collection === 'app.bsky.feed.repost'),
+       `wantedCollections=app.bsky.feed.repost: reposts and their deletes only (${reposts.length})`);
+const truth = await (await fetch(`${mock}/mock/truth?network=bluesky&key=${encodeURIComponent(tracked[0].uri)}&at_us=${asOf * 1e6}`)).json();
+const first = netAt(tracked[0].uri, asOf);
+report(truth.likes === first.likes && truth.reposts === first.reposts && truth.replies === first.replies && truth.quotes === first.quotes,
+       'GET /mock/truth?at_us= gives the same net counts', JSON.stringify(truth));
 exit();
