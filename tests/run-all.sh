@@ -68,6 +68,7 @@ suite warc wait programs tests/integration/warc.sh
 suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh
 suite api-faults wait programs tests/faults/api_faults.sh
 suite follow wait programs tests/integration/follow.sh
+suite stream wait programs tests/integration/stream.sh # Jetstream counts exact through a drop, a kill, a restart and a gap
 suite spec wait programs tests/mock_api/spec/spec.sh
 suite networks wait programs tests/integration/networks.sh
 suite accounted wait programs tests/integration/accounted.sh

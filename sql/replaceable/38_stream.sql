@@ -101,13 +101,15 @@ BEGIN
     JOIN tweetkeeper.post_refs r ON r.tweet_id = p.tweet_id;
 END $$;
 
--- The records counted for them, for the lease holder to load.
+-- The records counted (for posts counted now, or before a gap), with their post's name, for the
+-- lease holder to load.
 CREATE OR REPLACE FUNCTION stream_held_records()
-  RETURNS TABLE (record_key bigint, tweet_id bigint, kind smallint)
+  RETURNS TABLE (record_key bigint, tweet_id bigint, kind smallint, did text, rkey text)
   LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM tweetkeeper_internal.held_stream();
-  RETURN QUERY SELECT x.record_key, x.tweet_id, x.kind FROM tweetkeeper.stream_records x;
+  RETURN QUERY SELECT x.record_key, x.tweet_id, x.kind, r.author, r.post_key
+                 FROM tweetkeeper.stream_records x JOIN tweetkeeper.post_refs r ON r.tweet_id = x.tweet_id;
 END $$;
 
 -- The reads waiting for the reader, as of `upto` at the latest (the reader's position: it has

@@ -98,6 +98,7 @@ TEST(StreamCounter, CountsDeletesAndReplaysOnce) {
   c.Apply(Parse(Unlike("did:plc:bob", 1'000'200, "3kaaa")));
   c.Apply(Parse(Unlike("did:plc:bob", 1'000'300, "3kaaa")));  // deleted twice: once subtracted
   c.Apply(Parse(Unlike("did:plc:zed", 1'000'400, "3kzzz")));  // a record never counted
+  c.Pass(1'000'500);  // (events of one time_us are applied once a later one comes)
   const ts::Flush f = c.Take();
   ASSERT_EQ(f.ids.size(), 1u);
   EXPECT_EQ(f.counts[ts::kLike], 11);
@@ -106,16 +107,35 @@ TEST(StreamCounter, CountsDeletesAndReplaysOnce) {
   EXPECT_EQ(f.gone.size(), 1u);
   EXPECT_EQ(f.events, 6);
   EXPECT_EQ(f.counted, 3);
-  EXPECT_EQ(f.position_us, 1'000'399);
+  EXPECT_EQ(f.position_us, 1'000'400);
   EXPECT_TRUE(c.Take().ids.empty()) << "nothing moved since";
   // A restart from the database: the records it stored make a replayed create count for nothing.
   c.Reset(1'000'000);
   c.AddPost(-1, kKey, {0, 0, 11, 0});
-  c.AddRecord(ts::RecordKey("did:plc:eve", "app.bsky.feed.like", "3kaab", ts::kLike), -1, ts::kLike);
+  c.AddRecord(ts::RecordKey("did:plc:eve", "app.bsky.feed.like", "3kaab", ts::kLike), -1, ts::kLike, kKey);
   c.Apply(Parse(Like("did:plc:eve", 1'000'100, "3kaab")));
-  EXPECT_TRUE(c.Take().ids.empty());
   c.Apply(Parse(Unlike("did:plc:eve", 1'000'500, "3kaab")));
+  EXPECT_TRUE(c.Take().ids.empty()) << "the like seen again counts for nothing; the unlike is not applied yet";
+  c.Pass(1'000'600);
   EXPECT_EQ(c.Take().counts[ts::kLike], 10);
+}
+
+TEST(StreamCounter, EventsOfOneTimeAreFlushedTogether) {
+  ts::Counter c(60'000'000);
+  c.Reset(0);
+  c.AddPost(-1, kKey, {0, 0, 5, 0});
+  // An unlike and its replacement in the same microsecond: a flush between them would store a
+  // count no moment of the stream had.
+  c.Apply(Parse(Like("did:plc:bob", 1'000'000, "3kaaa")));
+  c.Apply(Parse(Like("did:plc:eve", 2'000'000, "3kaab")));
+  ts::Flush f = c.Take();
+  EXPECT_EQ(f.position_us, 1'000'000);
+  EXPECT_EQ(f.counts[ts::kLike], 6) << "eve's like waits for whatever else comes at 2 s";
+  c.Apply(Parse(Unlike("did:plc:bob", 2'000'000, "3kaaa")));
+  c.Pass(3'000'000);
+  f = c.Take();
+  EXPECT_EQ(f.position_us, 2'000'000);
+  EXPECT_EQ(f.counts[ts::kLike], 6);
 }
 
 TEST(StreamCounter, AdoptsFromAReadItPassedAndComparesAtTheReadsMoment) {
@@ -125,6 +145,7 @@ TEST(StreamCounter, AdoptsFromAReadItPassedAndComparesAtTheReadsMoment) {
   c.Apply(Parse(Like("did:plc:bob", 1'000'000, "3kaaa")));
   c.Apply(Parse(Like("did:plc:eve", 3'000'000, "3kaab")));
   c.Apply(Parse(Unlike("did:plc:bob", 4'000'000, "3kaaa")));
+  c.Pass(5'000'000);
   ts::Counts d;
   EXPECT_EQ(c.Read(-1, kKey, 2'000'000, {0, 0, 1, 0}, false, &d), ts::ReadResult::kAdopted);
   ts::Flush f = c.Take();
@@ -143,6 +164,22 @@ TEST(StreamCounter, AdoptsFromAReadItPassedAndComparesAtTheReadsMoment) {
   EXPECT_EQ(f.differences, (std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 1, 0}));
 }
 
+// After a gap the post is no longer counted, but its records are known: a like made before the
+// gap and deleted before the post is adopted again from a read made before the delete subtracts
+// (the read counted it); one made before the ring and deleted after the read, too.
+TEST(StreamCounter, DeletesOfRecordsKnownBeforeAGap) {
+  ts::Counter c(60'000'000);
+  c.Reset(0);
+  c.AddRecord(ts::RecordKey("did:plc:bob", "app.bsky.feed.like", "3kaaa", ts::kLike), -1, ts::kLike, kKey);
+  c.Apply(Parse(Like("did:plc:zed", 1'000'000, "3kzzz", "at://did:plc:x/app.bsky.feed.post/3z")));
+  c.Apply(Parse(Unlike("did:plc:bob", 3'000'000, "3kaaa")));  // bob's like, counted before the gap
+  c.Apply(Parse(Like("did:plc:eve", 3'000'000, "3kaab")));    // and its replacement, the same moment
+  c.Pass(4'000'000);
+  ts::Counts d;
+  EXPECT_EQ(c.Read(-1, kKey, 2'000'000, {0, 0, 7, 0}, false, &d), ts::ReadResult::kAdopted);
+  EXPECT_EQ(c.Take().counts[ts::kLike], 7) << "the read's 7 (bob's among them), less bob's, plus eve's";
+}
+
 TEST(StreamCounter, ReadsBeforeTheRingAreReadAgainOrNotCompared) {
   ts::Counter c(10'000'000);
   c.Reset(50'000'000);  // restarted from a stored position: the ring starts there
@@ -153,6 +190,7 @@ TEST(StreamCounter, ReadsBeforeTheRingAreReadAgainOrNotCompared) {
   // The ring keeps ring_us of events: older ones go.
   for (std::int64_t t = 50'000'001; t < 70'000'000; t += 1'000'000)
     c.Apply(Parse(Like("did:plc:u" + std::to_string(t), t, "3k" + std::to_string(t), "at://did:plc:x/app.bsky.feed.post/3z")));
+  c.Pass(70'000'000);
   EXPECT_LE(c.ring_size(), 11u);
   EXPECT_GE(c.ring_start_us(), 59'000'000);
 }

@@ -17,12 +17,14 @@ const char* ResultName(ReadResult r) {
 void Counter::Reset(std::int64_t position_us) {
   posts_.clear();
   by_key_.clear();
+  record_posts_.clear();
   records_.clear();
   ring_.clear();
   ring_posts_.clear();
   ring_records_.clear();
   ring_base_ = 1;
   pending_ = Flush();
+  held_.clear();
   start_us_ = position_us;
   last_us_ = 0;
   // (Started live, the ring holds nothing before the first event.)
@@ -36,9 +38,32 @@ void Counter::AddPost(std::int64_t id, const PostKey& key, const Counts& counts)
   by_key_[key] = id;
 }
 
-void Counter::AddRecord(std::uint64_t record, std::int64_t id, Kind kind) { records_[record] = {id, kind}; }
+void Counter::AddRecord(std::uint64_t record, std::int64_t id, Kind kind, const PostKey& key) {
+  records_[record] = {id, kind};
+  record_posts_.try_emplace(id, key);
+}
+
+void Counter::Release() {
+  for (const auto& [e, counts] : held_) {
+    if (counts) ApplyNow(e);
+    else PassNow(e.time_us);
+  }
+  held_.clear();
+}
 
 void Counter::Pass(std::int64_t time_us) {
+  CountEvent e;
+  e.time_us = time_us;
+  if (!held_.empty() && held_.back().first.time_us != time_us) Release();
+  held_.emplace_back(std::move(e), false);
+}
+
+void Counter::Apply(const CountEvent& e) {
+  if (!held_.empty() && held_.back().first.time_us != e.time_us) Release();
+  held_.emplace_back(e, true);
+}
+
+void Counter::PassNow(std::int64_t time_us) {
   if (ring_start_us_ == INT64_MAX) ring_start_us_ = time_us;
   last_us_ = std::max(last_us_, time_us);
   ++pending_.events;
@@ -97,6 +122,9 @@ void Counter::Undo(const CountEvent& e) {
         p.last_us = std::max(p.last_us, e.time_us);
         ++pending_.counted;
         Push(e.time_us, p.key, r, static_cast<Kind>(k), -1);
+      } else if (const auto key = record_posts_.find(it->second.id); key != record_posts_.end()) {
+        // Its post is not counted now (a gap): remembered for its adoption.
+        Push(e.time_us, key->second, r, static_cast<Kind>(k), -1);
       }
       pending_.gone.push_back(static_cast<std::int64_t>(r));
       records_.erase(it);
@@ -109,8 +137,8 @@ void Counter::Undo(const CountEvent& e) {
   }
 }
 
-void Counter::Apply(const CountEvent& e) {
-  Pass(e.time_us);
+void Counter::ApplyNow(const CountEvent& e) {
+  PassNow(e.time_us);
   Undo(e);  // a delete, or the record an update replaces
   if (!e.create) return;
   for (int k = 0; k < kKinds; ++k) {
@@ -189,11 +217,13 @@ ReadResult Counter::Decide(std::int64_t id, const PostKey& key, std::int64_t as_
       }
     } else if (e.delta > 0) {
       Count(p, id, e.kind, e.record, e.time_us);
-    } else if (records_.erase(e.record)) {
+    } else {
+      // A record of this post deleted since the read: counted by the read if it was made before
+      // (its create before the ring, or before the read), or counted just above.
       p.counts[e.kind] = std::max<std::int64_t>(0, p.counts[e.kind] - 1);
       p.dirty = true;
       p.last_us = std::max(p.last_us, e.time_us);
-      pending_.gone.push_back(static_cast<std::int64_t>(e.record));
+      if (records_.erase(e.record)) pending_.gone.push_back(static_cast<std::int64_t>(e.record));
     }
   });
   return ReadResult::kAdopted;

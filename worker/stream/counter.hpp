@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "stream/count_event.hpp"
@@ -49,9 +50,13 @@ class Counter {
   // everything in memory, the ring too, is dropped.
   void Reset(std::int64_t position_us);
   void AddPost(std::int64_t id, const PostKey& key, const Counts& counts);
-  void AddRecord(std::uint64_t record, std::int64_t id, Kind kind);
+  // A record counted for post `id` (named `key`: the post may not be counted now, after a gap).
+  void AddRecord(std::uint64_t record, std::int64_t id, Kind kind, const PostKey& key);
 
-  // One event, in the stream's order.
+  // One event, in the stream's order. Events of one time_us are applied together, once an event
+  // of a later time comes (Jetstream's v1 clock is strictly increasing; a stream where two events
+  // share a time_us must not have a flush cut between them: the position is a time_us whose
+  // events are all counted).
   void Apply(const CountEvent& e);
   // An event that counts for nothing still moves the position.
   void Pass(std::int64_t time_us);
@@ -67,7 +72,8 @@ class Counter {
   // Posts the database no longer counts (a flush's answer).
   void Forget(const std::vector<std::int64_t>& ids);
 
-  std::int64_t position_us() const { return last_us_ > 0 ? last_us_ - 1 : start_us_; }
+  // Every event up to this time_us is counted (a stream resumes after it).
+  std::int64_t position_us() const { return last_us_ > 0 ? last_us_ : start_us_; }
   std::size_t posts() const { return posts_.size(); }
   std::size_t records() const { return records_.size(); }
   std::size_t ring_size() const { return ring_.size(); }
@@ -100,6 +106,9 @@ class Counter {
   void Expire();
   void Count(Post& post, std::int64_t id, Kind kind, std::uint64_t record, std::int64_t time_us);
   void Undo(const CountEvent& e);
+  void Release();  // applies the held events
+  void ApplyNow(const CountEvent& e);
+  void PassNow(std::int64_t time_us);
   ReadResult Decide(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts, bool counted,
                     Counts* difference);
 
@@ -107,12 +116,14 @@ class Counter {
   std::int64_t start_us_ = 0, last_us_ = 0, ring_start_us_ = 0;
   std::unordered_map<std::int64_t, Post> posts_;
   std::unordered_map<PostKey, std::int64_t> by_key_;
+  std::unordered_map<std::int64_t, PostKey> record_posts_;  // the posts of records loaded, by id
   std::unordered_map<std::uint64_t, Record> records_;
   std::deque<Entry> ring_;
   std::uint64_t ring_base_ = 1;  // the sequence number of ring_.front()
   std::unordered_map<PostKey, Span> ring_posts_;
   std::unordered_map<std::uint64_t, std::uint64_t> ring_records_;  // record made -> its entry
   Flush pending_;
+  std::vector<std::pair<CountEvent, bool>> held_;  // the last time_us's events (and whether each counts)
 };
 
 }  // namespace tweetkeeper::worker::stream

@@ -70,9 +70,9 @@ void StreamDb::Load(Counter& counter) {
   for (const auto& row : tx.exec("SELECT tweet_id, did, rkey, counts FROM tweetkeeper.stream_held_posts()"))
     counter.AddPost(row[0].as<std::int64_t>(), row[1].as<std::string>() + "/" + row[2].as<std::string>(),
                     ParseCounts(row[3]));
-  for (const auto& row : tx.exec("SELECT record_key, tweet_id, kind FROM tweetkeeper.stream_held_records()"))
+  for (const auto& row : tx.exec("SELECT record_key, tweet_id, kind, did, rkey FROM tweetkeeper.stream_held_records()"))
     counter.AddRecord(static_cast<std::uint64_t>(row[0].as<std::int64_t>()), row[1].as<std::int64_t>(),
-                      static_cast<Kind>(row[2].as<int>() - 1));
+                      static_cast<Kind>(row[2].as<int>() - 1), row[3].as<std::string>() + "/" + row[4].as<std::string>());
   tx.commit();
 }
 
