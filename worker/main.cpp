@@ -24,6 +24,7 @@
 #include "dsn/dsn.hpp"
 #include "follow/follower.hpp"
 #include "runner/runner.hpp"
+#include "zstd/frame_decoder.hpp"
 
 namespace tk = tweetkeeper::worker;
 
@@ -154,6 +155,13 @@ int Follow(const tk::Options& o, tk::RunnerOptions ro) {
   fo.lease_seconds = o.follow_lease_s;
   // (A network with a stream subscribes to it: follow/reader.hpp Streams.)
   if (o.jetstream_url != "none") fo.jetstream_url = o.jetstream_url;
+  if (!o.jetstream_dictionary.empty()) {
+    std::string why;
+    fo.jetstream_dictionary = tk::zstd::Dictionary::LoadFile(o.jetstream_dictionary, &why);
+    if (!fo.jetstream_dictionary) return Fail(tk::kExitUsage, "--jetstream-dictionary " + why);
+    spdlog::info("Jetstream: compressed, with zstd dictionary {} from {}", fo.jetstream_dictionary->id(),
+                 o.jetstream_dictionary);
+  }
   fo.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
   tk::follow::Follower follower(std::move(fo), telemetry, stop);
   if (const std::optional<int> failed = ServeMetrics(telemetry, o.metrics_address)) return *failed;

@@ -14,6 +14,7 @@
 
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/follow_world.hpp"
+#include "mock_api/jetstream_zstd.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -108,6 +109,7 @@ class Session : public std::enable_shared_from_this<Session> {
         if (key == "wantedDids") filter_.dids.insert(value);
         if (key == "wantedCollections") filter_.collections.insert(value);
         if (key == "requireHello") hello_ = value == "true";
+        if (key == "compress" && value == "true") Compress();
         if (key == "cursor") {
           try {
             size_t used = 0;
@@ -123,6 +125,7 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     if (const std::string bad = CheckFilter(filter_); !bad.empty()) return Refuse(http::status::bad_request, bad);
+    if (beast::iequals(request_["Socket-Encoding"], "zstd")) Compress();
     const int64_t now = NowUs();
     // A cursor in the future, or none: live. An older one than the window: clamped, silently.
     position_us_ = !cursor_given || cursor > now ? now : std::max(cursor, now - kLookbackUs);
@@ -215,11 +218,17 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // compress=true, or the header Socket-Encoding: zstd: every event a binary frame, one zstd frame.
+  void Compress() {
+    if (!compressor_) compressor_ = std::make_unique<JetstreamCompressor>();
+  }
+
   void Write() {
     if (writing_ || outbox_.empty() || closed_) return;
     writing_ = true;
-    ws_.text(true);
-    ws_.async_write(net::buffer(outbox_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
+    ws_.text(!compressor_);
+    if (compressor_) wire_ = compressor_->Compress(outbox_.front());
+    ws_.async_write(net::buffer(compressor_ ? wire_ : outbox_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
       self->writing_ = false;
       if (ec) {
         self->closed_ = true;
@@ -242,6 +251,8 @@ class Session : public std::enable_shared_from_this<Session> {
   int64_t position_us_ = 0;
   uint64_t generation_ = 0;
   std::deque<std::string> outbox_;
+  std::unique_ptr<JetstreamCompressor> compressor_;  // compressed: the frame being written
+  std::string wire_;
 };
 
 }  // namespace

@@ -8,6 +8,8 @@
 // parameters are an HTTP 400 before the upgrade, a bad options_update closes with 1008. The events
 // are the posting accounts' (bluesky_endpoint.hpp JetstreamEvents). POST /mock/jetstream/drop on
 // the mock's HTTP port closes every connection without a close frame (a dropped stream).
+// compress=true or the header Socket-Encoding: zstd: each event a binary frame, one zstd frame
+// with the mock's dictionary (jetstream_zstd.hpp), as Jetstream compresses with its own.
 // Boost.Beast: cpp-httplib, the mock's HTTP server, has no websockets.
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/engagement.hpp"
+#include "mock_api/jetstream_zstd.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 #include "mock_api/x_users_endpoint.hpp"
@@ -109,6 +110,11 @@ void MockApi::AddMockRoutes() {
   Add("POST", "/mock/jetstream/drop", [](const HttpCall&, int64_t) {
     DropJetstreamConnections();
     return Reply(200, kJson, R"({"dropped":true})");
+  });
+  Add("GET", "/mock/jetstream/dictionary", [](const HttpCall&, int64_t) {
+    const std::shared_ptr<const std::string> dictionary = JetstreamDictionary();
+    if (!dictionary) return Reply(404, kJson, R"({"error":"no Jetstream here: start the mock with --jetstream-port"})");
+    return Reply(200, "application/octet-stream", *dictionary);
   });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });

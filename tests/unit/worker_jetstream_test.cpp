@@ -94,7 +94,7 @@ bool WaitFor(Done done, std::chrono::seconds limit = std::chrono::seconds(20)) {
 TEST(JetstreamClient, QueueBoundedInBytes) {
   constexpr std::size_t kFrame = 256 * 1024, kBound = 1 << 20;
   FrameServer server(200, kFrame);
-  JetstreamClient client(server.url(), [] { return std::int64_t{0}; }, kBound);
+  JetstreamClient client(server.url(), [] { return std::int64_t{0}; }, nullptr, kBound);
   client.SetDids({"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"});
   ASSERT_TRUE(WaitFor([&] { return server.first_done(); })) << "the server sent " << server.sent();
   EXPECT_FALSE(server.sent_all()) << "the client read all 50 MiB without dropping the connection";

@@ -57,6 +57,9 @@ struct Options {
   int follow_lease_s = 15;
   // --jetstream-url (bluesky): the stream a follower reads; "none": each account's feed instead.
   std::string jetstream_url = "wss://jetstream1.us-east.bsky.network";          // --follow-lease: a killed follower's accounts move on after this
+  // --jetstream-dictionary FILE (bluesky): Jetstream's zstd dictionary, to read its stream
+  // compressed (main.cpp reads and checks it); empty: uncompressed.
+  std::string jetstream_dictionary;
 };
 
 struct ParsedCommandLine {

@@ -25,6 +25,12 @@ void AddFollowOptions(CLI::App& app, Options& o) {
                  "\"none\": read each account's feed (getAuthorFeed) as often as the AppView's window allows")
       ->capture_default_str()
       ->type_name("URL");
+  app.add_option("--jetstream-dictionary", o.jetstream_dictionary,
+                 "--follow --provider bluesky: read Jetstream's stream zstd-compressed (compress=true) with this "
+                 "dictionary, the file pkg/models/zstd_dictionary of Jetstream's repository "
+                 "(github.com/bluesky-social/jetstream): about half the bytes (Jetstream's README: ~56% smaller) "
+                 "for the CPU of decoding each event; without it the stream is read uncompressed")
+      ->type_name("FILE");
   AddBounded(app, "--follow-share", o.follow_share,
              "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
              "credential's timeline window) this follower spends; the rest is the refreshing workers'",
@@ -38,6 +44,10 @@ std::optional<std::string> CheckFollow(const Parsing& p) {
   if (o.jetstream_url != "none" && o.jetstream_url.rfind("ws://", 0) != 0 && o.jetstream_url.rfind("wss://", 0) != 0)
     return UsageLine("--jetstream-url '" + o.jetstream_url + "' is not ws:// or wss://host[:port], nor none", p.argc,
                      p.argv);
+  if (!o.jetstream_dictionary.empty() && o.jetstream_url == "none")
+    return "tweetkeeper-worker: --jetstream-dictionary needs a Jetstream: not with --jetstream-url none";
+  if (HasControlCharacter(o.jetstream_dictionary))
+    return "tweetkeeper-worker: --jetstream-dictionary must not contain control characters";
   if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s)
     return "tweetkeeper-worker: --follow-min-poll is more than --follow-max-poll";
   return std::nullopt;
