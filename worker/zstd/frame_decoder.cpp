@@ -24,6 +24,18 @@ int WindowLogFor(std::size_t bytes) {
   return log;
 }
 
+// *out resized to n, its first `kept` bytes kept, with room for n bytes and no more when it grows
+// (a std::string's own growth doubles, which could pass the bound).
+void Resize(std::string* out, std::size_t kept, std::size_t n) {
+  if (n > out->capacity()) {
+    std::string bigger;
+    bigger.reserve(n);
+    bigger.assign(out->data(), kept);
+    out->swap(bigger);
+  }
+  out->resize(n);
+}
+
 }  // namespace
 
 std::shared_ptr<const Dictionary> Dictionary::Load(const std::string& bytes, std::string* error) {
@@ -102,12 +114,12 @@ bool FrameDecoder::Decode(std::string_view frame, std::string* out, std::string*
   // Room as declared (a hint: libzstd refuses a frame whose content differs from it) or 64 KiB,
   // doubled as needed, never past the bound plus the one byte that shows the bound passed.
   const std::size_t limit = max_output_ + 1;
-  out->resize(std::min<std::size_t>(declared != ZSTD_CONTENTSIZE_UNKNOWN ? declared + 1 : 64u << 10, limit));
+  Resize(out, 0, std::min<std::size_t>(declared != ZSTD_CONTENTSIZE_UNKNOWN ? declared + 1 : 64u << 10, limit));
   std::size_t produced = 0;
   for (;;) {
     if (produced == out->size()) {
       if (out->size() >= limit) break;
-      out->resize(std::min(limit, std::max<std::size_t>(out->size() * 2, 64u << 10)));
+      Resize(out, produced, std::min(limit, std::max<std::size_t>(out->size() * 2, 64u << 10)));
     }
     ZSTD_outBuffer o{out->data() + produced, out->size() - produced, 0};
     const std::size_t in_before = in.pos;
