@@ -1,6 +1,7 @@
 #include "mock_api/jetstream_server.hpp"
 
 #include <rapidjson/document.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -131,6 +132,7 @@ class Session : public std::enable_shared_from_this<Session> {
     position_us_ = !cursor_given || cursor > now ? now : std::max(cursor, now - kLookbackUs);
     if (!websocket::is_upgrade(request_)) return Refuse(http::status::bad_request, "not a websocket upgrade");
     generation_ = JetstreamDrops();
+    if (compressor_) spdlog::info("jetstream: a zstd-compressed subscription");
     ws_.async_accept(request_, [self = shared_from_this()](beast::error_code e) {
       if (e) return;
       self->Read();
