@@ -3,7 +3,6 @@
 // would decode past the bound, a window past it, a cut or padded frame and garbage are refused
 // with a message, and the output never grows past the bound.
 
-#include <zdict.h>
 #include <zstd.h>
 
 #include <string>
@@ -11,48 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include "worker_test_zstd.hpp"
 #include "zstd/frame_decoder.hpp"
 
 namespace tweetkeeper::worker::zstd {
 namespace {
-
-// Jetstream-like events (the shape of a post create), varied enough to train on.
-std::string Event(int i, const std::string& flavour) {
-  return R"({"did":"did:plc:)" + flavour + std::to_string(i % 97) + R"(","time_us":)" +
-         std::to_string(1700000000000000LL + i * 7919) +
-         R"(,"kind":"commit","commit":{"rev":"3l)" + std::to_string(i * 31) +
-         R"(","operation":"create","collection":"app.bsky.feed.post","rkey":"3k)" + std::to_string(i) +
-         R"(","record":{"$type":"app.bsky.feed.post","createdAt":"2024-01-01T00:00:)" + std::to_string(10 + i % 50) +
-         R"(Z","langs":["en"],"text":")" + flavour + " number " + std::to_string(i * i) +
-         R"("},"cid":"bafyrei)" + std::to_string(i * 104729) + R"("}})";
-}
-
-std::string Train(const std::string& flavour) {
-  std::string content;
-  std::vector<size_t> sizes;
-  for (int i = 0; i < 2000; ++i) {
-    const std::string e = Event(i, flavour);
-    content += e;
-    sizes.push_back(e.size());
-  }
-  std::string dict(16 * 1024, '\0');
-  const size_t n = ZDICT_trainFromBuffer(dict.data(), dict.size(), content.data(), sizes.data(),
-                                         static_cast<unsigned>(sizes.size()));
-  EXPECT_FALSE(ZDICT_isError(n)) << ZDICT_getErrorName(n);
-  dict.resize(ZDICT_isError(n) ? 0 : n);
-  return dict;
-}
-
-std::string Compress(const std::string& text, const std::string& dict) {
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  const size_t n = ZSTD_compress_usingDict(cctx, out.data(), out.size(), text.data(), text.size(), dict.data(),
-                                           dict.size(), 3);
-  ZSTD_freeCCtx(cctx);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
 
 // `text` streamed into one frame that does not say its size, with this window (log2).
 std::string CompressUnsized(const std::string& text, int window_log) {
