@@ -726,14 +726,16 @@ int Run(int argc, char** argv) {
   std::unique_ptr<JetstreamServer> jetstream;
   if (edge.jetstream_port >= 0) {
     try {
-      std::string dictionary;
       if (edge.jetstream_dictionary.empty()) {
-        dictionary = TrainJetstreamDictionary(config);
+        SetJetstreamDictionary(TrainJetstreamDictionary(config));
       } else {
         std::ifstream in(edge.jetstream_dictionary, std::ios::binary);
-        dictionary.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        try {
+          SetJetstreamDictionary(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+        } catch (const std::exception& e) {
+          throw std::runtime_error("--jetstream-dictionary " + edge.jetstream_dictionary + ": " + e.what());
+        }
       }
-      SetJetstreamDictionary(std::move(dictionary));
       jetstream = std::make_unique<JetstreamServer>(config, edge.host, edge.jetstream_port);
     } catch (const std::exception& e) {
       std::cerr << "tweetkeeper-mock-api: " << e.what() << std::endl;
