@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config clang-14 llvm-14 libclang-rt-14-dev python3 procps
   postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron postgresql-15-plproxy
   libtap-parser-sourcehandler-pgtap-perl
-  libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev zlib1g-dev rapidjson-dev libgtest-dev libgmock-dev
+  libpq-dev libpqxx-dev libcurl4-openssl-dev libssl-dev zlib1g-dev libzstd-dev rapidjson-dev libgtest-dev libgmock-dev
   libcpp-httplib-dev libcli11-dev libspdlog-dev prometheus-cpp-dev libboost-dev
   prometheus prometheus-postgres-exporter systemd
   curl jq python3-jsonschema faketime libarchive-tools time

@@ -25,6 +25,7 @@
 #include "follow/follower.hpp"
 #include "stream/stream_reader.hpp"
 #include "runner/runner.hpp"
+#include "zstd/frame_decoder.hpp"
 
 namespace tk = tweetkeeper::worker;
 
@@ -134,6 +135,20 @@ std::optional<int> RecordExchanges(const tk::Options& o, tk::RunnerOptions& ro) 
   return std::nullopt;
 }
 
+// --jetstream-dictionary, read once (false: refused, said on stderr): the follower's and the
+// stream reader's.
+bool JetstreamDictionary(const tk::Options& o, std::shared_ptr<const tk::zstd::Dictionary>* dictionary) {
+  if (o.jetstream_dictionary.empty()) return true;
+  std::string why;
+  *dictionary = tk::zstd::Dictionary::LoadFile(o.jetstream_dictionary, &why);
+  if (!*dictionary) {
+    Fail(tk::kExitUsage, "--jetstream-dictionary " + why);
+    return false;
+  }
+  spdlog::info("Jetstream: compressed, with zstd dictionary {} from {}", (*dictionary)->id(), o.jetstream_dictionary);
+  return true;
+}
+
 // --follow: a follower of accounts instead of the refreshing slots (follow/follower.hpp). It shares
 // the worker's connection string, credentials, HTTP client, WARC recording, metrics and signals.
 int Follow(const tk::Options& o, tk::RunnerOptions ro) {
@@ -155,6 +170,7 @@ int Follow(const tk::Options& o, tk::RunnerOptions ro) {
   fo.lease_seconds = o.follow_lease_s;
   // (A network with a stream subscribes to it: follow/reader.hpp Streams.)
   if (o.jetstream_url != "none") fo.jetstream_url = o.jetstream_url;
+  if (!JetstreamDictionary(o, &fo.jetstream_dictionary)) return tk::kExitUsage;
   fo.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
   tk::follow::Follower follower(std::move(fo), telemetry, stop);
   if (const std::optional<int> failed = ServeMetrics(telemetry, o.metrics_address)) return *failed;
@@ -177,6 +193,7 @@ int StreamCounts(const tk::Options& o) {
   so.flush = std::chrono::milliseconds(static_cast<std::int64_t>(o.stream_flush_s * 1000));
   so.ring_us = static_cast<std::int64_t>(o.stream_ring_s) * 1'000'000;
   so.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
+  if (!JetstreamDictionary(o, &so.jetstream_dictionary)) return tk::kExitUsage;
   tk::stream::StreamReader reader(std::move(so), stop);
   SignalThread signals(stop);
   try {

@@ -6,8 +6,10 @@
 # last read it is tracked exactly once, with its creation time to the millisecond and its first
 # refresh due at that time plus the first delay; no post from before the follow, none of anyone
 # else. Meanwhile the Mastodon follower is SIGKILLed and another takes its accounts over within
-# its lease, and PostgreSQL restarts under the X follower, which reconnects. The mock answered no
-# request 429, and a quiet account was read less often than the busiest.
+# its lease, and PostgreSQL restarts under the X follower, which reconnects. Two Bluesky followers
+# share the accounts, one reading Jetstream uncompressed, the other zstd-compressed with the
+# dictionary the mock serves (--jetstream-dictionary): the same check holds for the posts of both.
+# The mock answered no request 429, and a quiet account was read less often than the busiest.
 # Prints "ok"/"not ok" lines and "follow: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -60,8 +62,13 @@ follower() { # follower NAME PROVIDER ARGS...: a follower in the background; its
 }
 follower x-1 x-v2 --api-url "$TK_MOCK_URL"
 x_pid=$!
-follower bluesky-1 bluesky --api-url "$TK_MOCK_URL" --jetstream-url "$jetstream"
+# Two Bluesky followers of 2 accounts each: one reads the stream compressed.
+curl -sf -o "$dir/zstd_dictionary" "$TK_MOCK_URL/mock/jetstream/dictionary" || tk_fail "the mock serves its dictionary" ""
+follower bluesky-1 bluesky --api-url "$TK_MOCK_URL" --jetstream-url "$jetstream" --follow-max-accounts 2
 b_pid=$!
+follower bluesky-z bluesky --api-url "$TK_MOCK_URL" --jetstream-url "$jetstream" --follow-max-accounts 2 \
+  --jetstream-dictionary "$dir/zstd_dictionary"
+bz_pid=$!
 follower mastodon-1 mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social"
 m1_pid=$!
 # A second Mastodon follower stands by: the first holds every account.
@@ -87,8 +94,13 @@ tk_pg_stop "$dir" fast >/dev/null
 sleep 1 # sleep-ok: the outage's length is the fault injected (PostgreSQL down for a moment: the followers' reads fail or wait, none is lost)
 tk_pg_start "$dir" >/dev/null || { tk_fail "PostgreSQL restarts" ""; tk_summary follow; exit 1; }
 sleep "$RUN_SECONDS" # sleep-ok: the run: the mock's accounts post over it, and what they made is verified after
-for p in "$x_pid" "$b_pid" "$m2_pid"; do kill -TERM "$p" 2>/dev/null; done
-for p in "$x_pid" "$b_pid" "$m2_pid"; do
+# The compressed follower's accounts' posts are among those checked below: it holds accounts
+# that post (checked while it holds them), and the mock served it compressed events (on each of
+# its connections: the first and the drop's reconnection).
+zstd_found=$(tk_psql -c "SELECT coalesce(sum(posts_found), 0) FROM tweetkeeper.follows
+                           WHERE network = 'bluesky' AND follower = 'bluesky-z' AND status = 'following'")
+for p in "$x_pid" "$b_pid" "$bz_pid" "$m2_pid"; do kill -TERM "$p" 2>/dev/null; done
+for p in "$x_pid" "$b_pid" "$bz_pid" "$m2_pid"; do
   tk_wait_exit "$p" 20
   tk_ok "follower $p stopped with exit 0" "$([ "$TK_RC" = 0 ]; echo $?)" "exit $TK_RC"
 done
@@ -105,16 +117,21 @@ tk_follow_verify 30
 wrongly=$(tk_psql -c "SELECT count(*) FROM public.made_keys m JOIN tweetkeeper.tweets t USING (tweet_id)
   WHERE m.deleted_ms = 0 AND t.state = 'deleted'")
 tk_ok "no post that stands is marked deleted" "$([ "$wrongly" = 0 ]; echo $?)" "$wrongly"
-reconnected=$(grep -c "Jetstream: reconnected" "$dir/bluesky-1.log")
-tk_ok "the Bluesky follower reconnected to the dropped stream" "$([ "$reconnected" -ge 1 ]; echo $?)" "$(tail -3 "$dir/bluesky-1.log")"
+for b in bluesky-1 bluesky-z; do
+  reconnected=$(grep -c "Jetstream: reconnected" "$dir/$b.log")
+  tk_ok "the Bluesky follower $b reconnected to the dropped stream" "$([ "$reconnected" -ge 1 ]; echo $?)" "$(tail -3 "$dir/$b.log")"
+done
+zstd_subscriptions=$(grep -c "jetstream: a zstd-compressed subscription" "$dir/mock.log")
+tk_ok "the compressed Bluesky follower found posts ($zstd_found) on $zstd_subscriptions compressed subscriptions" \
+  "$([ "$zstd_found" -gt 0 ] && [ "$zstd_subscriptions" -ge 2 ]; echo $?)" "$(grep -i 'jetstream' "$dir/bluesky-z.log" | tail -3)"
 b_polls=$(grep -c "getAuthorFeed" "$dir/answers")
 b_accounts=$(tk_psql -c "SELECT count(*) FROM tweetkeeper.followed_accounts WHERE network = 'bluesky' AND status = 'following'")
 tk_ok "Bluesky's posts came from the stream: one feed read per account, to fill its gap ($b_polls for $b_accounts)" \
   "$([ "$b_polls" -le "$b_accounts" ]; echo $?)"
 lookups=$(grep -c "app.bsky.actor.getProfile" "$dir/answers")
-batched=$(grep -c "app.bsky.actor.getProfiles?actors=.*&actors=.*&actors=.*&actors=" "$dir/answers")
-tk_ok "Bluesky's 4 accounts (one missing) resolved by one getProfiles request ($batched of $lookups lookups)" \
-  "$([ "$lookups" = 1 ] && [ "$batched" = 1 ]; echo $?)" "$(grep "app.bsky.actor.getProfile" "$dir/answers")"
+batched=$(grep -c "app.bsky.actor.getProfiles?actors=.*&actors=" "$dir/answers")
+tk_ok "Bluesky's 4 accounts (one missing) resolved by one getProfiles request per follower ($batched of $lookups lookups)" \
+  "$([ "$lookups" = 2 ] && [ "$batched" = 2 ]; echo $?)" "$(grep "app.bsky.actor.getProfile" "$dir/answers")"
 
 # X bills each post a timeline returns: the database counted what the mock billed, no more, no less.
 mock_billed=$(curl -sf "$TK_MOCK_URL/mock/stats" | python3 -c '

@@ -54,9 +54,9 @@ $(tk_fast_policy_sql '5 minutes' '4 seconds')
 SELECT tweetkeeper.schedule_posts(ARRAY[$(printf "'%s'," "${uris[@]}" | sed 's/,$//')]);
 SQL
 
-reader() { # reader NAME: a stream reader in the background; its pid in $!
+reader() { # reader NAME [OPTION...]: a stream reader in the background; its pid in $!
   "$TK_WORKER" --dsn "$TK_DSN user=tk_worker" --name "$1" --provider bluesky --stream-counts --jetstream-url "$jetstream" \
-    --stream-flush 0.5 --log-level debug >>"$dir/$1.log" 2>&1 &
+    --stream-flush 0.5 --log-level debug "${@:2}" >>"$dir/$1.log" 2>&1 &
   TK_PIDS+=($!)
 }
 reader reader-1
@@ -106,17 +106,21 @@ past "$(($(now_us) + 2000000))"
 exact "after the stream dropped"
 
 # A reader SIGKILLed: the next one takes the stream (the dead session's lease is free) and goes on
-# from the stored position, counting the events it missed once.
+# from the stored position, counting the events it missed once. It reads the stream compressed
+# (zstd, with the mock's dictionary: --jetstream-dictionary).
 kill -KILL "$reader_pid"
 killed=$(now_us)
 # (The outage's length is the fault injected: 2 s of events the next reader must catch up on.)
 tk_wait_until 10 passed $((killed + 2000000))
-reader reader-2
+curl -sf "$TK_MOCK_URL/mock/jetstream/dictionary" -o "$dir/dictionary" || tk_fail "the mock serves its dictionary"
+reader reader-2 --jetstream-dictionary "$dir/dictionary"
 reader_pid=$!
 past "$((killed + 2000000))"
 exact "after the reader was killed and another took over"
-tk_ok "the second reader holds the stream" \
-  "$([ "$(tk_psql -c 'SELECT reader FROM tweetkeeper.stream_stats')" = reader-2 ]; echo $?)"
+tk_ok "the second reader holds the stream, compressed" \
+  "$([ "$(tk_psql -c 'SELECT reader FROM tweetkeeper.stream_stats')" = reader-2 ] &&
+     tk_log_has "$dir/mock.log" 'zstd-compressed subscription' && tk_log_has "$dir/reader-2.log" 'compressed, with zstd dictionary'; echo $?)" \
+  "$(grep -c zstd "$dir/mock.log")"
 
 # PostgreSQL restarts under the reader.
 tk_pg_stop "$dir" immediate >/dev/null

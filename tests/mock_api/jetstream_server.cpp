@@ -1,6 +1,7 @@
 #include "mock_api/jetstream_server.hpp"
 
 #include <rapidjson/document.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/follow_world.hpp"
 #include "mock_api/jetstream_posts.hpp"
+#include "mock_api/jetstream_zstd.hpp"
 
 namespace tweetkeeper::mock {
 namespace {
@@ -116,6 +118,7 @@ class Session : public std::enable_shared_from_this<Session> {
         if (key == "wantedDids") filter_.dids.insert(value);
         if (key == "wantedCollections") filter_.collections.insert(value);
         if (key == "requireHello") hello_ = value == "true";
+        if (key == "compress" && value == "true") Compress();
         if (key == "cursor") {
           try {
             size_t used = 0;
@@ -131,12 +134,14 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     if (const std::string bad = CheckFilter(filter_); !bad.empty()) return Refuse(http::status::bad_request, bad);
+    if (beast::iequals(request_["Socket-Encoding"], "zstd")) Compress();
     const int64_t now = NowUs();
     // A cursor in the future, or none: live. An older one than the window: clamped, silently.
     sent_from_us_ = !cursor_given || cursor > now ? now : std::max(cursor, now - kLookbackUs);
     next_second_ = FloorSecond(sent_from_us_);
     if (!websocket::is_upgrade(request_)) return Refuse(http::status::bad_request, "not a websocket upgrade");
     generation_ = JetstreamDrops();
+    if (compressor_) spdlog::info("jetstream: a zstd-compressed subscription");
     ws_.async_accept(request_, [self = shared_from_this()](beast::error_code e) {
       if (e) return;
       self->Read();
@@ -331,11 +336,17 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // compress=true, or the header Socket-Encoding: zstd: every event a binary frame, one zstd frame.
+  void Compress() {
+    if (!compressor_) compressor_ = std::make_unique<JetstreamCompressor>();
+  }
+
   void Write() {
     if (writing_ || outbox_.empty() || closed_) return;
     writing_ = true;
-    ws_.text(true);
-    ws_.async_write(net::buffer(outbox_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
+    ws_.text(!compressor_);
+    if (compressor_) wire_ = compressor_->Compress(outbox_.front());
+    ws_.async_write(net::buffer(compressor_ ? wire_ : outbox_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
       self->writing_ = false;
       if (ec) {
         self->closed_ = true;
@@ -363,6 +374,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> heap_;
   std::deque<Pending> pending_;
   std::deque<std::string> outbox_;
+  std::unique_ptr<JetstreamCompressor> compressor_;  // compressed: the frame being written
+  std::string wire_;
 };
 
 }  // namespace

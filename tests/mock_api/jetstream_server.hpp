@@ -15,6 +15,8 @@
 // the reader reads, a bounded piece per tick, so no connection's start stalls the others.
 // POST /mock/jetstream/drop on the mock's HTTP port closes every connection without a close frame
 // (a dropped stream).
+// compress=true or the header Socket-Encoding: zstd: each event a binary frame, one zstd frame
+// with the mock's dictionary (jetstream_zstd.hpp), as Jetstream compresses with its own.
 // Boost.Beast: cpp-httplib, the mock's HTTP server, has no websockets.
 
 #include <cstdint>

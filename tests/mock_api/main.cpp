@@ -30,6 +30,7 @@
 #include "archive/warc.hpp"  // Gzip(): the WARC writer's, one gzip member
 #include "mock_api/engagement.hpp"
 #include "mock_api/jetstream_server.hpp"
+#include "mock_api/jetstream_zstd.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/mock_api.hpp"
 
@@ -204,6 +205,7 @@ struct EdgeOptions {
   std::string host = "127.0.0.1";
   int port = 8089;
   int jetstream_port = -1;  // --jetstream-port; -1: no Jetstream
+  std::string jetstream_dictionary;  // --jetstream-dictionary FILE; empty: one trained at start-up
   std::string engagement_file;  // --engagement
   int threads = 8;
   std::vector<std::string> tokens;
@@ -237,6 +239,11 @@ void AddServerOptions(CLI::App& app, EdgeOptions& edge) {
                  "Serve Bluesky's Jetstream (GET /subscribe, a websocket) of the posting accounts on this port (0: any "
                  "free one; its own 'jetstream listening on ws://...' line); none without it")
       ->check(CLI::Range(0, 65535));
+  app.add_option("--jetstream-dictionary", edge.jetstream_dictionary,
+                 "The zstd dictionary the Jetstream compresses with (compress=true) and GET "
+                 "/mock/jetstream/dictionary serves; without it, one trained at start-up on the mock's own events")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
 }
 
 // Which posts are edited, deleted, protected, left out or refused (the deterministic model).
@@ -745,6 +752,16 @@ int Run(int argc, char** argv) {
   std::unique_ptr<JetstreamServer> jetstream;
   if (edge.jetstream_port >= 0) {
     try {
+      if (edge.jetstream_dictionary.empty()) {
+        SetJetstreamDictionary(TrainJetstreamDictionary(config));
+      } else {
+        std::ifstream in(edge.jetstream_dictionary, std::ios::binary);
+        try {
+          SetJetstreamDictionary(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+        } catch (const std::exception& e) {
+          throw std::runtime_error("--jetstream-dictionary " + edge.jetstream_dictionary + ": " + e.what());
+        }
+      }
       jetstream = std::make_unique<JetstreamServer>(config, edge.host, edge.jetstream_port);
     } catch (const std::exception& e) {
       std::cerr << "tweetkeeper-mock-api: " << e.what() << std::endl;

@@ -12,6 +12,7 @@
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/engagement.hpp"
 #include "mock_api/jetstream_posts.hpp"
+#include "mock_api/jetstream_zstd.hpp"
 #include "mock_api/mastodon_endpoint.hpp"
 #include "mock_api/tweet_model.hpp"
 #include "mock_api/x_users_endpoint.hpp"
@@ -126,6 +127,11 @@ void MockApi::AddMockRoutes() {
     }
     return Reply(200, kJson, "{\"registered\":" + std::to_string(count) + ",\"total\":" +
                                  std::to_string(JetstreamPosts().size()) + "}");
+  });
+  Add("GET", "/mock/jetstream/dictionary", [](const HttpCall&, int64_t) {
+    const std::shared_ptr<const std::string> dictionary = JetstreamDictionary();
+    if (!dictionary) return Reply(404, kJson, R"({"error":"no Jetstream here: start the mock with --jetstream-port"})");
+    return Reply(200, "application/octet-stream", *dictionary);
   });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });

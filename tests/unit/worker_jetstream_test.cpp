@@ -1,18 +1,22 @@
 // The Jetstream subscriber's queue (worker/follow/jetstream_client.hpp), against a websocket
-// server of the test's own on the loopback: bounded in bytes, not only in frames.
+// server of the test's own on the loopback: bounded in bytes, not only in frames; compressed
+// frames (Jetstream's zstd) decoded into the same text, or refused with a reconnection.
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "follow/jetstream_client.hpp"
+#include "worker_test_zstd.hpp"
 
 namespace tweetkeeper::worker::follow {
 namespace {
@@ -22,11 +26,13 @@ namespace websocket = boost::beast::websocket;
 using tcp = net::ip::tcp;
 
 // A Jetstream stand-in: on its first connection it sends `count` text frames of `size` bytes (or
-// fewer, when the client goes away first); later connections it holds open, sending nothing.
+// fewer, when the client goes away first), or `count` times `frame` (binary or text); later
+// connections it holds open, sending nothing. It keeps the first connection's target.
 class FrameServer {
  public:
-  FrameServer(int count, std::size_t size) {
-    thread_ = std::thread([this, count, size] {
+  FrameServer(int count, std::size_t size) : FrameServer(count, std::string(size, 'f'), false) {}
+  FrameServer(int count, std::string frame, bool binary) {
+    thread_ = std::thread([this, count, frame, binary] {
       for (int connection = 0; !stop_; ++connection) {
         tcp::socket socket(ioc_);
         boost::system::error_code ec;
@@ -34,11 +40,17 @@ class FrameServer {
         if (ec || stop_) return;
         connections_++;
         websocket::stream<tcp::socket> ws(std::move(socket));
-        ws.accept(ec);
+        boost::beast::flat_buffer request_buffer;
+        boost::beast::http::request<boost::beast::http::string_body> request;
+        boost::beast::http::read(ws.next_layer(), request_buffer, request, ec);
+        if (!ec) ws.accept(request, ec);
         if (ec) continue;
-        ws.text(true);
+        ws.text(!binary);
         if (connection == 0) {
-          const std::string frame(size, 'f');
+          {
+            std::lock_guard<std::mutex> lock(mutex_);
+            target_ = std::string(request.target());
+          }
           while (sent_ < count && !ec) {
             ws.write(net::buffer(frame), ec);
             if (!ec) sent_++;
@@ -68,12 +80,18 @@ class FrameServer {
   bool sent_all() const { return sent_all_; }
   bool first_done() const { return first_done_; }
   int connections() const { return connections_; }
+  std::string target() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return target_;
+  }
 
  private:
   net::io_context ioc_;
   tcp::acceptor acceptor_{ioc_, {net::ip::make_address("127.0.0.1"), 0}};
   std::atomic<bool> stop_{false}, sent_all_{false}, first_done_{false};
   std::atomic<int> sent_{0}, connections_{0};
+  mutable std::mutex mutex_;
+  std::string target_;
   std::thread thread_;
 };
 
@@ -94,7 +112,7 @@ bool WaitFor(Done done, std::chrono::seconds limit = std::chrono::seconds(20)) {
 TEST(JetstreamClient, QueueBoundedInBytes) {
   constexpr std::size_t kFrame = 256 * 1024, kBound = 1 << 20;
   FrameServer server(200, kFrame);
-  JetstreamClient client(server.url(), [] { return std::int64_t{0}; }, kBound);
+  JetstreamClient client(server.url(), [] { return std::int64_t{0}; }, nullptr, kBound);
   client.SetDids({"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"});
   ASSERT_TRUE(WaitFor([&] { return server.first_done(); })) << "the server sent " << server.sent();
   EXPECT_FALSE(server.sent_all()) << "the client read all 50 MiB without dropping the connection";
@@ -108,6 +126,43 @@ TEST(JetstreamClient, QueueBoundedInBytes) {
   }
   EXPECT_LE(bytes, kBound) << frames << " frames";
   EXPECT_EQ(frames, kBound / kFrame) << "the queue filled up to its bound";
+  client.Stop();
+}
+
+// Given a dictionary, the client asks for compress=true and decodes each binary frame into the
+// event's text, as it queues text frames.
+TEST(JetstreamClient, CompressedFramesDecoded) {
+  const std::string dict_bytes = zstd::Train("alpha");
+  std::string error;
+  const std::shared_ptr<const zstd::Dictionary> dict = zstd::Dictionary::Load(dict_bytes, &error);
+  ASSERT_TRUE(dict) << error;
+  const std::string event = zstd::Event(4242, "alpha");
+  FrameServer server(3, zstd::Compress(event, dict_bytes), true);
+  JetstreamClient client(server.url(), [] { return std::int64_t{0}; }, dict);
+  client.SetDids({"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"});
+  std::vector<std::string> frames;
+  ASSERT_TRUE(WaitFor([&] {
+    for (std::string& f : client.Take(std::chrono::milliseconds(10), 10)) frames.push_back(std::move(f));
+    return frames.size() >= 3;
+  })) << frames.size() << " frames; " << client.last_error();
+  EXPECT_EQ(frames, std::vector<std::string>(3, event));
+  EXPECT_NE(server.target().find("&compress=true"), std::string::npos) << server.target();
+  client.Stop();
+}
+
+// A frame of another dictionary is no event: the connection is dropped, said why, and made again.
+TEST(JetstreamClient, UndecodableFrameReconnects) {
+  std::string error;
+  const std::shared_ptr<const zstd::Dictionary> dict = zstd::Dictionary::Load(zstd::Train("alpha"), &error);
+  ASSERT_TRUE(dict) << error;
+  FrameServer server(1, zstd::Compress(zstd::Event(1, "omega"), zstd::Train("omega")), true);
+  JetstreamClient client(server.url(), [] { return std::int64_t{0}; }, dict);
+  client.SetDids({"did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"});
+  ASSERT_TRUE(WaitFor([&] { return !client.last_error().empty(); }));
+  EXPECT_NE(client.last_error().find("a compressed event refused: a zstd frame compressed with dictionary"),
+            std::string::npos) << client.last_error();
+  EXPECT_TRUE(WaitFor([&] { return server.connections() >= 2; })) << "connected again";
+  EXPECT_TRUE(client.Take(std::chrono::milliseconds(0), 10).empty());
   client.Stop();
 }
 

@@ -168,6 +168,20 @@ TEST(CommandLine, Warc) {
   ExpectUsageErrors("--warc-dir", {"", "a\tb"}, "--warc");
 }
 
+// --jetstream-dictionary: a path (main.cpp reads and checks the file), only with a Jetstream.
+TEST(CommandLine, JetstreamDictionary) {
+  ParsedCommandLine p = Parse({"--dsn", "x", "--follow", "--provider", "bluesky"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->jetstream_dictionary, "");  // uncompressed unless asked
+  p = Parse({"--dsn", "x", "--follow", "--provider", "bluesky", "--jetstream-dictionary", "/etc/tk/zstd_dictionary"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->jetstream_dictionary, "/etc/tk/zstd_dictionary");
+  p = Parse({"--dsn", "x", "--follow", "--provider", "bluesky", "--jetstream-url", "none", "--jetstream-dictionary", "d"});
+  EXPECT_EQ(p.exit_code, kExitUsage);
+  EXPECT_NE(p.err.find("--jetstream-dictionary needs a Jetstream"), std::string::npos) << p.err;
+  ExpectUsageErrors("--jetstream-dictionary", {"a\nb"}, "--jetstream-dictionary");
+}
+
 TEST(CommandLine, AllOptions) {
   ParsedCommandLine p = Parse({"--dsn", "postgresql:///tk", "--api-url", "http://127.0.0.1:8080/", "--concurrency",
                                "64", "--batch-size", "1", "--name", "w1", "--http-timeout", "5", "--poll-interval",

@@ -62,6 +62,9 @@ struct Options {
   int stream_ring_s = 120;          // --stream-ring: events kept to place reads in time
   // --jetstream-url (bluesky): the stream a follower reads; "none": each account's feed instead.
   std::string jetstream_url = "wss://jetstream1.us-east.bsky.network";          // --follow-lease: a killed follower's accounts move on after this
+  // --jetstream-dictionary FILE (bluesky): Jetstream's zstd dictionary, to read its stream
+  // compressed (main.cpp reads and checks it); empty: uncompressed.
+  std::string jetstream_dictionary;
 };
 
 struct ParsedCommandLine {

@@ -39,6 +39,12 @@ void AddFollowOptions(CLI::App& app, Options& o) {
              "than this when the reader takes it in is read again, or not compared)",
              10, 3600)
       ->type_name("SECONDS");
+  app.add_option("--jetstream-dictionary", o.jetstream_dictionary,
+                 "--follow or --stream-counts (--provider bluesky): read Jetstream's stream zstd-compressed (compress=true) with this "
+                 "dictionary, the file pkg/models/zstd_dictionary of Jetstream's repository "
+                 "(github.com/bluesky-social/jetstream): about half the bytes (Jetstream's README: ~56% smaller) "
+                 "for the CPU of decoding each event; without it the stream is read uncompressed")
+      ->type_name("FILE");
   AddBounded(app, "--follow-share", o.follow_share,
              "--follow: the share of each rate-limit window (a Mastodon server's, the AppView's, an X "
              "credential's timeline window) this follower spends; the rest is the refreshing workers'",
@@ -55,6 +61,10 @@ std::optional<std::string> CheckFollow(const Parsing& p) {
   if (o.stream_counts && (o.provider != "bluesky" || o.follow || o.jetstream_url == "none"))
     return "tweetkeeper-worker: --stream-counts reads Bluesky's Jetstream: use --provider bluesky, a --jetstream-url, "
            "and no --follow";
+  if (!o.jetstream_dictionary.empty() && o.jetstream_url == "none")
+    return "tweetkeeper-worker: --jetstream-dictionary needs a Jetstream: not with --jetstream-url none";
+  if (HasControlCharacter(o.jetstream_dictionary))
+    return "tweetkeeper-worker: --jetstream-dictionary must not contain control characters";
   if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s)
     return "tweetkeeper-worker: --follow-min-poll is more than --follow-max-poll";
   return std::nullopt;

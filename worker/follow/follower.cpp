@@ -51,7 +51,7 @@ Follower::Follower(FollowerOptions options, Telemetry& telemetry, StopSignal& st
       // A cursor older than the replay window would be clamped silently: never ask for one.
       const std::int64_t cursor = stream_cursor_us_.load();
       return cursor == 0 ? 0 : std::max(cursor, NowMs() * 1000 - kReplayUs);  // 0: live
-    });
+    }, options_.jetstream_dictionary);
   }
 }
 
@@ -192,7 +192,8 @@ void Follower::CatchUp() {
   catch_up_started_ms_ = now;
   spdlog::info("Jetstream: {} account(s) joined: reading them from {:.1f} s back on a second connection", catching_.size(),
                (now * 1000 - catch_up_cursor_us_.load()) / 1e6);
-  catch_up_ = std::make_unique<JetstreamClient>(options_.jetstream_url, [this] { return catch_up_cursor_us_.load(); });
+  catch_up_ = std::make_unique<JetstreamClient>(
+      options_.jetstream_url, [this] { return catch_up_cursor_us_.load(); }, options_.jetstream_dictionary);
   std::vector<std::string> list;
   for (const auto& [did, id] : by_did_) list.push_back(did);
   if (list.size() > kJetstreamMaxDids) list.resize(kJetstreamMaxDids);

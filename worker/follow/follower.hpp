@@ -44,6 +44,8 @@ struct FollowerOptions {
   std::chrono::seconds exit_when_idle{0};   // tests: stop when nothing was found for this long
   // Bluesky: Jetstream's ws(s):// base; empty: read each account's feed (getAuthorFeed) instead.
   std::string jetstream_url;
+  // Jetstream's zstd dictionary (--jetstream-dictionary): its stream compressed; nullptr: not.
+  std::shared_ptr<const zstd::Dictionary> jetstream_dictionary;
 };
 
 class Follower {

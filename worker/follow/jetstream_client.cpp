@@ -58,17 +58,17 @@ void CloseSocket(WS& ws) {
 }
 
 // The subscription's path: posts only, the DIDs sent once open (requireHello), from `cursor` (µs;
-// 0: live).
-std::string SubscribeTarget(std::int64_t cursor) {
+// 0: live), zstd-compressed or not.
+std::string SubscribeTarget(std::int64_t cursor, bool compress) {
   return "/subscribe?wantedCollections=app.bsky.feed.post&requireHello=true" +
-         (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string());
+         (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string()) + (compress ? "&compress=true" : "");
 }
 
 // The whole network's events of these collections (NSIDs: letters, digits, dots), from `cursor`.
-std::string NetworkTarget(std::int64_t cursor, const std::vector<std::string>& collections) {
+std::string NetworkTarget(std::int64_t cursor, const std::vector<std::string>& collections, bool compress) {
   std::string target = "/subscribe?";
   for (std::size_t i = 0; i < collections.size(); ++i) target += (i ? "&" : "") + ("wantedCollections=" + collections[i]);
-  return target + (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string());
+  return target + (cursor > 0 ? "&cursor=" + std::to_string(cursor) : std::string()) + (compress ? "&compress=true" : "");
 }
 
 // TLS as a client that checks the server's certificate against the system's authorities.
@@ -100,7 +100,7 @@ void Open(WS& ws, const tcp::resolver::results_type& results, const Endpoint& e,
       beast::get_lowest_layer(ws).expires_never();
       websocket::stream_base::timeout timeouts{std::chrono::seconds(10), std::chrono::seconds(40), true};
       ws.set_option(timeouts);
-      ws.read_message_max(16u << 20);  // Jetstream's events are bounded by 10 MB; one more is an attack
+      ws.read_message_max(JetstreamClient::kMaxFrameBytes);
       ws.set_option(websocket::stream_base::decorator(
           [](websocket::request_type& req) { req.set(beast::http::field::user_agent, "tweetkeeper-worker"); }));
       ws.async_handshake(ep->host, *path, [ep, fail, opened](beast::error_code ec3) {
@@ -148,8 +148,11 @@ std::string JetstreamOptionsUpdate(const std::vector<std::string>& dids) {
 }
 
 JetstreamClient::JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us,
-                                 std::size_t max_queued_bytes)
-    : base_(std::move(base)), cursor_us_(std::move(cursor_us)), max_queued_bytes_(max_queued_bytes) {
+                                 std::shared_ptr<const zstd::Dictionary> dictionary, std::size_t max_queued_bytes)
+    : base_(std::move(base)),
+      cursor_us_(std::move(cursor_us)),
+      dictionary_(std::move(dictionary)),
+      max_queued_bytes_(max_queued_bytes) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -270,6 +273,8 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
   std::uint64_t sent_generation = first_generation;
   std::string outgoing;
   beast::flat_buffer buffer;
+  std::optional<zstd::FrameDecoder> decoder;
+  if (dictionary_) decoder.emplace(dictionary_, kMaxFrameBytes);
   net::steady_timer ticker(ioc);
   const auto fail = [&](const std::string& what, beast::error_code ec) {
     if (error.empty()) error = what + ": " + ec.message();
@@ -285,6 +290,16 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
         if (ec) return fail("read", ec);
         std::string frame = beast::buffers_to_string(buffer.data());
         buffer.consume(buffer.size());
+        bool binary = false;
+        with([&](auto& ws) { binary = ws.got_binary(); });
+        if (binary && decoder) {
+          std::string text, why;
+          if (!decoder->Decode(frame, &text, &why)) {
+            if (error.empty()) error = "a compressed event refused: " + why;
+            return fail("decode", beast::error_code());
+          }
+          frame = std::move(text);
+        }
         delivered = true;
         if (!Enqueue(std::move(frame))) return fail("the follower is behind", beast::error_code(net::error::no_buffer_space));
         read();
@@ -324,7 +339,8 @@ bool JetstreamClient::Connection(const std::vector<std::string>& first_dids, std
       tick();
     });
   };
-  const std::string target = network.empty() ? SubscribeTarget(cursor_us_()) : NetworkTarget(cursor_us_(), network);
+  const std::string target = network.empty() ? SubscribeTarget(cursor_us_(), dictionary_ != nullptr)
+                                             : NetworkTarget(cursor_us_(), network, dictionary_ != nullptr);
   tcp::resolver resolver(ioc);
   resolver.async_resolve(e->host, e->port, [&](beast::error_code ec, tcp::resolver::results_type results) {
     if (ec) return fail("resolve " + e->host, ec);

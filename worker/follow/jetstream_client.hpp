@@ -6,6 +6,9 @@
 // queue, pings when the stream is idle (a silent peer is dropped after 40 s), and reconnects after
 // any failure with backoff, from the cursor the caller says then (the stream's own time_us, in
 // microseconds). The frames are hostile until parsed (bluesky_follow.hpp ParseJetstreamEvent).
+// Given Jetstream's zstd dictionary it asks for compress=true and decodes each binary frame (one
+// zstd frame) into the same text, bounded (zstd/frame_decoder.hpp); a frame that does not decode
+// drops the connection, which is made again from the caller's cursor.
 // Boost.Beast (Debian libboost-dev, header-only): libcurl 7.88's websockets are experimental and
 // off in Debian's build.
 
@@ -15,18 +18,23 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "zstd/frame_decoder.hpp"
 
 namespace tweetkeeper::worker::follow {
 
 class JetstreamClient {
  public:
   // base: ws(s)://host[:port] (the /subscribe path is added). cursor_us: called at each
-  // connection for where to start (0: live). max_queued_bytes: kMaxQueuedBytes but in tests.
+  // connection for where to start (0: live). dictionary: Jetstream's zstd dictionary, to read
+  // its compressed stream (nullptr: uncompressed). max_queued_bytes: kMaxQueuedBytes but in tests.
   JetstreamClient(std::string base, std::function<std::int64_t()> cursor_us,
+                  std::shared_ptr<const zstd::Dictionary> dictionary = nullptr,
                   std::size_t max_queued_bytes = kMaxQueuedBytes);
   ~JetstreamClient();
   JetstreamClient(const JetstreamClient&) = delete;
@@ -53,6 +61,9 @@ class JetstreamClient {
   // each. Posts of around a kilobyte meet the frame bound first; the bytes' holds against big ones.
   static constexpr std::size_t kMaxQueued = 200'000;
   static constexpr std::size_t kMaxQueuedBytes = 256u << 20;
+  // A frame is at most 16 MiB on the wire (Jetstream's events are bounded by 10 MB), and so is
+  // the text a compressed one decodes to.
+  static constexpr std::size_t kMaxFrameBytes = 16u << 20;
 
  private:
   void Loop();
@@ -64,6 +75,7 @@ class JetstreamClient {
 
   std::string base_;
   std::function<std::int64_t()> cursor_us_;
+  const std::shared_ptr<const zstd::Dictionary> dictionary_;
   const std::size_t max_queued_bytes_;
   mutable std::mutex mutex_;
   std::condition_variable frames_ready_;

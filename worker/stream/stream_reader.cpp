@@ -78,7 +78,8 @@ int StreamReader::Run() {
   StreamDb db(options_.dsn, options_.name);
   Counter counter(options_.ring_us);
   std::atomic<std::int64_t> cursor{0};  // where a (re)connection starts: the last event counted
-  follow::JetstreamClient client(options_.jetstream_url, [&cursor] { return cursor.load(); });
+  follow::JetstreamClient client(options_.jetstream_url, [&cursor] { return cursor.load(); },
+                                 options_.jetstream_dictionary);
   bool started = false;
   Lag lag;
   Clock::time_point last_event = Clock::now();

@@ -10,9 +10,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "stop/stop_signal.hpp"
+#include "zstd/frame_decoder.hpp"
 
 namespace tweetkeeper::worker::stream {
 
@@ -20,6 +22,7 @@ struct StreamOptions {
   std::string name;
   std::string dsn;
   std::string jetstream_url;                    // ws(s)://host[:port]
+  std::shared_ptr<const zstd::Dictionary> jetstream_dictionary;  // --jetstream-dictionary: compressed
   std::chrono::milliseconds flush{2000};        // --stream-flush
   std::int64_t ring_us = 120'000'000;           // --stream-ring: events kept to place reads in time
   int lease_seconds = 30;
