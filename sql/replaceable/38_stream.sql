@@ -71,9 +71,11 @@ BEGIN
     DELETE FROM tweetkeeper.stream_posts;
     DELETE FROM tweetkeeper.stream_reads;
   END IF;
-  -- Posts done or deleted since the last reader leave the stream.
+  -- Posts done or deleted since the last reader leave the stream, and their records go.
   DELETE FROM tweetkeeper.stream_posts p
    USING tweetkeeper.tweets t WHERE t.tweet_id = p.tweet_id AND t.state <> 'scheduled';
+  DELETE FROM tweetkeeper.stream_records x
+   USING tweetkeeper.tweets t WHERE t.tweet_id = x.tweet_id AND t.state <> 'scheduled';
   UPDATE tweetkeeper.stream_state x
      SET lease_owner = reader, lease_pid = pg_backend_pid(), lease_started = tweetkeeper_internal.backend_start(),
          lease_until = now() + lease, lease_length = lease,

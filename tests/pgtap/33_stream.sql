@@ -3,7 +3,7 @@
 -- their differences, the put-off reads, a stale stream and a gap; and the attacks a worker-only
 -- role could make on it (each once succeeded and is refused or changes nothing).
 \ir lib/begin.sql
-SELECT plan(44);
+SELECT plan(45);
 
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 CREATE TEMP VIEW other_session AS
@@ -184,11 +184,15 @@ SELECT pg_temp.flush(pg_temp.us(now()) + 5, read_ids => ARRAY[pg_temp.id('a')], 
                      results => '{adopt}', diffs => '{0,0,0,0}');
 UPDATE tweetkeeper.tweets SET due_at = now() + interval '1 hour' WHERE tweet_id = pg_temp.id('a');
 UPDATE tweetkeeper.stream_state SET position_us = pg_temp.us(now() - interval '36 hours');
+INSERT INTO tweetkeeper.stream_records VALUES (777, pg_temp.id('c'), 3);
+UPDATE tweetkeeper.tweets SET state = 'done', due_at = NULL WHERE tweet_id = pg_temp.id('c');
 SELECT is((SELECT position_us IS NULL AND gap FROM tweetkeeper.stream_take('r')), true,
           'a position older than the replay window: a gap, read live');
 SELECT results_eq($$SELECT (SELECT due_at FROM tweetkeeper.tweets WHERE tweet_id = pg_temp.id('a')),
                            (SELECT count(*) FROM tweetkeeper.stream_posts), (SELECT gaps FROM tweetkeeper.stream_state)$$,
                   $$VALUES (now(), 0::bigint, 1)$$, 'the post it counted is due now, the stream counts none, the gap is counted');
+SELECT is((SELECT count(*) FROM tweetkeeper.stream_records WHERE record_key = 777), 0::bigint,
+          'the records of a post done since are gone');
 
 SELECT * FROM finish();
 ROLLBACK;
