@@ -192,6 +192,7 @@ int StreamCounts(const tk::Options& o) {
   so.jetstream_url = o.jetstream_url;
   so.flush = std::chrono::milliseconds(static_cast<std::int64_t>(o.stream_flush_s * 1000));
   so.ring_us = static_cast<std::int64_t>(o.stream_ring_s) * 1'000'000;
+  so.warm_us = static_cast<std::int64_t>(o.stream_warm_s) * 1'000'000;
   so.exit_when_idle = std::chrono::seconds(o.exit_when_idle_s);
   if (!JetstreamDictionary(o, &so.jetstream_dictionary)) return tk::kExitUsage;
   tk::stream::StreamReader reader(std::move(so), stop);

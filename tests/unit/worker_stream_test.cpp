@@ -180,6 +180,49 @@ TEST(StreamCounter, DeletesOfRecordsKnownBeforeAGap) {
   EXPECT_EQ(c.Take().counts[ts::kLike], 7) << "the read's 7 (bob's among them), less bob's, plus eve's";
 }
 
+// A restart from a stored position, the stream read again from before it (--stream-warm): a post
+// first read just before the restart, whose like was made before the position and undone after,
+// is adopted exactly; the counted post's like seen again counts once.
+TEST(StreamCounter, WarmRestart) {
+  ts::Counter c(60'000'000);
+  c.Reset(10'000'000, 5'000'000);
+  c.AddPost(-2, "did:plc:b/3k", {0, 0, 1, 0});
+  c.AddRecord(ts::RecordKey("did:plc:eve", "app.bsky.feed.like", "3kaab", ts::kLike), -2, ts::kLike, "did:plc:b/3k");
+  c.Apply(Parse(Like("did:plc:eve", 6'000'000, "3kaab", "at://did:plc:b/app.bsky.feed.post/3k")));  // counted already
+  c.Apply(Parse(Like("did:plc:bob", 7'000'000, "3kaaa")));  // before the position, the post not counted yet
+  c.Apply(Parse(Unlike("did:plc:bob", 12'000'000, "3kaaa")));
+  c.Apply(Parse(Like("did:plc:zoe", 12'000'000, "3kaac")));
+  c.Pass(13'000'000);
+  ts::Flush f = c.Take();
+  EXPECT_EQ(f.position_us, 12'000'000);
+  EXPECT_TRUE(f.ids.empty()) << "nothing counted twice";
+  ts::Counts d;
+  EXPECT_EQ(c.Read(-1, kKey, 8'000'000, {0, 0, 1, 0}, false, &d), ts::ReadResult::kAdopted);
+  EXPECT_EQ(c.Take().counts[ts::kLike], 1) << "bob's like (in the read) undone, zoe's added";
+  EXPECT_EQ(c.Read(-2, "did:plc:b/3k", 9'000'000, {0, 0, 1, 0}, true, &d), ts::ReadResult::kCompared);
+  EXPECT_EQ(d, (ts::Counts{0, 0, 0, 0}));
+}
+
+// A flush the database did not take (its connection lost) goes into the next, with what came since.
+TEST(StreamCounter, ALostFlushIsSentAgain) {
+  ts::Counter c(60'000'000);
+  c.Reset(0);
+  c.AddPost(-1, kKey, {0, 0, 5, 0});
+  c.Apply(Parse(Like("did:plc:bob", 1'000'000, "3kaaa")));
+  c.Pass(2'000'000);
+  const ts::Flush lost = c.Take();
+  c.Restore(lost);
+  c.Apply(Parse(Unlike("did:plc:bob", 3'000'000, "3kaaa")));
+  c.Pass(4'000'000);
+  const ts::Flush f = c.Take();
+  ASSERT_EQ(f.ids.size(), 1u);
+  EXPECT_EQ(f.counts[ts::kLike], 5);
+  EXPECT_EQ(f.keys, lost.keys) << "the record made, sent again";
+  EXPECT_EQ(f.gone, lost.keys) << "and gone since: the flush adds it, then removes it";
+  EXPECT_EQ(f.events, 3) << "the lost flush's 1 (the like; 2 s was held), then 2 s and 3 s";
+  EXPECT_EQ(f.position_us, 3'000'000);
+}
+
 TEST(StreamCounter, ReadsBeforeTheRingAreReadAgainOrNotCompared) {
   ts::Counter c(10'000'000);
   c.Reset(50'000'000);  // restarted from a stored position: the ring starts there

@@ -39,6 +39,12 @@ void AddFollowOptions(CLI::App& app, Options& o) {
              "than this when the reader takes it in is read again, or not compared)",
              10, 3600)
       ->type_name("SECONDS");
+  AddBounded(app, "--stream-warm", o.stream_warm_s,
+             "--stream-counts: started from a stored position, read the stream again from this long before "
+             "it, only to know the records made then (a post first read just before a restart is counted "
+             "exactly, unlikes included); 0: not",
+             0, 3600)
+      ->type_name("SECONDS");
   app.add_option("--jetstream-dictionary", o.jetstream_dictionary,
                  "--follow or --stream-counts (--provider bluesky): read Jetstream's stream zstd-compressed (compress=true) with this "
                  "dictionary, the file pkg/models/zstd_dictionary of Jetstream's repository "
@@ -65,6 +71,8 @@ std::optional<std::string> CheckFollow(const Parsing& p) {
     return "tweetkeeper-worker: --jetstream-dictionary needs a Jetstream: not with --jetstream-url none";
   if (HasControlCharacter(o.jetstream_dictionary))
     return "tweetkeeper-worker: --jetstream-dictionary must not contain control characters";
+  if (o.stream_warm_s > o.stream_ring_s)
+    return "tweetkeeper-worker: --stream-warm is more than --stream-ring (the ring keeps what it reads)";
   if (o.follow && o.follow_min_poll_s > o.follow_max_poll_s)
     return "tweetkeeper-worker: --follow-min-poll is more than --follow-max-poll";
   return std::nullopt;

@@ -14,7 +14,7 @@ const char* ResultName(ReadResult r) {
   return "again";
 }
 
-void Counter::Reset(std::int64_t position_us) {
+void Counter::Reset(std::int64_t position_us, std::int64_t warm_from_us) {
   posts_.clear();
   by_key_.clear();
   record_posts_.clear();
@@ -28,7 +28,9 @@ void Counter::Reset(std::int64_t position_us) {
   start_us_ = position_us;
   last_us_ = 0;
   // (Started live, the ring holds nothing before the first event.)
-  ring_start_us_ = position_us > 0 ? position_us + 1 : INT64_MAX;
+  ring_start_us_ = warm_from_us > 0 && position_us > 0 ? std::min(warm_from_us, position_us + 1)
+                   : position_us > 0                  ? position_us + 1
+                                                      : INT64_MAX;
 }
 
 void Counter::AddPost(std::int64_t id, const PostKey& key, const Counts& counts) {
@@ -121,6 +123,7 @@ void Counter::Undo(const CountEvent& e) {
         p.dirty = true;
         p.last_us = std::max(p.last_us, e.time_us);
         ++pending_.counted;
+        ++undone_;
         Push(e.time_us, p.key, r, static_cast<Kind>(k), -1);
       } else if (const auto key = record_posts_.find(it->second.id); key != record_posts_.end()) {
         // Its post is not counted now (a gap): remembered for its adoption.
@@ -137,7 +140,23 @@ void Counter::Undo(const CountEvent& e) {
   }
 }
 
+void Counter::Warm(const CountEvent& e) {
+  PassNow(e.time_us);
+  for (int k = 0; k < kKinds; ++k) {
+    const std::uint64_t r = e.record[k];
+    if (e.may_undo[k]) {
+      if (const auto made = ring_records_.find(r); made != ring_records_.end()) {
+        const PostKey key = ring_[made->second - ring_base_].key;
+        ring_records_.erase(made);
+        Push(e.time_us, key, r, static_cast<Kind>(k), -1);
+      }
+    }
+    if (e.create && !e.subject[k].empty() && !ring_records_.count(r)) Push(e.time_us, e.subject[k], r, static_cast<Kind>(k), +1);
+  }
+}
+
 void Counter::ApplyNow(const CountEvent& e) {
+  if (start_us_ > 0 && e.time_us <= start_us_) return Warm(e);
   PassNow(e.time_us);
   Undo(e);  // a delete, or the record an update replaces
   if (!e.create) return;
@@ -241,6 +260,25 @@ Flush Counter::Take() {
     f.counts.insert(f.counts.end(), p.counts.begin(), p.counts.end());
   }
   return f;
+}
+
+void Counter::Restore(const Flush& f) {
+  // (Counts are sent whole: the posts' counts now, which hold the lost flush's.)
+  for (const std::int64_t id : f.ids)
+    if (const auto it = posts_.find(id); it != posts_.end()) it->second.dirty = true;
+  for (std::size_t i = 0; i < f.ids.size(); ++i)
+    if (const auto it = posts_.find(f.ids[i]); it != posts_.end()) it->second.last_us = std::max(it->second.last_us, f.at_us[i]);
+  const auto prepend = [](auto& to, const auto& from) { to.insert(to.begin(), from.begin(), from.end()); };
+  prepend(pending_.keys, f.keys);
+  prepend(pending_.key_ids, f.key_ids);
+  prepend(pending_.kinds, f.kinds);
+  prepend(pending_.gone, f.gone);
+  prepend(pending_.read_ids, f.read_ids);
+  prepend(pending_.read_as_of_us, f.read_as_of_us);
+  prepend(pending_.read_results, f.read_results);
+  prepend(pending_.differences, f.differences);
+  pending_.events += f.events;
+  pending_.counted += f.counted;
 }
 
 void Counter::Forget(const std::vector<std::int64_t>& ids) {

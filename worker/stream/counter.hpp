@@ -10,6 +10,7 @@
 // restart from the stored position, is known by its key and skipped), and a delete subtracts only
 // a record counted.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -47,8 +48,10 @@ class Counter {
   explicit Counter(std::int64_t ring_us) : ring_us_(ring_us) {}
 
   // A fresh start from the database (the stored position, the counted posts and their records):
-  // everything in memory, the ring too, is dropped.
-  void Reset(std::int64_t position_us);
+  // everything in memory, the ring too, is dropped. warm_from_us (0: none): the stream is read
+  // again from there up to the position only to fill the ring (nothing counted twice), so that a
+  // post first read just before a restart is adopted with the records made before it.
+  void Reset(std::int64_t position_us, std::int64_t warm_from_us = 0);
   void AddPost(std::int64_t id, const PostKey& key, const Counts& counts);
   // A record counted for post `id` (named `key`: the post may not be counted now, after a gap).
   void AddRecord(std::uint64_t record, std::int64_t id, Kind kind, const PostKey& key);
@@ -69,13 +72,16 @@ class Counter {
 
   // What to store since the last flush (then cleared); the position is every event's before it.
   Flush Take();
+  // A flush the database did not take (its connection lost): into the next one.
+  void Restore(const Flush& f);
   // Posts the database no longer counts (a flush's answer).
   void Forget(const std::vector<std::int64_t>& ids);
 
   // Every event up to this time_us is counted (a stream resumes after it).
-  std::int64_t position_us() const { return last_us_ > 0 ? last_us_ : start_us_; }
+  std::int64_t position_us() const { return std::max(last_us_, start_us_); }
   std::size_t posts() const { return posts_.size(); }
   std::size_t records() const { return records_.size(); }
+  std::int64_t undone() const { return undone_; }  // records counted and deleted since the start
   std::size_t ring_size() const { return ring_.size(); }
   std::int64_t ring_start_us() const { return ring_start_us_; }
 
@@ -109,10 +115,12 @@ class Counter {
   void Release();  // applies the held events
   void ApplyNow(const CountEvent& e);
   void PassNow(std::int64_t time_us);
+  void Warm(const CountEvent& e);  // an event at or before the stored position: into the ring only
   ReadResult Decide(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts, bool counted,
                     Counts* difference);
 
   const std::int64_t ring_us_;
+  std::int64_t undone_ = 0;
   std::int64_t start_us_ = 0, last_us_ = 0, ring_start_us_ = 0;
   std::unordered_map<std::int64_t, Post> posts_;
   std::unordered_map<PostKey, std::int64_t> by_key_;
