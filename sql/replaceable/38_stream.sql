@@ -93,7 +93,7 @@ COMMENT ON FUNCTION stream_take(text, interval, interval) IS
 -- The posts the stream counts, with their counts, for the lease holder to load.
 CREATE OR REPLACE FUNCTION stream_held_posts()
   RETURNS TABLE (tweet_id bigint, did text, rkey text, counts bigint[])
-  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM tweetkeeper_internal.held_stream();
   RETURN QUERY
@@ -107,7 +107,7 @@ END $$;
 -- lease holder to load.
 CREATE OR REPLACE FUNCTION stream_held_records()
   RETURNS TABLE (record_key bigint, tweet_id bigint, kind smallint, did text, rkey text)
-  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM tweetkeeper_internal.held_stream();
   RETURN QUERY SELECT x.record_key, x.tweet_id, x.kind, r.author, r.post_key
@@ -118,7 +118,7 @@ END $$;
 -- seen every event before), oldest first, with the post's name and whether the stream counts it.
 CREATE OR REPLACE FUNCTION stream_reads_due(upto timestamptz, max_reads integer DEFAULT 1000)
   RETURNS TABLE (tweet_id bigint, did text, rkey text, as_of timestamptz, counts bigint[], counted boolean)
-  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM tweetkeeper_internal.refuse_null('upto and max_reads', upto IS NULL OR max_reads IS NULL);
   PERFORM tweetkeeper_internal.held_stream();

@@ -47,7 +47,7 @@ COMMENT ON TABLE stream_posts IS
 
 -- The records counted for a tracked post, by a 64-bit hash of who made them and their key
 -- (stream_record_key()): Jetstream's delete names only the record, so these say what to subtract.
--- 24 bytes a record, kept while the post is tracked.
+-- Three numbers a record (18 bytes of data in the row), kept while the post is tracked.
 CREATE TABLE stream_records (
   record_key bigint NOT NULL,
   tweet_id bigint NOT NULL,
