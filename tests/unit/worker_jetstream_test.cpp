@@ -27,7 +27,8 @@ using tcp = net::ip::tcp;
 
 // A Jetstream stand-in: on its first connection it sends `count` text frames of `size` bytes (or
 // fewer, when the client goes away first), or `count` times `frame` (binary or text); later
-// connections it holds open, sending nothing. It keeps the first connection's target.
+// connections send nothing. Every connection is held open until the client goes. It keeps the
+// first connection's target.
 class FrameServer {
  public:
   FrameServer(int count, std::size_t size) : FrameServer(count, std::string(size, 'f'), false) {}
@@ -57,12 +58,14 @@ class FrameServer {
           }
           sent_all_ = !ec;
           first_done_ = true;
-        } else {
-          boost::beast::flat_buffer buffer;
-          while (!stop_ && !ec) {  // until the client goes (Stop)
-            ws.read(buffer, ec);
-            buffer.consume(buffer.size());
-          }
+        }
+        // Held open until the client goes (Stop, or a drop), reading what it sends: closing a
+        // socket with the client's options_update unread would reset the connection, and the
+        // client's kernel would drop the frames it had not yet read.
+        boost::beast::flat_buffer buffer;
+        while (!stop_ && !ec) {
+          ws.read(buffer, ec);
+          buffer.consume(buffer.size());
         }
       }
     });
