@@ -60,7 +60,7 @@ struct Options {
   bool stream_counts = false;
   double stream_flush_s = 2;        // --stream-flush: how often counts, history and position are stored
   int stream_ring_s = 120;          // --stream-ring: events kept to place reads in time
-  int stream_warm_s = 30;           // --stream-warm: read again before a stored position, into the ring
+  int stream_warm_s = 30;           // --stream-warm: read again before counting starts, into the ring
   // --jetstream-url (bluesky): the stream a follower reads; "none": each account's feed instead.
   std::string jetstream_url = "wss://jetstream1.us-east.bsky.network";          // --follow-lease: a killed follower's accounts move on after this
   // --jetstream-dictionary FILE (bluesky): Jetstream's zstd dictionary, to read its stream

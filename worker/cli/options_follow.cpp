@@ -40,9 +40,9 @@ void AddFollowOptions(CLI::App& app, Options& o) {
              10, 3600)
       ->type_name("SECONDS");
   AddBounded(app, "--stream-warm", o.stream_warm_s,
-             "--stream-counts: started from a stored position, read the stream again from this long before "
-             "it, only to know the records made then (a post first read just before a restart is counted "
-             "exactly, unlikes included); 0: not",
+             "--stream-counts: read the stream again from this long before where counting starts (the stored "
+             "position; with none, or after a gap, now), only to know the records made then (a post first "
+             "read just before a restart is counted exactly, unlikes included); 0: not",
              0, 3600)
       ->type_name("SECONDS");
   app.add_option("--jetstream-dictionary", o.jetstream_dictionary,

@@ -10,6 +10,7 @@ const char* ResultName(ReadResult r) {
     case ReadResult::kAgain: return "again";
     case ReadResult::kCompared: return "compared";
     case ReadResult::kSkipped: return "skipped";
+    case ReadResult::kNotYet: return "not yet";
   }
   return "again";
 }
@@ -174,6 +175,7 @@ void Counter::ApplyNow(const CountEvent& e) {
 ReadResult Counter::Read(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts,
                          bool counted, Counts* difference) {
   const ReadResult result = Decide(id, key, as_of_us, counts, counted, difference);
+  if (result == ReadResult::kNotYet) return result;
   pending_.read_ids.push_back(id);
   pending_.read_as_of_us.push_back(as_of_us);
   pending_.read_results.push_back(result);
@@ -196,6 +198,7 @@ ReadResult Counter::Decide(std::int64_t id, const PostKey& key, std::int64_t as_
   auto it = posts_.find(id);
   if (it != posts_.end() && counted) {
     if (as_of_us < ring_start_us_) return ReadResult::kSkipped;
+    if (as_of_us > reads_through_us()) return ReadResult::kNotYet;
     // The stream's count at as_of: now's, less what came since.
     Counts then = it->second.counts;
     entries([&](const Entry& e) {
@@ -216,6 +219,7 @@ ReadResult Counter::Decide(std::int64_t id, const PostKey& key, std::int64_t as_
     return ReadResult::kCompared;
   }
   if (as_of_us < ring_start_us_) return ReadResult::kAgain;
+  if (as_of_us > reads_through_us()) return ReadResult::kNotYet;
   // Adopted: the read's counts, its records made since the ring's start known, and every event
   // since the read counted.
   if (it != posts_.end()) by_key_.erase(it->second.key);
@@ -252,6 +256,7 @@ Flush Counter::Take() {
   Flush f = std::move(pending_);
   pending_ = Flush();
   f.position_us = position_us();
+  f.reads_through_us = reads_through_us();
   for (auto& [id, p] : posts_) {
     if (!p.dirty) continue;
     p.dirty = false;

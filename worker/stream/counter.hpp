@@ -25,12 +25,13 @@ namespace tweetkeeper::worker::stream {
 using Counts = std::array<std::int64_t, kKinds>;
 
 // What a read did (store_stream_counts()'s read results).
-enum class ReadResult { kAdopted, kAgain, kCompared, kSkipped };
+enum class ReadResult { kAdopted, kAgain, kCompared, kSkipped, kNotYet };
 const char* ResultName(ReadResult r);
 
 // What a flush stores: store_stream_counts()'s arguments.
 struct Flush {
   std::int64_t position_us = 0;
+  std::int64_t reads_through_us = 0;  // reads as of up to this can be decided (reads_through_us())
   std::int64_t events = 0, counted = 0;
   std::vector<std::int64_t> ids, at_us;
   std::vector<std::int64_t> counts;  // four per id
@@ -66,7 +67,8 @@ class Counter {
 
   // A read of post `id` (its key) as of as_of_us with these counts; `counted`: the database
   // counts it with the stream already. The difference (read minus stream) when compared. The next
-  // flush stores what it did.
+  // flush stores what it did; a read not yet decidable (past reads_through_us()) is not stored
+  // and goes on waiting in the database.
   ReadResult Read(std::int64_t id, const PostKey& key, std::int64_t as_of_us, const Counts& counts, bool counted,
                   Counts* difference);
 
@@ -79,6 +81,13 @@ class Counter {
 
   // Every event up to this time_us is counted (a stream resumes after it).
   std::int64_t position_us() const { return std::max(last_us_, start_us_); }
+  // Reads as of up to this time_us can be decided: every event before them is counted and in the
+  // ring. Not while a warm replay has not yet passed the stored position (the counts are the
+  // position's, the ring not yet whole up to it): then only reads before the ring's start, which
+  // are decided without it (read again, or not compared).
+  std::int64_t reads_through_us() const {
+    return last_us_ >= start_us_ ? position_us() : std::min(start_us_, ring_start_us_ - 1);
+  }
   std::size_t posts() const { return posts_.size(); }
   std::size_t records() const { return records_.size(); }
   std::int64_t undone() const { return undone_; }  // records counted and deleted since the start

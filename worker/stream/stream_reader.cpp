@@ -112,16 +112,20 @@ int StreamReader::Run() {
       if (taken->gap)
         spdlog::warn("stream: the stored position is older than Jetstream replays ({}): every counted post is "
                      "read again now, and counting starts live", options_.replay_window);
-      // (From a stored position, the stream is read again from --stream-warm before it, into the
-      // ring only: a post made just before a restart is adopted with the records made before.)
-      const std::int64_t warm_from =
-          taken->position_us > 0 && options_.warm_us > 0 ? taken->position_us - options_.warm_us : 0;
-      counter.Reset(taken->position_us, warm_from);
+      // The stream is read again from --stream-warm before where counting starts, into the ring
+      // only: the records made then are known, so a post adopted from a read made before (or just
+      // after) a restart counts their deletes. Counting starts at the stored position, or, with
+      // none (the first start, or a gap: no post is counted then), at now: after a gap, the
+      // records made in the warm's span before it are known too.
+      const std::int64_t from = taken->position_us > 0 ? taken->position_us : options_.warm_us > 0 ? NowUs() : 0;
+      const std::int64_t warm_from = from > 0 && options_.warm_us > 0 ? from - options_.warm_us : 0;
+      counter.Reset(from, warm_from);
       db.Load(counter);
-      counted_from = taken->position_us;
-      cursor = warm_from > 0 ? warm_from : taken->position_us;
-      spdlog::info("stream: counting {} posts ({} records) from {}", counter.posts(), counter.records(),
-                   taken->position_us > 0 ? std::to_string(taken->position_us) + " (time_us)" : "live");
+      counted_from = from;
+      cursor = warm_from > 0 ? warm_from : from;
+      spdlog::info("stream: counting {} posts ({} records) from {}{}", counter.posts(), counter.records(),
+                   taken->position_us > 0 ? std::to_string(taken->position_us) + " (time_us)" : "live",
+                   warm_from > 0 ? fmt::format(", the {} s before read again", options_.warm_us / 1'000'000) : "");
       if (!started) {
         client.SetNetwork({"app.bsky.feed.like", "app.bsky.feed.repost", "app.bsky.feed.post"});
         started = true;
@@ -217,7 +221,7 @@ int StreamReader::Run() {
                 return o;
               }
             }
-            o.stored = Stored{db.Store(*f), db.ReadsDue(f->position_us, 5000)};
+            o.stored = Stored{db.Store(*f), db.ReadsDue(f->reads_through_us, 5000)};
           } catch (const pqxx::broken_connection& e) {
             o.what = Outcome::kLost;
             o.why = e.what();

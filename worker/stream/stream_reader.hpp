@@ -25,7 +25,7 @@ struct StreamOptions {
   std::shared_ptr<const zstd::Dictionary> jetstream_dictionary;  // --jetstream-dictionary: compressed
   std::chrono::milliseconds flush{2000};        // --stream-flush
   std::int64_t ring_us = 120'000'000;           // --stream-ring: events kept to place reads in time
-  std::int64_t warm_us = 30'000'000;            // --stream-warm: read again before a stored position
+  std::int64_t warm_us = 30'000'000;            // --stream-warm: read again before counting starts
   int lease_seconds = 30;
   std::string replay_window = "35 hours";       // Jetstream replays 36 h
   std::chrono::seconds exit_when_idle{0};       // tests: stop after this long without an event
