@@ -42,6 +42,8 @@ BEGIN
     SELECT * FROM (VALUES
       ('schedule_tweets', 'tweet_ids bigint[]', 'tweet_ids', 'id'),
       ('schedule_posts', 'urls text[]', 'urls', 'url'),
+      -- (Collections: the same by name on every node; each node puts its own posts in.)
+      ('collect_posts', 'collection text, urls text[]', 'urls', 'url'),
       ('watch', 'tweet_ids bigint[], every interval DEFAULT interval ''5 minutes'', for_how_long interval DEFAULT interval ''1 day''',
        'tweet_ids', 'id'),
       ('unwatch', 'tweet_ids bigint[]', 'tweet_ids', 'id'),
@@ -86,6 +88,18 @@ CREATE FUNCTION set_refresh_policy(post_ids bigint[], policy text) RETURNS bigin
   LANGUAGE sql SET search_path = pg_catalog, pg_temp
   RETURN (SELECT coalesce(sum(n), 0)::bigint
             FROM tweetkeeper_proxy.set_refresh_policy(tweetkeeper_proxy.array_arg('post_ids', post_ids), policy) AS n);
+
+-- A collection's posts taken out: every node takes out those it has.
+CREATE FUNCTION tweetkeeper_proxy.uncollect(collection text, post_ids bigint[]) RETURNS SETOF bigint
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  TARGET tweetkeeper.uncollect;
+$$;
+CREATE FUNCTION uncollect(collection text, post_ids bigint[]) RETURNS bigint
+  LANGUAGE sql SET search_path = pg_catalog, pg_temp
+  RETURN (SELECT coalesce(sum(n), 0)::bigint
+            FROM tweetkeeper_proxy.uncollect(collection, tweetkeeper_proxy.array_arg('post_ids', post_ids)) AS n);
 
 -- Follows are global: they live on the node of slot 0 (its followers read them there and hand
 -- each post over to the node that holds it).

@@ -30,7 +30,9 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
   tweetkeeper_proxy.schedule_posts(text[]), tweetkeeper_proxy.watch(bigint[], interval, interval),
   tweetkeeper_proxy.unwatch(bigint[]), tweetkeeper_proxy.watch_posts(text[], interval, interval),
   tweetkeeper_proxy.unwatch_posts(text[]), tweetkeeper_proxy.set_refresh_policy(bigint[], text),
-  tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[])
+  tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[]),
+  collect_posts(text, text[]), uncollect(text, bigint[]), tweetkeeper_proxy.collect_posts(text, text[]),
+  tweetkeeper_proxy.uncollect(text, bigint[])
   TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval), tweetkeeper_proxy.digests()
   TO tweetkeeper_reader;

@@ -173,6 +173,9 @@ BEGIN
     'payloads', (SELECT coalesce(jsonb_agg(p), '[]') FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (ids)),
     'tombstones', (SELECT coalesce(jsonb_agg(x), '[]') FROM tweetkeeper.tombstones x WHERE x.tweet_id = ANY (ids)),
     'edits', (SELECT coalesce(jsonb_agg(e), '[]') FROM tweetkeeper.edits e WHERE e.tweet_id = ANY (ids)),
+    'collection_posts', (SELECT coalesce(jsonb_agg(c), '[]') FROM tweetkeeper.collection_posts c WHERE c.tweet_id = ANY (ids)),
+    'collections', (SELECT coalesce(jsonb_agg(c), '[]') FROM tweetkeeper.collections c
+                     WHERE c.name IN (SELECT x.collection FROM tweetkeeper.collection_posts x WHERE x.tweet_id = ANY (ids))),
     'bluesky_handles', (SELECT coalesce(jsonb_agg(b), '[]') FROM tweetkeeper.bluesky_handles b
                          WHERE b.handle IN (SELECT lower(r.author) FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids))));
 END $$;
@@ -251,6 +254,11 @@ BEGIN
   INSERT INTO tweetkeeper.payloads SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.payloads, rows -> 'payloads');
   INSERT INTO tweetkeeper.tombstones SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.tombstones, rows -> 'tombstones');
   INSERT INTO tweetkeeper.edits SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.edits, rows -> 'edits');
+  -- (A collection is the same by name on every node: made here if new.)
+  INSERT INTO tweetkeeper.collections SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.collections, rows -> 'collections')
+  ON CONFLICT ON CONSTRAINT collections_pkey DO NOTHING;
+  INSERT INTO tweetkeeper.collection_posts
+  SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.collection_posts, rows -> 'collection_posts');
   INSERT INTO tweetkeeper.bluesky_handles SELECT * FROM jsonb_populate_recordset(NULL::tweetkeeper.bluesky_handles, rows -> 'bluesky_handles')
   ON CONFLICT ON CONSTRAINT bluesky_handles_pkey DO NOTHING;
   INSERT INTO tweetkeeper.moves (move_id, side, slot, posts, due_ats) VALUES (move_id, 'in', slot, n, coalesce(rows -> 'due_ats', '{}'));
@@ -270,6 +278,7 @@ BEGIN
   DELETE FROM tweetkeeper.payloads p WHERE p.tweet_id = ANY (ids);
   DELETE FROM tweetkeeper.tombstones x WHERE x.tweet_id = ANY (ids);
   DELETE FROM tweetkeeper.edits e WHERE e.tweet_id = ANY (ids);
+  DELETE FROM tweetkeeper.collection_posts c WHERE c.tweet_id = ANY (ids);
   DELETE FROM tweetkeeper.post_refs r WHERE r.tweet_id = ANY (ids);
   DELETE FROM tweetkeeper.tweets t WHERE t.tweet_id = ANY (ids);
   DELETE FROM tweetkeeper.moves m WHERE m.move_id = drop_moved.move_id AND m.side = drop_moved.side;

@@ -284,6 +284,7 @@ DECLARE
   r record;
   msg text;
   slots bit(64);
+  here text[] := '{}';  -- the posts tracked on this node
 BEGIN
   PERFORM tweetkeeper_internal.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
                                     follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL);
@@ -321,10 +322,22 @@ BEGIN
   FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
     IF NOT tweetkeeper_internal.holds(slots, tweetkeeper.url_partition_hash(p.url)) THEN
       added := added + tweetkeeper_internal.hand_over(ARRAY[p.url], ARRAY[p.created_at], 'follow');
-    ELSIF tweetkeeper.schedule_post(p.url, p.created_at) THEN
-      added := added + 1;
+    ELSE
+      IF tweetkeeper.schedule_post(p.url, p.created_at) THEN
+        added := added + 1;
+      END IF;
+      here := here || p.url;
     END IF;
   END LOOP;
+  -- The account's posts tracked here are its collection's (named by its profile URL), found now
+  -- or tracked before.
+  IF cardinality(here) > 0 THEN
+    PERFORM tweetkeeper_internal.ensure_collection(f.url, 'follow');
+    INSERT INTO tweetkeeper.collection_posts (collection, tweet_id)
+    SELECT DISTINCT f.url, u.id FROM unnest(tweetkeeper_internal.url_post_ids(here)) AS u(id)
+     WHERE EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = u.id)
+    ON CONFLICT ON CONSTRAINT collection_posts_pkey DO NOTHING;
+  END IF;
   UPDATE tweetkeeper.followed_accounts a
      SET posts_found = a.posts_found + added,
          newest_post_id = coalesce(store_follow_posts.newest_post_id, a.newest_post_id),

@@ -56,6 +56,8 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_tweets(b
   schedule_from_trigger(), maintenance(), check_tweet(bigint, timestamptz), first_delay(),
   derived_created_at(bigint), add_credential(text, integer, interval, bigint, text, numeric),
   reset_credential(text) TO tweetkeeper_admin;
+GRANT EXECUTE ON FUNCTION create_collection(text, text), collect(text, bigint[]), collect_posts(text, text[]),
+  uncollect(text, bigint[]), drop_collection(text) TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION create_partitions(), apply_retention(), housekeeping(interval),
   schedule_housekeeping(text, text, text), unschedule_housekeeping() TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz), metrics_at(bigint[], interval[]),

@@ -156,3 +156,6 @@ ALTER TABLE tweetkeeper.tweets ADD COLUMN refresh_policy text, ADD COLUMN adapti
 -- Stream counts (issue 52): Bluesky counts from Jetstream, reads only reconcile them. Empty until
 -- tweetkeeper.bluesky_stream_counts is on and a reader runs.
 -- include sql/schema/38_stream.sql
+
+-- Collections (issue 53): what mortality and datasets are reported by.
+-- include sql/schema/39_collections.sql

@@ -48,6 +48,17 @@ rc=$?
   grep -q "7 ids read: 5 new, 2 already tracked, 1 bad lines" "$dir/err"
 tk_ok "post URLs: X's by their ids, Bluesky's and Mastodon's by URL, one post per spelling, a bad one named (rc $rc)" $? "$(cat "$dir/err")"
 
+# Into a collection: every post read joins it, those tracked before too; a bad name is bad usage.
+"$IMPORT" --dsn "$dsn" --collection "my dataset" "$dir/urls.txt" >/dev/null 2>"$dir/err"
+rc=$?
+[ $rc -eq 3 ] && [ "$(tk_psql -c "SELECT c.kind, count(p.tweet_id) FROM tweetkeeper.collections c
+                                    JOIN tweetkeeper.collection_posts p ON p.collection = c.name WHERE c.name = 'my dataset' GROUP BY 1")" = "import|6" ]
+tk_ok "--collection: the 6 posts read (all tracked before, one in two spellings) are the import collection's (rc $rc)" $? "$(cat "$dir/err")"
+out=$("$IMPORT" --dsn "$dsn" --collection " padded" "$dir/urls.txt" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && [[ $out == *"collection name ' padded'"* ]] && [ "$(tk_psql -c "SELECT count(*) FROM tweetkeeper.collections")" = 1 ]
+tk_ok "--collection with a bad name: exit 2, saying why, nothing made (rc $rc)" $? "$out"
+
 # CSV with a named column, quoted fields, created_at for an id from before Snowflake.
 { echo 'user,tweet,created_at'; ids 5 2000 | sed 's/^/"a, b",/; s/$/,/'; echo 'old,20,2006-04-01T10:00:00.000Z'; } >"$dir/t.csv"
 "$IMPORT" --dsn "$dsn" --column tweet "$dir/t.csv" >/dev/null 2>"$dir/err"

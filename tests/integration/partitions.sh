@@ -92,6 +92,12 @@ for net in x bluesky mastodon; do
 done
 again=$(tk_psql -c "SELECT tweetkeeper.schedule_tweets(ARRAY(SELECT id FROM public.x_ids))" 2>&1)
 tk_ok_if "scheduled again through the proxy: nothing new" '[ "$again" = 0 ]'
+tk_psql -c "SELECT tweetkeeper.collect_posts('again', ARRAY(SELECT 'https://x.com/i/web/status/' || id FROM public.x_ids))" >/dev/null
+# (Into a collection: each node puts the posts it holds in, under the same name.)
+in_again() { node "$1" -c "SELECT count(*) FROM tweetkeeper.collection_posts c JOIN tweetkeeper.tweets t USING (tweet_id)
+                            WHERE c.collection = 'again'"; }
+tk_ok_if "... and all 201 are in the collection named, each on its own node ($(in_again 0) + $(in_again 1))" \
+  '[ $(( $(in_again 0) + $(in_again 1) )) = 201 ] && [ "$(in_again 0)" -gt 0 ] && [ "$(in_again 1)" -gt 0 ]'
 bad=$(tk_psql -c "SELECT tweetkeeper.schedule_posts(ARRAY['https://a.social/@u/1', 'https://example.com/nothing'])" 2>&1)
 tk_ok_if "a bad URL is refused by the proxy before any node takes its share" \
   '[[ $bad == *"not a post URL"* ]] && [ $(( $(count_on 0) + $(count_on 1) )) = 321 ]' 

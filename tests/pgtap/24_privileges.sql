@@ -50,7 +50,9 @@ INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unne
   'tweetkeeper.schedule_post(text, timestamptz)', 'tweetkeeper.schedule_posts(text[])',
   'tweetkeeper.watch_posts(text[], interval, interval)', 'tweetkeeper.unwatch_posts(text[])',
   'tweetkeeper.follow(text)', 'tweetkeeper.follow_accounts(text[])',
-  'tweetkeeper.unfollow(text)']) f;
+  'tweetkeeper.unfollow(text)', 'tweetkeeper.create_collection(text, text)', 'tweetkeeper.collect(text, bigint[])',
+  'tweetkeeper.collect_posts(text, text[])', 'tweetkeeper.uncollect(text, bigint[])',
+  'tweetkeeper.drop_collection(text)']) f;
 
 CREATE TEMP VIEW may AS
   SELECT r.role, p.oid::regprocedure::text AS fn

@@ -1,7 +1,7 @@
 -- Following accounts: parse_profile_url(), follow(), follow_accounts(), unfollow() and the
 -- follows view; who may follow; bad input refused with its SQLSTATE and nothing changed.
 \ir lib/begin.sql
-SELECT plan(86);
+SELECT plan(87);
 
 CREATE FUNCTION pg_temp.p(url text) RETURNS text LANGUAGE sql AS $$
   SELECT concat_ws(' | ', network, coalesce(host, '-'), coalesce(handle, '-'), coalesce(account_id, '-'), canonical)
@@ -160,6 +160,10 @@ SELECT results_eq($$SELECT created_at, due_at - created_at = tweetkeeper.first_d
                     WHERE tweet_id IN (1460323737035677698, 1460323737035677699)$$,
   $$VALUES (timestamptz '2021-11-15 19:08:05.647+00', true), (timestamptz '2021-11-15 19:08:05.647+00', true)$$,
   'each post tracked from its own creation time, its first refresh at creation + the first delay');
+SELECT results_eq($$SELECT c.name, c.kind, array_agg(p.tweet_id ORDER BY p.tweet_id) FROM tweetkeeper.collections c
+                      JOIN tweetkeeper.collection_posts p ON p.collection = c.name GROUP BY c.name, c.kind$$,
+  $$VALUES ('https://x.com/b', 'follow', ARRAY[1460323737035677698, 1460323737035677699])$$,
+  'the posts found are the account''s collection''s (named by its profile URL), each once');
 SELECT results_eq($$SELECT f.posts_found, f.newest_post_id, f.newest_post_at, f.checked_at, f.poll_after > now() + interval '90 seconds'
                       FROM tweetkeeper.followed_accounts f WHERE f.account_id = '783214'$$,
   $$VALUES (2::bigint, '1460323737035677699', timestamptz '2021-11-15 19:08:05.647+00',

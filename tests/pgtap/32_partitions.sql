@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(56);
+SELECT plan(57);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -131,6 +131,12 @@ CREATE TEMP TABLE k AS SELECT tweetkeeper.partition_hash('x', '', pg_temp.id(tru
 UPDATE tweetkeeper.tweets SET like_count = 7 WHERE tweet_id = pg_temp.id(true, 4);
 INSERT INTO tweetkeeper.metric_history_hot (tweet_id, lease_id, observed_at, like_count)
   VALUES (pg_temp.id(true, 4), 1, now(), 7);
+SELECT tweetkeeper.collect('moved along', ARRAY[pg_temp.id(true, 4)]);
+CREATE TEMP VIEW memberships AS
+  SELECT string_agg(concat_ws(' ', c.name, c.kind, c.created_at, p.added_at), ',') AS m
+    FROM tweetkeeper.collection_posts p JOIN tweetkeeper.collections c ON c.name = p.collection
+   WHERE p.tweet_id = pg_temp.id(true, 4);
+CREATE TEMP TABLE was_in AS SELECT m FROM memberships;
 CREATE TEMP TABLE was AS
   SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t.tweet_id)) FROM tweetkeeper.tweets t
            WHERE tweetkeeper.partition_hash('x', '', t.tweet_id::text) & 63 = (SELECT slot FROM k)) AS tweets,
@@ -152,8 +158,11 @@ SELECT is(tweetkeeper.move_step(8, 'done'), (SELECT posts FROM out2), 'move_step
 SELECT ok(NOT EXISTS (SELECT FROM tweetkeeper.tweets WHERE tweet_id = pg_temp.id(true, 4))
           AND NOT EXISTS (SELECT FROM tweetkeeper.metric_history_hot WHERE tweet_id = pg_temp.id(true, 4)),
   '... with their history');
+-- (The node it goes to does not know its collection yet.)
+DELETE FROM tweetkeeper.collections WHERE name = 'moved along';
 SELECT is(tweetkeeper.move_in((SELECT slot FROM k), 8, (SELECT rows FROM out2)), (SELECT posts FROM out2),
   'move_in takes them in, parked');
+SELECT is((SELECT m FROM memberships), (SELECT m FROM was_in), '... in their collections, made where missing');
 SELECT is(tweetkeeper.move_step(8, 'unpark'), (SELECT posts FROM out2), 'move_step unpark sets them free');
 SELECT is((SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t.tweet_id)) FROM tweetkeeper.tweets t
                     WHERE tweetkeeper.partition_hash('x', '', t.tweet_id::text) & 63 = (SELECT slot FROM k))

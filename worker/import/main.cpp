@@ -70,7 +70,9 @@ struct Chunk {
 // sorted: two chunks that share ids then lock them in the same order and cannot deadlock.
 class Writer {
  public:
-  Writer(const std::string& dsn, int jobs) {
+  // collection: when not empty, every post read joins it (tweetkeeper.collect), in the chunk's
+  // transaction.
+  Writer(const std::string& dsn, int jobs, std::string collection) : collection_(std::move(collection)) {
     for (int i = 0; i < jobs; ++i) conns_.push_back(std::make_unique<pqxx::connection>(dsn));
     for (auto& c : conns_) threads_.emplace_back([this, &c] { Loop(*c); });
   }
@@ -139,6 +141,14 @@ class Writer {
                      ArrayLiteral(ids), times)[0]
                    .as<std::uint64_t>();
         }
+        if (!collection_.empty()) {
+          std::vector<std::int64_t> ids = chunk.ids;
+          for (const im::Tweet& t : chunk.with_created) ids.push_back(t.id);
+          if (!ids.empty())
+            tx.exec_params("SELECT tweetkeeper.collect($1, $2::bigint[])", collection_, ArrayLiteral(ids));
+          if (!chunk.urls.empty())
+            tx.exec_params("SELECT tweetkeeper.collect_posts($1, $2::text[])", collection_, TextArrayLiteral(chunk.urls));
+        }
         tx.commit();
         added_ += n;
         sent_ += chunk.size();
@@ -153,6 +163,7 @@ class Writer {
     }
   }
 
+  const std::string collection_;
   std::vector<std::unique_ptr<pqxx::connection>> conns_;
   std::mutex mutex_;
   std::condition_variable ready_, room_;
@@ -164,7 +175,7 @@ class Writer {
 };
 
 struct Options {
-  std::string dsn, dsn_file, format = "auto", column = "id";
+  std::string dsn, dsn_file, format = "auto", column = "id", collection;
   std::vector<std::string> files;
   std::size_t chunk_size = 50'000;
   std::uint64_t max_errors = 0;
@@ -189,6 +200,10 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       ->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
       ->capture_default_str();
   app.add_option("--column", o.column, "The CSV column with the ids")->capture_default_str();
+  app.add_option("--collection", o.collection,
+                 "Put every post read (new or tracked before) into this collection (made as kind import if new), for "
+                 "mortality and datasets")
+      ->type_name("NAME");
   tweetkeeper::worker::AddBounded(app, "--chunk-size", o.chunk_size, "Ids per transaction", 1, 1'000'000);
   tweetkeeper::worker::AddBounded(app, "--jobs", o.jobs, "Database connections inserting at once", 1, 16);
   app.add_option("--max-errors", o.max_errors, "Stop after this many bad lines (0: never)")->capture_default_str();
@@ -355,11 +370,26 @@ int main(int argc, char** argv) {
   if (!total_bytes) return kExitUsage;
   std::unique_ptr<Writer> writer;
   try {
-    writer = std::make_unique<Writer>(o.dsn, o.jobs);
+    writer = std::make_unique<Writer>(o.dsn, o.jobs, o.collection);
   } catch (const std::exception& e) {
     std::cerr << "tweetkeeper-import: cannot connect to the database: "
               << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
     return kExitDatabase;
+  }
+  if (!o.collection.empty()) {
+    try {  // (its name checked before anything is read: a bad one is bad usage)
+      pqxx::connection conn(o.dsn);
+      pqxx::work tx(conn);
+      tx.exec_params("SELECT tweetkeeper.create_collection($1, 'import')", o.collection);
+      tx.commit();
+    } catch (const pqxx::sql_error& e) {
+      std::cerr << "tweetkeeper-import: --collection: " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn);
+      return e.sqlstate() == "22023" ? kExitUsage : kExitDatabase;
+    } catch (const std::exception& e) {
+      std::cerr << "tweetkeeper-import: cannot connect to the database: "
+                << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
+      return kExitDatabase;
+    }
   }
   tweetkeeper::worker::Progress progress("tweetkeeper-import", "ids", "ids read", *total_bytes,
                                          isatty(STDERR_FILENO) != 0, std::chrono::seconds(o.progress_every));
