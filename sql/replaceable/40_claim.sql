@@ -530,8 +530,9 @@ BEGIN
     WITH gone AS (DELETE FROM tweetkeeper.payloads x WHERE x.tweet_id = ANY (ids) RETURNING x.tweet_id)
     SELECT array_agg(g.tweet_id) INTO erased FROM gone g;
   END IF;
-  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased)
-  SELECT g.id, g.reason, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0)
+  -- (gone_since: the first time it was found gone; a recheck that finds it gone again keeps it.)
+  INSERT INTO tweetkeeper.tombstones AS x (tweet_id, reason, observed_at, payloads_erased, gone_since)
+  SELECT g.id, g.reason, at_now, coalesce(cardinality(array_positions(erased, g.id)), 0), at_now
     FROM unnest(ids, reasons) AS g(id, reason)
   ON CONFLICT ON CONSTRAINT tombstones_pkey
     DO UPDATE SET reason = excluded.reason, observed_at = excluded.observed_at,
@@ -609,9 +610,11 @@ CREATE OR REPLACE FUNCTION tweetkeeper_internal.put_off_omitted(lease bigint, ba
   RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   n_omitted integer;
+  erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
+  gone bigint[];  -- the posts missing from now on
 BEGIN
   WITH o AS (
-    SELECT x.tweet_id, x.n,
+    SELECT x.tweet_id, x.n, x.n >= missing_after AND x.state <> 'missing' AS turned,
            CASE WHEN x.n >= missing_after OR x.state IN ('unavailable', 'missing') THEN recheck
                 ELSE make_interval(secs => greatest(x.base_s, least(extract(epoch FROM recheck)::float8,
                                                                     x.base_s * power(2, least(x.n - 1, 60)))))
@@ -621,7 +624,7 @@ BEGIN
                                                  t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
               FROM tweetkeeper.tweets t
              WHERE t.tweet_id = ANY (batch_ids) AND t.lease_id = lease) x
-  )
+  ), u AS (
   UPDATE tweetkeeper.tweets t
      SET omissions = o.n,
          state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
@@ -630,10 +633,21 @@ BEGIN
          watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
          watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
          problem_type = 'omitted',
-         problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now
+         problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now,
+         -- Its payloads erased by bury() (gone): none kept, so the next one seen is kept.
+         payload_hash = CASE WHEN erase AND o.turned THEN NULL ELSE t.payload_hash END
     FROM o
-   WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease;
-  GET DIAGNOSTICS n_omitted = ROW_COUNT;
+   WHERE t.tweet_id = o.tweet_id AND t.lease_id = lease
+  RETURNING t.tweet_id, o.turned
+  )
+  SELECT count(*), array_agg(u.tweet_id) FILTER (WHERE u.turned) INTO n_omitted, gone FROM u;
+  -- Missing from now on: the network left it out of missing_after answers in a row, which is how
+  -- Bluesky (getPosts omits deleted and taken-down posts) and Mastodon (statuses omits deleted and
+  -- private ones) say it is gone: buried as a deleted post is (a tombstone; payloads erased unless
+  -- tweetkeeper.deleted_payloads = keep). Seen again, it comes back.
+  IF gone IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.bury(gone, array_fill('omitted'::text, ARRAY[cardinality(gone)]), erase, at_now);
+  END IF;
   RETURN n_omitted;
 END $$;
 

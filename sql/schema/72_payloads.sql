@@ -31,12 +31,13 @@ CREATE TABLE tombstones (
   reason text NOT NULL,          -- the API's problem: resource-not-found, not-authorized-for-resource, ...
   observed_at timestamptz NOT NULL,
   payloads_erased integer NOT NULL DEFAULT 0,  -- how many stored payloads went (0 under keep)
+  gone_since timestamptz NOT NULL,  -- when it was first found gone (observed_at: last), since it was last seen
   CONSTRAINT tombstones_pkey PRIMARY KEY (tweet_id)
 );
 SELECT pg_catalog.pg_extension_config_dump('tombstones', '');
 COMMENT ON TABLE tombstones IS
-  'Posts found deleted or unavailable: when, why, and how many payloads were erased. A post seen '
-  'again loses its tombstone.';
+  'Posts found deleted, unavailable or missing: since when, why, and how many payloads were erased. '
+  'A post seen again loses its tombstone.';
 
 CREATE TABLE edits (
   tweet_id bigint NOT NULL,      -- an X post that has a newer version
