@@ -11,7 +11,8 @@
 CREATE FUNCTION tweetkeeper_proxy.post_relations() RETURNS text[]
   LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
   RETURN ARRAY['tweets', 'metric_history', 'metric_daily', 'payloads', 'tombstones', 'edits', 'post_refs', 'posts',
-               'lifespans', 'watches', 'batches', 'daily_usage', 'handovers', 'history_partitions'];
+               'lifespans', 'watches', 'batches', 'daily_usage', 'handovers', 'history_partitions', 'collection_posts',
+               'post_availability'];
 -- Global: the node of slot 0's.
 CREATE FUNCTION tweetkeeper_proxy.global_relations() RETURNS text[]
   LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
@@ -34,7 +35,7 @@ CREATE FUNCTION tweetkeeper_proxy.post_functions() RETURNS text[]
 -- The stats views, made again on the proxy from the node's definition.
 CREATE FUNCTION tweetkeeper_proxy.stats_views() RETURNS text[]
   LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp
-  RETURN ARRAY['queue_stats', 'batch_stats', 'usage_stats', 'credential_stats'];
+  RETURN ARRAY['queue_stats', 'batch_stats', 'usage_stats', 'credential_stats', 'mortality_by_age', 'mortality_by_date'];
 
 -- The node of slot 0's enum types and view definitions (PL/Proxy, RUN ON 0).
 CREATE FUNCTION tweetkeeper_proxy.node_enums(OUT name text, OUT labels text[]) RETURNS SETOF record

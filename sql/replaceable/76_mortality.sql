@@ -1,6 +1,7 @@
 -- How a collection decays: each post's availability (post_availability), and the share of a
 -- collection's posts still available by age (mortality_by_age) and by calendar date
--- (mortality_by_date), with why the others are gone. As tweetkeeper observed it: a post is gone
+-- (mortality_by_date), with why the others are gone. (The two read only post_availability and
+-- collection_posts: the proxy makes them again over every node's.) As tweetkeeper observed it: a post is gone
 -- from the first read that found it gone (tombstones.gone_since), available while it was seen
 -- (its last observation, tweets.updated_at) or never found gone, and unknown in between (seen
 -- last before a moment, found gone after it: an import of old posts is mostly that).
@@ -36,22 +37,20 @@ COMMENT ON VIEW post_availability IS
   'Each tracked post: when last seen, since when gone and why (deleted, private, suspended, '
   'account gone, hidden, missing), as observed.';
 
--- Every post once per collection it is in, and once more under collection NULL (all posts).
-CREATE OR REPLACE VIEW tweetkeeper_internal.collection_availability AS
-SELECT c.collection, a.created_at, a.last_seen, a.gone_since, a.reason
-  FROM tweetkeeper.post_availability a
- CROSS JOIN LATERAL (SELECT p.collection FROM tweetkeeper.collection_posts p WHERE p.tweet_id = a.post_id
-                     UNION ALL SELECT NULL::text) c;
-
 -- At each age (1 hour, 1 day, 7, 30, 90 and 365 days), the posts that have reached it: available
 -- then, gone then (by reason), or unknown.
 CREATE OR REPLACE VIEW mortality_by_age AS
-WITH s AS (
+WITH a AS (  -- every post once per collection it is in, and once more under collection NULL (all posts)
+  SELECT c.collection, a.created_at, a.last_seen, a.gone_since, a.reason
+    FROM tweetkeeper.post_availability a
+   CROSS JOIN LATERAL (SELECT p.collection FROM tweetkeeper.collection_posts p WHERE p.tweet_id = a.post_id
+                       UNION ALL SELECT NULL::text) c
+), s AS (
   SELECT a.collection, g.age,
          CASE WHEN a.gone_since <= a.created_at + g.age THEN a.reason
               WHEN a.gone_since IS NULL OR a.last_seen >= a.created_at + g.age THEN 'available'
               ELSE 'unknown' END AS status
-    FROM tweetkeeper_internal.collection_availability a
+    FROM a
    CROSS JOIN unnest(ARRAY[interval '1 hour', '1 day', '7 days', '30 days', '90 days', '365 days']) AS g(age)
    WHERE a.created_at + g.age <= now()
 )
@@ -78,9 +77,14 @@ COMMENT ON VIEW mortality_by_age IS
 -- then, available, gone (by reason) or unknown. Counted from each post's few moments (made, last
 -- seen, found gone) as running sums: one pass over the posts, however many days.
 CREATE OR REPLACE VIEW mortality_by_date AS
-WITH e AS (
+WITH a AS (  -- every post once per collection it is in, and once more under collection NULL (all posts)
+  SELECT c.collection, a.created_at, a.last_seen, a.gone_since, a.reason
+    FROM tweetkeeper.post_availability a
+   CROSS JOIN LATERAL (SELECT p.collection FROM tweetkeeper.collection_posts p WHERE p.tweet_id = a.post_id
+                       UNION ALL SELECT NULL::text) c
+), e AS (
   SELECT a.collection, m.at, m.posts, m.unknown, m.reason
-    FROM tweetkeeper_internal.collection_availability a
+    FROM a
    CROSS JOIN LATERAL (
      SELECT a.created_at AS at, 1 AS posts, 0 AS unknown, NULL::text AS reason
      UNION ALL  -- unknown from its last sight (or its making) to the read that found it gone

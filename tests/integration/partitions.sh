@@ -98,6 +98,9 @@ in_again() { node "$1" -c "SELECT count(*) FROM tweetkeeper.collection_posts c J
                             WHERE c.collection = 'again'"; }
 tk_ok_if "... and all 201 are in the collection named, each on its own node ($(in_again 0) + $(in_again 1))" \
   '[ $(( $(in_again 0) + $(in_again 1) )) = 201 ] && [ "$(in_again 0)" -gt 0 ] && [ "$(in_again 1)" -gt 0 ]'
+mortality=$(tk_psql -c "SELECT posts, available FROM tweetkeeper.mortality_by_date
+                         WHERE collection = 'again' AND day = (now() AT TIME ZONE 'UTC')::date" 2>&1)
+tk_ok_if "the proxy's mortality_by_date counts the collection's posts on every node ($mortality)" '[ "$mortality" = "201|201" ]'
 bad=$(tk_psql -c "SELECT tweetkeeper.schedule_posts(ARRAY['https://a.social/@u/1', 'https://example.com/nothing'])" 2>&1)
 tk_ok_if "a bad URL is refused by the proxy before any node takes its share" \
   '[[ $bad == *"not a post URL"* ]] && [ $(( $(count_on 0) + $(count_on 1) )) = 321 ]' 

@@ -59,6 +59,19 @@ SELECT 1000 + k, 'w', ARRAY(SELECT tweet_id FROM tweetkeeper.tweets WHERE tweet_
                                                       interval '2 days', interval '9 days', interval '9 days 1 hour',
                                                       interval '20 minutes', interval '3 hours'])[k + 1] AS at
                        FROM tweetkeeper.tweets WHERE tweet_id < 1000 AND created_at > now() - interval '20 days') c;
+-- Survival: three X posts observed above and three gone ones (no observations) in a collection:
+-- found deleted a day after it was made (last seen at 2 h), hidden at 5 min (never seen), and
+-- missing at 20 days (seen at 1 day, made 40 days ago).
+INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, delay, updated_at, problem_type, problem_at)
+SELECT g.id, c.at, g.state::tweetkeeper.tweet_state, CASE WHEN g.state <> 'deleted' THEN now() + interval '1 day' END,
+       CASE WHEN g.state <> 'deleted' THEN interval '1 day' END, c.at + g.seen, g.reason, c.at + g.gone
+  FROM (VALUES (2001, 'deleted', interval '2 hours', 'resource-not-found', interval '1 day', interval '10 days'),
+               (2002, 'unavailable', NULL, 'not-authorized-for-resource', interval '5 minutes', interval '10 days'),
+               (2003, 'missing', interval '1 day', 'omitted', interval '20 days', interval '40 days')) g(id, state, seen, reason, gone, age)
+ CROSS JOIN LATERAL (SELECT date_trunc('minute', now()) - g.age AS at) c;
+INSERT INTO tweetkeeper.tombstones (tweet_id, reason, observed_at, gone_since)
+SELECT tweet_id, problem_type, now(), problem_at FROM tweetkeeper.tweets WHERE tweet_id > 2000;
+SELECT tweetkeeper.collect('sample', ARRAY[101, 102, 103, 2001, 2002, 2003]::bigint[]);
 -- Usage on the last three days.
 INSERT INTO tweetkeeper.daily_usage (day, provider, credential, requests, tweets_read, billed_reads)
 SELECT (now() AT TIME ZONE 'UTC')::date - k, 'x-v2', 'alpha', 100 * k + 7, 1000 * k, 900 * k + 3 FROM generate_series(1, 3) k;
@@ -93,6 +106,11 @@ tk_psql -F ',' -c "SELECT o.tweet_id, p.network, p.url, o.age_s, o.likes, o.like
 tk_psql -F ',' -c "SELECT b.lease_id, extract(epoch FROM b.claimed_at - t.created_at), extract(epoch FROM b.claimed_at - b.oldest_due_at)
                      FROM tweetkeeper.batches b, unnest(b.tweet_ids) i(id) JOIN tweetkeeper.tweets t ON t.tweet_id = i.id" >"$dir/refreshes.csv"
 tk_psql -F ',' -c "SELECT day, requests, billed_reads FROM tweetkeeper.daily_usage ORDER BY day" >"$dir/usage.csv"
+tk_psql -F ',' -c "SELECT t.tweet_id, extract(epoch FROM t.created_at), coalesce(extract(epoch FROM t.updated_at)::text, ''),
+                          t.state, coalesce(extract(epoch FROM x.gone_since)::text, ''), coalesce(x.reason, ''),
+                          (SELECT count(*) FROM tweetkeeper.collection_posts c WHERE c.tweet_id = t.tweet_id AND c.collection = 'sample'),
+                          extract(epoch FROM now())
+                     FROM tweetkeeper.tweets t LEFT JOIN tweetkeeper.tombstones x USING (tweet_id)" >"$dir/fates.csv"
 python3 - "$dir" >"$dir/expected.json" <<'PY'
 import bisect, csv, json, sys
 from collections import defaultdict
@@ -154,11 +172,38 @@ for (day, r1, b1), (_, r2, b2) in zip(csv.reader(open(f"{d}/forecast-before.csv"
     r, b = sorted((int(r1), int(r2))), sorted((int(b1), int(b2)))
     rows.append([day, r, b, [b[0] * 0.005, b[1] * 0.005], "forecast"])  # [lo, hi]: between the two readings
 out["table-cost"] = rows
+# Survival: every post, then the collection, at each age its posts reached: gone from the read that
+# found it gone, available while seen after that age or never found gone, else unknown.
+AGES_S = [3600, 86400, 604800, 2592000, 7776000, 31536000]
+WHY = {"resource-not-found": "deleted", "not-authorized-for-resource": "hidden", "omitted": "missing"}
+COLS = ["deleted", "private", "suspended", "account gone", "hidden", "missing"]
+fates = [r for r in csv.reader(open(f"{d}/fates.csv"))]
+now = float(fates[0][7])
+rows = []
+for in_sample in (False, True):
+    for age in AGES_S:
+        n = {"available": 0, "unknown": 0, **{c: 0 for c in COLS}}
+        posts = 0
+        for pid, made, seen, state, gone, reason, member, _ in fates:
+            made = float(made)
+            if (in_sample and member != "1") or made + age > now: continue
+            posts += 1
+            at = made + age
+            gone_s = float(gone) if state in ("deleted", "unavailable", "missing") and gone else None
+            if gone_s is not None and gone_s <= at: n[WHY[reason]] += 1
+            elif gone_s is None or (seen and float(seen) >= at): n["available"] += 1
+            else: n["unknown"] += 1
+        if posts == 0: continue
+        g = sum(n[c] for c in COLS)
+        known = posts - n["unknown"]
+        rows.append([None, age, posts, n["available"], g, n["unknown"],
+                     100 * round(n["available"] / known, 4) if known else "n/a"] + [n[c] for c in COLS])
+out["table-survival"] = rows
 print(json.dumps(out))
 PY
 expected_rc=$?
 n_tables=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$dir/expected.json" 2>&1)
-tk_ok "the expected tables are worked out ($n_tables tables)" "$([ "$expected_rc" = 0 ] && [ "$n_tables" = 10 ]; echo $?)"
+tk_ok "the expected tables are worked out ($n_tables tables)" "$([ "$expected_rc" = 0 ] && [ "$n_tables" = 11 ]; echo $?)"
 
 # The page in chromium (puppeteer-core, pinned; npm ci once per build directory).
 npm_prefix=$TK_BUILD/npm-report

@@ -171,6 +171,43 @@ std::vector<rp::TimelinessRow> Timeliness(pqxx::work& tx) {
   return rows;
 }
 
+// Every tracked post, then the 7 largest collections, by age (tweetkeeper.mortality_by_age):
+// whatever the selection, which leaves gone posts out.
+std::vector<rp::Survival> Survival(pqxx::work& tx) {
+  std::vector<rp::Survival> out;
+  std::optional<std::string> last;
+  for (const auto& row : tx.exec(
+           "SELECT m.collection, extract(epoch FROM m.age)::float8, m.posts, m.available, m.gone, m.unknown, "
+           "m.share_available::float8, m.deleted, m.private, m.suspended, m.account_gone, m.hidden, m.missing "
+           "FROM tweetkeeper.mortality_by_age m "
+           "LEFT JOIN (SELECT c.collection, count(*) AS n FROM tweetkeeper.collection_posts c GROUP BY 1) k "
+           "ON k.collection = m.collection "
+           "WHERE m.collection IS NULL OR m.collection IN (SELECT c.collection FROM tweetkeeper.collection_posts c "
+           "GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 7) "
+           "ORDER BY m.collection IS NOT NULL, k.n DESC, m.collection, m.age")) {
+    // (NULL: every post; a collection may be named anything, that too.)
+    std::optional<std::string> key;
+    if (!row[0].is_null()) key = row[0].c_str();
+    if (out.empty() || key != last) out.push_back({key ? *key : "all tracked posts", {}});
+    last = key;
+    rp::SurvivalAge a;
+    a.age_seconds = row[1].as<double>();
+    a.posts = row[2].as<std::int64_t>();
+    a.available = row[3].as<std::int64_t>();
+    a.gone = row[4].as<std::int64_t>();
+    a.unknown = row[5].as<std::int64_t>();
+    a.share = Num(row[6]);
+    a.deleted = row[7].as<std::int64_t>();
+    a.private_posts = row[8].as<std::int64_t>();
+    a.suspended = row[9].as<std::int64_t>();
+    a.account_gone = row[10].as<std::int64_t>();
+    a.hidden = row[11].as<std::int64_t>();
+    a.missing = row[12].as<std::int64_t>();
+    out.back().ages.push_back(a);
+  }
+  return out;
+}
+
 std::vector<rp::CostDay> Cost(pqxx::work& tx, int forecast_days, std::string* note) {
   std::vector<rp::CostDay> days;
   for (const auto& row : tx.exec(
@@ -238,6 +275,7 @@ int main(int argc, char** argv) {
                                 fmt::format("{} ({} likes in all)", row[1].c_str(), row[2].is_null() ? "0" : row[2].c_str())});
     report.curves = Curves(tx);
     report.lifespans = Lifespans(tx);
+    report.survival = Survival(tx);
     report.timeliness = Timeliness(tx);
     report.timeliness_note = "How late the oldest post of each refresh's batch was behind its due time (an upper bound "
                              "for the others), by the post's age at the refresh; the batches the database still keeps.";

@@ -93,6 +93,24 @@ struct CostDay {
   bool forecast = false;
 };
 
+// How much of a collection survives (tweetkeeper.mortality_by_age): at each age, of its posts that
+// reached it, those available, gone (by reason) and unknown (seen last before, found gone after).
+// The chart draws each collection's share available; table "table-survival": a row per
+// collection and age, its <th> the collection (text), then the age (data-value seconds), posts,
+// available, gone, unknown (data-value integers), the share available (data-value in percent of
+// the posts known; n/a when none is), and deleted, private, suspended, account gone, hidden and
+// missing (integers).
+struct SurvivalAge {
+  double age_seconds = 0;
+  std::int64_t posts = 0, available = 0, gone = 0, unknown = 0;
+  double share = 0;  // available of those known, 0 to 1; NaN when none is known
+  std::int64_t deleted = 0, private_posts = 0, suspended = 0, account_gone = 0, hidden = 0, missing = 0;
+};
+struct Survival {
+  std::string collection;  // as shown: a collection's name, or what the whole is ("all tracked posts")
+  std::vector<SurvivalAge> ages;
+};
+
 struct Report {
   std::string title;                                         // the <title> and <h1>; "tweetkeeper report" when empty
   std::string generated_at;                                  // as the caller writes it, e.g. "2026-11-27 20:18 UTC"
@@ -100,6 +118,7 @@ struct Report {
   std::vector<std::pair<std::string, std::string>> summary;  // key facts, already formatted
   std::vector<CurveChart> curves;
   std::vector<Histogram> lifespans;
+  std::vector<Survival> survival;
   std::vector<TimelinessRow> timeliness;
   std::string timeliness_note;  // optional
   std::vector<CostDay> cost;

@@ -707,6 +707,72 @@ std::string TimelinessSection(const Report& report, Context& ctx) {
   return out + t + kTableClose;
 }
 
+// "1 h", "7 d", "365 d": an age of mortality_by_age, under its point.
+std::string AgeTick(double seconds) {
+  if (seconds < 86400) return Fixed(seconds / 3600, 0) + " h";
+  return Fixed(seconds / 86400, 0) + " d";
+}
+
+std::string SurvivalSection(const Report& report, Context& ctx) {
+  const auto& series = report.survival;
+  if (series.empty()) return Empty("No post of this selection has reached an hour of age yet.");
+  // The ages, every series' together, in order: evenly spaced points (they grow by a factor of 3 to
+  // 24 each: a log axis in all but name).
+  std::vector<double> ages;
+  for (const Survival& s : series)
+    for (const SurvivalAge& a : s.ages) ages.push_back(a.age_seconds);
+  std::sort(ages.begin(), ages.end());
+  ages.erase(std::unique(ages.begin(), ages.end()), ages.end());
+  Frame f;
+  f.height = 200;
+  const auto x_of = [&](double age) {
+    const auto at = std::lower_bound(ages.begin(), ages.end(), age) - ages.begin();
+    return ages.size() == 1 ? f.left + f.width / 2
+                            : f.left + 12 + (f.width - 24) * static_cast<double>(at) / static_cast<double>(ages.size() - 1);
+  };
+  const Linear y{1, 0.25};
+  std::vector<Tick> x_ticks, y_ticks;
+  for (double a : ages) x_ticks.push_back({a, x_of(a), AgeTick(a)});
+  for (double v = 0; v <= 1.0001; v += 0.25) y_ticks.push_back({v, YOf(v, y, f), Fixed(v * 100, 0) + "%"});
+  const std::string id = ctx.Id("chart-survival");
+  std::string body, lines;
+  Axes(body, f, {x_ticks, "age of the post", true}, {y_ticks, "share still available", true});
+  std::vector<LegendEntry> legend;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    std::vector<std::vector<Point>> runs(1);
+    for (const SurvivalAge& a : series[i].ages) {
+      if (Finite(a.share)) runs.back().push_back({x_of(a.age_seconds), YOf(a.share, y, f)});
+      else if (!runs.back().empty()) runs.emplace_back();
+    }
+    if (runs.back().empty()) runs.pop_back();
+    const double width = i == 0 ? 3 : 2;
+    lines += Polyline(runs, Colour(i), width, DashAttribute(i));
+    legend.push_back({LineSwatch(Colour(i), width, DashAttribute(i)), Shorten(series[i].collection, 40)});
+  }
+  body += "<g class=\"lines\">" + lines + "</g>";
+  const double height = f.bottom() + 48 + Legend(body, legend, f.bottom() + 48) + 6;
+  std::string out = "<figure>" +
+                    SvgOpen(id, height, "Share of posts still available by age",
+                            "Line chart: for each collection, the share of its posts still available at each age they "
+                            "reached, of those whose state then is known, from 0% to 100%. The table below gives the "
+                            "counts, with why the others are gone.") +
+                    body + "</svg><figcaption>Share still available, by age and collection.</figcaption></figure>";
+  std::string t = TableOpen(ctx.Id("table-survival"), "Posts available and gone by age, per collection",
+                            {"collection", "age", "posts", "available", "gone", "unknown", "share available", "deleted",
+                             "private", "suspended", "account gone", "hidden", "missing"});
+  for (const Survival& s : series) {
+    for (const SurvivalAge& a : s.ages) {
+      t += "<tr><th scope=\"row\">" + E(s.collection) + "</th>" + NumberCell(a.age_seconds, AgeTick(a.age_seconds));
+      for (std::int64_t v : {a.posts, a.available, a.gone, a.unknown}) t += IntegerCell(v);
+      t += NumberCell(a.share * 100, FormatPercent(a.share * 100));
+      for (std::int64_t v : {a.deleted, a.private_posts, a.suspended, a.account_gone, a.hidden, a.missing})
+        t += IntegerCell(v);
+      t += "</tr>";
+    }
+  }
+  return out + Folded(t + kTableClose);
+}
+
 // "2026-11-27" as "11-27" under a bar; anything else as given, shortened.
 std::string DayTick(const std::string& day) {
   const bool iso = day.size() == 10 && day[4] == '-' && day[7] == '-' &&
@@ -1024,7 +1090,8 @@ std::string RenderReport(const Report& report) {
   if (!report.summary.empty()) html += "<li><a href=\"#summary\">Summary</a></li>";
   html +=
       "<li><a href=\"#curves\">Engagement over time</a></li><li><a href=\"#lifespans\">Lifespans</a></li>"
-      "<li><a href=\"#timeliness\">Timeliness</a></li><li><a href=\"#cost\">Cost</a></li></ul></nav>\n</header>\n";
+      "<li><a href=\"#survival\">Survival</a></li><li><a href=\"#timeliness\">Timeliness</a></li>"
+      "<li><a href=\"#cost\">Cost</a></li></ul></nav>\n</header>\n";
 
   if (!report.summary.empty()) {
     html += SectionOpen("summary", "Summary") + "<dl class=\"facts\">";
@@ -1056,6 +1123,14 @@ std::string RenderReport(const Report& report) {
       "counts too. Posts whose count is 0 have no such age and are not counted.</p>\n",
       report.lifespans, "No lifespans: no post in this selection has a count above 0.",
       [&](const Histogram& h) { return HistogramSection(h, ctx); });
+
+  html +=
+      SectionOpen("survival", "Survival") +
+      "<p>How much of each collection is still there, by the posts' age: of the posts that reached an age, the share "
+      "still available then, as tweetkeeper saw it. A post is gone from the read that found it deleted, hidden or "
+      "left out; unknown between its last sight and that read (old posts imported and found gone at once are "
+      "mostly that), and left out of the share. The first line is every tracked post.</p>\n" +
+      SurvivalSection(report, ctx) + "\n</section>\n";
 
   html +=
       SectionOpen("timeliness", "Timeliness") +
