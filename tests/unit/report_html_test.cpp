@@ -188,6 +188,9 @@ Report Sample() {
   half.edges_seconds = {0, 600, 3600, 21600, 86400, 604800, kInf};
   half.series = {{"x", {10, 40, 30, 20, 15, 5}}, {"bluesky", {1, 3, 4, 2, 0, 0}}};
   r.lifespans.push_back(half);
+  r.survival = {{"all tracked posts",
+                 {{3600, 100, 90, 10, 0, 0.9, 4, 0, 0, 0, 3, 3}, {86400, 80, 60, 15, 5, 0.8, 8, 1, 1, 1, 2, 2}}},
+                {"election night", {{3600, 10, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0}, {86400, 4, 0, 0, 4, kNaN, 0, 0, 0, 0, 0, 0}}}};
   r.timeliness = {
       {"under 1 h", 5000, 1.5, 12.25, 95}, {"1 h to 1 d", 900, 30, 240, 3600}, {"over 1 d", 40, -2, 10, 20}};
   for (int d = 20; d <= 27; ++d) {
@@ -232,13 +235,14 @@ TEST(ReportEscape, HostileLabelsEverywhereLeaveTheDocumentWhole) {
   r.lifespans[0].series[0].name = kHostile;
   r.timeliness[0].age_bucket = kHostile;
   r.cost[0].day = kHostile;
+  r.survival[1].collection = kHostile;
   const std::string html = RenderReport(r);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<!--"), std::string::npos);
   EXPECT_NE(html.find("&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;amp;&lt;!--"),
             std::string::npos);
   const auto svgs = SvgFragments(html);
-  EXPECT_EQ(svgs.size(), 5u) << "medians, top posts, lifespans, timeliness, cost";
+  EXPECT_EQ(svgs.size(), 6u) << "medians, top posts, lifespans, survival, timeliness, cost";
   EXPECT_EQ(Count(html, "</svg>"), svgs.size());
   for (const std::string& svg : svgs) EXPECT_EQ(XmlProblem(svg), "") << svg;
   // Ids from data are slugs: nothing of the label gets into an attribute unescaped.
@@ -462,13 +466,43 @@ TEST(ReportAxis, TheChartDrawsTheAxisTicksInsideThePlot) {
   EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos) << "the second network's line is dashed";
 }
 
+// The survival section: a line per collection over the ages, gaps where no share is known; its
+// table a row per collection and age, the share in percent (n/a when none is known).
+TEST(ReportSurvival, ALinePerCollectionAndEveryCountInTheTable) {
+  const Report r = Sample();
+  const std::string html = RenderReport(r);
+  const std::string table = Table(html, "table-survival");
+  ASSERT_NE(table, "");
+  EXPECT_EQ(Count(table, "<tr><th scope=\"row\">"), 4u);
+  EXPECT_EQ(CellValues(table),
+            (std::vector<std::string>{"3600", "100", "90", "10", "0", "90", "4", "0", "0", "0", "3", "3",
+                                      "86400", "80", "60", "15", "5", "80", "8", "1", "1", "1", "2", "2",
+                                      "3600", "10", "10", "0", "0", "100", "0", "0", "0", "0", "0", "0",
+                                      "86400", "4", "0", "0", "4", "0", "0", "0", "0", "0", "0"}))
+      << "the last row's share is n/a: none of its posts is known";
+  EXPECT_NE(table.find("<td class=\"na\">n/a</td>"), std::string::npos);
+  EXPECT_NE(table.find("<th scope=\"row\">election night</th><td data-value=\"86400\">1 d</td>"), std::string::npos);
+  const auto svgs = SvgFragments(html);
+  const auto chart = std::find_if(svgs.begin(), svgs.end(),
+                                  [](const std::string& s) { return s.find("id=\"chart-survival\"") != std::string::npos; });
+  ASSERT_NE(chart, svgs.end());
+  EXPECT_EQ(XmlProblem(*chart), "");
+  EXPECT_EQ(Count(*chart, "<path d=\"M"), 1u) << "the first collection's line (two points)";
+  EXPECT_EQ(Count(*chart, "<circle"), 1u) << "the second's one known point, a dot";
+  EXPECT_NE(chart->find(">all tracked posts</text>"), std::string::npos) << "the legend";
+  EXPECT_NE(chart->find(">election night</text>"), std::string::npos);
+  EXPECT_NE(chart->find(">1 h</text>"), std::string::npos);
+  EXPECT_NE(chart->find(">1 d</text>"), std::string::npos);
+  EXPECT_NE(chart->find(">100%</text>"), std::string::npos);
+}
+
 // ---- Empty and non-finite data ----
 
 TEST(ReportEmpty, NoDataGivesNotesNotCharts) {
   const std::string html = RenderReport(Report{});
   EXPECT_EQ(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<table"), std::string::npos);
-  EXPECT_EQ(Count(html, "class=\"empty\""), 4u);
+  EXPECT_EQ(Count(html, "class=\"empty\""), 5u);
   EXPECT_NE(html.find("<title>tweetkeeper report</title>"), std::string::npos);
 
   Report r;
@@ -500,9 +534,11 @@ TEST(ReportEmpty, NonFiniteValuesNeverReachTheSvg) {
   r.timeliness.push_back({"nan", 1, kNaN, kInf, -kInf});
   r.cost.push_back({"2026-11-28", 1, 1, kInf, true});
   r.cost.push_back({"2026-11-29", 1, 1, -4, true});
+  r.survival[0].ages[1].share = kInf;
+  r.survival[0].ages.push_back({kNaN, 1, 1, 0, 0, -kInf, 0, 0, 0, 0, 0, 0});
   const std::string html = RenderReport(r);
   const auto svgs = SvgFragments(html);
-  ASSERT_EQ(svgs.size(), 5u);
+  ASSERT_EQ(svgs.size(), 6u);
   for (const std::string& svg : svgs) {
     EXPECT_EQ(XmlProblem(svg,
                          [&](const Element& e) {
