@@ -123,7 +123,7 @@ $$;
 -- account's post) that other nodes hold, scheduled where they belong, then forgotten where they
 -- were noted. A crash between the two leaves them noted: delivered again, harmlessly.
 CREATE FUNCTION tweetkeeper_proxy.take_handovers(max_posts integer)
-  RETURNS TABLE (url text, created_at timestamptz, reason text)
+  RETURNS TABLE (url text, created_at timestamptz, reason text, collection text)
   LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
   CLUSTER 'tweetkeeper';
   RUN ON ALL;
@@ -135,6 +135,14 @@ CREATE FUNCTION tweetkeeper_proxy.drop_handovers(urls text[]) RETURNS SETOF bigi
   RUN ON ALL;
   TARGET tweetkeeper.drop_handovers;
 $$;
+-- A followed account's post joins the account's collection on the node that holds it (made there
+-- as a follow's collection if new).
+CREATE FUNCTION tweetkeeper_proxy.create_collection(url text, name text, kind text) RETURNS boolean
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON tweetkeeper.url_partition_hash(url);
+  SELECT tweetkeeper.create_collection(name, kind);
+$$;
 CREATE FUNCTION deliver_handovers(max_posts integer DEFAULT 10000) RETURNS bigint
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -143,6 +151,10 @@ DECLARE
 BEGIN
   FOR h IN SELECT * FROM tweetkeeper_proxy.take_handovers(max_posts) LOOP
     PERFORM tweetkeeper.schedule_post(h.url, h.created_at);
+    IF h.collection IS NOT NULL THEN
+      PERFORM tweetkeeper_proxy.create_collection(h.url, h.collection, CASE h.reason WHEN 'follow' THEN 'follow' ELSE 'tag' END);
+      PERFORM tweetkeeper.collect_posts(h.collection, ARRAY[h.url]);
+    END IF;
     urls := urls || h.url;
   END LOOP;
   IF cardinality(urls) > 0 THEN

@@ -31,6 +31,7 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
   tweetkeeper_proxy.unwatch(bigint[]), tweetkeeper_proxy.watch_posts(text[], interval, interval),
   tweetkeeper_proxy.unwatch_posts(text[]), tweetkeeper_proxy.set_refresh_policy(bigint[], text),
   tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[]),
+  tweetkeeper_proxy.create_collection(text, text, text),
   collect_posts(text, text[]), uncollect(text, bigint[]), tweetkeeper_proxy.collect_posts(text, text[]),
   tweetkeeper_proxy.uncollect(text, bigint[])
   TO tweetkeeper_admin;

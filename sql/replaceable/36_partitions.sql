@@ -121,12 +121,13 @@ COMMENT ON FUNCTION set_partition(text, integer[]) IS
 -- Posts found from inside this node's work (an edit's newest version, a followed account's new
 -- post) that another node holds: noted for the proxy to deliver (handovers). Returns how many
 -- were new here.
-CREATE OR REPLACE FUNCTION tweetkeeper_internal.hand_over(urls text[], created_ats timestamptz[], reason text) RETURNS bigint
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.hand_over(urls text[], created_ats timestamptz[], reason text,
+                                                         collection text) RETURNS bigint
   LANGUAGE sql SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
   WITH n AS (
-    INSERT INTO tweetkeeper.handovers (url, created_at, reason)
-    SELECT h.url, h.created_at, reason FROM unnest(urls, created_ats) AS h(url, created_at)
+    INSERT INTO tweetkeeper.handovers (url, created_at, reason, collection)
+    SELECT h.url, h.created_at, reason, collection FROM unnest(urls, created_ats) AS h(url, created_at)
     ON CONFLICT ON CONSTRAINT handovers_pkey DO NOTHING
     RETURNING 1)
   SELECT count(*) FROM n;
@@ -136,10 +137,10 @@ END;
 -- scheduled where they belong (drop_handovers). Two calls, so that a crash between leaves them
 -- here to be delivered again (scheduling is idempotent).
 CREATE OR REPLACE FUNCTION take_handovers(max_posts integer DEFAULT 10000)
-  RETURNS TABLE (url text, created_at timestamptz, reason text)
+  RETURNS TABLE (url text, created_at timestamptz, reason text, collection text)
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-  SELECT h.url, h.created_at, h.reason FROM tweetkeeper.handovers h ORDER BY h.noted_at, h.url LIMIT max_posts;
+  SELECT h.url, h.created_at, h.reason, h.collection FROM tweetkeeper.handovers h ORDER BY h.noted_at, h.url LIMIT max_posts;
 END;
 COMMENT ON FUNCTION take_handovers(integer) IS
   'Posts this partition found but another holds (an edit''s newest version, a followed account''s '

@@ -321,7 +321,7 @@ BEGIN
   slots := CASE WHEN tweetkeeper_internal.held_slots() IS NOT NULL THEN tweetkeeper_internal.held_slots_locked() END;
   FOR p IN SELECT u.url, u.created_at FROM unnest(urls, created_ats) AS u(url, created_at) LOOP
     IF NOT tweetkeeper_internal.holds(slots, tweetkeeper.url_partition_hash(p.url)) THEN
-      added := added + tweetkeeper_internal.hand_over(ARRAY[p.url], ARRAY[p.created_at], 'follow');
+      added := added + tweetkeeper_internal.hand_over(ARRAY[p.url], ARRAY[p.created_at], 'follow', f.url);
     ELSE
       IF tweetkeeper.schedule_post(p.url, p.created_at) THEN
         added := added + 1;

@@ -511,7 +511,7 @@ BEGIN
     SELECT DISTINCT n FROM unnest(newest) AS n
      WHERE tweetkeeper_internal.holds(slots, tweetkeeper.partition_hash('x', '', n::text))));
   IF slots IS NOT NULL THEN
-    PERFORM tweetkeeper_internal.hand_over(array_agg('https://x.com/i/web/status/' || n), array_agg(tweetkeeper.snowflake_time(n)), 'edit')
+    PERFORM tweetkeeper_internal.hand_over(array_agg('https://x.com/i/web/status/' || n), array_agg(tweetkeeper.snowflake_time(n)), 'edit', NULL)
        FROM (SELECT DISTINCT n FROM unnest(newest) AS n) AS d
       WHERE NOT tweetkeeper_internal.holds(slots, tweetkeeper.partition_hash('x', '', n::text));
   END IF;

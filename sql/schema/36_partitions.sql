@@ -24,6 +24,7 @@ CREATE TABLE handovers (
   created_at timestamptz,              -- the post's creation time, when known
   reason text NOT NULL,                -- 'edit' or 'follow'
   noted_at timestamptz NOT NULL DEFAULT now(),
+  collection text,                     -- a follow's: its collection (the profile's URL), joined where it lands
   CONSTRAINT handovers_pkey PRIMARY KEY (url),
   CONSTRAINT handovers_reason_known CHECK (reason IN ('edit', 'follow'))
 );

@@ -130,6 +130,10 @@ delivered=$(tk_psql -c "SELECT tweetkeeper.deliver_handovers()")
 tk_ok_if "the proxy delivers them to p1 ($delivered), and p0 forgets them" \
   '[ "$delivered" = "$waiting" ] && [ "$(node 0 -c "SELECT count(*) FROM tweetkeeper.handovers")" = 0 ] &&
    [ "$(node 1 -c "SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id = ANY ('\''$follow_ids'\''::bigint[])")" = "$waiting" ]'
+in_follow() { node "$1" -c "SELECT count(*) || ' ' || min(c.kind) FROM tweetkeeper.collection_posts p
+                             JOIN tweetkeeper.collections c ON c.name = p.collection WHERE p.collection = 'https://x.com/jack'"; }
+tk_ok_if "... each in the account's collection on the node that holds it ($(in_follow 0); $(in_follow 1))" \
+  '[ "$(in_follow 0)" = "4 follow" ] && [ "$(in_follow 1)" = "4 follow" ]'
 tk_ok_if "delivering again: nothing waits" '[ "$(tk_psql -c "SELECT tweetkeeper.deliver_handovers()")" = 0 ]'
 total=$(( $(count_on 0) + $(count_on 1) ))
 

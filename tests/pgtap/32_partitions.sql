@@ -119,10 +119,10 @@ SELECT throws_ok($$SELECT * FROM tweetkeeper.take_handovers()$$, '42501', NULL, 
 RESET ROLE;
 SELECT results_eq($$SELECT tweet_id FROM tweetkeeper.tweets WHERE tweet_id > 0 ORDER BY 1$$,
   format('VALUES (%s::bigint), (%s)', pg_temp.id(true, 1), pg_temp.id(true, 4)), 'the own slot''s post is tracked here');
-SELECT results_eq($$SELECT url, reason FROM tweetkeeper.take_handovers() ORDER BY reason$$,
-  format($$VALUES ('https://x.com/i/web/status/%s', 'edit'), ('https://x.com/b/status/%s', 'follow')$$,
+SELECT results_eq($$SELECT url, reason, collection FROM tweetkeeper.take_handovers() ORDER BY reason$$,
+  format($$VALUES ('https://x.com/i/web/status/%s', 'edit', NULL), ('https://x.com/b/status/%s', 'follow', 'https://x.com/b')$$,
          pg_temp.newest_high(), pg_temp.id(false, 2)),
-  'the other is waiting for the proxy, beside the edit');
+  'the other is waiting for the proxy, beside the edit, with its account''s collection');
 SELECT is(tweetkeeper.drop_handovers(ARRAY(SELECT url FROM tweetkeeper.handovers)), 2::bigint, 'delivered hand-overs are dropped');
 
 -- A slot's move, both sides on this one node: its posts held (out), deleted with their rows,
