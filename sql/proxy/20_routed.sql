@@ -44,6 +44,8 @@ BEGIN
       ('schedule_posts', 'urls text[]', 'urls', 'url'),
       -- (Collections: the same by name on every node; each node puts its own posts in.)
       ('collect_posts', 'collection text, urls text[]', 'urls', 'url'),
+      -- (By X id: another network's id names no slot; collect_posts takes their URLs.)
+      ('collect', 'collection text, post_ids bigint[]', 'post_ids', 'id'),
       ('watch', 'tweet_ids bigint[], every interval DEFAULT interval ''5 minutes'', for_how_long interval DEFAULT interval ''1 day''',
        'tweet_ids', 'id'),
       ('unwatch', 'tweet_ids bigint[]', 'tweet_ids', 'id'),
@@ -88,6 +90,17 @@ CREATE FUNCTION set_refresh_policy(post_ids bigint[], policy text) RETURNS bigin
   LANGUAGE sql SET search_path = pg_catalog, pg_temp
   RETURN (SELECT coalesce(sum(n), 0)::bigint
             FROM tweetkeeper_proxy.set_refresh_policy(tweetkeeper_proxy.array_arg('post_ids', post_ids), policy) AS n);
+
+-- A collection made on every node (each puts its own posts in).
+CREATE FUNCTION tweetkeeper_proxy.create_collection(name text, kind text) RETURNS SETOF boolean
+  LANGUAGE plproxy SET search_path = pg_catalog, pg_temp AS $$
+  CLUSTER 'tweetkeeper';
+  RUN ON ALL;
+  TARGET tweetkeeper.create_collection;
+$$;
+CREATE FUNCTION create_collection(name text, kind text DEFAULT 'tag') RETURNS boolean
+  LANGUAGE sql SET search_path = pg_catalog, pg_temp
+  RETURN (SELECT bool_or(made) FROM tweetkeeper_proxy.create_collection(name, kind) AS made);
 
 -- A collection's posts taken out: every node takes out those it has.
 CREATE FUNCTION tweetkeeper_proxy.uncollect(collection text, post_ids bigint[]) RETURNS SETOF bigint

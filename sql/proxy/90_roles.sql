@@ -33,7 +33,8 @@ GRANT EXECUTE ON FUNCTION schedule_tweet(bigint, timestamptz), schedule_post(tex
   tweetkeeper_proxy.take_handovers(integer), tweetkeeper_proxy.drop_handovers(text[]),
   tweetkeeper_proxy.create_collection(text, text, text),
   collect_posts(text, text[]), uncollect(text, bigint[]), tweetkeeper_proxy.collect_posts(text, text[]),
-  tweetkeeper_proxy.uncollect(text, bigint[])
+  tweetkeeper_proxy.uncollect(text, bigint[]), collect(text, bigint[]), tweetkeeper_proxy.collect(text, bigint[]),
+  create_collection(text, text), tweetkeeper_proxy.create_collection(text, text)
   TO tweetkeeper_admin;
 GRANT EXECUTE ON FUNCTION forecast(interval), tweetkeeper_proxy.forecast(interval), tweetkeeper_proxy.digests()
   TO tweetkeeper_reader;

@@ -345,7 +345,10 @@ END $$;
 -- What the stream does: its position, how far behind live, what it counted, and how reads agreed.
 CREATE OR REPLACE VIEW stream_stats AS
 SELECT s.stream, to_timestamp(s.position_us / 1e6) AS position, s.behind, s.events, s.counted, s.flushed_at,
-       tweetkeeper_internal.stream_live() AS live, s.lease_owner AS reader, s.gaps, s.gap_at,
+       -- (stream_live(), spelt out: a function a view calls is checked against its reader.)
+       current_setting('tweetkeeper.bluesky_stream_counts')::boolean
+         AND coalesce(s.flushed_at > now() - current_setting('tweetkeeper.stream_stale_after')::interval, false) AS live,
+       s.lease_owner AS reader, s.gaps, s.gap_at,
        (SELECT count(*) FROM tweetkeeper.stream_posts) AS posts,
        (SELECT count(*) FROM tweetkeeper.stream_records) AS records,
        (SELECT count(*) FROM tweetkeeper.stream_reads) AS reads_waiting,

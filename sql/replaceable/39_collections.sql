@@ -44,7 +44,7 @@ BEGIN
   PERFORM tweetkeeper_internal.array_arg('post_ids', post_ids);
   PERFORM tweetkeeper_internal.ensure_collection(collection, 'tag');
   SELECT a.id, a.i INTO bad FROM unnest(post_ids) WITH ORDINALITY AS a(id, i)
-   WHERE a.id < 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = a.id) ORDER BY a.i LIMIT 1;
+   WHERE a.id <= 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = a.id) ORDER BY a.i LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'post_ids[%]: post % is not tracked here', bad.i, bad.id
       USING ERRCODE = 'invalid_parameter_value', HINT = 'Schedule it by its URL (collect_posts, schedule_posts).';
@@ -52,7 +52,8 @@ BEGIN
   PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT a.id FROM unnest(post_ids) AS a(id)
                                              WHERE a.id > 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = a.id)));
   INSERT INTO tweetkeeper.collection_posts (collection, tweet_id)
-  SELECT DISTINCT collect.collection, a.id FROM unnest(post_ids) AS a(id)
+  -- (In id order: calls that share posts lock them in the same order, as schedule_tweets' do.)
+  SELECT DISTINCT collect.collection, a.id FROM unnest(post_ids) AS a(id) ORDER BY a.id
   ON CONFLICT ON CONSTRAINT collection_posts_pkey DO NOTHING;
   GET DIAGNOSTICS added = ROW_COUNT;
   RETURN added;

@@ -1,20 +1,11 @@
 -- How a collection decays: each post's availability (post_availability), and the share of a
 -- collection's posts still available by age (mortality_by_age) and by calendar date
 -- (mortality_by_date), with why the others are gone. (The two read only post_availability and
--- collection_posts: the proxy makes them again over every node's.) As tweetkeeper observed it: a post is gone
--- from the first read that found it gone (tombstones.gone_since), available while it was seen
--- (its last observation, tweets.updated_at) or never found gone, and unknown in between (seen
--- last before a moment, found gone after it: an import of old posts is mostly that).
-
--- Why a post is gone, from what the network said (tombstones.reason, or the post's last problem):
--- deleted; private; suspended; account gone (deleted or deactivated); hidden (private or
--- suspended, the network does not say which: X's reads); missing (left out of answers: Bluesky
--- and Mastodon leave deleted and hidden posts out alike).
-CREATE OR REPLACE FUNCTION tweetkeeper_internal.gone_reason(reason text) RETURNS text
-  LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN CASE WHEN reason = 'resource-not-found' THEN 'deleted'
-              WHEN reason IN ('not-authorized-for-resource', 'resource-unavailable', 'disallowed-resource') THEN 'hidden'
-              ELSE 'missing' END;
+-- collection_posts: the proxy makes them again over every node's.) As tweetkeeper observed it: a
+-- post is gone from the first read that found it gone (tombstones.gone_since); available at a
+-- moment when it was seen then or after (its last observation, tweets.updated_at), or seen and
+-- never found gone; unknown otherwise (seen last before a moment and found gone after it, or
+-- never read yet: an import of old posts is mostly that until it is read).
 
 CREATE OR REPLACE VIEW post_availability AS
 SELECT t.tweet_id AS post_id,
@@ -22,7 +13,14 @@ SELECT t.tweet_id AS post_id,
        t.created_at,
        t.updated_at AS last_seen,
        g.gone_since,
-       CASE WHEN g.gone_since IS NOT NULL THEN tweetkeeper_internal.gone_reason(g.detail) END AS reason,
+       -- Why, from what the network said: deleted; hidden (private or suspended, the network does
+       -- not say which: X's reads); missing (left out of answers: Bluesky and Mastodon leave deleted
+       -- and hidden posts out alike). (In the view, not a function of tweetkeeper_internal: a
+       -- function a view calls is checked against its reader.)
+       CASE WHEN g.gone_since IS NULL THEN NULL
+            WHEN g.detail = 'resource-not-found' THEN 'deleted'
+            WHEN g.detail IN ('not-authorized-for-resource', 'resource-unavailable', 'disallowed-resource') THEN 'hidden'
+            ELSE 'missing' END AS reason,
        CASE WHEN g.gone_since IS NOT NULL THEN g.detail END AS detail
   FROM tweetkeeper.tweets t
   LEFT JOIN tweetkeeper.post_refs r ON r.tweet_id = t.tweet_id
@@ -41,14 +39,14 @@ COMMENT ON VIEW post_availability IS
 -- then, gone then (by reason), or unknown.
 CREATE OR REPLACE VIEW mortality_by_age AS
 WITH a AS (  -- every post once per collection it is in, and once more under collection NULL (all posts)
-  SELECT c.collection, a.created_at, a.last_seen, a.gone_since, a.reason
-    FROM tweetkeeper.post_availability a
-   CROSS JOIN LATERAL (SELECT p.collection FROM tweetkeeper.collection_posts p WHERE p.tweet_id = a.post_id
-                       UNION ALL SELECT NULL::text) c
+  SELECT p.collection, a.created_at, a.last_seen, a.gone_since, a.reason
+    FROM tweetkeeper.post_availability a JOIN tweetkeeper.collection_posts p ON p.tweet_id = a.post_id
+  UNION ALL
+  SELECT NULL::text, a.created_at, a.last_seen, a.gone_since, a.reason FROM tweetkeeper.post_availability a
 ), s AS (
   SELECT a.collection, g.age,
          CASE WHEN a.gone_since <= a.created_at + g.age THEN a.reason
-              WHEN a.gone_since IS NULL OR a.last_seen >= a.created_at + g.age THEN 'available'
+              WHEN a.last_seen >= a.created_at + g.age OR (a.gone_since IS NULL AND a.last_seen IS NOT NULL) THEN 'available'
               ELSE 'unknown' END AS status
     FROM a
    CROSS JOIN unnest(ARRAY[interval '1 hour', '1 day', '7 days', '30 days', '90 days', '365 days']) AS g(age)
@@ -78,10 +76,10 @@ COMMENT ON VIEW mortality_by_age IS
 -- seen, found gone) as running sums: one pass over the posts, however many days.
 CREATE OR REPLACE VIEW mortality_by_date AS
 WITH a AS (  -- every post once per collection it is in, and once more under collection NULL (all posts)
-  SELECT c.collection, a.created_at, a.last_seen, a.gone_since, a.reason
-    FROM tweetkeeper.post_availability a
-   CROSS JOIN LATERAL (SELECT p.collection FROM tweetkeeper.collection_posts p WHERE p.tweet_id = a.post_id
-                       UNION ALL SELECT NULL::text) c
+  SELECT p.collection, a.created_at, a.last_seen, a.gone_since, a.reason
+    FROM tweetkeeper.post_availability a JOIN tweetkeeper.collection_posts p ON p.tweet_id = a.post_id
+  UNION ALL
+  SELECT NULL::text, a.created_at, a.last_seen, a.gone_since, a.reason FROM tweetkeeper.post_availability a
 ), e AS (
   SELECT a.collection, m.at, m.posts, m.unknown, m.reason
     FROM a
@@ -91,6 +89,8 @@ WITH a AS (  -- every post once per collection it is in, and once more under col
      SELECT coalesce(a.last_seen, a.created_at), 0, 1, NULL WHERE a.gone_since > coalesce(a.last_seen, a.created_at)
      UNION ALL
      SELECT a.gone_since, 0, -1, NULL WHERE a.gone_since > coalesce(a.last_seen, a.created_at)
+     UNION ALL  -- never seen, never found gone: unknown from its making
+     SELECT a.created_at, 0, 1, NULL WHERE a.gone_since IS NULL AND a.last_seen IS NULL
      UNION ALL
      SELECT a.gone_since, 0, 0, a.reason WHERE a.gone_since IS NOT NULL) m
 ), d AS (
@@ -111,7 +111,8 @@ WITH a AS (  -- every post once per collection it is in, and once more under col
          sum(coalesce(d.deleted, 0)) OVER w AS deleted, sum(coalesce(d.private, 0)) OVER w AS private,
          sum(coalesce(d.suspended, 0)) OVER w AS suspended, sum(coalesce(d.account_gone, 0)) OVER w AS account_gone,
          sum(coalesce(d.hidden, 0)) OVER w AS hidden, sum(coalesce(d.missing, 0)) OVER w AS missing
-    FROM days LEFT JOIN d ON d.collection IS NOT DISTINCT FROM days.collection AND d.day = days.day
+    -- ('' for NULL, all posts: no collection is named '', and an equality joins by hash)
+    FROM days LEFT JOIN d ON coalesce(d.collection, '') = coalesce(days.collection, '') AND d.day = days.day
   WINDOW w AS (PARTITION BY days.collection ORDER BY days.day)
 )
 SELECT c.collection, c.day,

@@ -162,7 +162,7 @@ ALTER TABLE tweetkeeper.tweets ADD COLUMN refresh_policy text, ADD COLUMN adapti
 
 -- A tombstone says since when its post is gone (issue 53: mortality): the first time it was found
 -- gone, which 0.4.0 did not keep (observed_at is the last): its observed_at stands in. Posts
--- missing already (left out of answers) get the tombstone they get from 0.5.0 on, since their
+-- missing already for being left out of answers get the tombstone they get from 0.5.0 on, since their
 -- last problem; their payloads stay (from 0.5.0 on a post turning missing has them erased, unless
 -- tweetkeeper.deleted_payloads = keep).
 ALTER TABLE tweetkeeper.tombstones ADD COLUMN gone_since timestamptz;
@@ -175,5 +175,5 @@ COMMENT ON TABLE tweetkeeper.tombstones IS
 -- which may not be read as the enum's before it commits.)
 INSERT INTO tweetkeeper.tombstones (tweet_id, reason, observed_at, payloads_erased, gone_since)
 SELECT t.tweet_id, 'omitted', coalesce(t.problem_at, now()), 0, coalesce(t.problem_at, now())
-  FROM tweetkeeper.tweets t WHERE t.state::text = 'missing'
+  FROM tweetkeeper.tweets t WHERE t.state::text = 'missing' AND t.problem_type = 'omitted'
 ON CONFLICT ON CONSTRAINT tombstones_pkey DO NOTHING;

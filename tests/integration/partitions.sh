@@ -98,9 +98,10 @@ in_again() { node "$1" -c "SELECT count(*) FROM tweetkeeper.collection_posts c J
                             WHERE c.collection = 'again'"; }
 tk_ok_if "... and all 201 are in the collection named, each on its own node ($(in_again 0) + $(in_again 1))" \
   '[ $(( $(in_again 0) + $(in_again 1) )) = 201 ] && [ "$(in_again 0)" -gt 0 ] && [ "$(in_again 1)" -gt 0 ]'
-mortality=$(tk_psql -c "SELECT posts, available FROM tweetkeeper.mortality_by_date
+mortality=$(tk_psql -c "SELECT posts, available, unknown FROM tweetkeeper.mortality_by_date
                          WHERE collection = 'again' AND day = (now() AT TIME ZONE 'UTC')::date" 2>&1)
-tk_ok_if "the proxy's mortality_by_date counts the collection's posts on every node ($mortality)" '[ "$mortality" = "201|201" ]'
+tk_ok_if "the proxy's mortality_by_date counts the collection's posts on every node, none read yet ($mortality)" \
+  '[ "$mortality" = "201|0|201" ]'
 bad=$(tk_psql -c "SELECT tweetkeeper.schedule_posts(ARRAY['https://a.social/@u/1', 'https://example.com/nothing'])" 2>&1)
 tk_ok_if "a bad URL is refused by the proxy before any node takes its share" \
   '[[ $bad == *"not a post URL"* ]] && [ $(( $(count_on 0) + $(count_on 1) )) = 321 ]' 
@@ -334,9 +335,11 @@ before=$(( $(count_on 0) + $(count_on 1) + $(count_on 2) ))
 tk_psql -c "SELECT id::text FROM unnest($(tk_snowflake_sql '5 minutes' 30 0)) id
             UNION ALL SELECT format('https://a.social/@u/%s', ((extract(epoch FROM now() - interval '5 minutes') * 1000)::bigint << 16) + g)
               FROM generate_series(1, 10) g" >"$dir/import.txt"
-"$TK_BUILD/worker/tweetkeeper-import" --dsn "$TK_DSN" "$dir/import.txt" >"$dir/import.out" 2>&1
-tk_ok "tweetkeeper-import through the proxy: 40 posts, each on its node" \
-  "$([ $? = 0 ] && [ $(( $(count_on 0) + $(count_on 1) + $(count_on 2) )) = $((before + 40)) ] && [ "$(stray_on 0)$(stray_on 1)$(stray_on 2)" = 000 ]; echo $?)" \
+"$TK_BUILD/worker/tweetkeeper-import" --dsn "$TK_DSN" --collection imported "$dir/import.txt" >"$dir/import.out" 2>&1
+imported() { node "$1" -c "SELECT count(*) FROM tweetkeeper.collection_posts WHERE collection = 'imported'"; }
+tk_ok "tweetkeeper-import --collection through the proxy: 40 posts, each on its node and in the collection there" \
+  "$([ $? = 0 ] && [ $(( $(count_on 0) + $(count_on 1) + $(count_on 2) )) = $((before + 40)) ] && [ "$(stray_on 0)$(stray_on 1)$(stray_on 2)" = 000 ] &&
+     [ $(( $(imported 0) + $(imported 1) + $(imported 2) )) = 40 ]; echo $?)" \
   "$(tail -3 "$dir/import.out"; head -3 "$dir/import.txt")"
 
 tk_summary partitions

@@ -173,7 +173,8 @@ for (day, r1, b1), (_, r2, b2) in zip(csv.reader(open(f"{d}/forecast-before.csv"
     rows.append([day, r, b, [b[0] * 0.005, b[1] * 0.005], "forecast"])  # [lo, hi]: between the two readings
 out["table-cost"] = rows
 # Survival: every post, then the collection, at each age its posts reached: gone from the read that
-# found it gone, available while seen after that age or never found gone, else unknown.
+# found it gone, available when seen at or after that age or seen and never found gone, else
+# unknown.
 AGES_S = [3600, 86400, 604800, 2592000, 7776000, 31536000]
 WHY = {"resource-not-found": "deleted", "not-authorized-for-resource": "hidden", "omitted": "missing"}
 COLS = ["deleted", "private", "suspended", "account gone", "hidden", "missing"]
@@ -191,8 +192,8 @@ for in_sample in (False, True):
             at = made + age
             gone_s = float(gone) if state in ("deleted", "unavailable", "missing") and gone else None
             if gone_s is not None and gone_s <= at: n[WHY[reason]] += 1
-            elif gone_s is None or (seen and float(seen) >= at): n["available"] += 1
-            else: n["unknown"] += 1
+            elif seen and (float(seen) >= at or gone_s is None): n["available"] += 1
+            else: n["unknown"] += 1  # found gone later and not seen since, or never read
         if posts == 0: continue
         g = sum(n[c] for c in COLS)
         known = posts - n["unknown"]

@@ -3,7 +3,7 @@
 -- against the contract below (README's Roles, SECURITY.md). A function added or granted without
 -- this list saying so fails here, as does a grant that goes missing.
 \ir lib/begin.sql
-SELECT plan(6);
+SELECT plan(7);
 SET LOCAL search_path = public, pg_catalog;  -- (names below schema-qualified: tweetkeeper.f(...))
 CREATE ROLE tk_test_anyone NOLOGIN;
 
@@ -77,6 +77,35 @@ SELECT is_empty($$SELECT fn FROM may WHERE role = 'tk_test_anyone'$$,
 SET LOCAL ROLE tk_test_anyone;
 SELECT throws_ok($$SELECT tweetkeeper.settings()$$, '42501', NULL, 'a call without the grant is refused (42501)');
 RESET ROLE;
+
+-- Every view reads as the reader, rows in it: a function a view calls is checked against who reads
+-- the view, not its owner (an internal function in a view refuses the reader; it once did, in
+-- stream_stats and post_availability). A post gone, a stream, a collection: rows for each view.
+SET LOCAL tweetkeeper.bluesky_stream_counts = on;
+INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, problem_type, problem_at)
+  VALUES (1460323737035677698, now() - interval '2 days', 'deleted', 'resource-not-found', now());
+INSERT INTO tweetkeeper.tombstones (tweet_id, reason, observed_at, gone_since)
+  VALUES (1460323737035677698, 'resource-not-found', now(), now());
+INSERT INTO tweetkeeper.stream_state (stream, position_us, flushed_at) VALUES ('bluesky', 1, now());
+SELECT tweetkeeper.collect('c', ARRAY[1460323737035677698]);
+CREATE TEMP TABLE view_errors (view text, error text);
+GRANT INSERT ON view_errors TO tweetkeeper_reader;
+SET LOCAL ROLE tweetkeeper_reader;
+DO $$
+DECLARE
+  v text;
+BEGIN
+  FOR v IN SELECT c.relname FROM pg_catalog.pg_class c
+            WHERE c.relnamespace = 'tweetkeeper'::regnamespace AND c.relkind = 'v' ORDER BY 1 LOOP
+    BEGIN
+      EXECUTE format('SELECT * FROM tweetkeeper.%I', v);
+    EXCEPTION WHEN OTHERS THEN
+      INSERT INTO view_errors VALUES (v, SQLERRM);
+    END;
+  END LOOP;
+END $$;
+RESET ROLE;
+SELECT is_empty($$SELECT * FROM view_errors$$, 'every view of the schema reads as tweetkeeper_reader, with rows in it');
 
 SELECT * FROM finish();
 ROLLBACK;

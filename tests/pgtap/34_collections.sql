@@ -2,7 +2,7 @@
 -- and by URL in any spelling, emptied and dropped without touching tracking; bad input refused
 -- with its SQLSTATE and nothing changed; who may change them.
 \ir lib/begin.sql
-SELECT plan(27);
+SELECT plan(28);
 
 CREATE FUNCTION pg_temp.members(c text) RETURNS bigint[] LANGUAGE sql AS $$
   SELECT coalesce(array_agg(tweet_id ORDER BY tweet_id), '{}') FROM tweetkeeper.collection_posts WHERE collection = c $$;
@@ -46,6 +46,8 @@ SELECT throws_ok($$SELECT tweetkeeper.collect_posts('wave', ARRAY['https://a.soc
   '22023', NULL, 'collect_posts: a bad URL, 22023 ...');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets), 4::bigint, '... and nothing scheduled');
 SELECT throws_ok($$SELECT tweetkeeper.collect('wave', ARRAY[NULL::bigint])$$, '22004', 'post_ids[1] is NULL', 'a NULL id: 22004');
+SELECT throws_ok($$SELECT tweetkeeper.collect('wave', ARRAY[0::bigint])$$, '22023', 'post_ids[1]: post 0 is not tracked here',
+  'id 0, no post''s: 22023');
 SELECT throws_ok($$SELECT tweetkeeper.collect_posts(E'bad\tname', ARRAY['https://x.com/a/status/1460323737035677690'])$$,
   '22023', NULL, 'a bad name: 22023 ...');
 SELECT is((SELECT count(*) FROM tweetkeeper.tweets WHERE tweet_id = 1460323737035677690), 0::bigint, '... and nothing scheduled');

@@ -2,14 +2,14 @@
 -- mortality_by_date against values worked out by hand from this file's own posts; and a post
 -- turning missing (left out of answers) gets its tombstone and loses its payloads once.
 \ir lib/begin.sql
-SELECT plan(12);
+SELECT plan(13);
 
 -- Collection c: four X posts made 2026-01-01 10:00 UTC, each with its own fate.
 --   p1 available, last seen 2026-01-20;
 --   p2 seen 12:00, found deleted 2026-01-02 10:00;
 --   p3 seen 2026-01-04 10:00, found hidden (not authorized) 2026-01-09 10:00;
 --   p4 never seen, found missing (omitted) 10:05.
--- And p5, in no collection: made an hour ago, never seen, available.
+-- And p5, in no collection: made an hour ago, not read yet (unknown until it is).
 INSERT INTO tweetkeeper.tweets (tweet_id, created_at, state, due_at, delay, updated_at, problem_type, problem_at) VALUES
   (1001, '2026-01-01 10:00+00', 'done', NULL, NULL, '2026-01-20 00:00+00', NULL, NULL),
   (1002, '2026-01-01 10:00+00', 'deleted', NULL, NULL, '2026-01-01 12:00+00', 'resource-not-found', '2026-01-02 10:00+00'),
@@ -44,8 +44,8 @@ SELECT results_eq($$SELECT age, posts, available, gone, unknown, share_available
            (interval '365 days', 4, 1, 3, 0, 0.2500, 1, 1, 1)$$
   || CASE WHEN now() < '2027-01-01 10:00+00' THEN ' LIMIT 5' ELSE '' END,
   'mortality_by_age for c: each age the posts have reached');
-SELECT results_eq($$SELECT posts, available FROM tweetkeeper.mortality_by_age WHERE collection IS NULL AND age = '1 hour'$$,
-  $$VALUES (5::bigint, 4::bigint)$$, 'all posts (collection NULL): p5 too, an hour old and available');
+SELECT results_eq($$SELECT posts, available, unknown FROM tweetkeeper.mortality_by_age WHERE collection IS NULL AND age = '1 hour'$$,
+  $$VALUES (5::bigint, 3::bigint, 1::bigint)$$, 'all posts (collection NULL): p5 too, an hour old, not read yet: unknown');
 SELECT results_eq($$SELECT posts FROM tweetkeeper.mortality_by_age WHERE collection IS NULL AND age = '1 day'$$,
   $$VALUES (4::bigint)$$, '... and at 1 day without p5, which has not reached it');
 
@@ -63,9 +63,9 @@ SELECT results_eq($$SELECT day, posts, available, gone, unknown, share_available
 SELECT results_eq($$SELECT min(day), max(day), count(*) FROM tweetkeeper.mortality_by_date WHERE collection = 'c'$$,
   $$SELECT date '2026-01-01', (now() AT TIME ZONE 'UTC')::date, ((now() AT TIME ZONE 'UTC')::date - date '2026-01-01' + 1)::bigint$$,
   'a row a day from the first post''s day to today');
-SELECT results_eq($$SELECT posts, available FROM tweetkeeper.mortality_by_date WHERE collection IS NULL
+SELECT results_eq($$SELECT posts, available, unknown, gone FROM tweetkeeper.mortality_by_date WHERE collection IS NULL
                      AND day = (now() AT TIME ZONE 'UTC')::date$$,
-  $$VALUES (5::bigint, 2::bigint)$$, 'all posts today: p1 and p5 available');
+  $$VALUES (5::bigint, 1::bigint, 1::bigint, 3::bigint)$$, 'all posts today: p1 available, p5 not read yet');
 
 -- A post back (seen again) is available again: it loses its tombstone.
 UPDATE tweetkeeper.tweets SET state = 'scheduled' WHERE tweet_id = 1003;
@@ -96,6 +96,12 @@ SELECT pg_temp.omit('2026-11-03 00:00+00');
 SELECT results_eq($$SELECT x.gone_since, x.observed_at FROM tweetkeeper.tombstones x WHERE x.tweet_id = 1005$$,
   $$VALUES (timestamptz '2026-11-02 00:00+00', timestamptz '2026-11-02 00:00+00')$$,
   'left out again while missing: the tombstone as it was (buried once)');
+-- A post found gone again on a recheck (store_problems buries it each time): the tombstone's
+-- observed_at moves, its gone_since stays.
+SELECT tweetkeeper_internal.bury(ARRAY[1002::bigint], ARRAY['resource-not-found'], true, '2026-03-01 00:00+00');
+SELECT results_eq($$SELECT gone_since, observed_at FROM tweetkeeper.tombstones WHERE tweet_id = 1002$$,
+  $$VALUES (timestamptz '2026-01-02 10:00+00', timestamptz '2026-03-01 00:00+00')$$,
+  'found gone again: since the first time, observed the last');
 SET LOCAL tweetkeeper.deleted_payloads = 'keep';
 SELECT tweetkeeper.schedule_tweets(ARRAY[1460323737035677698]);
 INSERT INTO tweetkeeper.payloads (tweet_id, seen_at, lease_id, content_hash, payload)

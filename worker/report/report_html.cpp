@@ -715,7 +715,7 @@ std::string AgeTick(double seconds) {
 
 std::string SurvivalSection(const Report& report, Context& ctx) {
   const auto& series = report.survival;
-  if (series.empty()) return Empty("No post of this selection has reached an hour of age yet.");
+  if (series.empty()) return Empty("No tracked post has reached an hour of age yet.");
   // The ages, every series' together, in order: evenly spaced points (they grow by a factor of 3 to
   // 24 each: a log axis in all but name).
   std::vector<double> ages;
@@ -1129,7 +1129,8 @@ std::string RenderReport(const Report& report) {
       "<p>How much of each collection is still there, by the posts' age: of the posts that reached an age, the share "
       "still available then, as tweetkeeper saw it. A post is gone from the read that found it deleted, hidden or "
       "left out; unknown between its last sight and that read (old posts imported and found gone at once are "
-      "mostly that), and left out of the share. The first line is every tracked post.</p>\n" +
+      "mostly that, as are posts not read yet), and left out of the share. It covers every tracked post (the first "
+      "line) and the largest collections, whatever the selection above, which leaves gone posts out.</p>\n" +
       SurvivalSection(report, ctx) + "\n</section>\n";
 
   html +=
