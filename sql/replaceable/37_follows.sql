@@ -330,13 +330,19 @@ BEGIN
     END IF;
   END LOOP;
   -- The account's posts tracked here are its collection's (named by its profile URL), found now
-  -- or tracked before.
+  -- or tracked before; one moving to another node (held by the move, its rows already sent) is
+  -- handed over with its collection instead, to join it where it lands.
   IF cardinality(here) > 0 THEN
     PERFORM tweetkeeper_internal.ensure_collection(f.url, 'follow');
     INSERT INTO tweetkeeper.collection_posts (collection, tweet_id)
     SELECT DISTINCT f.url, u.id FROM unnest(tweetkeeper_internal.url_post_ids(here)) AS u(id)
-     WHERE EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = u.id)
+     WHERE EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = u.id AND (t.lease_id IS NULL OR t.lease_id > 0))
+     ORDER BY u.id
     ON CONFLICT ON CONSTRAINT collection_posts_pkey DO NOTHING;
+    PERFORM tweetkeeper_internal.hand_over(array_agg(m.url), array_agg(m.created_at), 'follow', f.url)
+       FROM (SELECT u.url, t.created_at FROM unnest(here, tweetkeeper_internal.url_post_ids(here)) AS u(url, id)
+               JOIN tweetkeeper.tweets t ON t.tweet_id = u.id WHERE t.lease_id < 0) m
+     HAVING count(*) > 0;
   END IF;
   UPDATE tweetkeeper.followed_accounts a
      SET posts_found = a.posts_found + added,

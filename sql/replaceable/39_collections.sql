@@ -51,6 +51,14 @@ BEGIN
   END IF;
   PERFORM tweetkeeper.schedule_tweets(ARRAY(SELECT DISTINCT a.id FROM unnest(post_ids) AS a(id)
                                              WHERE a.id > 0 AND NOT EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = a.id)));
+  -- A post moving to another node (partitions: held by the move, its rows already sent) would
+  -- leave its new membership behind: refused, to be asked again once it has moved (55006).
+  SELECT a.id, a.i, -t.lease_id AS move_id INTO bad FROM unnest(post_ids) WITH ORDINALITY AS a(id, i)
+    JOIN tweetkeeper.tweets t ON t.tweet_id = a.id WHERE t.lease_id < 0 ORDER BY a.i LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'post_ids[%]: post % is moving to another node (move %)', bad.i, bad.id, bad.move_id
+      USING ERRCODE = 'object_in_use', HINT = 'Call again once it has moved (the proxy routes the call to its node).';
+  END IF;
   INSERT INTO tweetkeeper.collection_posts (collection, tweet_id)
   -- (In id order: calls that share posts lock them in the same order, as schedule_tweets' do.)
   SELECT DISTINCT collect.collection, a.id FROM unnest(post_ids) AS a(id) ORDER BY a.id

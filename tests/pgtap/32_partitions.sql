@@ -3,7 +3,7 @@
 -- that arrive from inside its own work (an edit's newest version, a followed account's post),
 -- which must never fail the completion or the follower's call that found them.
 \ir lib/begin.sql
-SELECT plan(57);
+SELECT plan(59);
 SET LOCAL tweetkeeper.buffer_ttl = 0;
 
 -- The hash is a contract between the proxy and every node, across releases: these values were
@@ -152,6 +152,20 @@ SELECT ok((SELECT posts >= 1 AND last_id IS NULL FROM out1)
   'move_out: the slot''s posts held by the move (read to the slot''s end)');
 SELECT is((SELECT posts FROM tweetkeeper.move_out((SELECT slot FROM k), 7, NULL, 1000)), (SELECT posts FROM out1),
   'move_out again for the same move: what it holds, no more');
+SELECT throws_ok(format('SELECT tweetkeeper.collect(''late'', ARRAY[%s::bigint])', pg_temp.id(true, 4)), '55006',
+  format('post_ids[1]: post %s is moving to another node (move 7)', pg_temp.id(true, 4)),
+  'a post held by a move joins no collection here (its rows are sent): 55006, to be asked again');
+DELETE FROM tweetkeeper.collection_posts WHERE tweet_id = pg_temp.id(true, 4) AND collection = 'https://x.com/b';
+SET LOCAL ROLE tweetkeeper_worker;
+SELECT tweetkeeper.store_follow_posts((SELECT follow_id FROM claimed), ARRAY['https://x.com/b/status/' || pg_temp.id(true, 4)],
+  ARRAY[now() - interval '3 hours'], NULL, now(), now() + interval '1 minute');
+RESET ROLE;
+SELECT results_eq(format($$SELECT h.reason, h.collection, (SELECT count(*) FROM tweetkeeper.collection_posts c WHERE c.tweet_id = %s)
+                             FROM tweetkeeper.handovers h WHERE h.url = 'https://x.com/b/status/%s'$$, pg_temp.id(true, 4), pg_temp.id(true, 4)),
+  $$VALUES ('follow', 'https://x.com/b', 1::bigint)$$,
+  'a followed account''s post found while it moves: handed over with the collection, to join it where it lands');
+DELETE FROM tweetkeeper.handovers;
+INSERT INTO tweetkeeper.collection_posts (collection, tweet_id) VALUES ('https://x.com/b', pg_temp.id(true, 4));
 SELECT is(tweetkeeper.move_step(7, 'release'), (SELECT posts FROM out1), 'move_step release lets them go');
 CREATE TEMP TABLE out2 AS SELECT * FROM tweetkeeper.move_out((SELECT slot FROM k), 8, NULL, 1000);
 SELECT is(tweetkeeper.move_step(8, 'done'), (SELECT posts FROM out2), 'move_step done deletes the posts a move holds');

@@ -22,6 +22,7 @@ namespace tweetkeeper::worker {
 Runner::Runner(RunnerOptions options, std::unique_ptr<Provider> provider)
     : options_(std::move(options)), provider_(std::move(provider)), telemetry_(options_.name, options_.provider) {
   if (options_.partitions.empty()) options_.partitions.push_back(options_.dsn);
+  last_poll_ms_ = std::make_unique<std::atomic<std::int64_t>[]>(options_.partitions.size());
   telemetry_.Slots(options_.concurrency * static_cast<int>(options_.partitions.size()));
 }
 
@@ -117,7 +118,7 @@ void Runner::SlotLoop(Slot& slot) {
         // Nothing claimable: until the database said something may be (claim_wait()), or a NOTIFY.
         --in_flight_;
         CheckIdle();
-        IdleWait(wakes_seen, lease ? lease->wait->until_epoch_ms : 0);
+        IdleWait(wakes_seen, slot.database, lease ? lease->wait->until_epoch_ms : 0);
         continue;
       } else {
         NoteActivity();

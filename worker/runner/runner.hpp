@@ -96,7 +96,7 @@ class Runner {
   // waits.cpp: a slot with nothing to send waits for quota, for a wake-up, or ends the worker.
   void WaitForQuota(Slot& slot, const QuotaWait& wait);
   // until_epoch_ms: when the database says something may be claimable (claim_wait()); 0: not said.
-  void IdleWait(std::uint64_t wakes_seen, std::int64_t until_epoch_ms = 0);
+  void IdleWait(std::uint64_t wakes_seen, int database, std::int64_t until_epoch_ms = 0);
   void NoteActivity();
   void CheckIdle();
 
@@ -108,7 +108,8 @@ class Runner {
   Counters counters_;
   std::atomic<int> in_flight_{0};
   std::atomic<std::int64_t> last_activity_ms_{0};  // steady clock
-  std::atomic<std::int64_t> last_poll_ms_{0};      // steady clock; the last idle poll (a claim that found nothing)
+  // Per database (the partitions' DSNs): steady clock, its last idle poll (a claim that found nothing).
+  std::unique_ptr<std::atomic<std::int64_t>[]> last_poll_ms_;
   std::mutex quota_log_mutex_;
   std::string last_quota_reason_;
   std::atomic<bool> idle_stop_logged_{false};

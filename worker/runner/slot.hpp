@@ -19,6 +19,7 @@ struct Runner::Slot {
   Slot(int index, const RunnerOptions& o, StopSignal& stop, std::string dsn_of_slot, int partition)
       : label("slot " + std::to_string(index) + (partition > 0 ? " (dsn " + std::to_string(partition) + ")" : "")),
         dsn(std::move(dsn_of_slot)),
+        database(partition > 0 ? partition - 1 : 0),
         queue(dsn, o.name, label, o.provider, CredentialNames(o.tokens)),
         http(o.http),
         claim_retry(ClaimRetry(label, reconnect_backoff, stop)),
@@ -35,6 +36,7 @@ struct Runner::Slot {
 
   std::string label;
   std::string dsn;
+  int database;  // its dsn's index among the partitions (0: the only one)
   Queue queue;
   HttpClient http;
   Backoff failure_backoff{kFailureBase, kFailureCap};

@@ -38,28 +38,32 @@ void Runner::WaitForQuota(Slot& slot, const QuotaWait& wait) {
 
 // Nothing claimable: wait for the database's NOTIFY, or the moment it said something may be
 // claimable (claim_wait(): a partial batch's buffer TTL, the next post due), whichever comes
-// first. Polling is only the safety net, and one poll per interval for the whole process is
-// enough: a slot whose timer runs out while another slot found nothing more recently goes back
-// to sleep instead of asking again. A moment said is kept to within [250 ms, poll interval]: a
+// first. Polling is only the safety net, and one poll per interval per database is enough: a
+// slot whose timer runs out while another slot of its database found nothing more recently goes
+// back to sleep instead of asking again. (Per database: with partitions, a slot of another node
+// finding nothing there says nothing of this one's; shared, one node's slots could keep the
+// other's from ever polling, and its posts waited for a NOTIFY: partitions.sh saw a batch 5 s
+// late.) A moment said is kept to within [250 ms, poll interval]: a
 // moment already past (the claim just found nothing there: its endpoint's lanes, locks) must not
 // turn into a stream of claims.
-void Runner::IdleWait(std::uint64_t wakes_seen, std::int64_t until_epoch_ms) {
+void Runner::IdleWait(std::uint64_t wakes_seen, int database, std::int64_t until_epoch_ms) {
+  std::atomic<std::int64_t>& last_poll_ms = last_poll_ms_[database];
   std::int64_t interval = options_.poll_interval.count();
   if (until_epoch_ms > 0) {
     const std::int64_t now_ms =
         std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
     interval = std::clamp<std::int64_t>(until_epoch_ms - now_ms, 250, interval);
   }
-  last_poll_ms_ = SteadyNowMs();
+  last_poll_ms = SteadyNowMs();
   Millis sleep{interval};
   for (;;) {
     stop_.SleepUntilWoken(sleep, wakes_seen);
     if (stop_.stopping() || stop_.wakes() != wakes_seen) return;
-    // Timers of several slots run out together: the one that moves last_poll_ms_ polls.
-    std::int64_t last = last_poll_ms_.load();
+    // Timers of several slots run out together: the one that moves last_poll_ms polls.
+    std::int64_t last = last_poll_ms.load();
     const std::int64_t now = SteadyNowMs();
-    if (now - last >= interval && last_poll_ms_.compare_exchange_strong(last, now)) return;
-    sleep = Millis{std::max<std::int64_t>(1, last_poll_ms_.load() + interval - now)};
+    if (now - last >= interval && last_poll_ms.compare_exchange_strong(last, now)) return;
+    sleep = Millis{std::max<std::int64_t>(1, last_poll_ms.load() + interval - now)};
   }
 }
 
