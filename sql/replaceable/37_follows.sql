@@ -285,6 +285,7 @@ DECLARE
   msg text;
   slots bit(64);
   here text[] := '{}';  -- the posts tracked on this node
+  here_ids bigint[];    -- and their ids
 BEGIN
   PERFORM tweetkeeper_internal.refuse_null('follow_id, urls, created_ats, checked_until and poll_after',
                                     follow_id IS NULL OR urls IS NULL OR created_ats IS NULL OR checked_until IS NULL OR poll_after IS NULL);
@@ -333,14 +334,15 @@ BEGIN
   -- or tracked before; one moving to another node (held by the move, its rows already sent) is
   -- handed over with its collection instead, to join it where it lands.
   IF cardinality(here) > 0 THEN
+    here_ids := tweetkeeper_internal.url_post_ids(here);  -- (each URL read once)
     PERFORM tweetkeeper_internal.ensure_collection(f.url, 'follow');
     INSERT INTO tweetkeeper.collection_posts (collection, tweet_id)
-    SELECT DISTINCT f.url, u.id FROM unnest(tweetkeeper_internal.url_post_ids(here)) AS u(id)
+    SELECT DISTINCT f.url, u.id FROM unnest(here_ids) AS u(id)
      WHERE EXISTS (SELECT FROM tweetkeeper.tweets t WHERE t.tweet_id = u.id AND (t.lease_id IS NULL OR t.lease_id > 0))
      ORDER BY u.id
     ON CONFLICT ON CONSTRAINT collection_posts_pkey DO NOTHING;
     PERFORM tweetkeeper_internal.hand_over(array_agg(m.url), array_agg(m.created_at), 'follow', f.url)
-       FROM (SELECT u.url, t.created_at FROM unnest(here, tweetkeeper_internal.url_post_ids(here)) AS u(url, id)
+       FROM (SELECT u.url, t.created_at FROM unnest(here, here_ids) AS u(url, id)
                JOIN tweetkeeper.tweets t ON t.tweet_id = u.id WHERE t.lease_id < 0) m
      HAVING count(*) > 0;
   END IF;
