@@ -514,3 +514,20 @@ BEGIN
   PERFORM tweetkeeper_internal.bury(gone, array_fill('resource-not-found'::text, ARRAY[cardinality(gone)]), erase, now());
   RETURN cardinality(gone);
 END $$;
+
+-- A followed Bluesky account's status from the network's stream (Jetstream's account events): not
+-- active (deleted, taken down, suspended, deactivated) marks its tracked posts gone at once, and
+-- active again brings them back (mark_account_posts()). Only the posts of the account this session
+-- leases. Returns how many posts changed.
+CREATE OR REPLACE FUNCTION store_account_status(follow_id bigint, active boolean, status text DEFAULT NULL) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  f tweetkeeper.followed_accounts;
+BEGIN
+  PERFORM tweetkeeper_internal.refuse_null('follow_id and active', follow_id IS NULL OR active IS NULL);
+  f := tweetkeeper_internal.held_follow(store_account_status.follow_id);
+  IF f.network IS DISTINCT FROM 'bluesky' OR f.account_id IS NULL THEN
+    RETURN 0;  -- (only Bluesky's stream says so, of an account resolved to its DID)
+  END IF;
+  RETURN tweetkeeper_internal.mark_account_posts(ARRAY[f.account_id], ARRAY[active], ARRAY[left(status, 40)]);
+END $$;

@@ -370,3 +370,16 @@ SELECT p.tweet_id, r.url, p.since, p.counted_at, p.observed, p.reconciled, p.dif
 COMMENT ON VIEW stream_accuracy IS
   'Each post the stream counts: observations stored, reads reconciled, how many differed and by how much '
   '(last_differences: read minus stream, reposts, replies, likes, quotes).';
+
+-- The account events of the whole network the stream's reader saw (Jetstream sends them whatever
+-- the collections asked for), in their order: a deleted, taken down, suspended or deactivated
+-- account's tracked posts are gone at once, an account active again brings its posts back
+-- (mark_account_posts()). Bluesky posts only, by their author's DID; under the stream's lease.
+-- Returns how many posts changed.
+CREATE OR REPLACE FUNCTION store_stream_accounts(dids text[], actives boolean[], statuses text[]) RETURNS bigint
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM tweetkeeper_internal.refuse_null('dids, actives and statuses', dids IS NULL OR actives IS NULL OR statuses IS NULL);
+  PERFORM tweetkeeper_internal.held_stream();
+  RETURN tweetkeeper_internal.mark_account_posts(dids, actives, statuses);
+END $$;

@@ -539,6 +539,66 @@ BEGIN
                   payloads_erased = x.payloads_erased + excluded.payloads_erased;
 END $$;
 
+-- A Bluesky account's status, as the network's stream said it (Jetstream's account events, in
+-- their order; the last of each DID decides): an account deleted, taken down, suspended or
+-- deactivated takes its tracked posts with it at once, without a read (unavailable, reason
+-- 'account:<status>', payloads erased unless tweetkeeper.deleted_payloads = keep; looked at again
+-- after tweetkeeper.unavailable_recheck, as a hidden post is); an account active again brings back
+-- the posts it took (due now: a read confirms them and their counts). Other statuses
+-- (desynchronized, throttled: the host's state, not the account's) change nothing. Posts in a batch
+-- in flight are left to the batch. Returns how many posts changed. (store_account_status() for a
+-- follower's own accounts, store_stream_accounts() for the stream's reader.)
+CREATE OR REPLACE FUNCTION tweetkeeper_internal.mark_account_posts(dids text[], actives boolean[], statuses text[])
+  RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  erase boolean := current_setting('tweetkeeper.deleted_payloads') = 'erase';
+  recheck interval := current_setting('tweetkeeper.unavailable_recheck')::interval;
+  gone_ids bigint[];
+  gone_reasons text[];
+  back bigint;
+  ev_dids text[];      -- the last event of each DID: active, or why not (NULL: no change)
+  ev_actives boolean[];
+  ev_reasons text[];
+BEGIN
+  IF cardinality(dids) IS DISTINCT FROM cardinality(actives) OR cardinality(dids) IS DISTINCT FROM cardinality(statuses) THEN
+    RAISE EXCEPTION 'dids, actives and statuses must be as long as each other' USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF cardinality(dids) > 100000 THEN
+    RAISE EXCEPTION 'at most 100000 account events at once, got %', cardinality(dids) USING ERRCODE = 'program_limit_exceeded';
+  END IF;
+  SELECT array_agg(x.did), array_agg(x.active), array_agg(x.reason) INTO ev_dids, ev_actives, ev_reasons
+    FROM (SELECT DISTINCT ON (e.did) e.did, e.active,
+                 CASE WHEN NOT e.active AND e.status IN ('deleted', 'takendown', 'suspended', 'deactivated')
+                      THEN 'account:' || e.status END AS reason
+            FROM unnest(dids, actives, statuses) WITH ORDINALITY AS e(did, active, status, i)
+           WHERE e.did LIKE 'did:%' AND e.active IS NOT NULL
+           ORDER BY e.did, e.i DESC) x;
+  WITH g AS (
+    UPDATE tweetkeeper.tweets t
+       SET state = 'unavailable', due_at = tweetkeeper_internal.after(now(), recheck), delay = recheck,
+           watch_every = NULL, watch_until = NULL, omissions = 0,
+           problem_type = e.reason, problem_detail = e.reason || ' (seen on the network''s stream)', problem_at = now(),
+           payload_hash = CASE WHEN erase THEN NULL ELSE t.payload_hash END
+      FROM unnest(ev_dids, ev_reasons) AS e(did, reason)
+      JOIN tweetkeeper.post_refs r ON r.network = 'bluesky' AND r.host = '' AND r.author = e.did
+     WHERE e.reason IS NOT NULL AND t.tweet_id = r.tweet_id AND t.lease_id IS NULL
+       AND t.state <> 'deleted' AND t.problem_type IS DISTINCT FROM e.reason
+    RETURNING t.tweet_id, e.reason)
+  SELECT array_agg(g.tweet_id), array_agg(g.reason) INTO gone_ids, gone_reasons FROM g;
+  IF gone_ids IS NOT NULL THEN
+    PERFORM tweetkeeper_internal.bury(gone_ids, gone_reasons, erase, now());
+  END IF;
+  UPDATE tweetkeeper.tweets t
+     SET state = 'scheduled', due_at = now(), omissions = 0,
+         problem_detail = 'account active again (seen on the network''s stream)', problem_at = now()
+    FROM unnest(ev_dids, ev_actives) AS e(did, active)
+    JOIN tweetkeeper.post_refs r ON r.network = 'bluesky' AND r.host = '' AND r.author = e.did
+   WHERE e.active AND t.tweet_id = r.tweet_id AND t.lease_id IS NULL
+     AND t.state = 'unavailable' AND t.problem_type LIKE 'account:%';
+  GET DIAGNOSTICS back = ROW_COUNT;
+  RETURN coalesce(cardinality(gone_ids), 0) + back;
+END $$;
+
 -- Per-id problems (complete_batch() calls this only when there are some). Deleted: stop, keep
 -- the last metrics and when it vanished. Hidden (protected, suspended): keep the last metrics,
 -- look again after unavailable_recheck. Anything else is recorded and the tweet stays on its
@@ -614,12 +674,14 @@ DECLARE
   gone bigint[];  -- the posts missing from now on
 BEGIN
   WITH o AS (
-    SELECT x.tweet_id, x.n, x.n >= missing_after AND x.state <> 'missing' AS turned,
+    SELECT x.tweet_id, x.n, x.n >= missing_after AND x.state <> 'missing' AND NOT x.kept AS turned, x.kept,
            CASE WHEN x.n >= missing_after OR x.state IN ('unavailable', 'missing') THEN recheck
                 ELSE make_interval(secs => greatest(x.base_s, least(extract(epoch FROM recheck)::float8,
                                                                     x.base_s * power(2, least(x.n - 1, 60)))))
            END AS wait
       FROM (SELECT t.tweet_id, t.omissions + 1 AS n, t.state,
+                   -- (gone with its account: left out as expected, and the account's reason stays)
+                   t.state = 'unavailable' AND t.problem_type LIKE 'account:%' AS kept,
                    extract(epoch FROM coalesce(tweetkeeper_internal.refresh_delay_at(t.created_at, t.watch_every,
                                                  t.watch_until, at_now, ages, delays), t.delay))::float8 AS base_s
               FROM tweetkeeper.tweets t
@@ -627,12 +689,12 @@ BEGIN
   ), u AS (
   UPDATE tweetkeeper.tweets t
      SET omissions = o.n,
-         state = CASE WHEN o.n >= missing_after THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
+         state = CASE WHEN o.n >= missing_after AND NOT o.kept THEN 'missing'::tweetkeeper.tweet_state ELSE t.state END,
          due_at = tweetkeeper_internal.after(at_now, o.wait), delay = o.wait, lease_id = NULL,
          -- A watch ends when the tweet is missing, or when it expired meanwhile (as above).
          watch_every = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_every END,
          watch_until = CASE WHEN o.n < missing_after AND t.watch_until > at_now THEN t.watch_until END,
-         problem_type = 'omitted',
+         problem_type = CASE WHEN o.kept THEN t.problem_type ELSE 'omitted' END,
          problem_detail = 'left out of ' || o.n::text || ' answer(s) in a row', problem_at = at_now,
          -- Its payloads erased by bury() (gone): none kept, so the next one seen is kept.
          payload_hash = CASE WHEN erase AND o.turned THEN NULL ELSE t.payload_hash END

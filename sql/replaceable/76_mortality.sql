@@ -18,7 +18,11 @@ SELECT t.tweet_id AS post_id,
        -- and hidden posts out alike). (In the view, not a function of tweetkeeper_internal: a
        -- function a view calls is checked against its reader.)
        CASE WHEN g.gone_since IS NULL THEN NULL
-            WHEN g.detail = 'resource-not-found' THEN 'deleted'
+            WHEN g.detail IN ('resource-not-found', 'x-compliance:deleted', 'x-compliance:bounced') THEN 'deleted'
+            -- (Bluesky's account events and X's compliance results say why.)
+            WHEN g.detail IN ('account:deleted', 'account:deactivated', 'x-compliance:deactivated') THEN 'account gone'
+            WHEN g.detail IN ('account:takendown', 'account:suspended', 'x-compliance:suspended') THEN 'suspended'
+            WHEN g.detail = 'x-compliance:protected' THEN 'private'
             WHEN g.detail IN ('not-authorized-for-resource', 'resource-unavailable', 'disallowed-resource') THEN 'hidden'
             ELSE 'missing' END AS reason,
        CASE WHEN g.gone_since IS NOT NULL THEN g.detail END AS detail

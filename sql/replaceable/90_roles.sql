@@ -97,11 +97,13 @@ GRANT EXECUTE ON FUNCTION claim_follows(text, text, integer, interval, boolean, 
   resolve_follow(bigint, text, text, text, text),
   store_follow_posts(bigint, text[], timestamptz[], text, timestamptz, timestamptz), release_follows(),
   record_follow_read(bigint, text, bigint[], text, text), follow_read_allowed(text),
-  mark_follows_read(bigint[], timestamptz), delete_followed_posts(bigint, text[]), follow_shares(text, text)
+  mark_follows_read(bigint[], timestamptz), delete_followed_posts(bigint, text[]), follow_shares(text, text),
+  store_account_status(bigint, boolean, text)
   TO tweetkeeper_worker;
 -- The Jetstream reader of stream counts (38_stream.sql): its lease, and under it only.
 GRANT EXECUTE ON FUNCTION stream_take(text, interval, interval), stream_held_posts(), stream_held_records(),
   stream_reads_due(timestamptz, integer),
   store_stream_counts(bigint, bigint, bigint, bigint[], timestamptz[], bigint[], bigint[], bigint[], smallint[], bigint[],
-                      bigint[], timestamptz[], text[], bigint[])
+                      bigint[], timestamptz[], text[], bigint[]),
+  store_stream_accounts(text[], boolean[], text[])
   TO tweetkeeper_worker;

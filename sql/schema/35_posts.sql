@@ -13,6 +13,8 @@ CREATE TABLE post_refs (
   CONSTRAINT post_refs_network_known CHECK (network IN ('bluesky', 'mastodon'))
 );
 SELECT pg_catalog.pg_extension_config_dump('post_refs', '');
+-- An author's posts: those a Bluesky account event (deleted, taken down, active again) speaks for.
+CREATE INDEX post_refs_author_idx ON post_refs (network, host, author);
 COMMENT ON TABLE post_refs IS
   'Posts of Bluesky and Mastodon: the author, key and URL behind the negative tweet_id that keys '
   'them in tweets.';

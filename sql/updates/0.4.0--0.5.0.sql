@@ -177,3 +177,7 @@ INSERT INTO tweetkeeper.tombstones (tweet_id, reason, observed_at, payloads_eras
 SELECT t.tweet_id, 'omitted', coalesce(t.problem_at, now()), 0, coalesce(t.problem_at, now())
   FROM tweetkeeper.tweets t WHERE t.state::text = 'missing' AND t.problem_type = 'omitted'
 ON CONFLICT ON CONSTRAINT tombstones_pkey DO NOTHING;
+
+-- An author's posts, found by a Bluesky account event (issue 53: a deleted, taken down, suspended or
+-- deactivated account takes its posts with it).
+CREATE INDEX post_refs_author_idx ON tweetkeeper.post_refs (network, host, author);

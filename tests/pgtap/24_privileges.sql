@@ -19,6 +19,7 @@ INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unn
   'tweetkeeper.release_follows()', 'tweetkeeper.record_follow_read(bigint, text, bigint[], text, text)',
   'tweetkeeper.follow_read_allowed(text)', 'tweetkeeper.mark_follows_read(bigint[], timestamptz)',
   'tweetkeeper.delete_followed_posts(bigint, text[])', 'tweetkeeper.follow_shares(text, text)',
+  'tweetkeeper.store_account_status(bigint, boolean, text)', 'tweetkeeper.store_stream_accounts(text[], boolean[], text[])',
   'tweetkeeper.stream_take(text, interval, interval)', 'tweetkeeper.stream_held_posts()',
   'tweetkeeper.stream_held_records()', 'tweetkeeper.stream_reads_due(timestamptz, integer)',
   'tweetkeeper.store_stream_counts(bigint, bigint, bigint, bigint[], timestamptz[], bigint[], bigint[], bigint[], smallint[], bigint[], bigint[], timestamptz[], text[], bigint[])']) f;

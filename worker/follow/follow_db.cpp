@@ -137,6 +137,14 @@ std::int64_t FollowDb::MarkRead(const std::vector<std::int64_t>& follow_ids, std
   return r[0].as<std::int64_t>();
 }
 
+std::int64_t FollowDb::AccountStatus(std::int64_t follow_id, bool active, const std::string& status) {
+  pqxx::work tx(*connection_);
+  const pqxx::row r =
+      tx.exec_params1("SELECT tweetkeeper.store_account_status($1, $2, nullif($3, ''))", follow_id, active, status);
+  tx.commit();
+  return r[0].as<std::int64_t>();
+}
+
 std::int64_t FollowDb::DeletePosts(std::int64_t follow_id, const std::vector<std::string>& urls) {
   pqxx::work tx(*connection_);
   const pqxx::row r =

@@ -73,6 +73,10 @@ class FollowDb {
   std::int64_t MarkRead(const std::vector<std::int64_t>& follow_ids, std::int64_t checked_until_ms);
   // Posts of the account its stream says were deleted (delete_followed_posts()); how many marked.
   std::int64_t DeletePosts(std::int64_t follow_id, const std::vector<std::string>& urls);
+  // The stream's account event for a followed Bluesky account: not active (status: deleted,
+  // takendown, suspended, deactivated) marks its tracked posts gone, active brings them back
+  // (store_account_status()). Returns how many posts changed.
+  std::int64_t AccountStatus(std::int64_t follow_id, bool active, const std::string& status);
   // This session's leases end now (a stop).
   void Release();
 

@@ -228,14 +228,33 @@ void Follower::HandleFrames(const std::vector<std::string>& frames, bool catch_u
     } else if (e.kind == JetstreamEvent::Kind::kPostDeleted) {
       by_account[it->second].deleted.push_back(e.url());
     } else if (e.kind == JetstreamEvent::Kind::kAccount && !e.active) {
-      // Taken down, deleted, deactivated: marked missing, asked about again after the recheck.
+      // Taken down, deleted, deactivated: marked missing, asked about again after the recheck;
+      // its tracked posts go with it at once (the database decides which statuses take them).
       const auto h = held_.find(it->second);
       if (h != held_.end()) {
         db_.Resolve(it->second, {Account::Status::kMissing, "", "", "account " + (e.status.empty() ? "inactive" : e.status)});
+        const std::int64_t gone = db_.AccountStatus(it->second, false, e.status);
+        if (gone > 0) {
+          spdlog::info("Jetstream: account {} {}: {} tracked post(s) marked gone", e.did, e.status, gone);
+          telemetry_.FollowDeleted(gone);
+        }
         h->second->f.status = "missing";
         h->second->next_poll_ms = INT64_MAX / 2;
         covered_.erase(it->second);
         next_claim_ms_ = 0;
+      }
+    } else if (e.kind == JetstreamEvent::Kind::kAccount) {
+      // Active (again): the posts its going took come back (due at once), and the account is
+      // resolved anew, its gap read from its feed, as a newly followed one.
+      const auto h = held_.find(it->second);
+      if (h != held_.end()) {
+        const std::int64_t back = db_.AccountStatus(it->second, true, "");
+        if (back > 0) spdlog::info("Jetstream: account {} active again: {} tracked post(s) back", e.did, back);
+        if (h->second->f.status == "missing") {
+          h->second->f.status = "resolving";
+          h->second->next_poll_ms = 0;
+          next_claim_ms_ = 0;
+        }
       }
     }
   }

@@ -100,7 +100,20 @@ Parsed ParseCountEvent(std::string_view frame, CountEvent* event, std::string* r
   CountEvent e;
   e.time_us = time->GetInt64();
   *event = e;
-  const Value* commit = StringMember(doc, "kind") == "commit" ? Member(doc, "commit") : nullptr;
+  const std::string_view kind = StringMember(doc, "kind");
+  if (kind == "account") {
+    const Value* account = Member(doc, "account");
+    if (account == nullptr || !account->IsObject()) return Parsed::kNothing;
+    const Value* active = Member(*account, "active");
+    const std::string_view status = StringMember(*account, "status");
+    if (active == nullptr || !active->IsBool() || status.size() > 40 || !NameOk(status.empty() ? did : status))
+      return Parsed::kNothing;
+    event->did = std::string(did);
+    event->active = active->GetBool();
+    event->status = std::string(status);
+    return Parsed::kAccount;
+  }
+  const Value* commit = kind == "commit" ? Member(doc, "commit") : nullptr;
   if (commit == nullptr || !commit->IsObject()) return Parsed::kNothing;
   const std::string_view collection = StringMember(*commit, "collection");
   const std::string_view operation = StringMember(*commit, "operation");

@@ -33,6 +33,11 @@ struct CountEvent {
   // The record, per kind it counts as: a 64-bit hash of its author, collection and key (and kind),
   // the same for its create and its delete.
   std::array<std::uint64_t, kKinds> record{};
+  // An account event (Parsed::kAccount): whose, whether active, and if not why (Jetstream's
+  // status: deleted, takendown, suspended, deactivated, ...; at most 40 characters).
+  std::string did;
+  bool active = true;
+  std::string status;
 };
 
 // The key of a record counted as `kind` (FNV-1a of "did collection rkey kind").
@@ -41,9 +46,10 @@ std::uint64_t RecordKey(std::string_view did, std::string_view collection, std::
 // The post an at:// URI names, "" when it names no post (another collection, a malformed URI).
 PostKey PostOf(std::string_view at_uri);
 
-enum class Parsed { kEvent, kNothing, kRefused };
+enum class Parsed { kEvent, kNothing, kAccount, kRefused };
 // One frame: kEvent (event filled), kNothing (a Jetstream event that counts for nothing; time_us
-// still set, the position moves), or kRefused (reason says why; not a Jetstream event).
+// still set, the position moves), kAccount (an account event: did, active, status; it counts for
+// nothing either), or kRefused (reason says why; not a Jetstream event).
 Parsed ParseCountEvent(std::string_view frame, CountEvent* event, std::string* reason);
 
 }  // namespace tweetkeeper::worker::stream

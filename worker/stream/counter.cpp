@@ -252,6 +252,13 @@ ReadResult Counter::Decide(std::int64_t id, const PostKey& key, std::int64_t as_
   return ReadResult::kAdopted;
 }
 
+void Counter::Account(const CountEvent& e) {
+  pending_.account_dids.push_back(e.did);
+  pending_.account_actives.push_back(e.active);
+  pending_.account_statuses.push_back(e.status);
+  Pass(e.time_us);
+}
+
 Flush Counter::Take() {
   Flush f = std::move(pending_);
   pending_ = Flush();
@@ -282,6 +289,9 @@ void Counter::Restore(const Flush& f) {
   prepend(pending_.read_as_of_us, f.read_as_of_us);
   prepend(pending_.read_results, f.read_results);
   prepend(pending_.differences, f.differences);
+  prepend(pending_.account_dids, f.account_dids);
+  prepend(pending_.account_actives, f.account_actives);
+  prepend(pending_.account_statuses, f.account_statuses);
   pending_.events += f.events;
   pending_.counted += f.counted;
 }

@@ -41,7 +41,12 @@ struct Flush {
   std::vector<std::int64_t> read_ids, read_as_of_us;
   std::vector<ReadResult> read_results;
   std::vector<std::int64_t> differences;  // four per read (0s but for kCompared)
-  bool empty() const { return ids.empty() && keys.empty() && gone.empty() && read_ids.empty(); }
+  // Account events, in the stream's order (store_stream_accounts()).
+  std::vector<std::string> account_dids, account_statuses;
+  std::vector<bool> account_actives;
+  bool empty() const {
+    return ids.empty() && keys.empty() && gone.empty() && read_ids.empty() && account_dids.empty();
+  }
 };
 
 class Counter {
@@ -64,6 +69,8 @@ class Counter {
   void Apply(const CountEvent& e);
   // An event that counts for nothing still moves the position.
   void Pass(std::int64_t time_us);
+  // An account event (Parsed::kAccount): passed on with the next flush, and the position moves.
+  void Account(const CountEvent& e);
 
   // A read of post `id` (its key) as of as_of_us with these counts; `counted`: the database
   // counts it with the stream already. The difference (read minus stream) when compared. The next

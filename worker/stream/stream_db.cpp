@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include "queue/payload.hpp"
 #include "service/database_state.hpp"
 
 namespace tweetkeeper::worker::stream {
@@ -93,6 +94,14 @@ std::vector<WaitingRead> StreamDb::ReadsDue(std::int64_t upto_us, int max_reads)
 
 std::vector<std::int64_t> StreamDb::Store(const Flush& f) {
   pqxx::work tx(*connection_);
+  // The account events first: a post gone with its account is not counted by this flush.
+  if (!f.account_dids.empty()) {
+    std::string actives = "{";
+    for (std::size_t i = 0; i < f.account_actives.size(); ++i) actives += std::string(i ? "," : "") + (f.account_actives[i] ? "t" : "f");
+    actives += "}";
+    tx.exec_params("SELECT tweetkeeper.store_stream_accounts($1::text[], $2::boolean[], $3::text[])",
+                   TextArrayLiteral(f.account_dids), actives, TextArrayLiteral(f.account_statuses));
+  }
   const std::string sql = "SELECT unnest(tweetkeeper.store_stream_counts($1, $2, $3, $4::bigint[], " + UsArray(5) +
                           ", $6::bigint[], $7::bigint[], $8::bigint[], $9::smallint[], $10::bigint[], $11::bigint[], " +
                           UsArray(12) + ", $13::text[], $14::bigint[]))";

@@ -165,6 +165,11 @@ int StreamReader::Run() {
         switch (ParseCountEvent(frame, &e, &reason)) {
           case Parsed::kEvent: counter.Apply(e); break;
           case Parsed::kNothing: counter.Pass(e.time_us); break;
+          case Parsed::kAccount:
+            // (Read again to fill the ring: passed on before.)
+            if (e.time_us > counted_from) counter.Account(e);
+            else counter.Pass(e.time_us);
+            break;
           case Parsed::kRefused:
             if (lag.refused++ == 0) spdlog::warn("stream: a frame refused: {}", reason);
             continue;
