@@ -38,6 +38,8 @@ int adaptive_max_gap_s = 3 * 86400;
 int adaptive_stop_quiet_s = 2 * 86400;
 int adaptive_keep_engaged = 1;
 double adaptive_share = 0.05;
+int done_recheck_s = 30 * 86400;
+double compliance_price = 0.0;
 char* refresh_policy = nullptr;
 bool bluesky_stream_counts = false;
 int stream_reconcile_factor = 12;
@@ -257,6 +259,16 @@ void DefinePolicySettings() {
       "tweetkeeper.adaptive_share",
       "An adaptive post is read again when its counts have probably grown by this share.",
       nullptr, &adaptive_share, 0.05, 0.001, 1.0, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "tweetkeeper.done_recheck",
+      "How often a post past its last refresh is checked for deletion (0: never).",
+      "X's posts through batch compliance jobs (the X worker's --compliance), Bluesky's and Mastodon's "
+      "by batch reads.",
+      &done_recheck_s, 30 * 86400, 0, 3650 * 86400, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomRealVariable(
+      "tweetkeeper.compliance_price",
+      "What X charges per post id a compliance job checks, in dollars (X's price list names none: 0).",
+      nullptr, &compliance_price, 0.0, 0.0, 1.0, PGC_SUSET, 0, nullptr, nullptr, nullptr);
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ extern int adaptive_max_gap_s;
 extern int adaptive_stop_quiet_s;  // 0: never stops a post early
 extern int adaptive_keep_engaged;
 extern double adaptive_share;
+extern int done_recheck_s;
+extern double compliance_price;
 extern bool bluesky_stream_counts;
 extern int stream_reconcile_factor;
 extern int stream_stale_after_s;

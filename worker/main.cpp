@@ -18,6 +18,7 @@
 
 #include "archive/warc.hpp"
 #include "cli/options.hpp"
+#include "compliance/compliance_runner.hpp"
 #include "http/http_client.hpp"
 #include "credentials/credentials.hpp"
 #include "provider/factory.hpp"
@@ -276,6 +277,17 @@ int main(int argc, char** argv) {
       if (const std::optional<int> failed = RecordExchanges(o, ro)) return *failed;
     if (o.follow) return Follow(o, std::move(ro));
     if (o.stream_counts) return StreamCounts(o);
+    tk::compliance::ComplianceOptions co;
+    if (o.provider == "x-v2" && o.compliance) {
+      co.name = o.name;
+      co.dsn = o.dsn;
+      co.api_url = o.api.base;
+      co.tokens = ro.tokens;
+      co.http = ro.http;
+      co.poll = std::chrono::seconds(o.compliance_poll_s);
+      co.max_ids = o.compliance_max_ids;
+      co.allow_private_hosts = o.allow_private_hosts;
+    }
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));
     if (const std::optional<int> failed = ServeMetrics(runner.telemetry(), o.metrics_address)) return *failed;
     SignalThread signals(runner.stop_signal());  // a signal also ends the wait for the database
@@ -284,7 +296,14 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       return Fail(tk::kExitRuntime, e.what());
     }
-    return runner.Run();
+    // X's compliance jobs beside the slots, until they stop.
+    std::thread compliance;
+    if (!co.tokens.empty())
+      compliance = std::thread([&co, &runner] { tk::compliance::ComplianceRunner(co, runner.stop_signal()).Run(); });
+    const int rc = runner.Run();
+    runner.stop_signal().RequestStop();
+    if (compliance.joinable()) compliance.join();
+    return rc;
   } catch (const std::exception& e) {
     return Fail(tk::kExitRuntime, e.what());
   }

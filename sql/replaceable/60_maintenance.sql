@@ -174,6 +174,9 @@ BEGIN
        WHERE t.watch_until IS NOT NULL AND t.watch_until <= now() AND t.lease_id IS NULL
        ORDER BY t.watch_until LIMIT 1000))$q$;
 
+  -- Bluesky's and Mastodon's posts past their last refresh due for a check (tweetkeeper.done_recheck):
+  -- due now for a read (X's are checked by compliance jobs), a thousand a tick.
+  PERFORM tweetkeeper_internal.recheck_done_posts(1000);
   -- A batch claimable now (x_claimable(): claim_batch()'s own test; claim_wait() for Bluesky's
   -- and Mastodon's posts): the idle workers of that network are told, X's with how many tweets,
   -- the others with the network's name (each worker listens for its own).

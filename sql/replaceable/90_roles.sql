@@ -107,3 +107,7 @@ GRANT EXECUTE ON FUNCTION stream_take(text, interval, interval), stream_held_pos
                       bigint[], timestamptz[], text[], bigint[]),
   store_stream_accounts(text[], boolean[], text[])
   TO tweetkeeper_worker;
+-- X's compliance jobs (41_rechecks.sql): a credential's job, under its lease.
+GRANT EXECUTE ON FUNCTION compliance_claim(text, text, integer, interval), compliance_update(bigint, text, text, text),
+  store_compliance_results(bigint, bigint[], text[])
+  TO tweetkeeper_worker;

@@ -48,6 +48,7 @@ CREATE TABLE tweets (
                                  --   NULL: its network's (tweetkeeper.refresh_policy)
   adaptive_state bigint,         -- the adaptive policy's state after its last read (extension/adaptive.cpp:
                                  --   the gap chosen, when its counts last moved, why; why_due shows it)
+  rechecked_at timestamptz,      -- past its last refresh: when an X compliance job last found it there
   CONSTRAINT tweets_pkey PRIMARY KEY (tweet_id),
   CONSTRAINT tweets_due_unless_finished CHECK ((state IN ('done', 'deleted')) = (due_at IS NULL)),
   CONSTRAINT tweets_delay_when_due CHECK (due_at IS NULL OR delay IS NOT NULL),
@@ -82,6 +83,13 @@ COMMENT ON TABLE tweets IS 'Tracked tweets: latest metrics and the next refresh.
 -- X's claim indexes hold X's tweets only (tweet_id > 0), so posts of other networks never stand
 -- in an X claim's way; those are claimed per endpoint from tweets_endpoint_due_idx.
 CREATE INDEX tweets_lateness_idx ON tweets (delay, due_at) WHERE due_at IS NOT NULL AND tweet_id > 0;
+-- Posts past their last refresh, by when they were last found there (read, or an X compliance
+-- job): the next to check for deletion (tweetkeeper.done_recheck; sql/replaceable/41_rechecks.sql),
+-- X's by compliance jobs, the others' by reads.
+CREATE INDEX tweets_x_recheck_idx ON tweets ((greatest(updated_at, rechecked_at, created_at)))
+  WHERE state = 'done' AND tweet_id > 0;
+CREATE INDEX tweets_posts_recheck_idx ON tweets ((greatest(updated_at, rechecked_at, created_at)))
+  WHERE state = 'done' AND tweet_id < 0;
 CREATE INDEX tweets_watched_idx ON tweets (due_at) WHERE watch_until IS NOT NULL AND tweet_id > 0;
 CREATE INDEX tweets_endpoint_due_idx ON tweets (endpoint COLLATE "C", due_at) WHERE due_at IS NOT NULL AND tweet_id < 0;
 -- The oldest due Mastodon status of all, whatever its server: claim_posts() asks it first.

@@ -181,3 +181,12 @@ ON CONFLICT ON CONSTRAINT tombstones_pkey DO NOTHING;
 -- An author's posts, found by a Bluesky account event (issue 53: a deleted, taken down, suspended or
 -- deactivated account takes its posts with it).
 CREATE INDEX post_refs_author_idx ON tweetkeeper.post_refs (network, host, author);
+
+-- Posts past their last refresh are checked for deletion (issue 53, tweetkeeper.done_recheck): when
+-- an X compliance job last found each there, the jobs, and the indexes the next checks are read from.
+ALTER TABLE tweetkeeper.tweets ADD COLUMN rechecked_at timestamptz;
+CREATE INDEX tweets_x_recheck_idx ON tweetkeeper.tweets ((greatest(updated_at, rechecked_at, created_at)))
+  WHERE state = 'done' AND tweet_id > 0;
+CREATE INDEX tweets_posts_recheck_idx ON tweetkeeper.tweets ((greatest(updated_at, rechecked_at, created_at)))
+  WHERE state = 'done' AND tweet_id < 0;
+-- include sql/schema/41_rechecks.sql

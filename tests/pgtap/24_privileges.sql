@@ -20,6 +20,8 @@ INSERT INTO contract SELECT 'tweetkeeper_worker', f::regprocedure::text FROM unn
   'tweetkeeper.follow_read_allowed(text)', 'tweetkeeper.mark_follows_read(bigint[], timestamptz)',
   'tweetkeeper.delete_followed_posts(bigint, text[])', 'tweetkeeper.follow_shares(text, text)',
   'tweetkeeper.store_account_status(bigint, boolean, text)', 'tweetkeeper.store_stream_accounts(text[], boolean[], text[])',
+  'tweetkeeper.compliance_claim(text, text, integer, interval)', 'tweetkeeper.compliance_update(bigint, text, text, text)',
+  'tweetkeeper.store_compliance_results(bigint, bigint[], text[])',
   'tweetkeeper.stream_take(text, interval, interval)', 'tweetkeeper.stream_held_posts()',
   'tweetkeeper.stream_held_records()', 'tweetkeeper.stream_reads_due(timestamptz, integer)',
   'tweetkeeper.store_stream_counts(bigint, bigint, bigint, bigint[], timestamptz[], bigint[], bigint[], bigint[], smallint[], bigint[], bigint[], timestamptz[], text[], bigint[])']) f;

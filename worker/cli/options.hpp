@@ -58,6 +58,11 @@ struct Options {
   // --stream-counts (bluesky): count likes, reposts, replies and quotes of tracked posts from
   // Jetstream (stream/stream_reader.hpp) instead of refreshing.
   bool stream_counts = false;
+  // --compliance (x-v2, on by default): check X posts past their last refresh with batch
+  // compliance jobs (compliance/compliance_runner.hpp) beside the refreshing slots.
+  bool compliance = true;
+  int compliance_poll_s = 60;        // --compliance-poll
+  int compliance_max_ids = 100000;   // --compliance-max-ids
   double stream_flush_s = 2;        // --stream-flush: how often counts, history and position are stored
   int stream_ring_s = 120;          // --stream-ring: events kept to place reads in time
   int stream_warm_s = 30;           // --stream-warm: read again before counting starts, into the ring

@@ -53,6 +53,18 @@ void AddRefreshOptions(CLI::App& app, Options& o, std::vector<std::string>& inst
   app.add_option("--instance", instances,
                  "mastodon: send server HOST's requests to URL instead of https://HOST (repeatable; tests, proxies)")
       ->type_name("HOST=URL");
+  app.add_flag("--compliance,!--no-compliance", o.compliance,
+               "x-v2: check the X posts past their last refresh for deletion every tweetkeeper.done_recheck with "
+               "X's batch compliance jobs, beside refreshing (on by default; --no-compliance: not this worker)");
+  app.add_option("--compliance-poll", o.compliance_poll_s,
+                 "x-v2: seconds between questions about a compliance job (X allows 150 per 15 minutes)")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  app.add_option("--compliance-max-ids", o.compliance_max_ids, "x-v2: post ids per compliance job")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str()
+      ->type_name("N");
   app.add_flag("--allow-private-hosts", o.allow_private_hosts,
                "mastodon: let a server named in a post's URL resolve to a loopback, private or link-local address "
                "(refused by default: anyone who can schedule a post picks that host)");

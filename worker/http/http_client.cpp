@@ -128,6 +128,12 @@ HttpClient::~HttpClient() {
 
 HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_token, const std::atomic<bool>* abort,
                              Reach reach) {
+  return Send("GET", url, bearer_token, "", "", abort, reach);
+}
+
+HttpResponse HttpClient::Send(const std::string& method, const std::string& url, const std::string& bearer_token,
+                              const std::string& body, const std::string& content_type, const std::atomic<bool>* abort,
+                              Reach reach) {
   HttpResponse response;
   if (reach == Reach::kPublicOnly && !public_curl_) public_curl_ = curl_easy_init();
   CURL* const curl = reach == Reach::kPublicOnly ? public_curl_ : curl_;
@@ -142,10 +148,18 @@ HttpResponse HttpClient::Get(const std::string& url, const std::string& bearer_t
   const std::string auth = "Authorization: Bearer " + bearer_token;
   curl_slist* header_list = bearer_token.empty() ? nullptr : curl_slist_append(nullptr, auth.c_str());
   header_list = curl_slist_append(header_list, "Accept: application/json");
+  const std::string type = "Content-Type: " + content_type;
+  if (!content_type.empty()) header_list = curl_slist_append(header_list, type.c_str());
 
   curl_easy_reset(curl);  // keeps the connection cache, drops options of the previous request
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  if (method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    if (method != "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");

@@ -1,5 +1,5 @@
 #pragma once
-// A small libcurl client: one GET with a bearer token, bounded by a connect and a total timeout.
+// A small libcurl client: one GET (or POST, PUT) with a bearer token, bounded by a connect and a total timeout.
 // No retries inside: the caller decides (release the batch, back off).
 
 #include <atomic>
@@ -57,6 +57,10 @@ class HttpClient {
   // `abort`, when set to true by another thread, cuts the transfer short (fast shutdown).
   HttpResponse Get(const std::string& url, const std::string& bearer_token, const std::atomic<bool>* abort = nullptr,
                    Reach reach = Reach::kAny);
+  // The same with a method of its own (POST, PUT) and a body of content_type (X's compliance jobs).
+  HttpResponse Send(const std::string& method, const std::string& url, const std::string& bearer_token,
+                    const std::string& body, const std::string& content_type, const std::atomic<bool>* abort = nullptr,
+                    Reach reach = Reach::kAny);
 
  private:
   HttpOptions options_;
