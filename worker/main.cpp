@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
     tk::compliance::ComplianceOptions co;
     if (o.provider == "x-v2" && o.compliance) {
       co.name = o.name;
-      co.dsn = o.dsn;
+      co.dsns = o.dsns.size() > 1 ? o.dsns : std::vector<std::string>{o.dsn};
       co.api_url = o.api.base;
       co.tokens = ro.tokens;
       co.http = ro.http;

@@ -84,10 +84,11 @@ void ComplianceRunner::Run() {
                "asked about every {} s)", options_.tokens.size(), options_.poll.count());
   while (!stop_.stopping()) {
     bool open = false;
+    for (const std::string& dsn : options_.dsns)
     for (const auto& [credential, token] : options_.tokens) {
       if (stop_.stopping() || token.empty()) continue;
       try {
-        open = Turn(credential, token) || open;
+        open = Turn(dsn, credential, token) || open;
       } catch (const pqxx::broken_connection& e) {
         spdlog::warn("compliance: no database ({}); trying again later", e.what());
       } catch (const pqxx::sql_error& e) {
@@ -101,8 +102,8 @@ void ComplianceRunner::Run() {
   }
 }
 
-bool ComplianceRunner::Turn(const std::string& credential, const std::string& token) {
-  Db db(options_.dsn);
+bool ComplianceRunner::Turn(const std::string& dsn, const std::string& credential, const std::string& token) {
+  Db db(dsn);
   const std::optional<Claimed> job = db.Claim(options_.name, credential, options_.max_ids, options_.lease_seconds);
   if (!job) return false;
   HttpClient http(options_.http);
@@ -134,7 +135,7 @@ bool ComplianceRunner::Turn(const std::string& credential, const std::string& to
     }
   }
   if (x.status == "created") {
-    if (uploaded_.count(job->id)) return true;  // (X has not taken the upload in yet)
+    if (uploaded_.count({dsn, job->id})) return true;  // (X has not taken the upload in yet)
     bool same_host = false;
     if (const std::string refused = StorageUrlRefusal(x.upload_url, base, &same_host); !refused.empty()) {
       spdlog::warn("compliance: job {}: X's upload URL is refused: {}", job->id, refused);
@@ -147,7 +148,7 @@ bool ComplianceRunner::Turn(const std::string& credential, const std::string& to
       spdlog::warn("compliance: job {}: uploading its {} ids failed: {}", job->id, job->ids.size(), Describe(u));
       return true;
     }
-    uploaded_.insert(job->id);
+    uploaded_.insert({dsn, job->id});
     spdlog::info("compliance: job {}: {} ids uploaded", job->id, job->ids.size());
   } else if (x.status == "in_progress") {
     if (job->status != "in_progress") db.Update(job->id, x.id, "in_progress", "");
@@ -168,12 +169,12 @@ bool ComplianceRunner::Turn(const std::string& credential, const std::string& to
       spdlog::warn("compliance: job {}: {} result line(s) refused, the first: {}", job->id, results.refused,
                    results.first_refusal);
     const int gone = db.Store(job->id, results);
-    uploaded_.erase(job->id);
+    uploaded_.erase({dsn, job->id});
     spdlog::info("compliance: job {} (X's {}) complete: {} ids checked, {} named out of compliance, {} post(s) gone now",
                  job->id, x.id, job->ids.size(), results.ids.size(), gone);
   } else {  // failed, expired
     db.Update(job->id, x.id, x.status, "X says the job " + x.status);
-    uploaded_.erase(job->id);
+    uploaded_.erase({dsn, job->id});
     spdlog::warn("compliance: job {} (X's {}) {}: its posts are due for a check again within a day", job->id, x.id,
                  x.status);
     return false;

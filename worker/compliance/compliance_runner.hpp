@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <set>
+#include <utility>
 #include <string>
+#include <vector>
 
 #include "credentials/credentials.hpp"
 #include "http/http_client.hpp"
@@ -20,7 +22,7 @@ namespace tweetkeeper::worker::compliance {
 
 struct ComplianceOptions {
   std::string name;
-  std::string dsn;
+  std::vector<std::string> dsns;  // every --dsn: each node's posts are checked by its own jobs
   std::string api_url;      // X's API base (--api-url)
   Credentials tokens;       // credential name -> bearer token
   HttpOptions http;         // never with a WARC recorder: the signed URLs grant access
@@ -38,11 +40,11 @@ class ComplianceRunner {
 
  private:
   // One credential's turn: true while it has a job open (asked about again after --compliance-poll).
-  bool Turn(const std::string& credential, const std::string& token);
+  bool Turn(const std::string& dsn, const std::string& credential, const std::string& token);
 
   ComplianceOptions options_;
   StopSignal& stop_;
-  std::set<std::int64_t> uploaded_;  // jobs whose ids this worker uploaded
+  std::set<std::pair<std::string, std::int64_t>> uploaded_;  // jobs (database, job) whose ids this worker uploaded
 };
 
 }  // namespace tweetkeeper::worker::compliance
