@@ -191,6 +191,20 @@ out=$("$EXPORT" --dsn "$reader" --format dataset --collection study "$dir/half" 
 rc=$?
 [ $rc = 2 ] && [[ $out == *"half.partial exists: an export into"*"failed or is running"* ]] && [ ! -e "$dir/half" ]
 tk_ok "a partial directory left by a failed export is recognised, not taken for a dataset (rc $rc)" $? "$out"
+# An export that fails after writing most files (a role that may read all but mortality_by_age,
+# which the datasheet reads last): exit 1, nothing left, neither the directory nor a partial one.
+tk_psql >/dev/null <<'SQL'
+CREATE ROLE tk_partial LOGIN;
+GRANT USAGE ON SCHEMA tweetkeeper TO tk_partial;
+GRANT SELECT ON ALL TABLES IN SCHEMA tweetkeeper TO tk_partial;
+REVOKE SELECT ON tweetkeeper.mortality_by_age FROM tk_partial;
+GRANT EXECUTE ON FUNCTION tweetkeeper.metrics_at(bigint[], interval[]), tweetkeeper.unpack_history(bytea),
+  tweetkeeper.settings() TO tk_partial;
+SQL
+out=$("$EXPORT" --dsn "$TK_DSN dbname=tweetkeeper user=tk_partial" --format dataset --collection study "$dir/failed" 2>&1)
+rc=$?
+[ $rc = 1 ] && [[ $out == *"permission denied for view mortality_by_age"* ]] && [ ! -e "$dir/failed" ] && [ ! -e "$dir/failed.partial" ]
+tk_ok "an export failing at its last query (the datasheet's): exit 1, no directory, no partial one left (rc $rc)" $? "$out"
 out=$("$EXPORT" --dsn "$reader" --format dataset --collection nosuch "$dir/nosuch" 2>&1)
 rc=$?
 [ $rc = 2 ] && [[ $out == *"no collection 'nosuch'"* ]] && [ ! -e "$dir/nosuch" ]
