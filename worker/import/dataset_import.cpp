@@ -45,7 +45,7 @@ struct Dataset {
   std::vector<std::int64_t> x_ids;
   std::vector<std::string> urls;  // Bluesky and Mastodon
   std::uint64_t bluesky = 0, mastodon = 0;
-  std::vector<Observation> history;
+  std::uint64_t observations = 0;  // in history.csv (read again, in chunks, as it is stored)
 };
 
 std::optional<std::string> ReadWhole(const std::string& path) {
@@ -138,7 +138,9 @@ std::optional<std::int64_t> Count(const std::string& field, bool* bad) {
   return v;
 }
 
-bool ReadHistory(const std::string& path, Dataset& d) {
+// Each observation of history.csv to `each`, in order; false (said why) for a bad line or file.
+template <typename Each>
+bool ReadHistory(const std::string& path, Each&& each) {
   bool header = false;
   const bool ok = EachLine(path, [&](std::uint64_t number, const std::string& where, std::string_view line) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -157,7 +159,7 @@ bool ReadHistory(const std::string& path, Dataset& d) {
     const int into[6] = {2, 0, 1, 3, 4, 5};
     for (int k = 0; k < 6; ++k) o.counts[into[k]] = Count((*fields)[4 + k], &bad);
     if (bad) return Bad(where + "a count is not a whole number");
-    d.history.push_back(std::move(o));
+    each(std::move(o));
     return true;
   });
   return ok && (header || Bad(path + ": empty (not even its header)"));
@@ -175,13 +177,13 @@ bool ReadDataset(const std::string& dir, Dataset& d) {
   bool ok = ReadReferences(dir + "/" + ex::kXIds, true, "", d, x);
   ok = ReadReferences(dir + "/" + ex::kBlueskyUris, false, "at://", d, d.bluesky) && ok;
   ok = ReadReferences(dir + "/" + ex::kMastodonUrls, false, "https://", d, d.mastodon) && ok;
-  return ReadHistory(dir + "/" + ex::kHistory, d) && ok;
+  return ReadHistory(dir + "/" + ex::kHistory, [&](Observation&&) { ++d.observations; }) && ok;
 }
 
-std::string CountsLiteral(const std::vector<Observation>& obs, std::size_t from, std::size_t to) {
+std::string CountsLiteral(const std::vector<Observation>& obs) {
   std::string s = "{";
-  for (std::size_t i = from; i < to; ++i) {
-    s += i > from ? ",{" : "{";
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    s += i > 0 ? ",{" : "{";
     for (int k = 0; k < 6; ++k) {
       if (k) s += ',';
       s += obs[i].counts[k] ? std::to_string(*obs[i].counts[k]) : "NULL";
@@ -197,7 +199,8 @@ struct Imported {
 };
 
 // Everything in one transaction: all or nothing.
-void Write(pqxx::connection& conn, const Dataset& d, const std::string& collection, Imported& r) {
+void Write(pqxx::connection& conn, const std::string& dir, const Dataset& d, const std::string& collection,
+           Imported& r) {
   pqxx::work tx(conn);
   r.started = tx.exec1("SELECT now()::text")[0].as<std::string>();
   tx.exec_params("SELECT tweetkeeper.create_collection($1, 'import')", collection);
@@ -211,17 +214,27 @@ void Write(pqxx::connection& conn, const Dataset& d, const std::string& collecti
     r.added += tx.exec_params1("SELECT tweetkeeper.schedule_posts($1::text[])", TextArrayLiteral(urls))[0].as<std::uint64_t>();
     tx.exec_params("SELECT tweetkeeper.collect_posts($1, $2::text[])", collection, TextArrayLiteral(urls));
   }
-  for (std::size_t i = 0; i < d.history.size(); i += kChunk) {
-    const std::size_t to = std::min(i + kChunk, d.history.size());
+  // history.csv read again (checked whole before), kChunk observations a call: memory stays
+  // small however long the history.
+  std::vector<Observation> chunk;
+  const auto send = [&] {
+    if (chunk.empty()) return;
     std::vector<std::string> urls, times;
-    for (std::size_t k = i; k < to; ++k) {
-      urls.push_back(d.history[k].url);
-      times.push_back(d.history[k].observed_at);
+    for (const Observation& o : chunk) {
+      urls.push_back(o.url);
+      times.push_back(o.observed_at);
     }
     r.stored += tx.exec_params1("SELECT tweetkeeper.import_history($1::text[], $2::timestamptz[], $3::bigint[])",
-                                TextArrayLiteral(urls), TextArrayLiteral(times), CountsLiteral(d.history, i, to))[0]
+                                TextArrayLiteral(urls), TextArrayLiteral(times), CountsLiteral(chunk))[0]
                     .as<std::uint64_t>();
-  }
+    chunk.clear();
+  };
+  if (!ReadHistory(dir + "/" + ex::kHistory, [&](Observation&& o) {
+        chunk.push_back(std::move(o));
+        if (chunk.size() == kChunk) send();
+      }))
+    throw std::runtime_error(dir + "/" + ex::kHistory + " changed while it was imported");
+  send();
   // The dataset's posts, by id, for the wait (want: as tweetkeeper-export --ids reads them).
   ex::CreateWant(tx);
   std::vector<std::int64_t> ids = d.x_ids;
@@ -270,7 +283,7 @@ int ImportDataset(const DatasetOptions& o) {
   std::unique_ptr<pqxx::connection> conn = ex::ConnectOrSay(o.dsn, "tweetkeeper-import");
   if (!conn) return kExitDatabase;
   try {
-    Write(*conn, d, collection, r);
+    Write(*conn, o.dir, d, collection, r);
   } catch (const pqxx::sql_error& e) {
     std::cerr << "tweetkeeper-import: " << o.dir << ": nothing imported: "
               << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn);
@@ -288,7 +301,7 @@ int ImportDataset(const DatasetOptions& o) {
                    "{:.1f} s",
                    o.dir, Thousands(posts), Thousands(d.x_ids.size()), Thousands(d.bluesky), Thousands(d.mastodon),
                    Thousands(r.added), Thousands(posts - r.added), conn->quote(collection), Thousands(r.stored),
-                   Thousands(d.history.size()), secs)
+                   Thousands(d.observations), secs)
             << std::endl;
   if (o.wait_seconds <= 0) return 0;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(o.wait_seconds);
