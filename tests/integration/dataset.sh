@@ -172,6 +172,13 @@ tk_ok_if "history.csv: every observation of the posts kept, and their last reads
 tk_ok_if "curves.csv: one row per post kept ($n_kept) at the three ages" \
   "[ $(($(wc -l <"$ds/curves.csv") - 1)) = $n_kept ] && head -1 '$ds/curves.csv' | grep -q 'like_count_${a}s,'"
 
+# tweetkeeper-report reads the same selection.
+"$TK_BUILD/worker/tweetkeeper-report" --dsn "$reader" --collection study -o "$dir/report.html" 2>"$dir/report.err"
+rc=$?
+[ $rc = 0 ] && grep -q "$n_kept posts (all networks, collection study); deleted and unavailable ones left out" "$dir/report.err" &&
+  grep -q "Posts: $n_kept posts (all networks, collection study)" "$dir/report.html"
+tk_ok "tweetkeeper-report --collection study: the report of the $n_kept posts kept (rc $rc)" $? "$(cat "$dir/report.err")"
+
 # More X ids than X's terms allow to one recipient in 30 days: refused, nothing written.
 n_x=$(expect x post_id | wc -l)
 out=$("$EXPORT" --dsn "$reader" --format dataset --collection study --x-ids-shared $((1500000 - n_x + 1)) "$dir/too-many" 2>&1)
