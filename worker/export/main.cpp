@@ -4,6 +4,8 @@
 // or with --history one row per observation). It reads through a cursor in one REPEATABLE READ
 // transaction: constant memory, one consistent snapshot. Posts found deleted or unavailable
 // (a tombstone) are left out. A file is written as FILE.partial and renamed when complete.
+// --format dataset DIR writes a dataset to share (export/dataset.hpp) into DIR.partial, renamed
+// to DIR once complete.
 // Exit: 0 all written, 1 database or output error, 2 bad usage or unreadable input, 3 some lines
 // of --ids were bad (the others exported), as tweetkeeper-import.
 
@@ -407,42 +409,40 @@ std::vector<std::optional<std::string>> CsvHeader(const Options& o) {
 // Every row of q through a cursor in tx (closed at the end): an exit code when writing failed
 // (a database error is thrown).
 std::optional<int> StreamRows(pqxx::work& tx, const Options& o, const Queries& q, Output& out, Written& written) {
-  {
-    const std::uint64_t total = tx.exec1(q.count)[0].as<std::uint64_t>();
-    tweetkeeper::worker::Progress progress("tweetkeeper-export", o.twarc2() ? "posts" : "rows",
-                                           o.twarc2() ? "posts written" : "rows written", total,
-                                           isatty(STDERR_FILENO) != 0, std::chrono::seconds(o.progress_every));
-    tx.exec("DECLARE export_rows NO SCROLL CURSOR FOR " + q.rows);
-    if (o.csv_like() && !out.Write(ex::CsvRow(CsvHeader(o)))) return out.FailWriting();
-    Twarc2Pages pages(out, written, o.answer_counts);
-    CurveRows curves(o.ages);
-    for (;;) {
-      const pqxx::result r = tx.exec("FETCH " + std::to_string(kFetch) + " FROM export_rows");
-      if (r.empty()) break;
-      for (const auto& row : r) {
-        if (o.twarc2()) {
-          if (!pages.Add(row)) return out.FailWriting();
-        } else if (o.curves()) {
-          const std::optional<std::string> line = curves.Add(row);
-          if (line && !out.Write(*line)) return out.FailWriting();
-        } else {
-          std::vector<std::optional<std::string>> fields;
-          std::vector<bool> typed;
-          for (const auto& f : row) {
-            fields.push_back(Field(f));
-            typed.push_back(Typed(f.type()));
-          }
-          if (!out.Write(ex::CsvRow(fields, typed))) return out.FailWriting();
+  const std::uint64_t total = tx.exec1(q.count)[0].as<std::uint64_t>();
+  tweetkeeper::worker::Progress progress("tweetkeeper-export", o.twarc2() ? "posts" : "rows",
+                                         o.twarc2() ? "posts written" : "rows written", total,
+                                         isatty(STDERR_FILENO) != 0, std::chrono::seconds(o.progress_every));
+  tx.exec("DECLARE export_rows NO SCROLL CURSOR FOR " + q.rows);
+  if (o.csv_like() && !out.Write(ex::CsvRow(CsvHeader(o)))) return out.FailWriting();
+  Twarc2Pages pages(out, written, o.answer_counts);
+  CurveRows curves(o.ages);
+  for (;;) {
+    const pqxx::result r = tx.exec("FETCH " + std::to_string(kFetch) + " FROM export_rows");
+    if (r.empty()) break;
+    for (const auto& row : r) {
+      if (o.twarc2()) {
+        if (!pages.Add(row)) return out.FailWriting();
+      } else if (o.curves()) {
+        const std::optional<std::string> line = curves.Add(row);
+        if (line && !out.Write(*line)) return out.FailWriting();
+      } else {
+        std::vector<std::optional<std::string>> fields;
+        std::vector<bool> typed;
+        for (const auto& f : row) {
+          fields.push_back(Field(f));
+          typed.push_back(Typed(f.type()));
         }
-        ++written.rows;
+        if (!out.Write(ex::CsvRow(fields, typed))) return out.FailWriting();
       }
-      progress.Update(written.rows, written.rows);
+      ++written.rows;
     }
-    if (!pages.Flush()) return out.FailWriting();
-    if (const std::optional<std::string> line = curves.Flush(); line && !out.Write(*line)) return out.FailWriting();
-    progress.Update(written.rows, written.rows, true);
-    tx.exec("CLOSE export_rows");
+    progress.Update(written.rows, written.rows);
   }
+  if (!pages.Flush()) return out.FailWriting();
+  if (const std::optional<std::string> line = curves.Flush(); line && !out.Write(*line)) return out.FailWriting();
+  progress.Update(written.rows, written.rows, true);
+  tx.exec("CLOSE export_rows");
   return std::nullopt;
 }
 
