@@ -71,6 +71,7 @@ suite follow wait programs tests/integration/follow.sh
 suite stream wait programs tests/integration/stream.sh # Jetstream counts exact through a drop, a kill, a restart and a gap
 suite spec wait programs tests/mock_api/spec/spec.sh
 suite networks wait programs tests/integration/networks.sh
+suite dataset wait programs tests/integration/dataset.sh # a dataset exported, imported, read again: the same curves
 suite accounted wait programs tests/integration/accounted.sh
 suite payloads wait programs tests/integration/payloads.sh
 suite prometheus wait programs tests/integration/prometheus.sh

@@ -63,6 +63,8 @@ GRANT EXECUTE ON FUNCTION create_partitions(), apply_retention(), housekeeping(i
 GRANT EXECUTE ON FUNCTION unpack_history(bytea), history_span(timestamptz), metrics_at(bigint[], interval[]),
   crossing_seconds(numeric, bigint, bigint, bigint, timestamptz, timestamptz, timestamptz) TO tweetkeeper_reader;
 GRANT EXECUTE ON FUNCTION compact_history(integer) TO tweetkeeper_admin;
+-- (A dataset's history: the admin's, never a worker's, which stores only what it read.)
+GRANT EXECUTE ON FUNCTION import_history(text[], timestamptz[], bigint[]) TO tweetkeeper_admin;
 
 -- Without shared_preload_libraries everything above works, but the background worker does not.
 DO $$

@@ -55,7 +55,7 @@ INSERT INTO contract SELECT 'tweetkeeper_admin', f::regprocedure::text FROM unne
   'tweetkeeper.follow(text)', 'tweetkeeper.follow_accounts(text[])',
   'tweetkeeper.unfollow(text)', 'tweetkeeper.create_collection(text, text)', 'tweetkeeper.collect(text, bigint[])',
   'tweetkeeper.collect_posts(text, text[])', 'tweetkeeper.uncollect(text, bigint[])',
-  'tweetkeeper.drop_collection(text)']) f;
+  'tweetkeeper.drop_collection(text)', 'tweetkeeper.import_history(text[], timestamptz[], bigint[])']) f;
 
 CREATE TEMP VIEW may AS
   SELECT r.role, p.oid::regprocedure::text AS fn

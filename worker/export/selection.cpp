@@ -19,6 +19,8 @@ void AddSelectionOptions(CLI::App& app, PostFilter& filter) {
   app.add_option("--since", filter.since,
                  "Only posts created at or after this time (e.g. 2026-11-01 or 2026-11-01T12:00Z)");
   app.add_option("--until", filter.until, "Only posts created before this time");
+  app.add_option("--collection", filter.collection, "Only the posts of this collection (tweetkeeper.collections)")
+      ->type_name("NAME");
   app.add_option("--ids", filter.ids_file, "Only the posts in this file: one id or post URL per line");
 }
 
@@ -35,20 +37,35 @@ std::unique_ptr<pqxx::connection> ConnectOrSay(const std::string& dsn, const cha
   }
 }
 
+void CreateWant(pqxx::transaction_base& tx) { tx.exec("CREATE TEMP TABLE want (id bigint, url text)"); }
+
+void AddWant(pqxx::transaction_base& tx, std::vector<std::int64_t>& ids, std::vector<std::string>& urls) {
+  if (!ids.empty()) tx.exec_params("INSERT INTO want (id) SELECT unnest($1::bigint[])", ArrayLiteral(ids));
+  if (!urls.empty()) tx.exec_params("INSERT INTO want (url) SELECT unnest($1::text[])", TextArrayLiteral(urls));
+  ids.clear();
+  urls.clear();
+}
+
+void ResolveWant(pqxx::transaction_base& tx) {
+  // A Bluesky or Mastodon URL names its post by network, server and key (Bluesky: and author).
+  tx.exec(
+      "UPDATE want w SET id = (SELECT r.tweet_id FROM tweetkeeper.parse_post_url(w.url) p "
+      "JOIN tweetkeeper.post_refs r ON r.network = p.network AND r.host = coalesce(p.host, '') "
+      "AND r.post_key = p.post_key AND (r.network <> 'bluesky' OR r.author = p.author) LIMIT 1) "
+      "WHERE w.url IS NOT NULL");
+  tx.exec("CREATE INDEX ON want (id)");
+  tx.exec("ANALYZE want");
+}
+
 std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& path) {
   std::ifstream file(path);
   if (!file) return std::nullopt;
   pqxx::nontransaction tx(c);
-  tx.exec("CREATE TEMP TABLE want (id bigint, url text)");
+  CreateWant(tx);
   im::IdReader reader(im::Format::kLines);
   std::vector<std::int64_t> ids;
   std::vector<std::string> urls;
-  const auto flush = [&] {
-    if (!ids.empty()) tx.exec_params("INSERT INTO want (id) SELECT unnest($1::bigint[])", ArrayLiteral(ids));
-    if (!urls.empty()) tx.exec_params("INSERT INTO want (url) SELECT unnest($1::text[])", TextArrayLiteral(urls));
-    ids.clear();
-    urls.clear();
-  };
+  const auto flush = [&] { AddWant(tx, ids, urls); };
   const std::int64_t now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
@@ -78,14 +95,7 @@ std::optional<std::uint64_t> LoadIds(pqxx::connection& c, const std::string& pat
   }
   if (file.bad()) return std::nullopt;
   flush();
-  // A Bluesky or Mastodon URL names its post by network, server and key (Bluesky: and author).
-  tx.exec(
-      "UPDATE want w SET id = (SELECT r.tweet_id FROM tweetkeeper.parse_post_url(w.url) p "
-      "JOIN tweetkeeper.post_refs r ON r.network = p.network AND r.host = coalesce(p.host, '') "
-      "AND r.post_key = p.post_key AND (r.network <> 'bluesky' OR r.author = p.author) LIMIT 1) "
-      "WHERE w.url IS NOT NULL");
-  tx.exec("CREATE INDEX ON want (id)");
-  tx.exec("ANALYZE want");
+  ResolveWant(tx);
   return bad;
 }
 
@@ -106,6 +116,21 @@ std::optional<int> Select(pqxx::connection& conn, const PostFilter& o, Selection
   } catch (const std::exception& e) {
     std::cerr << program << ": " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
     return kExitDatabase;
+  }
+  if (!o.collection.empty()) {
+    try {
+      pqxx::nontransaction tx(conn);
+      if (tx.exec_params("SELECT 1 FROM tweetkeeper.collections c WHERE c.name = $1", o.collection).empty()) {
+        std::cerr << program << ": --collection: no collection " << tx.quote(o.collection)
+                  << " (tweetkeeper.collections lists them)" << std::endl;
+        return kExitUsage;
+      }
+      common += " AND EXISTS (SELECT 1 FROM tweetkeeper.collection_posts c WHERE c.tweet_id = p.post_id AND c.collection = " +
+                tx.quote(o.collection) + ")";
+    } catch (const std::exception& e) {
+      std::cerr << program << ": " << tweetkeeper::worker::RedactDsnSecrets(e.what(), o.dsn) << std::endl;
+      return kExitDatabase;
+    }
   }
   if (o.x_only)
     common += " AND p.network = 'x'";

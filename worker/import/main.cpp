@@ -27,6 +27,7 @@
 #include "cli/tool_command_line.hpp"
 #include "dsn/dsn.hpp"
 #include "ids/id_reader.hpp"
+#include "import/dataset_import.hpp"
 #include "queue/payload.hpp"
 
 namespace im = tweetkeeper::importer;
@@ -175,7 +176,8 @@ class Writer {
 };
 
 struct Options {
-  std::string dsn, dsn_file, format = "auto", column = "id", collection;
+  std::string dsn, dsn_file, format = "auto", column = "id", collection, dataset;
+  int wait_read = 0;
   std::vector<std::string> files;
   std::size_t chunk_size = 50'000;
   std::uint64_t max_errors = 0;
@@ -193,8 +195,12 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
       "page {\"data\": [...]} per line; \"id\" and \"created_at\"). An X post's URL may stand for its id "
       "(https://x.com/<user>/status/<id>; in JSON as \"url\" or \"uri\"). auto picks by extension: .csv, "
       ".jsonl/.ndjson/"
-      ".json, else lines. A re-run skips what is tracked. Exit: 0 all imported, 1 database error, 2 bad usage or "
-      "unreadable input, 3 some lines were bad (the others imported).");
+      ".json, else lines. A re-run skips what is tracked. --dataset DIR: a dataset of tweetkeeper-export --format "
+      "dataset, checked against its SHA256SUMS and read whole first (a mismatch, a missing file or a bad line: "
+      "exit 2, nothing imported), then in one transaction every post it names scheduled and put into a collection "
+      "(the datasheet's name unless --collection) and its history.csv stored as their history "
+      "(tweetkeeper.import_history); --wait-read then says how many were read again. Exit: 0 all imported, 1 "
+      "database error, 2 bad usage or unreadable input, 3 some lines were bad (the others imported).");
   tweetkeeper::worker::AddDsnOptions(app, o.dsn, o.dsn_file, "tweetkeeper_admin");
   app.add_option("--format", o.format, "lines, csv, jsonl or auto")
       ->check(CLI::IsMember({"auto", "lines", "csv", "jsonl"}))
@@ -204,6 +210,12 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
                  "Put every post read (new or tracked before) into this collection (made as kind import if new), for "
                  "mortality and datasets")
       ->type_name("NAME");
+  app.add_option("--dataset", o.dataset, "Rehydrate this dataset (tweetkeeper-export --format dataset)")
+      ->type_name("DIR");
+  tweetkeeper::worker::AddBounded(app, "--wait-read", o.wait_read,
+                                  "--dataset: then wait up to this many seconds until every post was read again here "
+                                  "or found gone, and say how many (0: do not wait)",
+                                  0, 7 * 86400);
   tweetkeeper::worker::AddBounded(app, "--chunk-size", o.chunk_size, "Ids per transaction", 1, 1'000'000);
   tweetkeeper::worker::AddBounded(app, "--jobs", o.jobs, "Database connections inserting at once", 1, 16);
   app.add_option("--max-errors", o.max_errors, "Stop after this many bad lines (0: never)")->capture_default_str();
@@ -212,6 +224,14 @@ std::optional<int> ParseOptions(int argc, char** argv, Options& o) {
   if (const std::optional<int> exit_code = tweetkeeper::worker::ParseToolCommandLine(
           app, argc, argv, o.dsn, o.dsn_file, "tweetkeeper-import", tweetkeeper::worker::UsageErrors::kOneLine))
     return exit_code;
+  if (!o.dataset.empty() && !o.files.empty()) {
+    std::cerr << "tweetkeeper-import: --dataset reads its directory, not files" << std::endl;
+    return kExitUsage;
+  }
+  if (o.dataset.empty() && o.wait_read) {
+    std::cerr << "tweetkeeper-import: --wait-read is for --dataset" << std::endl;
+    return kExitUsage;
+  }
   if (o.files.empty()) o.files.push_back("-");
   return std::nullopt;
 }
@@ -366,6 +386,7 @@ class Import {
 int main(int argc, char** argv) {
   Options o;
   if (const std::optional<int> exit_code = ParseOptions(argc, argv, o)) return *exit_code;
+  if (!o.dataset.empty()) return im::ImportDataset({o.dsn, o.dataset, o.collection, o.wait_read, o.progress_every});
   const std::optional<std::uint64_t> total_bytes = TotalBytes(o.files);
   if (!total_bytes) return kExitUsage;
   std::unique_ptr<Writer> writer;

@@ -267,6 +267,7 @@ int main(int argc, char** argv) {
     std::string what = o.filter.network.empty() ? "all networks" : o.filter.network;
     if (!o.filter.since.empty()) what += ", created since " + o.filter.since;
     if (!o.filter.until.empty()) what += ", created before " + o.filter.until;
+    if (!o.filter.collection.empty()) what += ", collection " + o.filter.collection;
     if (!o.filter.ids_file.empty()) what += ", the posts of " + o.filter.ids_file;
     if (o.follows) what += ", posts of followed accounts";
     report.selection = fmt::format("{} posts ({}); deleted and unavailable ones left out", posts, what);
