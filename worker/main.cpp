@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -25,6 +27,7 @@
 #include "follow/follower.hpp"
 #include "stream/stream_reader.hpp"
 #include "runner/runner.hpp"
+#include "warc/purge_run.hpp"
 #include "zstd/frame_decoder.hpp"
 
 namespace tk = tweetkeeper::worker;
@@ -134,6 +137,50 @@ std::optional<int> RecordExchanges(const tk::Options& o, tk::RunnerOptions& ro) 
                o.warc_rollover_s, o.warc_max_mb);
   return std::nullopt;
 }
+
+// --warc-purge-interval: the posts found gone removed from the closed files of --warc-dir (as
+// tweetkeeper-warc purge does) at start and then every so often, in a thread of their own; the
+// destructor stops it (after the purge in progress, if any).
+class PurgeThread {
+ public:
+  explicit PurgeThread(const tk::Options& o) {
+    if (o.warc_dir.empty() || o.warc_purge_interval_s <= 0) return;
+    request_.dir = o.warc_dir;
+    request_.dsns = o.dsns.size() > 1 ? o.dsns : std::vector<std::string>{o.dsn};
+    interval_ = std::chrono::seconds(o.warc_purge_interval_s);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~PurgeThread() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      lock.unlock();
+      const tk::warc::PurgeOutcome outcome = tk::warc::RunPurge(request_);
+      for (const std::string& line : outcome.lines)
+        if (outcome.exit_code == 0) spdlog::info("WARC purge: {}", line);
+        else spdlog::warn("WARC purge: {}", line);
+      lock.lock();
+      wake_.wait_for(lock, interval_, [this] { return stop_; });
+    }
+  }
+
+  tk::warc::PurgeRequest request_;
+  std::chrono::seconds interval_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 // --jetstream-dictionary, read once (false: refused, said on stderr): the follower's and the
 // stream reader's.
@@ -274,6 +321,7 @@ int main(int argc, char** argv) {
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
     if (!o.warc_dir.empty())
       if (const std::optional<int> failed = RecordExchanges(o, ro)) return *failed;
+    PurgeThread purge(o);
     if (o.follow) return Follow(o, std::move(ro));
     if (o.stream_counts) return StreamCounts(o);
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));

@@ -75,6 +75,11 @@ void AddRecordingOptions(CLI::App& app, Options& o) {
       ->type_name("SECONDS");
   AddBounded(app, "--warc-max-size", o.warc_max_mb, "Start a new WARC file before one passes this many MB", 1, 100000)
       ->type_name("MB");
+  AddBounded(app, "--warc-purge-interval", o.warc_purge_interval_s,
+             "Every this many seconds, remove the posts found gone from the closed WARC files (as tweetkeeper-warc "
+             "purge; 0: never)",
+             0, 7 * 24 * 3600)
+      ->type_name("SECONDS");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
