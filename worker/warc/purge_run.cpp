@@ -49,7 +49,8 @@ PurgeOutcome RunPurge(const PurgeRequest& request) {
                             std::to_string(stats.files_failed) + " left as they were; " +
                             std::to_string(stats.posts_removed) + " posts removed (" +
                             std::to_string(stats.records_dropped) + " records dropped, " +
-                            std::to_string(stats.responses_rewritten) + " responses rewritten)");
+                            std::to_string(stats.responses_rewritten) + " responses rewritten); " +
+                            std::to_string(stats.responses_unread) + " responses not JSON (kept)");
     if (stats.files_failed > 0) outcome.exit_code = 1;
   } catch (const std::exception& e) {
     outcome.lines.push_back(e.what());

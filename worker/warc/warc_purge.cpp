@@ -529,11 +529,11 @@ class FilePurge {
         warcinfo_id_ = m.id;
       }
       if (m.type == "response" && content_type && content_type->rfind("application/http", 0) == 0) {
-        if (const std::optional<std::string> body = DecodedBody(block)) {
-          Filtered f = FilterBody(*body, HostOf(m.target), set_);
-          if (!f.removed.empty()) m.fate = f.removed.size() == f.posts ? Fate::kDrop : Fate::kRewrite;
-          m.removed = std::move(f.removed);
-        }
+        const std::optional<std::string> body = DecodedBody(block);
+        Filtered f = body ? FilterBody(*body, HostOf(m.target), set_) : Filtered{};
+        if (!body || !f.error.empty()) ++stats_.responses_unread;
+        if (!f.removed.empty()) m.fate = f.removed.size() == f.posts ? Fate::kDrop : Fate::kRewrite;
+        m.removed = std::move(f.removed);
       }
       members_.push_back(std::move(m));
       at += used;

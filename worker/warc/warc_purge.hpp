@@ -100,6 +100,7 @@ struct PurgeOptions {
 struct PurgeStats {
   int files_seen = 0, files_rewritten = 0, files_failed = 0;
   std::uint64_t records_dropped = 0, responses_rewritten = 0, posts_removed = 0;
+  std::uint64_t responses_unread = 0;  // a body not decoded or not JSON: no post named in it, kept
   std::vector<std::string> errors;  // one line each: the file and why it was left as it is
   std::string planned;              // dry_run: the purge.log lines a run would write
 };
