@@ -143,12 +143,10 @@ std::optional<int> RecordExchanges(const tk::Options& o, tk::RunnerOptions& ro) 
 // destructor stops it (after the purge in progress, if any).
 class PurgeThread {
  public:
-  explicit PurgeThread(const tk::Options& o) {
-    if (o.warc_dir.empty() || o.warc_purge_interval_s <= 0) return;
-    request_.dir = o.warc_dir;
-    request_.dsns = o.dsns.size() > 1 ? o.dsns : std::vector<std::string>{o.dsn};
-    interval_ = std::chrono::seconds(o.warc_purge_interval_s);
-    thread_ = std::thread([this] { Loop(); });
+  // (Does nothing when `request` has no directory.)
+  PurgeThread(tk::warc::PurgeRequest request, std::chrono::seconds interval)
+      : request_(std::move(request)), interval_(interval) {
+    if (!request_.dir.empty()) thread_ = std::thread([this] { Loop(); });
   }
   ~PurgeThread() {
     if (!thread_.joinable()) return;
@@ -181,6 +179,21 @@ class PurgeThread {
   bool stop_ = false;
   std::thread thread_;
 };
+
+// What the worker's purge does (PurgeThread): no directory when there is none; an exit code when
+// --warc-purge-dsn-file cannot be used.
+std::optional<int> PurgeRequestOf(const tk::Options& o, tk::warc::PurgeRequest* request) {
+  if (o.warc_dir.empty() || o.warc_purge_interval_s <= 0) return std::nullopt;
+  request->dsns = o.dsns.size() > 1 ? o.dsns : std::vector<std::string>{o.dsn};
+  if (!o.warc_purge_dsn_file.empty()) {
+    std::string error;
+    const std::optional<std::string> dsn = tk::ChosenDsn("", false, o.warc_purge_dsn_file, &error);
+    if (!dsn) return Fail(tk::kExitUsage, "--warc-purge-dsn-file: " + error);
+    request->dsns = {*dsn};
+  }
+  request->dir = o.warc_dir;
+  return std::nullopt;
+}
 
 // --jetstream-dictionary, read once (false: refused, said on stderr): the follower's and the
 // stream reader's.
@@ -321,7 +334,9 @@ int main(int argc, char** argv) {
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
     if (!o.warc_dir.empty())
       if (const std::optional<int> failed = RecordExchanges(o, ro)) return *failed;
-    PurgeThread purge(o);
+    tk::warc::PurgeRequest purge_request;
+    if (const std::optional<int> failed = PurgeRequestOf(o, &purge_request)) return *failed;
+    PurgeThread purge(std::move(purge_request), std::chrono::seconds(o.warc_purge_interval_s));
     if (o.follow) return Follow(o, std::move(ro));
     if (o.stream_counts) return StreamCounts(o);
     tk::Runner runner(ro, tk::MakeProvider(o.provider, o.api.base, o.instances, o.allow_private_hosts));

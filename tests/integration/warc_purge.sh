@@ -10,7 +10,7 @@
 # every N until a run ends by itself: after each kill every file is still there (the old one or
 # the new one, whole), and a second run finishes the job as if nothing had happened. Also:
 # deleted_payloads = keep purges nothing (and --force does), a second run changes nothing, and
-# a worker with --warc-purge-interval purges its directory by itself.
+# a worker with --warc-purge-interval purges its directory by itself, with a reader's login.
 # Prints "warc_purge: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -25,6 +25,7 @@ ALTER DATABASE tweetkeeper SET tweetkeeper.payloads = 'changed';
 $(tk_fast_policy_sql)
 SELECT tweetkeeper.schedule_tweets($(tk_snowflake_sql '1 minute' 200));
 CREATE ROLE purger LOGIN IN ROLE tweetkeeper_reader;
+CREATE ROLE purge_worker LOGIN IN ROLE tweetkeeper_worker;
 SQL
 READER_DSN="host=$PGHOST port=$PGPORT user=purger dbname=tweetkeeper"
 pristine=$dir/pristine
@@ -85,6 +86,15 @@ check() {
   problems=$((py + bsd + js_problems))
   checked="$checked; bsdtar failed on $bsd; warcio.js: $js"
 }
+
+# A worker's login (tweetkeeper_worker only) cannot read which posts are gone: said, exit 1.
+cp -a "$pristine" "$dir/worker-role"
+"$TK_WARC" purge --dsn "host=$PGHOST port=$PGPORT user=purge_worker dbname=tweetkeeper" --warc-dir "$dir/worker-role" \
+  >"$dir/worker-role.out" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -q "cannot read tweetkeeper.post_availability (it needs tweetkeeper_reader" "$dir/worker-role.out" &&
+  diff -r "$pristine" "$dir/worker-role" >/dev/null
+tk_ok "a worker's login: nothing purged, and it says which role it needs (exit $rc)" $? "$(cat "$dir/worker-role.out")"
 
 # deleted_payloads = keep: nothing purged, said, exit 0; --dry-run says what would go.
 tk_psql -c "ALTER DATABASE tweetkeeper SET tweetkeeper.deleted_payloads = 'keep'" >/dev/null
@@ -156,8 +166,11 @@ tk_ok "SIGKILL after each of the purge's $steps steps ($kills kills): every file
 
 # The worker purges its own directory (--warc-purge-interval): at its start, then on its cadence.
 cp -a "$pristine" "$dir/worker"
+# (Its purge reads with the reader's login given in a file, --warc-purge-dsn-file.)
+echo "$READER_DSN" >"$dir/reader.dsn"
+chmod 600 "$dir/reader.dsn"
 "$TK_WORKER" --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --batch-size 20 --name purge-w --poll-interval 200 \
-  --warc-dir "$dir/worker" --warc-purge-interval 3600 >"$dir/worker-purge.log" 2>&1 &
+  --warc-dir "$dir/worker" --warc-purge-interval 3600 --warc-purge-dsn-file "$dir/reader.dsn" >"$dir/worker-purge.log" 2>&1 &
 w=$!
 TK_PIDS+=($w)
 TK_POLL_S=0.2 tk_wait_until 30 tk_log_has "$dir/worker-purge.log" "WARC purge: .* rewritten"

@@ -80,6 +80,10 @@ void AddRecordingOptions(CLI::App& app, Options& o) {
              "purge; 0: never)",
              0, 7 * 24 * 3600)
       ->type_name("SECONDS");
+  app.add_option("--warc-purge-dsn-file", o.warc_purge_dsn_file,
+                 "That purge reads which posts are gone with the connection string in FILE (mode 600, yours; a "
+                 "login with tweetkeeper_reader), not --dsn's")
+      ->type_name("FILE");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

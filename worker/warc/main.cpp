@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // (says what is wrong, or prints --help or --version)
+    return code == 0 ? 0 : tk::kExitUsage;
   }
   if (!tk::ChooseDsnOrSay(dsn, purge->count("--dsn") > 0, dsn_file, kProgram)) return tk::kExitUsage;
   warc::PurgeRequest request;

@@ -26,6 +26,13 @@ PurgeOutcome RunPurge(const PurgeRequest& request) {
         return outcome;
       }
       posts += load.posts;
+    } catch (const pqxx::insufficient_privilege& e) {
+      outcome.lines.push_back(
+          "this login cannot read tweetkeeper.post_availability (it needs tweetkeeper_reader; a worker's login "
+          "has only tweetkeeper_worker: give the worker --warc-purge-dsn-file with a reader's login): " +
+          RedactDsnSecrets(e.what(), dsn));
+      outcome.exit_code = 1;
+      return outcome;
     } catch (const std::exception& e) {
       outcome.lines.push_back(RedactDsnSecrets(e.what(), dsn));
       outcome.exit_code = 1;
