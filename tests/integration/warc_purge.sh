@@ -184,4 +184,54 @@ check "$dir/worker-old"
 [ "$TK_RC" = 0 ] && [ "$problems" = 0 ] && grep -q "WARC purge: $n_gone posts gone; .* $n_files rewritten" "$dir/worker-purge.log"
 tk_ok "a worker with --warc-purge-interval purges the closed files of its directory by itself" $? \
   "$checked $(grep -i purge "$dir/worker-purge.log" | tail -3)"
+# Bluesky and Mastodon: a worker of each records its reads (Mastodon's server a.social asked at
+# the mock's address, --instance), a third of the posts go missing, and the purge takes exactly
+# those out of the answers: by at:// URI, and by the status's own page on a.social.
+tk_psql >/dev/null <<SQL
+$(tk_tid_sql)
+$(tk_bluesky_posts_sql '1 minute' 60 '1 ms')
+SELECT tweetkeeper.schedule_posts(ARRAY(
+  SELECT format('https://a.social/@u/%s', ((extract(epoch FROM now() - interval '1 minute') * 1000)::bigint << 16) + g)
+    FROM generate_series(1, 40) g));
+SQL
+multi=$dir/multi
+mkdir -p "$multi"
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider bluesky --dsn "$TK_DSN" --api-url "$TK_MOCK_URL" --name purge-b \
+  --poll-interval 200 --warc-dir "$multi" --warc-purge-interval 0 >"$dir/bsky.log" 2>&1 &
+wb=$!
+TK_PIDS+=($wb)
+env -u TWEETKEEPER_BEARER_TOKEN "$TK_WORKER" --provider mastodon --instance "a.social=$TK_MOCK_URL/mastodon/a.social" \
+  --dsn "$TK_DSN" --name purge-m --poll-interval 200 --warc-dir "$multi" --warc-purge-interval 0 >"$dir/masto.log" 2>&1 &
+wm=$!
+TK_PIDS+=($wm)
+tk_wait_for 60 "SELECT count(*) = 0 FROM tweetkeeper.tweets WHERE tweet_id < 0 AND updated_at IS NULL AND state = 'scheduled'"
+kill -TERM "$wb" "$wm"
+tk_wait_exit "$wb" 30
+tk_forget "$wb"
+tk_wait_exit "$wm" 30
+tk_forget "$wm"
+tk_psql >/dev/null <<SQL
+UPDATE tweetkeeper.tweets SET state = 'missing', problem_at = now()
+ WHERE tweet_id < 0 AND state = 'scheduled' AND tweet_id % 3 = 0;
+SQL
+tk_psql -c "SELECT CASE r.network WHEN 'bluesky' THEN 'at://' || r.author || '/app.bsky.feed.post/' || r.post_key
+                                  ELSE 'mastodon:' || r.host || '/' || r.post_key END
+              FROM tweetkeeper.post_availability a JOIN tweetkeeper.post_refs r ON r.tweet_id = a.post_id
+             WHERE a.gone_since IS NOT NULL" | sort >"$dir/multi-gone.txt"
+python3 "$TK_ROOT/tests/integration/warc_purge_check.py" --keys "$multi" >"$dir/multi-before.txt"
+"$TK_WARC" purge --dsn "$READER_DSN" --warc-dir "$multi" >"$dir/multi.out" 2>&1
+rc=$?
+python3 "$TK_ROOT/tests/integration/warc_purge_check.py" --keys "$multi" >"$dir/multi-after.txt"
+gone_b=$(comm -12 "$dir/multi-before.txt" "$dir/multi-gone.txt" | grep -c '^at://')
+gone_m=$(comm -12 "$dir/multi-before.txt" "$dir/multi-gone.txt" | grep -c '^mastodon:a.social/')
+kept=$(comm -23 "$dir/multi-before.txt" "$dir/multi-gone.txt" | wc -l)
+bsd=0
+for f in "$multi"/*.warc.gz; do bsdtar -tf "$f" >/dev/null 2>&1 || bsd=$((bsd + 1)); done
+js=$(node "$TK_ROOT/tests/integration/warcio_check.cjs" "$npm_prefix" "$multi"/*.warc.gz 2>&1 | head -3)
+read -r _ _ _ js_problems _ <<<"$(echo "$js" | head -1)"
+[ "$rc" = 0 ] && [ "$gone_b" -ge 5 ] && [ "$gone_m" -ge 5 ] &&
+  diff <(comm -23 "$dir/multi-before.txt" "$dir/multi-gone.txt") "$dir/multi-after.txt" >/dev/null &&
+  [ "$bsd" = 0 ] && [ "${js_problems:-1}" = 0 ]
+tk_ok "Bluesky and Mastodon: the $gone_b Bluesky and $gone_m Mastodon posts gone are out of the files, the other $kept posts in, every file read by bsdtar and warcio.js" $? \
+  "exit $rc, bsdtar failed on $bsd, warcio.js $js; $(cat "$dir/multi.out"); $(diff <(comm -23 "$dir/multi-before.txt" "$dir/multi-gone.txt") "$dir/multi-after.txt" | head -5)"
 tk_summary warc_purge

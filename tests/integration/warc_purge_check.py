@@ -10,14 +10,17 @@ post removed from each file in a run that replaced that file; no token anywhere.
 
 Usage: warc_purge_check.py BEFORE_DIR AFTER_DIR GONE_IDS_FILE TOKEN [--names-only]
 Prints one line "CAPTURES DROPPED REWRITTEN PROBLEMS", then the first problems.
+warc_purge_check.py --keys DIR: every post the responses of DIR hold, one a line, sorted, once
+each: x:ID, a Bluesky post's at:// URI, mastodon:HOST/ID (HOST: that of the status's own page,
+https://HOST/@user/ID).
 warc_purge_check.py --pick DIR: the posts the test makes gone, one a line: every post of the first
 answer of the first file, and one in five (id % 5 == 0) of the others'.
 --names-only: a run killed half way: each file may also be the one before, whole, and purge.log is
 not checked."""
 import base64, collections, glob, gzip, hashlib, json, os, re, sys, zlib
 
-pick = sys.argv[1] == '--pick'
-before, after, gone_file, token = (sys.argv[2], '', '', '\0') if pick else sys.argv[1:5]
+pick, keys = sys.argv[1] == '--pick', sys.argv[1] == '--keys'
+before, after, gone_file, token = (sys.argv[2], '', '', '\0') if pick or keys else sys.argv[1:5]
 names_only = '--names-only' in sys.argv
 gone = set(open(gone_file).read().split()) if gone_file else set()
 problems = []
@@ -122,6 +125,42 @@ def captures(records):
                     problems.append(f'a purge metadata record naming {removed}')
     return caps, rewritten
 
+
+def post_keys(block):
+    """The keys of the posts a response holds, any network's."""
+    try:
+        doc = json.loads(decoded(block))
+    except Exception:
+        return []
+    out = []
+    def mastodon(st):
+        url = st.get('url') or ''
+        m = re.match(r'https://([^/]+)/@[^/]+/(\d+)$', url)
+        if m and m.group(2) == st.get('id'):
+            out.append(f'mastodon:{m.group(1)}/{st["id"]}')
+    if isinstance(doc, list):
+        for st in doc:
+            if isinstance(st, dict): mastodon(st)
+    elif isinstance(doc, dict):
+        if isinstance(doc.get('data'), list):
+            out += ['x:' + p['id'] for p in doc['data']]
+        for p in doc.get('posts', []):
+            out.append(p['uri'])
+        for item in doc.get('feed', []):
+            out.append(item['post']['uri'])
+        if isinstance(doc.get('id'), str) and 'url' in doc:
+            mastodon(doc)
+    return out
+
+
+if keys:
+    found = set()
+    for path in sorted(glob.glob(os.path.join(before, '*.warc.gz'))):
+        for f, b in read(path):
+            if f['WARC-Type'][0] == 'response':
+                found.update(post_keys(b))
+    print('\n'.join(sorted(found)))
+    sys.exit(0)
 
 if pick:
     picked, first = set(), True

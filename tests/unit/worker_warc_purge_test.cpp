@@ -106,6 +106,14 @@ TEST(WarcPurgeFilter, MastodonOnItsServerOnlyWithTheBoostsOfAGoneStatus) {
   EXPECT_EQ(f.body, R"([{"id":"113"}])");
   // Status 111 of another server is another post.
   EXPECT_TRUE(warc::FilterBody(body, "other.example", Gone()).removed.empty());
+  // Asked at another address (--instance social.example=URL): known by its own page's host.
+  const auto mapped = warc::FilterBody(
+      R"([{"id":"111","url":"https://social.example/@a/111"},{"id":"113","url":"https://social.example/@a/113"},)"
+      R"({"id":"114","reblog":{"id":"111","url":"https://social.example/@a/111"}},{"id":"111","url":"https://other.example/@a/999"}])",
+      "127.0.0.1:8080", Gone());
+  EXPECT_EQ(mapped.posts, 4u);
+  EXPECT_EQ(mapped.removed.size(), 2u);  // (the last one's page is another status's)
+  EXPECT_EQ(mapped.body, R"([{"id":"113","url":"https://social.example/@a/113"},{"id":"111","url":"https://other.example/@a/999"}])");
   const auto one = warc::FilterBody(R"({"id":"111","uri":"https://social.example/users/a/statuses/111"})",
                                     "social.example", Gone());
   EXPECT_EQ(one.posts, 1u);

@@ -67,15 +67,36 @@ std::vector<std::string> BlueskyKeys(const rapidjson::Value& post) {
   return keys;
 }
 
-// A Mastodon status's keys: itself on host, and the status it boosts (gone, its boost goes too).
+// The host of a URL (http://HOST[:port]/...), or "".
+std::string HostOf(const std::string& url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  const std::size_t from = scheme + 3;
+  const std::size_t to = url.find_first_of("/?#", from);
+  return url.substr(from, (to == std::string::npos ? url.size() : to) - from);
+}
+
+// The keys a Mastodon status is known by on the server asked (`host`, from the request's URL),
+// and on the server its own URL names when that URL is the status's page there (https://HOST/@user/ID:
+// a worker given --instance HOST=URL asks another address for HOST's statuses).
+void AddMastodonKeys(const rapidjson::Value& status, const std::string& host, std::vector<std::string>* keys) {
+  const std::string id = Str(status, "id");
+  if (id.empty()) return;
+  keys->push_back("mastodon:" + host + "/" + id);
+  const std::string url = Str(status, "url");
+  const std::string own = HostOf(url);
+  if (!own.empty() && own != host && url.size() > id.size() && url.compare(url.size() - id.size() - 1, std::string::npos, "/" + id) == 0 &&
+      url.find("/@") != std::string::npos)
+    keys->push_back("mastodon:" + own + "/" + id);
+}
+
+// A Mastodon status's keys, and those of the status it boosts (gone, its boost goes too).
 std::vector<std::string> MastodonKeys(const rapidjson::Value& status, const std::string& host) {
   std::vector<std::string> keys;
-  const std::string id = Str(status, "id");
-  if (id.empty()) return keys;
-  keys.push_back("mastodon:" + host + "/" + id);
+  AddMastodonKeys(status, host, &keys);
+  if (keys.empty()) return keys;
   const auto reblog = status.FindMember("reblog");
-  if (reblog != status.MemberEnd() && reblog->value.IsObject() && !Str(reblog->value, "id").empty())
-    keys.push_back("mastodon:" + host + "/" + Str(reblog->value, "id"));
+  if (reblog != status.MemberEnd() && reblog->value.IsObject()) AddMastodonKeys(reblog->value, host, &keys);
   return keys;
 }
 
@@ -244,13 +265,12 @@ std::vector<std::string> Ids(const RecordHead& head, std::string_view name) {
   return ids;
 }
 
-// The host of a URL (http://HOST[:port]/...), or "".
-std::string HostOf(const std::string& url) {
-  const std::size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return "";
-  const std::size_t from = scheme + 3;
-  const std::size_t to = url.find_first_of("/?#", from);
-  return url.substr(from, (to == std::string::npos ? url.size() : to) - from);
+// Whether a metadata record's block is a filler's (warc.hpp's Filler): kFillerText, cut short or
+// followed by spaces, and at least its first word.
+bool IsFiller(std::string_view block) {
+  const std::size_t n = std::min(block.size(), kFillerText.size());
+  return n >= 9 && block.substr(0, n) == kFillerText.substr(0, n) &&
+         block.find_first_not_of(' ', n) == std::string_view::npos;
 }
 
 // What became of one record of a file.
@@ -518,9 +538,7 @@ class FilePurge {
       m.refers = Ids(*head, "WARC-Refers-To");
       const std::string_view block(plain.data() + head->block_offset, head->block_length);
       const std::string* content_type = head->Field("Content-Type");
-      if (m.type == "metadata" && content_type && *content_type == "text/plain" &&
-          block.substr(0, 9) == kFillerText.substr(0, 9) && kFillerText.substr(0, block.size()) == block.substr(0, kFillerText.size()))
-        m.fate = Fate::kFiller;
+      if (m.type == "metadata" && content_type && *content_type == "text/plain" && IsFiller(block)) m.fate = Fate::kFiller;
       if (members_.empty()) {
         if (m.type != "warcinfo") {
           Fail("its first record is no warcinfo record");
