@@ -129,6 +129,52 @@ TEST(WarcPurgeFilter, HostileBodiesAreRefusedNotRead) {
   EXPECT_EQ(odd.removed.size(), 1u);
 }
 
+// The answers in the shapes each network documents (fixtures/README.md): the posts named where
+// those shapes put them (ids read off the files by hand).
+std::string Fixture(const std::string& name) {
+  std::ifstream in(std::string(TK_FIXTURES_DIR) + "/" + name, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(WarcPurgeFilter, TheNetworksDocumentedShapes) {
+  warc::PurgeSet set;
+  set.AddX("1961335172561255002", {1, "deleted", ""});   // v2_quote.json: the quoted post (includes.tweets)
+  set.AddX("1715584543378782810", {2, "deleted", ""});   // v1_1_lookup_quote.json: the map's one post (the other: null)
+  set.AddBluesky("pablo.test", "3mlvfzwbh223y", {-3, "missing", ""});  // getPosts_quote.json, its author by handle
+  set.AddMastodon("mastodon.example", "102033319833109411", {-4, "missing", ""});  // statuses_index.json
+  set.AddMastodon("mastodon.example", "106207127322788929", {-5, "missing", ""});  // boosted in status_reblog.json
+  const auto quote = warc::FilterBody(Fixture("x/v2_quote.json"), "api.x.com", set);
+  EXPECT_EQ(quote.posts, 2u);
+  EXPECT_EQ(Keys(quote), (std::vector<std::string>{"x:1961335172561255002"}));
+  EXPECT_EQ(quote.body.find("Reminder: Example Labs beta search closes"), std::string::npos);  // its text
+  EXPECT_NE(quote.body.find("1961335172561255002"), std::string::npos);  // (the quoting post's reference: an id)
+  EXPECT_NE(quote.body.find(R"("id":"1962723587437570651")"), std::string::npos);
+  const auto lookup = warc::FilterBody(Fixture("x/v1_1_lookup_quote.json"), "api.x.com", set);
+  EXPECT_EQ(lookup.posts, 1u);
+  EXPECT_EQ(lookup.removed.size(), 1u);  // the only post: the capture goes whole
+  const auto bluesky = warc::FilterBody(Fixture("bluesky/getPosts_quote.json"), "public.api.bsky.app", set);
+  EXPECT_EQ(bluesky.posts, 1u);
+  EXPECT_EQ(bluesky.removed.size(), 1u);  // the only post: the capture goes whole
+  // A worker given --instance mastodon.example=... asks another address.
+  const auto index = warc::FilterBody(Fixture("mastodon/statuses_index.json"), "127.0.0.1:9", set);
+  EXPECT_EQ(index.posts, 1u);
+  EXPECT_EQ(index.removed.size(), 1u);
+  const auto reblog = warc::FilterBody(Fixture("mastodon/status_reblog.json"), "mastodon.example", set);
+  EXPECT_EQ(reblog.posts, 1u);
+  EXPECT_EQ(Keys(reblog), (std::vector<std::string>{"mastodon:mastodon.example/106207127322788929"}));
+  // And with nothing gone, each is read and left as it is.
+  for (const char* name : {"x/v2_media.json", "x/v2_partial_errors.json", "x/v2_reply.json", "x/v2_retweet.json",
+                           "bluesky/getPosts_plain.json", "bluesky/getPosts_reply.json", "mastodon/status_poll.json",
+                           "mastodon/statuses_reply_and_cw.json"}) {
+    const auto f = warc::FilterBody(Fixture(name), "mastodon.example", warc::PurgeSet());
+    EXPECT_EQ(f.error, "") << name;
+    EXPECT_GE(f.posts, 1u) << name;
+    EXPECT_TRUE(f.removed.empty()) << name;
+  }
+}
+
 TEST(WarcPurgeRecord, ParsesAndRefusesBadHeads) {
   std::string why;
   const std::string ok = warc::Record({{"WARC-Type", "response"}, {"WARC-Record-ID", "<urn:uuid:1>"}}, "hello");
