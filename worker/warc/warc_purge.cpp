@@ -15,7 +15,6 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
-#include <unordered_set>
 
 #include <openssl/evp.h>
 #include <rapidjson/document.h>
