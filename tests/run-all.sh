@@ -65,6 +65,7 @@ suite adaptive wait programs tests/integration/adaptive.sh # the live completion
 suite partitions wait programs tests/integration/partitions.sh # a proxy and two partitions, Debian's PL/Proxy
 suite cli wait programs tests/cli/worker_cli.sh
 suite warc wait programs tests/integration/warc.sh
+suite warc-purge wait programs tests/integration/warc_purge.sh # SIGKILL at every step of the rewrite
 suite api-faults-bluesky wait programs env PROVIDER=bluesky tests/faults/api_faults.sh
 suite api-faults wait programs tests/faults/api_faults.sh
 suite follow wait programs tests/integration/follow.sh

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "follow/follower.hpp"
 #include "stream/stream_reader.hpp"
 #include "runner/runner.hpp"
+#include "warc/purge_run.hpp"
 #include "zstd/frame_decoder.hpp"
 
 namespace tk = tweetkeeper::worker;
@@ -133,6 +136,63 @@ std::optional<int> RecordExchanges(const tk::Options& o, tk::RunnerOptions& ro) 
   ro.http.recorder = std::make_shared<tk::warc::Recorder>(wo);
   spdlog::info("WARC: recording every API exchange in {} (a new file every {} s or {} MB)", o.warc_dir,
                o.warc_rollover_s, o.warc_max_mb);
+  return std::nullopt;
+}
+
+// --warc-purge-interval: the posts found gone removed from the closed files of --warc-dir (as
+// tweetkeeper-warc purge does) at start and then every so often, in a thread of their own; the
+// destructor stops it (after the purge in progress, if any).
+class PurgeThread {
+ public:
+  // (Does nothing when `request` has no directory.)
+  PurgeThread(tk::warc::PurgeRequest request, std::chrono::seconds interval)
+      : request_(std::move(request)), interval_(interval) {
+    if (!request_.dir.empty()) thread_ = std::thread([this] { Loop(); });
+  }
+  ~PurgeThread() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      lock.unlock();
+      const tk::warc::PurgeOutcome outcome = tk::warc::RunPurge(request_);
+      for (const std::string& line : outcome.lines)
+        if (outcome.exit_code == 0) spdlog::info("WARC purge: {}", line);
+        else spdlog::warn("WARC purge: {}", line);
+      lock.lock();
+      wake_.wait_for(lock, interval_, [this] { return stop_; });
+    }
+  }
+
+  tk::warc::PurgeRequest request_;
+  std::chrono::seconds interval_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// What the worker's purge does (PurgeThread): no directory when there is none; an exit code when
+// --warc-purge-dsn-file cannot be used.
+std::optional<int> PurgeRequestOf(const tk::Options& o, tk::warc::PurgeRequest* request) {
+  if (o.warc_dir.empty() || o.warc_purge_interval_s <= 0) return std::nullopt;
+  request->dsns = o.dsns.size() > 1 ? o.dsns : std::vector<std::string>{o.dsn};
+  if (!o.warc_purge_dsn_file.empty()) {
+    std::string error;
+    const std::optional<std::string> dsn = tk::ChosenDsn("", false, o.warc_purge_dsn_file, &error);
+    if (!dsn) return Fail(tk::kExitUsage, "--warc-purge-dsn-file: " + error);
+    request->dsns = {*dsn};
+  }
+  request->dir = o.warc_dir;
   return std::nullopt;
 }
 
@@ -275,6 +335,9 @@ int main(int argc, char** argv) {
     ro.startup_timeout = std::chrono::seconds(o.startup_timeout_s);
     if (!o.warc_dir.empty())
       if (const std::optional<int> failed = RecordExchanges(o, ro)) return *failed;
+    tk::warc::PurgeRequest purge_request;
+    if (const std::optional<int> failed = PurgeRequestOf(o, &purge_request)) return *failed;
+    PurgeThread purge(std::move(purge_request), std::chrono::seconds(o.warc_purge_interval_s));
     if (o.follow) return Follow(o, std::move(ro));
     if (o.stream_counts) return StreamCounts(o);
     tk::compliance::ComplianceOptions co;

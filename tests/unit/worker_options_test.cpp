@@ -159,12 +159,15 @@ TEST(CommandLine, Warc) {
   EXPECT_EQ(p.options->warc_dir, "");  // nothing recorded unless asked
   EXPECT_EQ(p.options->warc_rollover_s, 1800);
   EXPECT_EQ(p.options->warc_max_mb, 1000);
+  EXPECT_EQ(p.options->warc_purge_interval_s, 3600);  // gone posts out of the files every hour
   ParsedCommandLine q = Parse({"--dsn", "x", "--warc-dir", "/var/lib/tk/warc", "--warc-rollover", "60", "--warc-max-size", "5"});
   ASSERT_TRUE(q.options) << q.err;
   EXPECT_EQ(std::make_tuple(q.options->warc_dir, q.options->warc_rollover_s, q.options->warc_max_mb),
             std::make_tuple(std::string("/var/lib/tk/warc"), 60, 5));
   ExpectUsageErrors("--warc-rollover", {"0", "soon"}, "--warc");
   ExpectUsageErrors("--warc-max-size", {"0"}, "--warc");
+  ExpectUsageErrors("--warc-purge-interval", {"-1", "hourly", "604801"}, "--warc");
+  EXPECT_EQ(Parse({"--dsn", "x", "--warc-purge-interval", "0"}).options->warc_purge_interval_s, 0);  // never
   ExpectUsageErrors("--warc-dir", {"", "a\tb"}, "--warc");
 }
 

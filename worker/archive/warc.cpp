@@ -118,30 +118,24 @@ std::string ErrnoText(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-void FsyncDir(const std::string& dir) {
-  int d = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (d < 0) return;
-  fsync(d);
-  close(d);
-}
-
 constexpr std::string_view kOpenSuffix = ".open";
 
-// libarchive (bsdtar), the strict reader of Debian, decompresses a .warc.gz into blocks of 64 KiB
-// and finds a record's header only within the block its first bytes are in ("who'd cram so much
-// stuff into the header", says its source): a header across a block's end fails the whole read
-// with "Bad record header". So no header crosses one: a record whose header would is preceded by
-// a metadata record that fills the block up (or starts a new file when even that would not fit).
-constexpr std::uint64_t kReaderBlock = 64 * 1024;
+}  // namespace
 
-// A metadata record of exactly `size` bytes (uncompressed); "" when none is that small.
+bool FsyncDir(const std::string& dir) {
+  int d = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return false;
+  const bool synced = fsync(d) == 0;
+  close(d);
+  return synced;
+}
+
 std::string Filler(std::uint64_t size, const std::string& warcinfo_id, const std::string& date) {
-  static const std::string kText =
-      "padding: the next record starts a 64 KiB block of this file decompressed, where libarchive finds its header\r\n";
+  const std::string_view kText = kFillerText;
   const std::string id = NewRecordId();
   long long block_len = 0;
   for (int attempt = 0; attempt < 4 && block_len >= 0; ++attempt) {
-    std::string block = kText.substr(0, std::min<std::size_t>(kText.size(), static_cast<std::size_t>(block_len)));
+    std::string block(kText.substr(0, std::min<std::size_t>(kText.size(), static_cast<std::size_t>(block_len))));
     block.resize(static_cast<std::size_t>(block_len), ' ');
     std::string rec = Record({{"WARC-Type", "metadata"},
                               {"WARC-Record-ID", id},
@@ -155,6 +149,8 @@ std::string Filler(std::uint64_t size, const std::string& warcinfo_id, const std
   }
   return "";
 }
+
+namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -360,10 +356,8 @@ std::vector<std::string> Codings(const std::string& head, const std::string& nam
   return codings;
 }
 
-// The body of an HTTP response as its reader gets it: de-chunked (HttpPayload), then every other
-// transfer coding (Transfer-Encoding: gzip, chunked) and every content coding undone, last
-// applied first. nullopt when that cannot be done (a coding other than gzip, deflate or identity,
-// more than 4 of them, a corrupt stream, more than 64 MiB): then nobody can say it holds no token.
+}  // namespace
+
 std::optional<std::string> DecodedBody(std::string_view message) {
   std::optional<std::string> body = HttpPayload(message);
   if (!body) return std::nullopt;
@@ -382,6 +376,8 @@ std::optional<std::string> DecodedBody(std::string_view message) {
   return body;
 }
 
+namespace {
+
 // Whether a response's body, as its reader decodes it, holds a secret (4 bytes or more), or cannot
 // be decoded to tell.
 bool CarriesSecret(std::string_view response, const std::vector<std::string>& secrets) {
@@ -396,6 +392,15 @@ bool CarriesSecret(std::string_view response, const std::vector<std::string>& se
 }
 
 }  // namespace
+
+std::size_t GunzipMember(std::string_view in, std::size_t max_out, std::string* out) {
+  out->clear();
+  return InflateMember(in, 15 + 16, [&](const char* data, std::size_t size) {
+    if (size > max_out - out->size()) return false;
+    out->append(data, size);
+    return true;
+  });
+}
 
 std::pair<std::size_t, int> CompleteMembers(std::string_view data) {
   std::size_t at = 0;

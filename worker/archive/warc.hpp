@@ -19,6 +19,13 @@
 
 namespace tweetkeeper::worker::warc {
 
+// libarchive (bsdtar), the strict reader of Debian, decompresses a .warc.gz into blocks of 64 KiB
+// and finds a record's header only within the block its first bytes are in ("who'd cram so much
+// stuff into the header", says its source): a header across a block's end fails the whole read
+// with "Bad record header". So no header crosses one: a record whose header would is preceded by
+// a metadata record that fills the block up (or starts a new file when even that would not fit).
+constexpr std::uint64_t kReaderBlock = 64 * 1024;
+
 // "sha1:" and the SHA-1 of data in Base32 (RFC 4648, upper case, 32 characters), as the WARC
 // community recommends.
 std::string Sha1Base32(std::string_view data);
@@ -118,6 +125,28 @@ class Recorder {
   std::mutex mutex_;
   Writer writer_;
 };
+
+// The body of an HTTP message as its reader gets it: de-chunked (HttpPayload), then every other
+// transfer coding (Transfer-Encoding: gzip, chunked) and every content coding undone, last
+// applied first. nullopt when that cannot be done (a coding other than gzip, deflate or identity,
+// more than 4 of them, a corrupt stream, more than 64 MiB).
+std::optional<std::string> DecodedBody(std::string_view message);
+
+// The one gzip member at the start of `in` inflated into *out (at most max_out bytes): returns its
+// length in `in`, or 0 when it is cut short, corrupt or inflates to more than max_out.
+std::size_t GunzipMember(std::string_view in, std::size_t max_out, std::string* out);
+
+// What a Filler record's block says (its start, when the block is shorter).
+inline constexpr std::string_view kFillerText =
+    "padding: the next record starts a 64 KiB block of this file decompressed, where libarchive finds its header\r\n";
+
+// A metadata record (uncompressed) of exactly `size` bytes that fills a 64 KiB block of a file up,
+// so that the next record's header starts in the next block (see the top of this file); "" when
+// none is that small.
+std::string Filler(std::uint64_t size, const std::string& warcinfo_id, const std::string& date);
+
+// fsync of a directory (a rename or unlink in it made durable); false when it failed.
+bool FsyncDir(const std::string& dir);
 
 // The byte length of the complete gzip members at the start of data (a multi-member file), and
 // how many there are: what Recover() keeps of a file cut by a kill.

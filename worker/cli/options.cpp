@@ -75,6 +75,15 @@ void AddRecordingOptions(CLI::App& app, Options& o) {
       ->type_name("SECONDS");
   AddBounded(app, "--warc-max-size", o.warc_max_mb, "Start a new WARC file before one passes this many MB", 1, 100000)
       ->type_name("MB");
+  AddBounded(app, "--warc-purge-interval", o.warc_purge_interval_s,
+             "Every this many seconds, remove the posts found gone from the closed WARC files (as tweetkeeper-warc "
+             "purge; 0: never)",
+             0, 7 * 24 * 3600)
+      ->type_name("SECONDS");
+  app.add_option("--warc-purge-dsn-file", o.warc_purge_dsn_file,
+                 "That purge reads which posts are gone with the connection string in FILE (mode 600, yours; a "
+                 "login with tweetkeeper_reader), not --dsn's")
+      ->type_name("FILE");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

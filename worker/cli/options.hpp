@@ -42,6 +42,8 @@ struct Options {
   std::string warc_dir;          // --warc-dir: record every API exchange there; empty: none
   int warc_rollover_s = 1800;    // --warc-rollover: a new WARC file after this many seconds
   int warc_max_mb = 1000;        // --warc-max-size: or once a file would pass this many MB
+  int warc_purge_interval_s = 3600;  // --warc-purge-interval: gone posts out of the closed files; 0 never
+  std::string warc_purge_dsn_file;   // --warc-purge-dsn-file: a reader's login for that purge; "": --dsn's
   ApiUrl api;  // api_url, validated
   // --instance HOST=URL (mastodon): where a server's requests go instead of https://HOST.
   std::map<std::string, std::string> instances;
