@@ -85,6 +85,12 @@ bool Shown(uint64_t id, const MockConfig& config, int64_t now_ms) {
   return true;
 }
 
+// Whether POST /mock/gone deleted the status or made it private on `host` by now.
+bool MadeGone(const std::string& host, uint64_t id, const MockConfig& config, int64_t now_ms) {
+  const std::optional<GoneState> s = config.gone->MastodonStatus(host, id, now_ms * 1000 + 999);
+  return s && s->reason != GoneReason::kActive;
+}
+
 // The seed of a status's counts (as before there were shapes: the workers' tests know them).
 uint64_t StatusSeed(const std::string& host, uint64_t id) { return Mix(id ^ Mix(host.size())); }
 
@@ -961,7 +967,7 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
     JsonWriter w(buf);
     w.StartArray();
     for (auto it = ids.rbegin(); it != ids.rend(); ++it) {  // not the request's order
-      if (Shown(*it, config, now_ms)) WriteStatus(w, server, *it, config, now_ms);
+      if (Shown(*it, config, now_ms) && !MadeGone(host, *it, config, now_ms)) WriteStatus(w, server, *it, config, now_ms);
     }
     w.EndArray();
     EndpointReply r;
@@ -992,7 +998,7 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
   static const std::string kOne = "/api/v1/statuses/";
   if (StartsWith(path, kOne.c_str()) && path.find('/', kOne.size()) == std::string::npos) {
     const std::optional<uint64_t> id = StatusId(path.substr(kOne.size()));
-    if (!id || !Shown(*id, config, now_ms)) return Error(404, "Record not found");
+    if (!id || !Shown(*id, config, now_ms) || MadeGone(host, *id, config, now_ms)) return Error(404, "Record not found");
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     WriteStatus(w, server, *id, config, now_ms);
