@@ -49,7 +49,7 @@ else
   tk_fail "the extract is exactly what $(basename "$openapi") gives" "$openapi is not here (set TK_OPENAPI)"
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
-  --compliance-upload-seconds 3 --compliance-processing-ms 300 \
+  --compliance-upload-seconds 8 --compliance-processing-ms 300 \
   --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 \
   --jetstream-port 0 --jetstream-rate 100 --follow-delete-every 5 --follow-rate 20 || exit 1
 jetstream_url=$(sed -n 's/^tweetkeeper-mock-api jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
