@@ -126,13 +126,19 @@ bool GoneWorld::Apply(const std::string& body, size_t* applied, int64_t* time_us
           changes.push_back({&bsky_accounts_, *did, *r, *did, "", true});
         }
       } else {
-        static constexpr std::initializer_list<GoneReason> kMastodon = {GoneReason::kDeleted, GoneReason::kPrivate,
-                                                                        GoneReason::kActive};
-        const auto host = Member(e, "host"), id = Member(e, "id"), reason = Member(e, "reason");
-        if (!host || host->empty() || !id || !Digits(*id)) return bad("host (a server) and id (a status id) are required");
-        const auto r = reason ? ReasonNamed(*reason, kMastodon) : std::nullopt;
-        if (!r) return bad("reason must be one of " + AllowedNames(kMastodon));
-        changes.push_back({&mastodon_, *host + "/" + std::to_string(std::stoull(*id)), *r, "", "", false});
+        static constexpr std::initializer_list<GoneReason> kStatus = {GoneReason::kDeleted, GoneReason::kPrivate,
+                                                                      GoneReason::kActive};
+        static constexpr std::initializer_list<GoneReason> kAccount = {GoneReason::kDeleted, GoneReason::kSuspended,
+                                                                       GoneReason::kActive};
+        const auto host = Member(e, "host"), id = Member(e, "id"), account = Member(e, "account"),
+                   reason = Member(e, "reason");
+        if (!host || host->empty() || !id == !account || !Digits(id ? *id : *account))
+          return bad("host (a server) and one of id (a status id) or account (an account id) are required");
+        const auto& allowed = id ? kStatus : kAccount;
+        const auto r = reason ? ReasonNamed(*reason, allowed) : std::nullopt;
+        if (!r) return bad("reason must be one of " + AllowedNames(allowed));
+        changes.push_back({id ? &mastodon_ : &mastodon_accounts_, *host + "/" + std::to_string(std::stoull(id ? *id : *account)),
+                           *r, "", "", false});
       }
     }
   }
@@ -193,6 +199,11 @@ std::optional<GoneState> GoneWorld::BlueskyAccount(const std::string& did, int64
 std::optional<GoneState> GoneWorld::MastodonStatus(const std::string& host, uint64_t id, int64_t at_us) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return At(mastodon_, host + "/" + std::to_string(id), at_us);
+}
+
+std::optional<GoneState> GoneWorld::MastodonAccount(const std::string& host, uint64_t account_id, int64_t at_us) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return At(mastodon_accounts_, host + "/" + std::to_string(account_id), at_us);
 }
 
 bool GoneWorld::BlueskyHidden(const std::string& uri, const std::string& did, int64_t at_us) const {

@@ -5,8 +5,9 @@
 // answering with the per-id errors X gives, the batch compliance results naming the reason.
 // Bluesky: a post deleted (getPosts leaves it out; Jetstream sends its delete) or an account
 // deleted, taken down, suspended or deactivated (getPosts leaves out all its posts; Jetstream
-// sends an `account` event), and reactivated. Mastodon: a status deleted or made private on a
-// server (statuses?id[] leaves it out, the single status is a 404). Each change is stamped when
+// sends an `account` event), and reactivated. Mastodon: a status deleted or made private, or an
+// account deleted or suspended, on a server (statuses?id[] leaves out the status, or all the
+// account's, and the single status is a 404). Each change is stamped when
 // it is made (Unix µs, strictly after any earlier one), and kept: a state is asked for at a time,
 // so answers are the same whenever they are computed. One registry per MockConfig, shared by its
 // copies (the HTTP side and the Jetstream).
@@ -60,6 +61,7 @@ class GoneWorld {
   std::optional<GoneState> BlueskyPost(const std::string& uri, int64_t at_us) const;
   std::optional<GoneState> BlueskyAccount(const std::string& did, int64_t at_us) const;
   std::optional<GoneState> MastodonStatus(const std::string& host, uint64_t id, int64_t at_us) const;
+  std::optional<GoneState> MastodonAccount(const std::string& host, uint64_t account_id, int64_t at_us) const;
 
   // Whether the AppView hides the post at at_us: it or its author's account is gone.
   bool BlueskyHidden(const std::string& uri, const std::string& did, int64_t at_us) const;
@@ -78,7 +80,7 @@ class GoneWorld {
   mutable std::mutex mutex_;
   int64_t last_us_ = 0;
   int64_t seq_ = 0;
-  std::map<std::string, History> x_posts_, x_users_, bsky_posts_, bsky_accounts_, mastodon_;
+  std::map<std::string, History> x_posts_, x_users_, bsky_posts_, bsky_accounts_, mastodon_, mastodon_accounts_;
   std::vector<GoneEvent> events_;
 };
 

@@ -85,11 +85,6 @@ bool Shown(uint64_t id, const MockConfig& config, int64_t now_ms) {
   return true;
 }
 
-// Whether POST /mock/gone deleted the status or made it private on `host` by now.
-bool MadeGone(const std::string& host, uint64_t id, const MockConfig& config, int64_t now_ms) {
-  const std::optional<GoneState> s = config.gone->MastodonStatus(host, id, now_ms * 1000 + 999);
-  return s && s->reason != GoneReason::kActive;
-}
 
 // The seed of a status's counts (as before there were shapes: the workers' tests know them).
 uint64_t StatusSeed(const std::string& host, uint64_t id) { return Mix(id ^ Mix(host.size())); }
@@ -167,6 +162,17 @@ Account AccountOf(const std::string& host, uint64_t number) {
 }
 
 Account AuthorOfStatus(const std::string& host, uint64_t id) { return AccountOf(host, AuthorNumber(host, id)); }
+
+// Whether POST /mock/gone deleted the status or made it private on `host` by now, or deleted or
+// suspended its author's account there.
+bool MadeGone(const std::string& host, uint64_t id, const MockConfig& config, int64_t now_ms) {
+  const int64_t at_us = now_ms * 1000 + 999;
+  for (const std::optional<GoneState>& s : {config.gone->MastodonStatus(host, id, at_us),
+                                            config.gone->MastodonAccount(host, AuthorOfStatus(host, id).id, at_us)}) {
+    if (s && s->reason != GoneReason::kActive) return true;
+  }
+  return false;
+}
 
 std::string MastodonDate(int64_t unix_ms) { return MastodonTime(unix_ms).substr(0, 10); }
 

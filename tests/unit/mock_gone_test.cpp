@@ -186,7 +186,7 @@ TEST(MockGone, GetPostsLeavesOutADeletedPostAndAGoneAccountsPostsUntilItIsBack) 
   EXPECT_EQ(shown(), 1u);  // the account's other post again; the deleted one stays deleted
 }
 
-TEST(MockGone, MastodonLeavesOutADeletedOrPrivateStatusOnItsServerOnly) {
+TEST(MockGone, MastodonLeavesOutADeletedOrPrivateStatusOrAGoneAccountsOnItsServerOnly) {
   int64_t now = kNow;
   MockConfig config = At(&now);
   const uint64_t id = 113284726341234560;
@@ -208,6 +208,23 @@ TEST(MockGone, MastodonLeavesOutADeletedOrPrivateStatusOnItsServerOnly) {
   }
   Apply(*config.gone, R"({"mastodon":[{"host":"a.social","id":")" + std::to_string(id) + R"(","reason":"active"}]})");
   EXPECT_TRUE(listed("a.social"));
+  // Its author's account deleted or suspended: all its statuses go, on that server.
+  rapidjson::Document status;
+  status.Parse(MastodonApi("a.social", "/api/v1/statuses/" + std::to_string(id), {}, false, config, now).body.c_str());
+  const std::string account = status["account"]["id"].GetString();
+  for (const char* reason : {"suspended", "deleted"}) {
+    Apply(*config.gone, R"({"mastodon":[{"host":"a.social","account":")" + account + R"(","reason":")" + reason + R"("}]})");
+    EXPECT_FALSE(listed("a.social")) << reason;
+    EXPECT_EQ(single("a.social"), 404) << reason;
+  }
+  Apply(*config.gone, R"({"mastodon":[{"host":"a.social","account":")" + account + R"(","reason":"active"}]})");
+  EXPECT_TRUE(listed("a.social"));
+  EXPECT_NE(Refused(*config.gone, R"({"mastodon":[{"host":"a.social","account":"1","reason":"private"}]})")
+                .find("reason must be one of deleted, suspended, active"),
+            std::string::npos);
+  EXPECT_NE(Refused(*config.gone, R"({"mastodon":[{"host":"a.social","account":"1","id":"2","reason":"deleted"}]})")
+                .find("one of id (a status id) or account"),
+            std::string::npos);
 }
 
 }  // namespace
