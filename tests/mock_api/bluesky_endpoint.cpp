@@ -370,6 +370,11 @@ bool Shown(const MockPost& m, const MockConfig& config, int64_t now_ms) {
   return true;
 }
 
+// Whether POST /mock/gone deleted the post, or made its author's account inactive, by now.
+bool MadeGone(const MockPost& m, const MockConfig& config, int64_t now_ms) {
+  return config.gone->BlueskyHidden(m.uri, m.did, now_ms * 1000 + 999);
+}
+
 std::string PageOf(const MockPost& m) { return "https://example.com/articles/" + m.rkey; }
 
 // A blob (an image): its CID names its bytes, which the mock does not have.
@@ -602,7 +607,7 @@ rapidjson::Value EmbedView(const MockPost& m, const MockConfig& config, int64_t 
 // counts, as its own answer gives them), or #viewNotFound when the AppView does not show it.
 rapidjson::Value QuotedView(const MockPost& q, const MockConfig& config, int64_t now_ms, int depth, Alloc& a) {
   rapidjson::Value view(rapidjson::kObjectType);
-  if (!Shown(q, config, now_ms)) {
+  if (!Shown(q, config, now_ms) || MadeGone(q, config, now_ms)) {
     view.AddMember("$type", "app.bsky.embed.record#viewNotFound", a);
     view.AddMember("uri", Str(q.uri, a), a);
     view.AddMember("notFound", true, a);
@@ -776,7 +781,8 @@ EndpointReply GetBlueskyPosts(const QueryParams& params, const MockConfig& confi
     if (!tid_ms) continue;  // not a post's key: not found
     // A post's fate follows its record key's clock id (its last 10 bits), which a test chooses.
     const MockPost m = Describe(uri, p.authority, p.rkey, *tid_ms);
-    if (Shown(m, config, now_ms) && !DeletedByNow(m, config, now_ms)) views.PushBack(PostView(m, config, now_ms, a), a);
+    if (Shown(m, config, now_ms) && !DeletedByNow(m, config, now_ms) && !MadeGone(m, config, now_ms))
+      views.PushBack(PostView(m, config, now_ms, a), a);
   }
   doc.AddMember("posts", views, a);
   rapidjson::StringBuffer buf;
@@ -985,6 +991,37 @@ std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& con
   return out;
 }
 
+namespace {
+
+// A Jetstream commit of an app.bsky.feed.post record: its create (`created`: the post, its record
+// and CID as getPosts shows them) or, without one, its delete.
+std::string PostCommitJson(const std::string& did, const std::string& rkey, int64_t time_us, const MockPost* created) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  doc.AddMember("did", Str(did, a), a);
+  doc.AddMember("time_us", time_us, a);
+  doc.AddMember("kind", "commit", a);
+  rapidjson::Value commit(rapidjson::kObjectType);
+  commit.AddMember("rev", Str(Tid(time_us / 1000, 0), a), a);
+  commit.AddMember("operation", created ? "create" : "delete", a);
+  commit.AddMember("collection", "app.bsky.feed.post", a);
+  commit.AddMember("rkey", Str(rkey, a), a);
+  if (created) {
+    rapidjson::Value record = Record(*created, a);
+    const std::string cid = RecordCid(record);
+    commit.AddMember("record", record, a);
+    commit.AddMember("cid", Str(cid, a), a);
+  }
+  doc.AddMember("commit", commit, a);
+  return Serialized(doc);
+}
+
+}  // namespace
+
+std::string JetstreamPostDeleteJson(const std::string& did, const std::string& rkey, int64_t time_us) {
+  return PostCommitJson(did, rkey, time_us, nullptr);
+}
+
 std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std::string>& dids, int64_t after_us,
                                                              int64_t until_us, const MockConfig& config) {
   std::vector<std::pair<int64_t, std::string>> out;
@@ -1005,25 +1042,8 @@ std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std:
       const int64_t created_us = ms * 1000 + 50 + static_cast<int64_t>(Mix(k ^ static_cast<uint64_t>(ms)) % 900);
       const int64_t deleted_ms = FollowDeletedAt(k, ms, config);
       const auto event = [&](int64_t time_us, bool create) {
-        rapidjson::Document doc(rapidjson::kObjectType);
-        auto& a = doc.GetAllocator();
-        doc.AddMember("did", Str(did, a), a);
-        doc.AddMember("time_us", time_us, a);
-        doc.AddMember("kind", "commit", a);
-        rapidjson::Value commit(rapidjson::kObjectType);
-        commit.AddMember("rev", Str(Tid(time_us / 1000, 0), a), a);
-        commit.AddMember("operation", create ? "create" : "delete", a);
-        commit.AddMember("collection", "app.bsky.feed.post", a);
-        commit.AddMember("rkey", Str(rkey, a), a);
-        if (create) {
-          const MockPost m = Describe("at://" + did + kCollection + rkey, did, rkey, ms);
-          rapidjson::Value record = Record(m, a);
-          const std::string cid = RecordCid(record);
-          commit.AddMember("record", record, a);
-          commit.AddMember("cid", Str(cid, a), a);
-        }
-        doc.AddMember("commit", commit, a);
-        out.emplace_back(time_us, Serialized(doc));
+        const MockPost m = Describe("at://" + did + kCollection + rkey, did, rkey, ms);
+        out.emplace_back(time_us, PostCommitJson(did, rkey, time_us, create ? &m : nullptr));
       };
       if (created_us > after_us && created_us <= until_us) event(created_us, true);
       if (deleted_ms != 0) {

@@ -63,6 +63,9 @@ std::vector<std::pair<std::string, double>> BlueskyPosters(const MockConfig& con
 std::vector<std::pair<int64_t, std::string>> JetstreamEvents(const std::set<std::string>& dids, int64_t after_us,
                                                              int64_t until_us, const MockConfig& config);
 
+// Jetstream's delete commit of an app.bsky.feed.post record (POST /mock/gone).
+std::string JetstreamPostDeleteJson(const std::string& did, const std::string& rkey, int64_t time_us);
+
 // The seed of a post's counts and contents: its at:// URI's FNV-1a (as the mock's answers use it).
 uint64_t BlueskySeed(const std::string& uri);
 

@@ -11,11 +11,13 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <set>
 
 #include "mock_api/bluesky_endpoint.hpp"
 #include "mock_api/follow_world.hpp"
+#include "mock_api/gone.hpp"
 #include "mock_api/jetstream_posts.hpp"
 #include "mock_api/jetstream_zstd.hpp"
 
@@ -277,8 +279,40 @@ class Session : public std::enable_shared_from_this<Session> {
         batch.push_back(std::move(p));
       }
     }
+    for (const GoneEvent& e : config_.gone->EventsIn(gone_seen_, s * kSecondUs, s * kSecondUs + kSecondUs)) {
+      if (std::optional<Pending> p = GoneJson(e)) batch.push_back(std::move(*p));
+    }
     std::stable_sort(batch.begin(), batch.end());
     for (Pending& p : batch) pending_.push_back(std::move(p));
+  }
+
+  // A change POST /mock/gone made, as this connection's filter lets it through: a post's delete
+  // (a commit of app.bsky.feed.post) or an account event (whatever wantedCollections says, as
+  // Jetstream sends them), of a wanted DID.
+  std::optional<Pending> GoneJson(const GoneEvent& e) const {
+    if (!filter_.dids.empty() && !filter_.dids.count(e.did)) return std::nullopt;
+    if (!e.rkey.empty() && !filter_.Wants("app.bsky.feed.post")) return std::nullopt;
+    Pending p;
+    p.event.time_us = e.time_us;
+    p.json = e.rkey.empty() ? JetstreamAccountJson(e) : JetstreamPostDeleteJson(e.did, e.rkey, e.time_us);
+    return p;
+  }
+
+  // The changes POST /mock/gone made since the last look: those in seconds already generated join
+  // the pending events in time order; GenerateSecond finds the later ones. Called after the tick
+  // read its clock: a change made after this look is stamped later than that clock (gone.hpp), so
+  // it is never behind what was sent.
+  void MergeGone() {
+    size_t total = 0;
+    std::vector<Pending> late;
+    for (const GoneEvent& e : config_.gone->EventsFrom(gone_seen_, &total)) {
+      if (e.time_us >= next_second_ * kSecondUs) continue;
+      if (std::optional<Pending> p = GoneJson(e)) late.push_back(std::move(*p));
+    }
+    gone_seen_ = total;
+    if (late.empty()) return;
+    pending_.insert(pending_.end(), late.begin(), late.end());
+    std::stable_sort(pending_.begin(), pending_.end());
   }
 
   // The pending events whose time has come into the outbox, filtered.
@@ -312,6 +346,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!hello_ && outbox_.size() < kOutboxMax) {
       if (SyncPosts()) {
         const int64_t now = NowUs(), started = NowUs();
+        MergeGone();
         int64_t made = 0;
         // A replay goes as fast as the reader takes it, a bounded time per tick: the memory it
         // takes stays bounded and other connections go on.
@@ -370,6 +405,7 @@ class Session : public std::enable_shared_from_this<Session> {
   int64_t next_second_ = 0;   // seconds before this are generated
   uint64_t generation_ = 0;
   uint64_t epoch_ = ~uint64_t{0};
+  size_t gone_seen_ = 0;  // the changes of POST /mock/gone looked at (GoneWorld::EventsFrom)
   std::vector<std::shared_ptr<const StreamedPost>> posts_;
   std::priority_queue<Key, std::vector<Key>, std::greater<Key>> heap_;
   std::deque<Pending> pending_;

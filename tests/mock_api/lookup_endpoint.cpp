@@ -261,7 +261,7 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
     w.Key("id");
     w.StartObject();
     for (uint64_t id : ids) {
-      const TweetState state = ClassifyTweet(id, config, now_ms);
+      const TweetState state = TweetStateAt(id, config, now_ms);
       if (state == TweetState::kOmitted) continue;
       const std::string key = std::to_string(id);
       w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
@@ -278,7 +278,7 @@ EndpointReply LookupStatuses(const QueryParams& params, const MockConfig& config
     w.StartArray();
     // No promised order: reverse, as /2/tweets does, so clients that zip by position fail.
     for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
-      if (ClassifyTweet(*it, config, now_ms) == TweetState::kVisible) {
+      if (TweetStateAt(*it, config, now_ms) == TweetState::kVisible) {
         WriteTweet(w, *it, config, now_ms, shape);
         returned.push_back(*it);
       }

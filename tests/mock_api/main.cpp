@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -79,7 +80,11 @@ Endpoints: GET /2/tweets?ids=...; GET or POST (form body) /1.1/statuses/lookup.j
 Test endpoints: GET /mock/stats (counts, faults, per-token statuses, 200s per window, billed reads),
 POST /mock/reset, POST /mock/cap?token=T, POST /mock/revoke?token=T, GET /healthz,
 GET /mock/truth (README.md, Engagement), POST /mock/jetstream/posts (text/plain, at:// URIs one a
-line: the posts whose engagement the Jetstream streams), POST /mock/jetstream/drop.)";
+line: the posts whose engagement the Jetstream streams), POST /mock/jetstream/drop, POST /mock/gone
+(JSON: posts and accounts deleted, protected, suspended, deactivated, taken down or made private from
+now on, on every network; README.md, Posts and accounts made gone).
+X's batch compliance jobs: POST/GET /2/compliance/jobs, GET /2/compliance/jobs/:id; their signed
+upload and download URLs on the storage host (--storage-port).)";
 
 int64_t NowMs() {
   using namespace std::chrono;
@@ -205,6 +210,7 @@ struct EdgeOptions {
   std::string host = "127.0.0.1";
   int port = 8089;
   int jetstream_port = -1;  // --jetstream-port; -1: no Jetstream
+  int storage_port = 0;     // --storage-port: the compliance jobs' storage host (0: any free port)
   std::string jetstream_dictionary;  // --jetstream-dictionary FILE; empty: one trained at start-up
   std::string engagement_file;  // --engagement
   int threads = 8;
@@ -238,6 +244,12 @@ void AddServerOptions(CLI::App& app, EdgeOptions& edge) {
   app.add_option("--jetstream-port", edge.jetstream_port,
                  "Serve Bluesky's Jetstream (GET /subscribe, a websocket) of the posting accounts on this port (0: any "
                  "free one; its own 'jetstream listening on ws://...' line); none without it")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--storage-port", edge.storage_port,
+                 "Port of the storage host X's compliance jobs upload to and download from (signed URLs, no "
+                 "token; 0: any free one; its own 'storage listening on http://...' line)")
+      ->capture_default_str()
+      ->check(kWholeNumber)
       ->check(CLI::Range(0, 65535));
   app.add_option("--jetstream-dictionary", edge.jetstream_dictionary,
                  "The zstd dictionary the Jetstream compresses with (compress=true) and GET "
@@ -309,6 +321,26 @@ void AddQuotaOptions(CLI::App& app, MockConfig& config) {
                  "(account k's share proportional to 1/(k+1))")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--compliance-rate-limit", config.compliance_rate_limit,
+                 "X's compliance job endpoints: requests per window (--window-seconds) per token and endpoint")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--compliance-processing-ms", config.compliance_processing_ms,
+                 "How long a compliance job is in_progress after its upload before it is complete (or failed)")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
+  app.add_option("--compliance-upload-seconds", config.compliance_upload_seconds,
+                 "How long a compliance job's upload URL lives; a job with nothing uploaded by then is expired")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_option("--compliance-download-seconds", config.compliance_download_seconds,
+                 "How long a compliance job's download URL lives, from the job's creation")
+      ->capture_default_str()
+      ->check(kWholeNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_option("--monthly-cap", config.monthly_cap,
                  "Billed post reads per token and calendar month (UTC; a post once per UTC day); then "
                  "every request with it gets the usage-capped 429. 0: no cap")
@@ -465,17 +497,20 @@ class Edge {
  public:
   // `mastodon_host`: this edge's port is that Mastodon server's root ("": the mock's own port).
   // `huge_gzip`: the huge fault's answer as sent to a client that accepts gzip (null: none).
+  // `storage`: this edge's port is the compliance jobs' storage host.
   Edge(MockApi& api, StopFlag& stop, int64_t gzip_every, bool echo_authorization, LineLog& answer_log,
-       std::shared_ptr<const std::string> huge_gzip, std::string mastodon_host = "")
+       std::shared_ptr<const std::string> huge_gzip, std::string mastodon_host = "", bool storage = false)
       : api_(api), stop_(stop), gzip_every_(gzip_every), echo_authorization_(echo_authorization),
-        answer_log_(answer_log), huge_gzip_(std::move(huge_gzip)), mastodon_host_(std::move(mastodon_host)) {}
+        answer_log_(answer_log), huge_gzip_(std::move(huge_gzip)), mastodon_host_(std::move(mastodon_host)),
+        storage_(storage) {}
 
   httplib::Server::HandlerResponse Answer(const httplib::Request& req, httplib::Response& res) {
     const int64_t start_ms = NowMs();
     const HttpCall call{req.method, req.path, req.params, req.get_header_value("Authorization"), ReusedConnection(req),
-                        req.body};
-    const HttpReply reply = mastodon_host_.empty() ? api_.Handle(call, start_ms)
-                                                   : api_.HandleMastodonServer(mastodon_host_, call, start_ms);
+                        req.body, req.get_header_value("Content-Type")};
+    const HttpReply reply = storage_                 ? api_.HandleStorage(call, start_ms)
+                            : mastodon_host_.empty() ? api_.Handle(call, start_ms)
+                                                     : api_.HandleMastodonServer(mastodon_host_, call, start_ms);
     const FaultKind fault = reply.faults.kind;
     if (reply.faults.delay_ms > 0) stop_.WaitFor(reply.faults.delay_ms);
     if (reply.status == 0) {
@@ -574,6 +609,7 @@ class Edge {
   LineLog& answer_log_;
   const std::shared_ptr<const std::string> huge_gzip_;
   const std::string mastodon_host_;
+  const bool storage_;
   std::atomic<int64_t> answers_to_gzip_{0};
   std::atomic<int64_t> echoes_{0};
 };
@@ -605,7 +641,12 @@ bool FormOver8KiB(const httplib::Request& req) {
 void RouteToEdge(httplib::Server& server, Edge& edge) {
   constexpr const char* kLookupPath = "/1.1/statuses/lookup.json";
   constexpr const char* kStreamedPath = "/mock/jetstream/posts";  // its body: at:// URIs, one a line
-  server.set_pre_routing_handler([&edge, kLookupPath, kStreamedPath](const httplib::Request& req, httplib::Response& res) {
+  constexpr const char* kJobsPath = "/2/compliance/jobs";          // its body: a JSON object
+  constexpr const char* kGonePath = "/mock/gone";                  // its body: a JSON object
+  server.set_pre_routing_handler([&edge, kLookupPath, kStreamedPath, kJobsPath, kGonePath](const httplib::Request& req,
+                                                                                          httplib::Response& res) {
+    if (req.method == "POST" && req.path == kJobsPath) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method == "POST" && req.path == kGonePath) return httplib::Server::HandlerResponse::Unhandled;
     if (req.method == "POST" && req.path == kStreamedPath && FormOver8KiB(req)) {
       // httplib (a library built with its defaults) refuses a form-encoded body past 8 KiB with a
       // bare 413: say why. (curl --data-binary sends form-encoded unless told otherwise.)
@@ -620,6 +661,18 @@ void RouteToEdge(httplib::Server& server, Edge& edge) {
   });
   server.Post(kLookupPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
   server.Post(kStreamedPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
+  server.Post(kJobsPath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
+  server.Post(kGonePath, [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
+}
+
+// The compliance jobs' storage host: every request is a signed URL's (compliance.hpp); an upload's
+// body is read before it is answered.
+void RouteStorage(httplib::Server& server, Edge& edge) {
+  server.set_pre_routing_handler([&edge](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "PUT") return httplib::Server::HandlerResponse::Unhandled;
+    return edge.Answer(req, res);
+  });
+  server.Put(R"(/.*)", [&edge](const httplib::Request& req, httplib::Response& res) { edge.Answer(req, res); });
 }
 
 // A port the mock listens on: its own, or a Mastodon server's root (--mastodon-host).
@@ -628,6 +681,8 @@ struct Listener {
   std::unique_ptr<Edge> edge;
   int port = 0;               // asked for; 0: any free one
   std::string mastodon_host;  // "": the mock's own port
+  std::function<void(const std::string& url)> on_bound;  // the storage host: tells the API its URL
+  std::string what;           // its "listening on" line's name, after tweetkeeper-mock-api ("": the mock's)
 };
 
 // Binds every listener (exit 1, said on stderr, if one cannot be), prints one "listening on"
@@ -639,13 +694,17 @@ int Listen(std::vector<Listener>& listeners, const std::string& address, StopFla
   for (Listener& l : listeners) {
     const int bound = l.port == 0 ? l.server->bind_to_any_port(address)
                                   : (l.server->bind_to_port(address, l.port) ? l.port : -1);
-    const std::string what = l.mastodon_host.empty() ? "" : " mastodon " + l.mastodon_host;
+    const std::string what = l.what.empty() ? "" : " " + l.what;
     if (bound < 0) {
       std::cerr << "tweetkeeper-mock-api: cannot listen on " << address << ":" << l.port
-                << (what.empty() ? "" : " (--mastodon-host " + l.mastodon_host + ")") << std::endl;
+                << (l.mastodon_host.empty() ? (l.on_bound ? " (--storage-port)" : "")
+                                            : " (--mastodon-host " + l.mastodon_host + ")")
+                << std::endl;
       return 1;
     }
-    lines += "tweetkeeper-mock-api" + what + " listening on http://" + address + ":" + std::to_string(bound) + "\n";
+    const std::string url = "http://" + address + ":" + std::to_string(bound);
+    if (l.on_bound) l.on_bound(url);
+    lines += "tweetkeeper-mock-api" + what + " listening on " + url + "\n";
   }
   if (jetstream) {
     lines += "tweetkeeper-mock-api jetstream listening on ws://" + address + ":" + std::to_string(jetstream->port()) + "\n";
@@ -729,13 +788,18 @@ int Run(int argc, char** argv) {
     huge_gzip = std::make_shared<const std::string>(worker::warc::Gzip(HugeBody("{}", config.faults.huge_bytes)));
   }
   std::vector<Listener> listeners;
-  auto add = [&](const std::string& mastodon_host, int port) {
+  auto add = [&](const std::string& mastodon_host, int port, bool storage) {
     Listener l;
     l.server = std::make_unique<httplib::Server>();
     ConfigureServer(*l.server, edge.threads);
-    l.edge = std::make_unique<Edge>(api, stop, edge.gzip_every, edge.echo_authorization, answer_log, huge_gzip,
-                                    mastodon_host);
-    if (mastodon_host.empty()) {
+    // (The storage host sends its objects as they are: no gzip, no gateway of --echo-authorization.)
+    l.edge = std::make_unique<Edge>(api, stop, storage ? 0 : edge.gzip_every, !storage && edge.echo_authorization,
+                                    answer_log, huge_gzip, mastodon_host, storage);
+    if (storage) {
+      RouteStorage(*l.server, *l.edge);
+      l.on_bound = [&api](const std::string& url) { api.SetStorageUrl(url); };
+      l.what = "storage";
+    } else if (mastodon_host.empty()) {
       RouteToEdge(*l.server, *l.edge);
     } else {
       // Every request is the server's, whatever its method: no route of the mock's own here.
@@ -745,10 +809,12 @@ int Run(int argc, char** argv) {
     }
     l.port = port;
     l.mastodon_host = mastodon_host;
+    if (!mastodon_host.empty()) l.what = "mastodon " + mastodon_host;
     listeners.push_back(std::move(l));
   };
-  add("", edge.port);
-  for (const auto& [host, port] : edge.mastodon_servers) add(host, port);
+  add("", edge.port, false);
+  for (const auto& [host, port] : edge.mastodon_servers) add(host, port, false);
+  add("", edge.storage_port, true);
   std::unique_ptr<JetstreamServer> jetstream;
   if (edge.jetstream_port >= 0) {
     try {

@@ -85,6 +85,7 @@ bool Shown(uint64_t id, const MockConfig& config, int64_t now_ms) {
   return true;
 }
 
+
 // The seed of a status's counts (as before there were shapes: the workers' tests know them).
 uint64_t StatusSeed(const std::string& host, uint64_t id) { return Mix(id ^ Mix(host.size())); }
 
@@ -161,6 +162,17 @@ Account AccountOf(const std::string& host, uint64_t number) {
 }
 
 Account AuthorOfStatus(const std::string& host, uint64_t id) { return AccountOf(host, AuthorNumber(host, id)); }
+
+// Whether POST /mock/gone deleted the status or made it private on `host` by now, or deleted or
+// suspended its author's account there.
+bool MadeGone(const std::string& host, uint64_t id, const MockConfig& config, int64_t now_ms) {
+  const int64_t at_us = now_ms * 1000 + 999;
+  for (const std::optional<GoneState>& s : {config.gone->MastodonStatus(host, id, at_us),
+                                            config.gone->MastodonAccount(host, AuthorOfStatus(host, id).id, at_us)}) {
+    if (s && s->reason != GoneReason::kActive) return true;
+  }
+  return false;
+}
 
 std::string MastodonDate(int64_t unix_ms) { return MastodonTime(unix_ms).substr(0, 10); }
 
@@ -961,7 +973,7 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
     JsonWriter w(buf);
     w.StartArray();
     for (auto it = ids.rbegin(); it != ids.rend(); ++it) {  // not the request's order
-      if (Shown(*it, config, now_ms)) WriteStatus(w, server, *it, config, now_ms);
+      if (Shown(*it, config, now_ms) && !MadeGone(host, *it, config, now_ms)) WriteStatus(w, server, *it, config, now_ms);
     }
     w.EndArray();
     EndpointReply r;
@@ -992,7 +1004,7 @@ EndpointReply MastodonApi(const std::string& host, const std::string& path, cons
   static const std::string kOne = "/api/v1/statuses/";
   if (StartsWith(path, kOne.c_str()) && path.find('/', kOne.size()) == std::string::npos) {
     const std::optional<uint64_t> id = StatusId(path.substr(kOne.size()));
-    if (!id || !Shown(*id, config, now_ms)) return Error(404, "Record not found");
+    if (!id || !Shown(*id, config, now_ms) || MadeGone(host, *id, config, now_ms)) return Error(404, "Record not found");
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     WriteStatus(w, server, *id, config, now_ms);

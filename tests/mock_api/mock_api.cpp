@@ -44,8 +44,10 @@ MockApi::MockApi(MockConfig config, LogSink request_log)
       request_log_(std::move(request_log)),
       limiter_(config_.rate_limit, config_.window_seconds),
       xrpc_limiter_(config_.xrpc_rate_limit, config_.xrpc_window_seconds),
-      mastodon_limiter_(config_.mastodon_rate_limit, config_.mastodon_window_seconds) {
+      mastodon_limiter_(config_.mastodon_rate_limit, config_.mastodon_window_seconds),
+      compliance_limiter_(config_.compliance_rate_limit, config_.window_seconds) {
   AddXRoutes();
+  AddComplianceRoutes();
   AddBlueskyRoutes();
   AddMastodonRoutes();
   AddMockRoutes();
@@ -91,6 +93,21 @@ HttpReply MockApi::NotFound(const HttpCall& call, int64_t now_ms) {
   return reply;
 }
 
+namespace {
+
+// {"error":"..."}: the test endpoints' refusals.
+std::string ErrorJson(const std::string& error) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("error");
+  w.String(error.c_str(), static_cast<rapidjson::SizeType>(error.size()));
+  w.EndObject();
+  return buf.GetString();
+}
+
+}  // namespace
+
 void MockApi::AddMockRoutes() {
   Add("GET", "/healthz", [](const HttpCall&, int64_t) { return Reply(200, "text/plain", "ok"); });
   Add("GET", "/mock/stats", [this](const HttpCall&, int64_t) { return Reply(200, kJson, stats_.ToJson()); });
@@ -101,8 +118,10 @@ void MockApi::AddMockRoutes() {
       limiter_.Reset();
       xrpc_limiter_.Reset();
       mastodon_limiter_.Reset();
+      compliance_limiter_.Reset();
       quotas_.clear();
     }
+    compliance_.Clear();
     JetstreamPosts().Clear();
     return Reply(200, kJson, R"({"reset":true})");
   });
@@ -117,13 +136,7 @@ void MockApi::AddMockRoutes() {
     size_t count = 0;
     std::string error;
     if (!JetstreamPosts().Register(call.body, config_, &count, &error)) {
-      rapidjson::StringBuffer buf;
-      JsonWriter w(buf);
-      w.StartObject();
-      w.Key("error");
-      w.String(error.c_str(), static_cast<rapidjson::SizeType>(error.size()));
-      w.EndObject();
-      return Reply(400, kJson, buf.GetString());
+      return Reply(400, kJson, ErrorJson(error));
     }
     return Reply(200, kJson, "{\"registered\":" + std::to_string(count) + ",\"total\":" +
                                  std::to_string(JetstreamPosts().size()) + "}");
@@ -132,6 +145,15 @@ void MockApi::AddMockRoutes() {
     const std::shared_ptr<const std::string> dictionary = JetstreamDictionary();
     if (!dictionary) return Reply(404, kJson, R"({"error":"no Jetstream here: start the mock with --jetstream-port"})");
     return Reply(200, "application/octet-stream", *dictionary);
+  });
+  Add("POST", "/mock/gone", [this](const HttpCall& call, int64_t) {
+    size_t applied = 0;
+    int64_t time_us = 0;
+    std::string error;
+    if (!config_.gone->Apply(call.body, &applied, &time_us, &error)) {
+      return Reply(400, kJson, ErrorJson(error));
+    }
+    return Reply(200, kJson, "{\"applied\":" + std::to_string(applied) + ",\"time_us\":" + std::to_string(time_us) + "}");
   });
   Add("POST", "/mock/cap", [this](const HttpCall& call, int64_t) { return TokenAction(call, false); });
   Add("POST", "/mock/revoke", [this](const HttpCall& call, int64_t) { return TokenAction(call, true); });

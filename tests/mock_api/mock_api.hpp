@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "mock_api/compliance.hpp"
 #include "mock_api/mock_config.hpp"
 #include "mock_api/rate_limiter.hpp"
 #include "mock_api/request_stats.hpp"
@@ -31,6 +32,7 @@ struct HttpCall {
   std::string authorization;       // the Authorization header, "" when absent
   bool reused_connection = false;  // the connection carried an earlier request (for fault stats)
   std::string body{};              // read only for the routes main.cpp names (POST /mock/jetstream/posts)
+  std::string content_type{};      // the Content-Type header (the storage host's uploads)
 };
 
 struct HttpReply {
@@ -62,6 +64,11 @@ class MockApi {
   // A request to Mastodon server `host` at the root of its own port (--mastodon-host): answered
   // as /mastodon/<host><path> is, with the same window, faults and stats; other methods 404.
   HttpReply HandleMastodonServer(const std::string& host, const HttpCall& call, int64_t now_ms);
+
+  // A request to the storage host (--storage-port) that X's compliance jobs' signed URLs name.
+  HttpReply HandleStorage(const HttpCall& call, int64_t now_ms);
+  // Where the storage host listens (http://host:port), once it does.
+  void SetStorageUrl(const std::string& url) { compliance_.SetStorageUrl(url); }
 
   // The edge calls this when it lets go of a connection held for a hang fault.
   void HangEnded();
@@ -139,6 +146,15 @@ class MockApi {
   static HttpReply Limited(const RateVerdict& verdict, EndpointReply answer, const char* refusal, Served& counted);
   // X: a bearer token, a window per token and endpoint, the usage cap and the billing.
   HttpReply X(const ProviderRoute& route, const HttpCall& call, int64_t now_ms);
+  // X's answer to a request with an app's bearer token: auth, revocation, the usage cap, the
+  // window of `limiter` (per token and `path`), the rate-limit headers; `endpoint` answers (for the
+  // token), computed before the quota lock when `before_the_lock`, else only if let in.
+  HttpReply XServe(const char* path, size_t n_ids, Dialect dialect, RateLimiter& limiter, const HttpCall& call,
+                   int64_t now_ms, const std::function<EndpointReply(const std::string& token)>& endpoint,
+                   bool before_the_lock);
+  // X's batch compliance jobs (compliance_routes.cpp): POST and GET /2/compliance/jobs,
+  // GET /2/compliance/jobs/:id.
+  void AddComplianceRoutes();
   // X: GET /2/tweets/:id, the id taken from the path.
   HttpReply XSingle(const HttpCall& call, int64_t now_ms);
   // X: GET /2/users/by/username/:username and GET /2/users/:id/tweets.
@@ -168,6 +184,8 @@ class MockApi {
   RateLimiter limiter_;
   RateLimiter xrpc_limiter_;
   RateLimiter mastodon_limiter_;
+  RateLimiter compliance_limiter_;
+  ComplianceJobs compliance_;
   RequestStats stats_;
   std::vector<Route> routes_;
   std::mutex quota_mutex_;                    // held across the cap check, the rate limiter and the billing

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mock_api/faults.hpp"
+#include "mock_api/gone.hpp"
 
 namespace tweetkeeper::mock {
 
@@ -46,7 +47,17 @@ struct MockConfig {
   // Jetstream: events a second of the network's other traffic, on posts nobody tracks
   // (--jetstream-rate; engagement_events.hpp BackgroundEventsIn). 0: none.
   int64_t jetstream_rate = 0;
+  // X's batch compliance jobs (compliance.hpp): requests per window (--window-seconds) per token
+  // and endpoint (X: 150 per 15 minutes); how long an uploaded job takes to complete; how long the
+  // upload URL and the download URL live (X: 15 minutes; a week from the job's creation).
+  int64_t compliance_rate_limit = 150;
+  int64_t compliance_processing_ms = 1000;
+  int64_t compliance_upload_seconds = 900;
+  int64_t compliance_download_seconds = 7 * 86'400;
   FaultConfig faults;
+  // Posts and accounts made gone (POST /mock/gone), from the moment they were: shared by every
+  // copy of this config (the HTTP side and the Jetstream).
+  std::shared_ptr<GoneWorld> gone = std::make_shared<GoneWorld>();
   // --engagement FILE: the posts whose true curves it holds answer them; the others the model's.
   std::shared_ptr<const EngagementFile> engagement;
 };

@@ -86,6 +86,24 @@ TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms) 
   return TweetState::kVisible;
 }
 
+std::optional<GoneState> XGone(uint64_t id, const MockConfig& config, int64_t at_ms) {
+  const int64_t at_us = at_ms * 1000 + 999;  // the whole millisecond
+  for (const std::optional<GoneState>& s : {config.gone->XPost(id, at_us), config.gone->XUser(AuthorOf(id), at_us)}) {
+    if (s && s->reason != GoneReason::kActive) return s;
+  }
+  return std::nullopt;
+}
+
+TweetState TweetStateAt(uint64_t id, const MockConfig& config, int64_t now_ms) {
+  const TweetState state = ClassifyTweet(id, config, now_ms);
+  if (state == TweetState::kOmitted) return state;
+  if (const std::optional<GoneState> gone = XGone(id, config, now_ms)) {
+    return gone->reason == GoneReason::kProtected || gone->reason == GoneReason::kSuspended ? TweetState::kProtected
+                                                                                           : TweetState::kNotFound;
+  }
+  return state;
+}
+
 int64_t AgeSeconds(uint64_t id, int64_t now_ms) {
   return std::max<int64_t>(0, now_ms / 1000 - SnowflakeMillis(id) / 1000);
 }

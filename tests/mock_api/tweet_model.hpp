@@ -68,6 +68,16 @@ std::string FormatHttpDate(int64_t unix_ms);
 
 TweetState ClassifyTweet(uint64_t id, const MockConfig& config, int64_t now_ms);
 
+// What POST /mock/gone made of post `id` by at_ms: its own state, else its author's (nothing:
+// neither was ever changed, or both are active).
+std::optional<GoneState> XGone(uint64_t id, const MockConfig& config, int64_t at_ms);
+
+// The state the API answers post `id` with at now_ms: ClassifyTweet's, unless POST /mock/gone
+// made it or its author gone (deleted, deactivated: not found; protected, suspended: not
+// authorized, as X answers a protected or suspended author's posts, FACTS.md). An omitted id stays
+// omitted.
+TweetState TweetStateAt(uint64_t id, const MockConfig& config, int64_t now_ms);
+
 // An X post's counts at an age under the engagement model (engagement.hpp), without a file.
 PublicMetrics MetricsAt(uint64_t id, int64_t age_seconds);
 

@@ -340,7 +340,7 @@ void WriteIncludes(JsonWriter& w, const std::vector<uint64_t>& tweets, const Twe
 }
 
 void WriteProblem(JsonWriter& w, const TweetsRequest& req, size_t i, const MockConfig& config, int64_t now_ms) {
-  if (ClassifyTweet(req.values[i], config, now_ms) == TweetState::kProtected) {
+  if (TweetStateAt(req.values[i], config, now_ms) == TweetState::kProtected) {
     WriteNotAuthorized(w, req.ids[i]);
   } else {
     WriteNotFound(w, req.ids[i]);
@@ -365,7 +365,7 @@ EndpointReply GetTweets(const QueryParams& params, const MockConfig& config, int
   std::vector<size_t> found;
   std::vector<size_t> missing;
   for (size_t i = 0; i < req.values.size(); ++i) {
-    const TweetState state = ClassifyTweet(req.values[i], config, now_ms);
+    const TweetState state = TweetStateAt(req.values[i], config, now_ms);
     if (state != TweetState::kOmitted) (state == TweetState::kVisible ? found : missing).push_back(i);
   }
   // The API promises no order; answering in reverse catches clients that zip by position.
@@ -397,7 +397,7 @@ EndpointReply GetTweetById(const QueryParams& params, const MockConfig& config, 
   const TweetsRequest req = ParseTweetsRequest(params, true);
   if (!req.errors.empty()) return Refused(req);
   EndpointReply reply;
-  const TweetState state = ClassifyTweet(req.values[0], config, now_ms);
+  const TweetState state = TweetStateAt(req.values[0], config, now_ms);
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   w.StartObject();

@@ -78,22 +78,31 @@ HttpReply MockApi::XSingle(const HttpCall& call, int64_t now_ms) {
 }
 
 HttpReply MockApi::X(const ProviderRoute& route, const HttpCall& call, int64_t now_ms) {
+  return XServe(route.path, ListedIds(call.params, route.ids_param), route.dialect, limiter_, call, now_ms,
+                [&](const std::string&) { return route.endpoint(call.params, config_, now_ms); }, true);
+}
+
+HttpReply MockApi::XServe(const char* path, size_t n_ids, Dialect dialect, RateLimiter& limiter, const HttpCall& call,
+                          int64_t now_ms, const std::function<EndpointReply(const std::string& token)>& endpoint,
+                          bool before_the_lock) {
   const std::optional<std::string> token = BearerToken(call.authorization);
   const std::string fingerprint = token ? TokenFingerprint(*token) : "";
-  const bool v1 = route.dialect == Dialect::kV1;
-  return Serve(call, now_ms, {ListedIds(call.params, route.ids_param), fingerprint, route.path}, [&](Served& counted) {
+  const bool v1 = dialect == Dialect::kV1;
+  return Serve(call, now_ms, {n_ids, fingerprint, path}, [&](Served& counted) {
     if (!token || (!config_.tokens.empty() && config_.tokens.count(*token) == 0)) {
       // An unknown caller: the rate-limit headers of a window it never started (FACTS.md: every
       // answer has them). Problems go as application/problem+json, as the spec maps Problem.
       HttpReply reply = v1 ? Reply(401, kJson, V1Error(89, "Invalid or expired token."))
                            : Reply(401, kProblemJson, GenericProblem(401, "Unauthorized"));
-      reply.headers = RateHeaders(limiter_.Peek(std::string(route.path) + " ", now_ms));
+      reply.headers = RateHeaders(limiter.Peek(std::string(path) + " ", now_ms));
       return reply;
     }
-    // Computed before the lock (it only depends on the request), so the lock is held briefly.
-    EndpointReply answer = route.endpoint(call.params, config_, now_ms);
+    // A read is computed before the lock (it only depends on the request), so the lock is held
+    // briefly; what changes state (a compliance job made) only once the request is let in.
+    std::optional<EndpointReply> early;
+    if (before_the_lock) early = endpoint(*token);
     // Keyed by endpoint too: X counts each endpoint's limit separately.
-    const std::string limiter_key = std::string(route.path) + " " + *token;
+    const std::string limiter_key = std::string(path) + " " + *token;
     std::lock_guard<std::mutex> lock(quota_mutex_);
     TokenQuota& quota = quotas_[*token];
     if (const int64_t month = UtcMonth(now_ms); month != quota.month) {
@@ -107,18 +116,19 @@ HttpReply MockApi::X(const ProviderRoute& route, const HttpCall& call, int64_t n
     HttpReply reply;
     RateVerdict verdict;
     if (quota.revoked) {
-      verdict = limiter_.Peek(limiter_key, now_ms);  // refused before it counts
+      verdict = limiter.Peek(limiter_key, now_ms);  // refused before it counts
       reply = v1 ? Reply(403, kJson, V1Error(200, "Forbidden."))
                  : Reply(403, kProblemJson, GenericProblem(403, "Forbidden"));
     } else if (quota.capped || (config_.monthly_cap > 0 && quota.billed_this_month >= config_.monthly_cap)) {
-      verdict = limiter_.Peek(limiter_key, now_ms);  // not counted: the window may show plenty left
+      verdict = limiter.Peek(limiter_key, now_ms);  // not counted: the window may show plenty left
       reply = Reply(429, v1 ? kJson : kProblemJson, UsageCappedProblem(AccountId(fingerprint)));
     } else {
-      verdict = limiter_.Take(limiter_key, now_ms);
+      verdict = limiter.Take(limiter_key, now_ms);
       if (!verdict.allowed) {
         reply = v1 ? Reply(429, kJson, V1Error(88, "Rate limit exceeded"))
                    : Reply(429, kProblemJson, GenericProblem(429, "Too Many Requests"));
       } else {
+        EndpointReply answer = early ? std::move(*early) : endpoint(*token);
         counted.window_start_ms = verdict.window_start_ms;
         // Billed: the posts returned that this token had not read yet this UTC day. Like X, a
         // request under the cap is answered in full, so the last one may pass it a little.

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the part of X's official OpenAPI description (openapi.json, 2.159) that the mock
-imitates: GET /2/tweets and GET /2/tweets/{id}, and the users a follower reads (GET
-/2/users/by/username/{username}, GET /2/users/{id}/tweets), their parameters, and every schema their
+imitates: GET /2/tweets and GET /2/tweets/{id}, the users a follower reads (GET
+/2/users/by/username/{username}, GET /2/users/{id}/tweets), the batch compliance jobs (POST and
+GET /2/compliance/jobs, GET /2/compliance/jobs/{id}), their parameters, and every schema their
 answers reach ($ref closure, plus the subtypes Problem's discriminator maps to), unchanged.
 
     extract_spec.py OPENAPI_JSON > x-api-tweets.json      (--check FILE: exit 1 if it differs)
@@ -12,7 +13,9 @@ validate_answers.py checks the mock's answers against, and --check proves it is 
 import json
 import sys
 
-PATHS = ["/2/tweets", "/2/tweets/{id}", "/2/users/by/username/{username}", "/2/users/{id}/tweets"]
+# Each path with the methods the mock answers.
+PATHS = {"/2/tweets": ["get"], "/2/tweets/{id}": ["get"], "/2/users/by/username/{username}": ["get"],
+         "/2/users/{id}/tweets": ["get"], "/2/compliance/jobs": ["get", "post"], "/2/compliance/jobs/{id}": ["get"]}
 
 
 def refs(node, out):
@@ -30,7 +33,7 @@ def refs(node, out):
 
 
 def extract(spec):
-    paths = {p: {"get": spec["paths"][p]["get"]} for p in PATHS}
+    paths = {p: {m: spec["paths"][p][m] for m in methods} for p, methods in PATHS.items()}
     components = {}
     todo, seen = set(), set()
     refs(paths, todo)
@@ -46,8 +49,9 @@ def extract(spec):
     return {
         "openapi": spec["openapi"],
         "info": {"title": spec["info"]["title"], "version": spec["info"]["version"],
-                 "x-extract": "GET /2/tweets and /2/tweets/{id} of X's openapi.json with every schema "
-                              "they reach; made by tests/mock_api/spec/extract_spec.py"},
+                 "x-extract": "the operations the mock answers (tweets, users, compliance jobs) of X's "
+                              "openapi.json with every schema they reach; made by "
+                              "tests/mock_api/spec/extract_spec.py"},
         "paths": paths,
         "components": {k: dict(sorted(v.items())) for k, v in sorted(components.items())},
     }

@@ -49,6 +49,7 @@ else
   tk_fail "the extract is exactly what $(basename "$openapi") gives" "$openapi is not here (set TK_OPENAPI)"
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
+  --compliance-upload-seconds 8 --compliance-processing-ms 300 \
   --mastodon-host a.social=0 --mastodon-host old.social=0 --mastodon-host locked.social=0 \
   --jetstream-port 0 --jetstream-rate 100 --follow-delete-every 5 --follow-rate 20 || exit 1
 jetstream_url=$(sed -n 's/^tweetkeeper-mock-api jetstream listening on \(ws[^ ]*\).*/\1/p' "$dir/mock.log.out")
@@ -63,7 +64,7 @@ npm_ci x "$x_npm" "$dir/npm-x.log"
 main_mock=$TK_MOCK_URL main_mock_pid=$TK_MOCK_PID
 if tk_mock_start "$dir/mock-x.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --edited-every 43 \
   --gzip-every 2 --rate-limit 4 --monthly-cap 150 --token tk-read --token tk-window --token tk-cap \
-  --token tk-revoked --token tk-bad; then
+  --token tk-revoked --token tk-bad --token tk-comply --compliance-processing-ms 300; then
   node "$here/x/client_check.mjs" "$x_npm" "$TK_MOCK_URL" >"$dir/x-client" 2>&1 ||
     { rc=$?; tail -3 "$dir/npm-x.log" 2>/dev/null | sed 's/^/# npm: /' >>"$dir/x-client"; (exit $rc); }
   tally "$dir/x-client" $? x/client_check.mjs

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Asks a running mock API for a sample of every kind of answer it gives on GET /2/tweets and
-GET /2/tweets/{id}, and checks each against X's official OpenAPI description (the extract in
-x-api-tweets-2.159.json) and FACTS.md:
+GET /2/tweets/{id}, a follower's user reads and the batch compliance jobs (their whole flow through
+the storage host, down to the results' lines), and checks each against X's official OpenAPI
+description (the extract in x-api-tweets-2.159.json), X's documentation and FACTS.md:
 
-- the body validates against the schema the spec gives for it: Get2TweetsResponse or
-  Get2TweetsIdResponse for a 200, Problem for anything else, and every Problem (per-id errors
+- the body validates against the schema the spec gives for it: Get2TweetsResponse,
+  Get2TweetsIdResponse, CreateComplianceJobResponse, ... for a 200, Problem for anything else, and every Problem (per-id errors
   in a 200 too) against the subtype its `type` maps to (the validator ignores the spec's
   discriminator, so the subtype is picked here);
 - the content type is the one the spec pairs with that schema (application/json for a 200,
@@ -64,8 +65,12 @@ def problem_errors(problem):
     return found
 
 
-def fetch(path, token, method="GET"):
-    request = urllib.request.Request(BASE + path, method=method)
+def fetch(path, token, method="GET", data=None, content_type="application/json"):
+    """A request to the mock (or, for a URL, anywhere): data is JSON (a dict) or text (a str)."""
+    body = None if data is None else (data if isinstance(data, str) else json.dumps(data)).encode()
+    request = urllib.request.Request(path if "://" in path else BASE + path, method=method, data=body)
+    if body is not None:
+        request.add_header("Content-Type", content_type)
     if token is not None:
         request.add_header("Authorization", token if " " in token else f"Bearer {token}")
     try:
@@ -94,15 +99,15 @@ def facts_errors(tweet, want_metrics):
 calls = 0
 
 
-def answer(name, path, status, schema, token="", want_metrics=False, method="GET", expect=None):
+def answer(name, path, status, schema, token="", want_metrics=False, method="GET", expect=None, data=None):
     """One request (a token of its own unless given: the mock allows 3 per window and token);
     checks status, content type, headers and body. Returns the body."""
     global calls
     calls += 1
-    got, headers, raw = fetch(path, token if token != "" else f"spec-token-{calls}", method)
+    got, headers, raw = fetch(path, token if token != "" else f"spec-token-{calls}", method, data)
     check(f"{name}: HTTP {status}", got == status, f"got {got}: {raw[:300]!r}")
     media = (headers.get("Content-Type") or "").split(";")[0].strip()
-    wanted = "application/json" if schema.startswith("Get2") else "application/problem+json"
+    wanted = "application/problem+json" if schema == "Problem" else "application/json"
     check(f"{name}: content type {wanted}", media == wanted, f"got {headers.get('Content-Type')!r}")
     missing = [h for h in ("x-rate-limit-limit", "x-rate-limit-remaining", "x-rate-limit-reset")
                if not (headers.get(h) or "").isdigit()]
@@ -121,7 +126,7 @@ def answer(name, path, status, schema, token="", want_metrics=False, method="GET
     found = problem_errors(body) if schema == "Problem" else errors_against(schema, body)
     if schema.startswith("Get2") and isinstance(body, dict):
         data = body.get("data")
-        tweets = [] if schema.startswith("Get2UsersByUsername") else \
+        tweets = [] if not schema.startswith(("Get2Tweets", "Get2UsersIdTweets")) else \
             data if isinstance(data, list) else [data] if isinstance(data, dict) else []
         for tweet in tweets:
             found += facts_errors(tweet, want_metrics)
@@ -235,6 +240,86 @@ if locked:
     answer("user timeline: protected", f"/2/users/{locked['data']['id']}/tweets", 200, "Get2UsersIdTweetsResponse",
            expect=("a not-authorized error", lambda b: b["errors"][0]["type"].endswith("/not-authorized-for-resource")))
 answer("user timeline: max_results 4", "/2/users/100000/tweets?max_results=4", 400, "Problem")
+
+
+# X's batch compliance jobs (issue 53; the mock runs with --compliance-upload-seconds 8
+# --compliance-processing-ms 300: time enough for the upload on a busy machine, and an expiry the
+# check waits for): one app's whole flow. Its token is the same throughout: jobs are the app's.
+APP = "spec-compliance-app"
+made = answer("compliance: create a tweets job", "/2/compliance/jobs", 200, "CreateComplianceJobResponse", token=APP,
+              method="POST", data={"type": "tweets", "name": "spec-job"},
+              expect=("created, named, its URLs signed on a host of their own",
+                      lambda b: b["data"]["status"] == "created" and b["data"]["name"] == "spec-job"
+                      and not b["data"]["upload_url"].startswith(BASE) and "X-Goog-Signature=" in b["data"]["upload_url"]
+                      and "X-Goog-Expires=8&" in b["data"]["upload_url"]))
+answer("compliance: a second active job of a type", "/2/compliance/jobs", 409, "Problem", token=APP, method="POST",
+       data={"type": "tweets"}, expect=("a conflict problem", lambda b: b["type"].endswith("/conflict")))
+answer("compliance: an unknown type", "/2/compliance/jobs", 400, "Problem", token=APP, method="POST",
+       data={"type": "likes"})
+answer("compliance: a name of 65 characters", "/2/compliance/jobs", 400, "Problem", token=APP, method="POST",
+       data={"type": "users", "name": "n" * 65})
+answer("compliance: no token", "/2/compliance/jobs?type=tweets", 401, "Problem", token=None)
+answer("compliance: status=expired is no filter the spec has", "/2/compliance/jobs?type=tweets&status=expired", 400,
+       "Problem", token=APP)
+answer("compliance: none of a type", "/2/compliance/jobs?type=users", 200, "Get2ComplianceJobsResponse", token=APP,
+       expect=("no data, a count of 0", lambda b: "data" not in b and b["meta"]["result_count"] == 0))
+if made:
+    job = made["data"]
+    # Visible posts by four authors: one post deleted, one author suspended, two left alone.
+    authors = {t["id"]: t["author_id"] for t in json.loads(fetch(
+        f"/2/tweets?ids={','.join(pick['visible'][10:40])}&tweet.fields=author_id", "spec-author")[2])["data"]}
+    distinct = list({a: i for i, a in reversed(list(authors.items()))}.values())
+    gone_post, by_suspended, fine, other = distinct[:4]
+    author = authors[by_suspended]
+    fetch("/mock/gone", None, "POST", {"x": [{"post": gone_post, "reason": "deleted"},
+                                             {"user": author, "reason": "suspended"}]})
+    answer("a post made gone and a suspended author's", f"/2/tweets?ids={gone_post},{by_suspended},{fine}", 200,
+           "Get2TweetsResponse",
+           expect=("not found, not authorized, and the other found",
+                   lambda b: [t["id"] for t in b["data"]] == [fine]
+                   and {e["resource_id"]: e["type"].rsplit("/", 1)[1] for e in b["errors"]}
+                   == {gone_post: "resource-not-found", by_suspended: "not-authorized-for-resource"}))
+    uploaded = [gone_post, by_suspended, fine, pick["deleted"][0], pick["protected"][0], other]
+    got, _, raw = fetch(job["upload_url"], None, "PUT", "\n".join(uploaded) + "\n", "text/plain")
+    check("compliance: the upload (PUT text/plain, no token) is taken: HTTP 200", got == 200, raw[:300])
+    answer("compliance: the job by id", f"/2/compliance/jobs/{job['id']}", 200, "Get2ComplianceJobsIdResponse", token=APP,
+           expect=("in progress or complete", lambda b: b["data"]["status"] in ("in_progress", "complete")))
+    deadline = time.time() + 20
+    while time.time() < deadline and json.loads(fetch(f"/2/compliance/jobs/{job['id']}", APP)[2])["data"]["status"] != "complete":
+        time.sleep(0.1)
+    answer("compliance: the job, complete", f"/2/compliance/jobs/{job['id']}", 200, "Get2ComplianceJobsIdResponse",
+           token=APP, expect=("complete", lambda b: b["data"]["status"] == "complete"))
+    answer("compliance: the app's jobs", "/2/compliance/jobs?type=tweets&status=complete", 200,
+           "Get2ComplianceJobsResponse", token=APP,
+           expect=("this one, counted", lambda b: [j["id"] for j in b["data"]] == [job["id"]]
+                   and b["meta"]["result_count"] == 1))
+    got, headers, raw = fetch(job["download_url"], None)
+    lines = [json.loads(line) for line in raw.decode().splitlines()] if got == 200 else []
+    check("compliance: the download (no token): HTTP 200, a JSON object a line", got == 200 and raw.endswith(b"\n"),
+          raw[:300])
+    want = {gone_post: ("deleted", True), by_suspended: ("suspended", True), pick["deleted"][0]: ("deleted", False),
+            pick["protected"][0]: ("protected", False)}
+    seen = {line.get("id"): (line.get("reason"), "redacted_at" in line) for line in lines}
+    check("compliance: a line for each id out of compliance, with its reason (redacted_at for those made gone), "
+          "none for the others", seen == want, f"got {seen}")
+    bad = [line for line in lines if line.get("action") != "delete" or not RFC3339_MS.match(line.get("created_at", ""))
+           or ("redacted_at" in line and not RFC3339_MS.match(line["redacted_at"]))
+           or set(line) - {"id", "action", "created_at", "redacted_at", "reason"}]
+    check("compliance: each line is {id, action: delete, created_at, redacted_at?, reason}, times as X's",
+          lines and not bad, bad[:2])
+    late = answer("compliance: a users job", "/2/compliance/jobs", 200, "CreateComplianceJobResponse", token=APP,
+                  method="POST", data={"type": "users"})
+    if late:
+        deadline = time.time() + 30
+        while time.time() < deadline and \
+                json.loads(fetch(f"/2/compliance/jobs/{late['data']['id']}", APP)[2])["data"]["status"] != "expired":
+            time.sleep(0.1)
+        answer("compliance: nothing uploaded in time", f"/2/compliance/jobs/{late['data']['id']}", 200,
+               "Get2ComplianceJobsIdResponse", token=APP, expect=("expired", lambda b: b["data"]["status"] == "expired"))
+        got, headers, raw = fetch(late["data"]["upload_url"], None, "PUT", "1\n", "text/plain")
+        check("compliance: an upload after the URL expired: 400 ExpiredToken, as Cloud Storage answers",
+              got == 400 and b"<Code>ExpiredToken</Code>" in raw
+              and (headers.get("Content-Type") or "").startswith("application/xml"), f"{got} {raw[:300]!r}")
 
 print(f"# {failures} failed")
 sys.exit(1 if failures else 0)

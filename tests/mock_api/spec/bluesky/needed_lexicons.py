@@ -4,7 +4,8 @@ jetstream/client_check.mjs): the lexicon documents of app.bsky.feed.getPosts,
 app.bsky.actor.getProfile(s) and app.bsky.feed.getAuthorFeed (a follower's reads),
 com.atproto.identity.resolveHandle, the records a post holds (app.bsky.feed.post and its
 embeds) and the records of engagement the mock's Jetstream streams (app.bsky.feed.like and
-app.bsky.feed.repost), and every document they refer to, taken at test time from the documents the pinned npm
+app.bsky.feed.repost), com.atproto.sync.subscribeRepos (whose #account Jetstream's account
+events carry), and every document they refer to, taken at test time from the documents the pinned npm
 package @atproto/api carries (lexicons_from_npm.cjs writes them out; none are kept in this
 repository).
 
@@ -31,6 +32,7 @@ ROOTS = [
     "app.bsky.embed.recordWithMedia",
     "app.bsky.feed.like",
     "app.bsky.feed.repost",
+    "com.atproto.sync.subscribeRepos",  # Jetstream's account events carry its #account
 ]
 
 

@@ -11,7 +11,8 @@
 // each record is a valid app.bsky.feed.like, .repost or .post (replies, quotes with both embeds)
 // by @atproto/lexicon, each delete carries no record or cid, and for every registered post the
 // net counts of its events before the Date second of a getPosts answer are that answer's counts.
-// A subscription to reposts alone gets reposts alone.
+// A subscription to reposts alone gets reposts alone. Posts and accounts made gone (POST /mock/gone):
+// a post's delete and an account's events, as a live subscription and a replay get them.
 //     node client_check.mjs NPM_PREFIX ATPROTO_NPM_PREFIX LEXICONS_DIR MOCK_URL JETSTREAM_URL
 import fs from 'node:fs';
 import path from 'node:path';
@@ -233,4 +234,59 @@ const truth = await (await fetch(`${mock}/mock/truth?network=bluesky&key=${encod
 const first = netAt(tracked[0].uri, asOf);
 report(truth.likes === first.likes && truth.reposts === first.reposts && truth.replies === first.replies && truth.quotes === first.quotes,
        'GET /mock/truth?at_us= gives the same net counts', JSON.stringify(truth));
+
+// Posts and accounts made gone (issue 53): POST /mock/gone deletes a post of the first posting
+// account and takes the second down, then reactivates it. A live subscription to both gets, in
+// time order among their posts, the post's delete commit at the change's time_us and two account
+// events (takendown, then active with no status), each account object valid by @atproto/lexicon
+// as com.atproto.sync.subscribeRepos#account; getPosts leaves out the deleted post and, while it
+// is down, the second account's posts; a replay from before the change gets the account events again.
+const gone = async (body) => (await fetch(`${mock}/mock/gone`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                                                  body: JSON.stringify(body) })).json();
+const visibleOf = async (uris) => (await get(`/xrpc/app.bsky.feed.getPosts?${uris.map((u) => `uris=${encodeURIComponent(u)}`).join('&')}`))
+  .posts.map((p) => p.uri).sort();
+const recent = (await get(`/mock/follow/posts?network=bluesky&from_ms=${Date.now() - 20000}`)).posts.filter((p) => !p.deleted_ms);
+const postOf = (did) => recent.find((p) => p.url.startsWith(`at://${did}/`))?.url;
+const [doomed, downs] = [postOf(dids[0]), postOf(dids[1])];
+const live5 = [];
+const js5 = new Jetstream({ ws: WebSocket, endpoint: `${jetstream}/subscribe`, wantedCollections: ['app.bsky.feed.post'],
+                            wantedDids: dids.slice(0, 2) });
+js5.on('commit', (e) => live5.push(e));
+js5.on('account', (e) => live5.push(e));
+js5.start();
+const until = async (ok, ms) => { const end = Date.now() + ms; while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 50)); };
+await until(() => live5.length > 0, 10000);
+const before5 = await visibleOf([doomed, downs]);
+const made5 = await gone({ bluesky: [{ uri: doomed, reason: 'deleted' }, { did: dids[1], status: 'takendown' }] });
+const during5 = await visibleOf([doomed, downs]);
+const back5 = await gone({ bluesky: [{ did: dids[1], status: 'active' }] });
+const after5 = await visibleOf([doomed, downs]);
+await until(() => live5.filter((e) => e.kind === 'account').length >= 2, 10000);
+js5.close();
+report(before5.length === 2 && during5.length === 0 && JSON.stringify(after5) === JSON.stringify([downs]),
+       'getPosts leaves out the deleted post, and the taken-down account\'s posts until it is active again',
+       `${before5} | ${during5} | ${after5}`);
+const accounts5 = live5.filter((e) => e.kind === 'account');
+const delete5 = live5.filter((e) => e.kind === 'commit' && e.commit.operation === 'delete' &&
+                                     `at://${e.did}/app.bsky.feed.post/${e.commit.rkey}` === doomed);
+report(delete5.length === 1 && delete5[0].time_us === made5.time_us && !('record' in delete5[0].commit),
+       'the deleted post: one delete commit, at the time_us the change was made', JSON.stringify(delete5));
+report(accounts5.length === 2 && accounts5[0].did === dids[1] && accounts5[0].time_us === made5.time_us &&
+       accounts5[0].account.active === false && accounts5[0].account.status === 'takendown' &&
+       accounts5[1].time_us === back5.time_us && accounts5[1].account.active === true && !('status' in accounts5[1].account) &&
+       accounts5[0].account.seq < accounts5[1].account.seq && accounts5.every((e) => e.account.did === e.did),
+       'the account: active false with status takendown, then active true with no status, seq rising', JSON.stringify(accounts5));
+report(live5.every((e, i) => i === 0 || live5[i - 1].time_us <= e.time_us), `the changes come in time order with the posts (${live5.length} events)`);
+const badAccounts = accounts5.map((e) => lex.validate('com.atproto.sync.subscribeRepos#account', e.account))
+  .filter((r) => !r.success).map((r) => r.error?.message);
+report(accounts5.length === 2 && badAccounts.length === 0, 'each account object is a valid com.atproto.sync.subscribeRepos#account by @atproto/lexicon',
+       badAccounts.join('\n'));
+const replay5 = [];
+const js6 = new Jetstream({ ws: WebSocket, endpoint: `${jetstream}/subscribe`, wantedDids: [dids[1]], cursor: made5.time_us - 1000000 });
+js6.on('account', (e) => replay5.push(e));
+js6.start();
+await until(() => replay5.length >= 2, 10000);
+js6.close();
+report(JSON.stringify(replay5.map((e) => [e.time_us, e.account.active])) === JSON.stringify(accounts5.map((e) => [e.time_us, e.account.active])),
+       'a replay from before the change gets the same account events', JSON.stringify(replay5));
 exit();

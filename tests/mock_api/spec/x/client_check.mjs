@@ -4,6 +4,7 @@
 //     tweetkeeper-mock-api --deleted-every 53 --protected-every 61 --omitted-every 97
 //       --edited-every 43 --gzip-every 2 --rate-limit 4 --monthly-cap 150
 //       --token tk-read --token tk-window --token tk-cap --token tk-revoked --token tk-bad
+//       --token tk-comply --compliance-processing-ms 300
 // (each token below has its own rate-limit windows and monthly count; the ids are chosen by the
 // mock's documented rules, README "The deterministic model").
 //     node client_check.mjs NPM_PREFIX MOCK_URL
@@ -408,6 +409,32 @@ await check('v2.userByUsername() of no such user: the errors array, no data', as
   const res = await read.v2.userByUsername('gone_for_good');
   return [!res.data && problemPath(res.errors?.[0]?.type) === 'resource-not-found', JSON.stringify(res)];
 });
+
+// X's batch compliance jobs (issue 53) through the library's own helpers: sendComplianceJob
+// creates a job and PUTs the ids to its upload_url (text/plain, without the token), and
+// complianceJobResult polls the job (every 3.5 s) until complete, then GETs download_url and parses
+// its JSON lines. The mock runs with --compliance-processing-ms 300; the lines it must give are
+// its fates' (deleted, protected), and none for the ids it shows.
+const comply = client('tk-comply');
+const entries = (o) => JSON.stringify(Object.entries(o).sort());
+await check('v2.sendComplianceJob() makes a job and uploads the ids to its signed URL; v2.complianceJobs() lists it; v2.complianceJobResult() waits until it is complete and reads one line per id out of compliance, with its reason, none for the others', async () => {
+  const deleted = idsOf('deleted').slice(0, 2), protectedIds = idsOf('protected').slice(0, 2);
+  const job = await comply.v2.sendComplianceJob({ type: 'tweets', name: 'client-check',
+                                                  ids: [...idsOf('found').slice(0, 3), ...deleted, ...protectedIds] });
+  const listed = await comply.v2.complianceJobs({ type: 'tweets' });
+  const lines = await comply.v2.complianceJobResult(job.data);
+  const done = await comply.v2.complianceJob(job.data.id);
+  const got = Object.fromEntries(lines.map((l) => [l.id, l.reason]));
+  const want = Object.fromEntries([...deleted.map((id) => [id, 'deleted']), ...protectedIds.map((id) => [id, 'protected'])]);
+  return [job.data.status === 'created' && job.data.name === 'client-check' &&
+          listed.data?.some((j) => j.id === job.data.id) && done.data.status === 'complete' &&
+          entries(got) === entries(want) && lines.every((l) => l.action === 'delete' && isStr(l.created_at)),
+          `job ${JSON.stringify(job.data).slice(0, 200)}, then ${done.data.status}; lines ${JSON.stringify(lines)}`];
+});
+await comply.v2.post('compliance/jobs', { type: 'users' });
+await expectError('a second job of a type while one is active: ApiResponseError 409, the conflict problem, rateLimit from the headers',
+  comply.v2.post('compliance/jobs', { type: 'users' }),
+  (e) => [e.code === 409 && problemPath(e.data?.type) === 'conflict' && rateLimitFromHeaders(e)]);
 
 agent.destroy();
 exit();
