@@ -73,6 +73,7 @@ suite stream wait programs tests/integration/stream.sh # Jetstream counts exact 
 suite spec wait programs tests/mock_api/spec/spec.sh
 suite networks wait programs tests/integration/networks.sh
 suite dataset wait programs tests/integration/dataset.sh # a dataset exported, imported, read again: the same curves
+suite deletions wait programs tests/integration/deletions.sh # gone at the source: marked, erased, out of exports and WARC files, each network
 suite accounted wait programs tests/integration/accounted.sh
 suite payloads wait programs tests/integration/payloads.sh
 suite prometheus wait programs tests/integration/prometheus.sh

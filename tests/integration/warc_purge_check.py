@@ -12,7 +12,7 @@ Usage: warc_purge_check.py BEFORE_DIR AFTER_DIR GONE_IDS_FILE TOKEN [--names-onl
 Prints one line "CAPTURES DROPPED REWRITTEN PROBLEMS", then the first problems.
 warc_purge_check.py --keys DIR: every post the responses of DIR hold, one a line, sorted, once
 each: x:ID, a Bluesky post's at:// URI, mastodon:HOST/ID (HOST: that of the status's own page,
-https://HOST/@user/ID).
+https://HOST/@user/ID, or a boost's https://HOST/users/user/statuses/ID/activity).
 warc_purge_check.py --pick DIR: the posts the test makes gone, one a line: every post of the first
 answer of the first file, and one in five (id % 5 == 0) of the others'.
 --names-only: a run killed half way: each file may also be the one before, whole, and purge.log is
@@ -135,7 +135,8 @@ def post_keys(block):
     out = []
     def mastodon(st):
         url = st.get('url') or ''
-        m = re.match(r'https://([^/]+)/@[^/]+/(\d+)$', url)
+        m = (re.match(r'https://([^/]+)/@[^/]+/(\d+)$', url)
+             or re.match(r'https://([^/]+)/users/[^/]+/statuses/(\d+)/activity$', url))  # a boost's
         if m and m.group(2) == st.get('id'):
             out.append(f'mastodon:{m.group(1)}/{st["id"]}')
     if isinstance(doc, list):

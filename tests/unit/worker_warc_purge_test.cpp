@@ -114,6 +114,13 @@ TEST(WarcPurgeFilter, MastodonOnItsServerOnlyWithTheBoostsOfAGoneStatus) {
   EXPECT_EQ(mapped.posts, 4u);
   EXPECT_EQ(mapped.removed.size(), 2u);  // (the last one's page is another status's)
   EXPECT_EQ(mapped.body, R"([{"id":"113","url":"https://social.example/@a/113"},{"id":"111","url":"https://other.example/@a/999"}])");
+  // A gone status that is itself a boost: its own URL is its activity's, asked at another address.
+  const auto boost = warc::FilterBody(
+      R"([{"id":"111","url":"https://social.example/users/a/statuses/111/activity","reblog":{"id":"5","url":"https://x.example/@b/5"}},)"
+      R"({"id":"113","url":"https://social.example/users/a/statuses/113/activity"}])",
+      "127.0.0.1:8080", Gone());
+  EXPECT_EQ(boost.removed.size(), 1u);
+  EXPECT_EQ(boost.body, R"([{"id":"113","url":"https://social.example/users/a/statuses/113/activity"}])");
   const auto one = warc::FilterBody(R"({"id":"111","uri":"https://social.example/users/a/statuses/111"})",
                                     "social.example", Gone());
   EXPECT_EQ(one.posts, 1u);

@@ -76,16 +76,18 @@ std::string HostOf(const std::string& url) {
 }
 
 // The keys a Mastodon status is known by on the server asked (`host`, from the request's URL),
-// and on the server its own URL names when that URL is the status's page there (https://HOST/@user/ID:
-// a worker given --instance HOST=URL asks another address for HOST's statuses).
+// and on the server its own URL names when that URL is the status's page there (https://HOST/@user/ID,
+// or a boost's https://HOST/users/user/statuses/ID/activity: a worker given --instance HOST=URL asks
+// another address for HOST's statuses).
 void AddMastodonKeys(const rapidjson::Value& status, const std::string& host, std::vector<std::string>* keys) {
   const std::string id = Str(status, "id");
   if (id.empty()) return;
   keys->push_back("mastodon:" + host + "/" + id);
   const std::string url = Str(status, "url");
   const std::string own = HostOf(url);
-  if (!own.empty() && own != host && url.size() > id.size() && url.compare(url.size() - id.size() - 1, std::string::npos, "/" + id) == 0 &&
-      url.find("/@") != std::string::npos)
+  if (!own.empty() && own != host &&
+      ((EndsWith(url, "/" + id) && url.find("/@") != std::string::npos) ||
+       (EndsWith(url, "/statuses/" + id + "/activity") && url.find("/users/") != std::string::npos)))
     keys->push_back("mastodon:" + own + "/" + id);
 }
 
