@@ -68,8 +68,9 @@ BEGIN
     RAISE EXCEPTION 'max_ids must be 1 to 1000000 and lease 1 minute to 1 day, got % and %', max_ids, lease
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF NOT EXISTS (SELECT FROM tweetkeeper.credentials c WHERE c.name = compliance_claim.credential) THEN
-    RAISE EXCEPTION 'no credential named %', credential USING ERRCODE = 'invalid_parameter_value';
+  -- (The worker's name for its token: registered with add_credential() or not, as claims take it.)
+  IF credential = '' OR length(credential) > 200 THEN
+    RAISE EXCEPTION 'credential must be a name of 1 to 200 characters' USING ERRCODE = 'invalid_parameter_value';
   END IF;
   -- (One claim of a credential's job at a time.)
   PERFORM pg_advisory_xact_lock(hashtextextended('compliance_claim ' || credential, 0));

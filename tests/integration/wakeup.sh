@@ -151,7 +151,7 @@ pid3=$(wait_bgw)
 tk_wait_for 15 "SELECT state = 'idle' AND state_change IS NOT NULL AND wait_event = 'Extension' FROM pg_stat_activity WHERE pid = ${pid3:-0}"
 [ -n "$pid3" ] && [ "$(bgw_pid postgres)" = "$pid3" ]
 tk_ok "in a database without the extension the maintenance worker stays up" $?
-! grep -q 'ERROR' "$dir/pg/server.log"; tk_ok "and the server log has no ERROR" $?
+! grep -q 'ERROR' "$dir/pg/server.log"; tk_ok "and the server log has no ERROR" $? "$(grep -A1 'ERROR' "$dir/pg/server.log" | head -6)"
 
 kill -TERM "$worker"
 tk_wait_exit "$worker" 30

@@ -109,7 +109,7 @@ SELECT results_eq($$SELECT status, results, gone FROM tweetkeeper.compliance_job
   $$VALUES ('complete', 3, 1)$$, 'the job: complete, three results, one post gone');
 SET LOCAL ROLE tweetkeeper_worker;
 SELECT is_empty($$SELECT * FROM tweetkeeper.compliance_claim('w', 'mine')$$, 'nothing else due: no job');
-SELECT throws_ok($$SELECT * FROM tweetkeeper.compliance_claim('w', 'nobody')$$, '22023', NULL, 'an unknown credential: 22023');
+SELECT throws_ok($$SELECT * FROM tweetkeeper.compliance_claim('w', '')$$, '22023', NULL, 'an empty credential name: 22023');
 RESET ROLE;
 SET LOCAL tweetkeeper.done_recheck = 0;
 UPDATE tweetkeeper.tweets SET rechecked_at = now() - interval '40 days' WHERE tweet_id = (SELECT id FROM p WHERE k = '5');

@@ -89,6 +89,15 @@ void ComplianceRunner::Run() {
       if (stop_.stopping() || token.empty()) continue;
       try {
         open = Turn(dsn, credential, token) || open;
+      } catch (const pqxx::undefined_function&) {
+        // (An extension older than 0.5.0: the workers were updated first.)
+        spdlog::warn("compliance: the database has no compliance_claim() (tweetkeeper older than 0.5.0): no compliance "
+                     "jobs from this worker; update the extension");
+        return;
+      } catch (const pqxx::insufficient_privilege&) {
+        spdlog::warn("compliance: this role may not run compliance jobs (it needs tweetkeeper_worker): none from this "
+                     "worker");
+        return;
       } catch (const pqxx::broken_connection& e) {
         spdlog::warn("compliance: no database ({}); trying again later", e.what());
       } catch (const pqxx::sql_error& e) {

@@ -49,7 +49,7 @@ using ex::kExitBadLines;
 using ex::kExitDatabase;
 using ex::kExitUsage;
 using ex::Selection;
-constexpr const char* kVersion = "tweetkeeper-export 0.3.0";
+constexpr const char* kVersion = "tweetkeeper-export " TK_VERSION;  // (the extension's default_version)
 constexpr int kFetch = 2000;        // rows per FETCH
 constexpr std::size_t kPage = 100;  // posts per twarc2 page, as GET /2/tweets answers
 
