@@ -23,7 +23,9 @@
 # they are listed as skipped on request. A suite that skips by itself (exit 77) fails make check.
 # TK_JOBS=1 runs the suites one after the other, in the table's order.
 #
-# The last line is "N passed, M failed", followed by ", K skipped" when suites were skipped; the
+# The last line is "N passed, M failed", followed by ", K skipped" when suites or checks were
+# skipped (a check skips when what it compares with is not beside the clone, e.g. X's OpenAPI
+# description in ../shared: each is named on a line of its own before the last; never passed); the
 # seconds each suite took are printed before it, and make check's status is 0 only when every
 # suite ran and passed (a suite that exits non-zero, or prints no summary line, has failed).
 set -uo pipefail
@@ -112,7 +114,7 @@ background programs 10 cmake --build "$TK_BUILD" -j"${JOBS:-2}" --target program
 # The scheduler. pending: indexes of suites not started yet, in order; running[pid] = index.
 declare -A running=() started=() beside=()
 pending=()
-skipped_asked=() skipped=() failed_suites=() times=()
+skipped_asked=() skipped=() skipped_checks=() failed_suites=() times=()
 for i in "${!names[@]}"; do
   if asked_to_skip "${names[$i]}"; then skipped_asked+=("${names[$i]}"); else pending+=("$i"); fi
 done
@@ -171,6 +173,13 @@ finished() { # finished I RC: print its output whole, count its checks, say how 
     read -r p f < <(awk '{ print $2, $4 }' <<<"$line")
     passed=$((passed + p)) failed=$((failed + f))
   fi
+  # Checks a suite could not run here (tk_skip: what they need is not beside the clone), by name:
+  # "# skipped: K (NAME; NAME...)" after its summary line. Never counted as passed.
+  local skip
+  skip=$(sed -n 's/^# skipped: [0-9][0-9]* (\(.*\))$/\1/p' "$out" | tail -1)
+  if [ -n "$skip" ]; then
+    while IFS= read -r c; do skipped_checks+=("$name: ${c# }"); done < <(tr ';' '\n' <<<"$skip")
+  fi
   if [ "$rc" = 77 ] && grep -q "^$name: skipped: " "$out"; then
     skipped+=("$name")
     failed=$((failed + 1)) # not asked for: a failure (TK_SKIP asks)
@@ -226,6 +235,7 @@ if ((${#pending[@]})); then # (a background build that every remaining suite nee
   echo "not run: $(for i in "${pending[@]}"; do printf '%s ' "${names[$i]}"; done)"
   failed=$((failed + ${#pending[@]}))
 fi
-n_skipped=$((${#skipped[@]} + ${#skipped_asked[@]}))
+for c in "${skipped_checks[@]}"; do echo "check skipped (what it needs is not here): $c"; done
+n_skipped=$((${#skipped[@]} + ${#skipped_asked[@]} + ${#skipped_checks[@]}))
 echo "$passed passed, $failed failed$( ((n_skipped)) && echo ", $n_skipped skipped")"
 [ "$failed" -eq 0 ] && ((${#failed_suites[@]} + ${#skipped[@]} + ${#pending[@]} == 0))

@@ -17,7 +17,7 @@ sha12() { printf %s "$1" | sha256sum | cut -c1-12; }
 
 tk_partitions_start 2 -c tweetkeeper.buffer_ttl=1s -c tweetkeeper.lease_ttl=30s || exit 1
 tk_mock_start "$dir/mock.log" --token tok-shared-1 --rate-limit $PER_WINDOW --window-seconds $WINDOW_S \
-  --monthly-cap $CAP --deleted-every 0 --protected-every 0 || exit 1
+  --monthly-cap $CAP --deleted-every 0 --protected-every 0 --request-log "$dir/requests.log" || exit 1
 umask 077
 printf 'shared=tok-shared-1\n' >"$dir/credentials"
 umask 022
@@ -46,7 +46,8 @@ curl -s "$TK_MOCK_URL/mock/stats" >"$dir/stats.json"
 h=$(sha12 tok-shared-1)
 echo "# requests per window: $(jq -c --arg h "$h" '.windows[$h]' "$dir/stats.json"); statuses: $(jq -c '.status_counts' "$dir/stats.json")"
 [ "$(jq '.status_counts["429"] // 0' "$dir/stats.json")" = 0 ]
-tk_ok "no 429: the nodes together never exceeded the window or the cap" $?
+tk_ok "no 429: the nodes together never exceeded the window or the cap" $? \
+  "$(grep -n ' 429 ' "$dir/requests.log" | head -3; echo "of $(wc -l <"$dir/requests.log") requests; the worker:"; grep -iE 'cap|429|window' "$dir/worker.log" | tail -8)"
 # Full windows: all but the first (the nodes learn where the API's windows start from its
 # answers) and the last two (the caps were reached in them, at different moments).
 jq -e --arg h "$h" --argjson n $PER_WINDOW '((.windows[$h] // [])[1:-2]) as $w | ($w | length) >= 2 and all($w[]; . == $n)' \

@@ -46,7 +46,9 @@ if [ -f "$openapi" ]; then
     tk_fail "the extract is exactly what $(basename "$openapi") gives" "$out"
   fi
 else
-  tk_fail "the extract is exactly what $(basename "$openapi") gives" "$openapi is not here (set TK_OPENAPI)"
+  # (X's OpenAPI description is a reference kept beside the repository, never copied into it: a
+  # clone with nothing beside it skips this one check, by name.)
+  tk_skip "the extract is exactly what X's openapi.json gives" "$openapi is not here (set TK_OPENAPI)"
 fi
 tk_mock_start "$dir/mock.log" --deleted-every 53 --protected-every 61 --omitted-every 97 --rate-limit 3 \
   --compliance-upload-seconds 8 --compliance-processing-ms 300 \
