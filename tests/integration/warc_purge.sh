@@ -11,7 +11,7 @@
 # the new one, whole), and a second run finishes the job as if nothing had happened. Also:
 # deleted_payloads = keep purges nothing (and --force does), a second run changes nothing, and
 # a worker with --warc-purge-interval purges its directory by itself, with a reader's login.
-# Prints "warc_purge: N passed, M failed".
+# Prints "warc-purge: N passed, M failed".
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 TK_WARC=${TK_WARC:-$TK_BUILD/worker/tweetkeeper-warc}
@@ -234,4 +234,4 @@ read -r _ _ _ js_problems _ <<<"$(echo "$js" | head -1)"
   [ "$bsd" = 0 ] && [ "${js_problems:-1}" = 0 ]
 tk_ok "Bluesky and Mastodon: the $gone_b Bluesky and $gone_m Mastodon posts gone are out of the files, the other $kept posts in, every file read by bsdtar and warcio.js" $? \
   "exit $rc, bsdtar failed on $bsd, warcio.js $js; $(cat "$dir/multi.out"); $(diff <(comm -23 "$dir/multi-before.txt" "$dir/multi-gone.txt") "$dir/multi-after.txt" | head -5)"
-tk_summary warc_purge
+tk_summary warc-purge
