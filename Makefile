@@ -8,6 +8,10 @@
 EXTENSION := tweetkeeper
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" tweetkeeper.control)
 
+# (USE_PGXS=1, as Debian's pg_buildext and other PGXS callers say it: the extension alone.)
+ifdef USE_PGXS
+TK_PGXS := 1
+endif
 ifdef TK_PGXS
 MODULE_big = tweetkeeper
 OBJS = extension/tweetkeeper.o extension/pg_bridge.o extension/settings.o \
@@ -55,12 +59,22 @@ JOBS ?= 2
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile bench-adaptive bench-partitions bench-stream soak fuzz clean
+# (deb, check-deb: the Debian packages and their install test in a fresh Debian 12.)
+.PHONY: deb check-deb all deps build build-ext build-cpp first-programs install installcheck check demo bench bench-follow bench-shortage bench-scale bench-import bench-hostile bench-adaptive bench-partitions bench-stream soak fuzz clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+
+# The Debian packages postgresql-15-tweetkeeper and tweetkeeper-workers (debian/; into build/deb/),
+# and the test that installs, uses, upgrades and purges them in a fresh Debian 12 (.ci/run runs it).
+deb:
+	@scripts/install-deps.sh deb
+	scripts/make-deb.sh
+
+check-deb: deb
+	tests/deploy/deb_install.sh
 
 build: build-ext build-cpp
 

@@ -17,6 +17,12 @@ packages=(
 # clients and validators that tests/mock_api/spec/spec.sh reads the mock's answers with (npm, each
 # pinned by a package-lock.json): Node and npm from Debian,
 # unless a Node with its own npm is there already (NodeSource's nodejs conflicts with Debian's npm).
+# make deb and its install test (scripts/make-deb.sh, tests/deploy/deb_install.sh): Debian's
+# packaging tools, pg_buildext, manual pages from --help, lintian, and debootstrap for a fresh
+# Debian 12 to install the packages into.
+if [ "${1:-}" = deb ]; then
+  packages+=(debhelper dpkg-dev postgresql-server-dev-all help2man lintian debootstrap)
+fi
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 missing=()
