@@ -73,7 +73,7 @@ deb:
 	@scripts/install-deps.sh deb
 	scripts/make-deb.sh
 
-check-deb: deb
+check-deb: deb first-programs
 	tests/deploy/deb_install.sh
 
 build: build-ext build-cpp

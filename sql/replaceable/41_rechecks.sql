@@ -105,24 +105,26 @@ END $$;
 
 -- Where a job stands at X: created (with X's job id, which never changes after), in_progress, or
 -- finished without results (failed, expired: detail says why; its posts are due again within a
--- day). Under the job's lease.
+-- day). A job X would not create (x_job_id NULL) is failed too, so that the next is tried then.
+-- Under the job's lease.
 CREATE OR REPLACE FUNCTION compliance_update(job_id bigint, x_job_id text, status text, detail text DEFAULT NULL)
   RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   j tweetkeeper.compliance_jobs;
 BEGIN
-  PERFORM tweetkeeper_internal.refuse_null('job_id, x_job_id and status', job_id IS NULL OR x_job_id IS NULL OR status IS NULL);
-  IF status NOT IN ('created', 'in_progress', 'failed', 'expired') OR x_job_id !~ '^[0-9]{1,19}$' THEN
+  PERFORM tweetkeeper_internal.refuse_null('job_id and status', job_id IS NULL OR status IS NULL);
+  IF status NOT IN ('created', 'in_progress', 'failed', 'expired') OR x_job_id !~ '^[0-9]{1,19}$'
+     OR (x_job_id IS NULL AND status <> 'failed') THEN
     RAISE EXCEPTION 'status must be created, in_progress, failed or expired and x_job_id X''s digits, got % and %',
                     status, left(x_job_id, 40) USING ERRCODE = 'invalid_parameter_value';
   END IF;
   j := tweetkeeper_internal.held_compliance_job(compliance_update.job_id);
-  IF j.x_job_id IS DISTINCT FROM x_job_id AND j.x_job_id IS NOT NULL THEN
+  IF j.x_job_id IS DISTINCT FROM x_job_id AND j.x_job_id IS NOT NULL AND x_job_id IS NOT NULL THEN
     RAISE EXCEPTION 'compliance job % is X''s job %, not %', j.job_id, j.x_job_id, x_job_id
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   UPDATE tweetkeeper.compliance_jobs c
-     SET x_job_id = compliance_update.x_job_id, status = compliance_update.status,
+     SET x_job_id = coalesce(compliance_update.x_job_id, c.x_job_id), status = compliance_update.status,
          detail = left(compliance_update.detail, 500),
          finished_at = CASE WHEN compliance_update.status IN ('failed', 'expired') THEN now() END
    WHERE c.job_id = j.job_id;

@@ -15,9 +15,12 @@ tk_workdir deb-install
 root=$dir/root
 PGPORT_IN=55439
 mounted=()
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 # (tk_finish removes $dir: the chroot's mounts go first, whatever happened.)
 unmount_all() {
   local m
+  # (The chroot's PostgreSQL, if it was started and is still up: it would keep the test's port.)
+  [ -x "$root/usr/bin/pg_ctlcluster" ] && in_root pg_ctlcluster 15 main stop >/dev/null 2>&1
   for ((m = ${#mounted[@]} - 1; m >= 0; m--)); do umount -l "${mounted[m]}" 2>/dev/null; done
   # (Never remove a tree that still has this machine's /proc, /sys or /dev mounted in it.)
   if grep -qF " $root/" /proc/self/mounts; then
@@ -52,7 +55,6 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # No service starts by itself in the chroot (there is no init): the test starts what it needs.
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d" && chmod +x "$root/usr/sbin/policy-rc.d"
 mkdir -p "$root/tmp/debs" && cp "$debs"/postgresql-15-tweetkeeper_*.deb "$debs"/tweetkeeper-workers_*.deb "$root/tmp/debs/"
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 before=$(in_root find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /var/cache \) -prune -o -print | sort)
 
 in_root apt-get update -qq >"$dir/apt.log" 2>&1
@@ -131,5 +133,4 @@ tk_ok_if "and the user's database stays (its 20 posts: $kept)" "[ '$kept' = 20 ]
 after=$(in_root find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path /var/cache \) -prune -o -print | sort)
 new=$(comm -13 <(echo "$before") <(echo "$after") | grep -E 'tweetkeeper' | grep -vE '^/var/lib/postgresql/|^/var/log/|^/etc/tweetkeeper|^/run/credentials' | head -5)
 tk_ok_if "nothing named tweetkeeper is left outside the database's own files${new:+ ($new)}" "[ -z '$new' ]"
-in_root pg_ctlcluster 15 main stop >/dev/null 2>&1
 tk_summary deb-install

@@ -146,13 +146,21 @@ tk_sql_ok "the gone posts' payloads are erased, every other post keeps its own" 
   "SELECT bool_and((p.expect IS NULL) = EXISTS (SELECT FROM tweetkeeper.payloads x WHERE x.tweet_id = p.post_id)) FROM public.p" \
   "SELECT p.k, p.expect, (SELECT count(*) FROM tweetkeeper.payloads x WHERE x.tweet_id = p.post_id) FROM public.p ORDER BY 1"
 tk_sql_ok "the old kept posts were checked (X: found there by the job; the others read again)" \
-  "SELECT bool_and(coalesce(CASE WHEN p.network = 'x' THEN t.rechecked_at IS NOT NULL ELSE t.update_count >= 2 END, false))
+  "SELECT bool_and(coalesce(CASE WHEN p.network = 'x'
+                                     THEN t.state = 'done' AND EXISTS (SELECT FROM tweetkeeper.compliance_jobs j
+                                                                       WHERE j.status = 'complete' AND p.post_id = ANY (j.tweet_ids))
+                                     ELSE t.update_count >= 2 END, false))
      FROM public.p JOIN tweetkeeper.tweets t ON t.tweet_id = p.post_id WHERE p.k LIKE '%-old-kept'"
 
 # Later exports leave the gone posts out.
 reader="$TK_DSN user=tk_reader"
 "$EXPORT" --dsn "$reader" --format csv -o "$dir/posts.csv" 2>"$dir/export.err"
+rc_csv=$?
 "$EXPORT" --dsn "$reader" --format twarc2 -o "$dir/posts.jsonl" 2>>"$dir/export.err"
+rc_twarc=$?
+tk_ok "both exports ran (exit 0, 0: $rc_csv, $rc_twarc) and twarc2's holds the kept X posts" \
+  "$([ $rc_csv = 0 ] && [ $rc_twarc = 0 ] && for i in $(tk_psql -c "SELECT post_id FROM public.p WHERE network = 'x' AND expect IS NULL AND act IS NULL"); do
+       grep -qF "\"$i\"" "$dir/posts.jsonl" || exit 1; done; echo $?)" "$(cat "$dir/export.err")"
 in_csv=$(tk_psql -c "SELECT string_agg(CASE WHEN p.network = 'x' THEN p.post_id::text ELSE p.ref END, ' ') FROM public.p WHERE p.expect IS NOT NULL")
 leaked=""
 for r in $in_csv; do grep -qF -- "$r" "$dir/posts.csv" "$dir/posts.jsonl" && leaked+=" $r"; done

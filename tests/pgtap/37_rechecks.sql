@@ -3,7 +3,7 @@
 -- could make on it first, each once succeeded and is refused or changes nothing), Bluesky's and
 -- Mastodon's by reads (maintenance()), and what it costs (rechecks).
 \ir lib/begin.sql
-SELECT plan(28);
+SELECT plan(31);
 
 CREATE TEMP VIEW other_session AS
   SELECT pid, backend_start FROM pg_stat_activity
@@ -117,6 +117,15 @@ SET LOCAL ROLE tweetkeeper_worker;
 SELECT is_empty($$SELECT * FROM tweetkeeper.compliance_claim('w', 'mine')$$, 'done_recheck 0: never');
 RESET ROLE;
 SET LOCAL tweetkeeper.done_recheck = '30d';
+-- A job X would not create (refused, rate-limited): failed, its posts wait a day, not a POST a poll.
+SET LOCAL ROLE tweetkeeper_worker;
+CREATE TEMP TABLE refused AS SELECT * FROM tweetkeeper.compliance_claim('w', 'mine');
+SELECT throws_ok($$SELECT tweetkeeper.compliance_update((SELECT job_id FROM refused), NULL, 'created')$$,
+                 '22023', NULL, 'created without X''s job id: 22023');
+SELECT lives_ok($$SELECT tweetkeeper.compliance_update((SELECT job_id FROM refused), NULL, 'failed', 'X would not create it: HTTP 403')$$,
+                'a job X would not create is failed');
+SELECT is_empty($$SELECT * FROM tweetkeeper.compliance_claim('w', 'mine')$$, '... and its post waits a day: no job again at once');
+RESET ROLE;
 
 -- Bluesky and Mastodon: due for a read.
 SELECT is(tweetkeeper.maintenance() >= interval '0', true, 'maintenance runs');

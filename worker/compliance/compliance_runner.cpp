@@ -56,7 +56,8 @@ class Db {
   }
   void Update(std::int64_t job, const std::string& x_job_id, const std::string& status, const std::string& detail) {
     pqxx::work tx(*connection_);
-    tx.exec_params("SELECT tweetkeeper.compliance_update($1, $2, $3, nullif($4, ''))", job, x_job_id, status, detail);
+    tx.exec_params("SELECT tweetkeeper.compliance_update($1, nullif($2, ''), $3, nullif($4, ''))", job, x_job_id, status,
+                   detail);
     tx.commit();
   }
   int Store(std::int64_t job, const Results& results) {
@@ -82,22 +83,23 @@ ComplianceRunner::ComplianceRunner(ComplianceOptions options, StopSignal& stop)
 void ComplianceRunner::Run() {
   spdlog::info("compliance: checking X posts past their last refresh with batch compliance jobs ({} credential(s), "
                "asked about every {} s)", options_.tokens.size(), options_.poll.count());
-  while (!stop_.stopping()) {
+  std::set<std::string> off;  // databases where this worker may not, or cannot, run jobs
+  while (!stop_.stopping() && off.size() < options_.dsns.size()) {
     bool open = false;
     for (const std::string& dsn : options_.dsns)
     for (const auto& [credential, token] : options_.tokens) {
-      if (stop_.stopping() || token.empty()) continue;
+      if (stop_.stopping() || token.empty() || off.count(dsn)) continue;
       try {
         open = Turn(dsn, credential, token) || open;
       } catch (const pqxx::undefined_function&) {
-        // (An extension older than 0.5.0: the workers were updated first.)
-        spdlog::warn("compliance: the database has no compliance_claim() (tweetkeeper older than 0.5.0): no compliance "
-                     "jobs from this worker; update the extension");
-        return;
+        // (An extension older than 0.5.0: the workers were updated first. That database only.)
+        spdlog::warn("compliance: a database has no compliance_claim() (tweetkeeper older than 0.5.0): no compliance "
+                     "jobs there from this worker; update the extension");
+        off.insert(dsn);
       } catch (const pqxx::insufficient_privilege&) {
-        spdlog::warn("compliance: this role may not run compliance jobs (it needs tweetkeeper_worker): none from this "
-                     "worker");
-        return;
+        spdlog::warn("compliance: this role may not run compliance jobs in a database (it needs tweetkeeper_worker): "
+                     "none there from this worker");
+        off.insert(dsn);
       } catch (const pqxx::broken_connection& e) {
         spdlog::warn("compliance: no database ({}); trying again later", e.what());
       } catch (const pqxx::sql_error& e) {
@@ -123,15 +125,14 @@ bool ComplianceRunner::Turn(const std::string& dsn, const std::string& credentia
   if (job->x_job_id.empty()) {
     const HttpResponse r = http.Send("POST", base + "/2/compliance/jobs", token,
                                      CreateJobBody("tweetkeeper-" + std::to_string(job->id)), "application/json", abort);
-    if (r.status != 200) {
-      ParseJob(r.body, &x, &why);
-      spdlog::warn("compliance: credential {} could not create a job of {} ids: {}{}", credential, job->ids.size(),
-                   Describe(r), why.empty() ? "" : "; " + why);
-      return true;
-    }
-    if (!ParseJob(r.body, &x, &why)) {
-      spdlog::warn("compliance: credential {}: {}", credential, why);
-      return true;
+    if (r.status != 200 || !ParseJob(r.body, &x, &why)) {
+      if (r.status != 200) ParseJob(r.body, &x, &why);
+      // Failed, not tried again at every poll: its posts are due again within a day (a job
+      // another of the app's workers runs, a window used up, a refusal all pass by then).
+      db.Update(job->id, "", "failed", "X would not create it: " + Describe(r) + (why.empty() ? "" : "; " + why));
+      spdlog::warn("compliance: credential {} could not create a job of {} ids: {}{}; its posts are due for a check "
+                   "again within a day", credential, job->ids.size(), Describe(r), why.empty() ? "" : "; " + why);
+      return false;
     }
     db.Update(job->id, x.id, "created", "");
     spdlog::info("compliance: job {} (X's {}) of {} ids created", job->id, x.id, job->ids.size());
