@@ -208,20 +208,16 @@ WITH s AS (  -- (settings() first: it loads the module, which defines the settin
     FROM tweetkeeper.tweets t CROSS JOIN s
    WHERE t.state = 'done'
    GROUP BY 1, 2
+), c AS (  -- each post's checks in 30 days (none when done_recheck is 0)
+  SELECT d.*, s.recheck, s.price,
+         d.done_posts * CASE WHEN s.recheck > interval '0'
+                             THEN extract(epoch FROM interval '30 days') / extract(epoch FROM s.recheck) ELSE 0 END AS checks
+    FROM d CROSS JOIN s
 )
-SELECT d.network, d.host, d.done_posts, d.due_now, s.recheck AS every,
-       round(CASE WHEN s.recheck > interval '0'
-                  THEN d.done_posts * extract(epoch FROM interval '30 days') / extract(epoch FROM s.recheck) ELSE 0 END)
-         AS checks_30d,
-       ceil(CASE WHEN s.recheck > interval '0'
-                 THEN d.done_posts * extract(epoch FROM interval '30 days') / extract(epoch FROM s.recheck)
-                      / CASE d.network WHEN 'x' THEN 100000 WHEN 'bluesky' THEN 25 ELSE 20 END ELSE 0 END)
-         AS requests_30d,
-       CASE WHEN d.network = 'x'
-            THEN round(CASE WHEN s.recheck > interval '0'
-                            THEN d.done_posts * extract(epoch FROM interval '30 days') / extract(epoch FROM s.recheck)
-                            ELSE 0 END * s.price, 2) END AS dollars_30d
-  FROM d CROSS JOIN s;
+SELECT c.network, c.host, c.done_posts, c.due_now, c.recheck AS every, round(c.checks) AS checks_30d,
+       ceil(c.checks / CASE c.network WHEN 'x' THEN 100000 WHEN 'bluesky' THEN 25 ELSE 20 END) AS requests_30d,
+       CASE WHEN c.network = 'x' THEN round(c.checks * c.price, 2) END AS dollars_30d
+  FROM c;
 COMMENT ON VIEW rechecks IS
   'Posts past their last refresh, per network and Mastodon server, and what checking them for '
   'deletion every tweetkeeper.done_recheck costs over 30 days: checks, requests (X: compliance '

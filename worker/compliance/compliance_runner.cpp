@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
@@ -20,29 +21,17 @@ struct Claimed {
   std::vector<std::int64_t> ids;
 };
 
-std::vector<std::int64_t> ParseIds(const pqxx::field& f) {
-  std::vector<std::int64_t> out;
-  auto array = f.as_array();
-  for (auto item = array.get_next(); item.first != pqxx::array_parser::juncture::done; item = array.get_next())
-    if (item.first == pqxx::array_parser::juncture::string_value) out.push_back(std::stoll(item.second));
-  return out;
-}
-
-std::string BigintArray(const std::vector<std::int64_t>& ids) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
-  return out + "}";
-}
-
 // What went wrong with an exchange, for a log line: its status or transport error (never a URL).
 std::string Describe(const HttpResponse& r) {
   if (r.status == 0) return r.error.empty() ? std::string("no answer") : r.error;
   return "HTTP " + std::to_string(r.status);
 }
 
-class Db {
+}  // namespace
+
+class ComplianceDb {
  public:
-  explicit Db(const std::string& dsn) : connection_(std::make_unique<pqxx::connection>(dsn)) {}
+  explicit ComplianceDb(const std::string& dsn) : connection_(std::make_unique<pqxx::connection>(dsn)) {}
 
   std::optional<Claimed> Claim(const std::string& worker, const std::string& credential, int max_ids, int lease_s) {
     pqxx::work tx(*connection_);
@@ -52,7 +41,7 @@ class Db {
         worker, credential, max_ids, lease_s);
     tx.commit();
     if (r.empty()) return std::nullopt;
-    return Claimed{r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), r[0][2].as<std::string>(), ParseIds(r[0][3])};
+    return Claimed{r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), r[0][2].as<std::string>(), ParseBigintArray(r[0][3].c_str()).value_or(std::vector<std::int64_t>{})};
   }
   void Update(std::int64_t job, const std::string& x_job_id, const std::string& status, const std::string& detail) {
     pqxx::work tx(*connection_);
@@ -63,7 +52,7 @@ class Db {
   int Store(std::int64_t job, const Results& results) {
     pqxx::work tx(*connection_);
     const pqxx::row r = tx.exec_params1("SELECT tweetkeeper.store_compliance_results($1, $2::bigint[], $3::text[])", job,
-                                        BigintArray(results.ids), TextArrayLiteral(results.reasons));
+                                        ArrayLiteral(results.ids), TextArrayLiteral(results.reasons));
     tx.commit();
     return r[0].as<int>();
   }
@@ -71,8 +60,6 @@ class Db {
  private:
   std::unique_ptr<pqxx::connection> connection_;
 };
-
-}  // namespace
 
 ComplianceRunner::ComplianceRunner(ComplianceOptions options, StopSignal& stop)
     : options_(std::move(options)), stop_(stop) {
@@ -84,13 +71,19 @@ void ComplianceRunner::Run() {
   spdlog::info("compliance: checking X posts past their last refresh with batch compliance jobs ({} credential(s), "
                "asked about every {} s)", options_.tokens.size(), options_.poll.count());
   std::set<std::string> off;  // databases where this worker may not, or cannot, run jobs
+  // One connection per database, kept between turns (a job's lease is the session's), and one
+  // HTTP client (its connections kept alive).
+  std::map<std::string, std::unique_ptr<ComplianceDb>> dbs;
+  HttpClient http(options_.http);
   while (!stop_.stopping() && off.size() < options_.dsns.size()) {
     bool open = false;
     for (const std::string& dsn : options_.dsns)
     for (const auto& [credential, token] : options_.tokens) {
       if (stop_.stopping() || token.empty() || off.count(dsn)) continue;
       try {
-        open = Turn(dsn, credential, token) || open;
+        std::unique_ptr<ComplianceDb>& db = dbs[dsn];
+        if (!db) db = std::make_unique<ComplianceDb>(dsn);
+        open = Turn(*db, http, dsn, credential, token) || open;
       } catch (const pqxx::undefined_function&) {
         // (An extension older than 0.5.0: the workers were updated first. That database only.)
         spdlog::warn("compliance: a database has no compliance_claim() (tweetkeeper older than 0.5.0): no compliance "
@@ -101,6 +94,7 @@ void ComplianceRunner::Run() {
                      "none there from this worker");
         off.insert(dsn);
       } catch (const pqxx::broken_connection& e) {
+        dbs.erase(dsn);  // (connected again at its next turn)
         spdlog::warn("compliance: no database ({}); trying again later", e.what());
       } catch (const pqxx::sql_error& e) {
         spdlog::error("compliance: the database refused: {}", e.what());
@@ -113,11 +107,10 @@ void ComplianceRunner::Run() {
   }
 }
 
-bool ComplianceRunner::Turn(const std::string& dsn, const std::string& credential, const std::string& token) {
-  Db db(dsn);
+bool ComplianceRunner::Turn(ComplianceDb& db, HttpClient& http, const std::string& dsn, const std::string& credential,
+                            const std::string& token) {
   const std::optional<Claimed> job = db.Claim(options_.name, credential, options_.max_ids, options_.lease_seconds);
   if (!job) return false;
-  HttpClient http(options_.http);
   const std::atomic<bool>* abort = stop_.abort_flag();
   const std::string base = options_.api_url;
   Job x;

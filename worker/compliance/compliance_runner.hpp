@@ -20,6 +20,8 @@
 
 namespace tweetkeeper::worker::compliance {
 
+class ComplianceDb;  // its SQL calls (compliance_runner.cpp)
+
 struct ComplianceOptions {
   std::string name;
   std::vector<std::string> dsns;  // every --dsn: each node's posts are checked by its own jobs
@@ -40,7 +42,8 @@ class ComplianceRunner {
 
  private:
   // One credential's turn: true while it has a job open (asked about again after --compliance-poll).
-  bool Turn(const std::string& dsn, const std::string& credential, const std::string& token);
+  bool Turn(ComplianceDb& db, HttpClient& http, const std::string& dsn, const std::string& credential,
+            const std::string& token);
 
   ComplianceOptions options_;
   StopSignal& stop_;
